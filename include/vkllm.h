@@ -1,0 +1,256 @@
+/*
+ * vkllm.h — the public C API of libvkllm, an embeddable LLM inference library on Vulkan.
+ *
+ * This is the only header an application needs. It is plain C99 and also compiles as C++.
+ *
+ * CONVENTIONS (they hold for every function below unless its comment says otherwise)
+ *
+ *   Status in, objects out.  Every function that can fail returns a vkllm_status; results
+ *   come back through out-parameters, which are written only on success.
+ *
+ *   Errors.  On failure the function also sets a thread-local message with the detail
+ *   (what failed, which argument, which file offset...). Read it with vkllm_last_error()
+ *   on the same thread before the next vkllm_* call on that thread. A failed call changes
+ *   nothing: no half-created object is left behind and out-parameters are untouched.
+ *
+ *   Handles are opaque.  Every create has a destroy; destroy(NULL) is a no-op.
+ *
+ *   Params structs evolve without breaking callers.  They are passed by pointer, their first
+ *   field is `struct_size`, and each has an *_init() function that fills defaults. Always
+ *   call the init function first, then set the fields you need. New fields are only ever
+ *   appended, so an old caller (with a smaller struct_size) keeps working. Output structs
+ *   (vkllm_device_info, ...) also start with `struct_size`, set by the caller: the library
+ *   fills only the fields that fit.
+ *
+ *   Nothing unwinds through this API and the library never calls exit() or abort() on bad
+ *   input: every exported function catches everything and maps it to a status.
+ *
+ *   Only symbols starting with `vkllm_` are exported.
+ *
+ * THREAD SAFETY
+ *
+ *   vkllm_version*, vkllm_status_string, vkllm_last_error and vkllm_devices_enumerate may be
+ *   called from any thread at any time. A vkllm_runtime may be used from several threads
+ *   at once, except that destroying it must not race with any other use.
+ */
+#ifndef VKLLM_H
+#define VKLLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(VKLLM_BUILDING_SHARED)
+#define VKLLM_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(VKLLM_SHARED)
+#define VKLLM_API __declspec(dllimport)
+#elif defined(__GNUC__) || defined(__clang__)
+#define VKLLM_API __attribute__((visibility("default")))
+#else
+#define VKLLM_API
+#endif
+
+/* ---------------------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------------------- */
+
+#define VKLLM_VERSION_MAJOR 0
+#define VKLLM_VERSION_MINOR 1
+#define VKLLM_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH, comparable with vkllm_version(). */
+#define VKLLM_VERSION_NUMBER \
+    (VKLLM_VERSION_MAJOR * 10000 + VKLLM_VERSION_MINOR * 100 + VKLLM_VERSION_PATCH)
+
+/* The version of the library actually loaded, as VKLLM_VERSION_NUMBER encodes it. A binding
+ * compiled against one header can compare it with its own VKLLM_VERSION_NUMBER and refuse a
+ * library with a different major version. */
+VKLLM_API uint32_t vkllm_version(void);
+
+/* The same version as "MAJOR.MINOR.PATCH". Static storage; never NULL. */
+VKLLM_API const char *vkllm_version_string(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Status codes and errors
+ * ------------------------------------------------------------------------------------- */
+
+/* The numeric values are stable: they will not change in any 0.x or later release, and new
+ * codes are only appended. */
+typedef enum vkllm_status {
+    VKLLM_OK = 0,
+    VKLLM_ERR_INVALID_ARGUMENT = 1, /* NULL handle, out-of-range value, bad struct_size */
+    VKLLM_ERR_NO_DEVICE = 2,        /* no Vulkan loader, no driver, or no usable device */
+    VKLLM_ERR_OUT_OF_HOST_MEMORY = 3,
+    VKLLM_ERR_OUT_OF_DEVICE_MEMORY = 4,
+    VKLLM_ERR_VULKAN = 5,         /* a Vulkan call failed unexpectedly */
+    VKLLM_ERR_DEVICE_LOST = 6,    /* the device was lost; the runtime must be recreated */
+    VKLLM_ERR_IO = 7,             /* a file could not be opened, read or written */
+    VKLLM_ERR_FORMAT = 8,         /* a file is malformed or truncated */
+    VKLLM_ERR_UNSUPPORTED = 9,    /* valid input this build or device cannot handle */
+    VKLLM_ERR_BUFFER_TOO_SMALL = 10, /* a caller buffer is too small; the needed size is
+                                        reported through the function's size out-parameter */
+    VKLLM_ERR_CONTEXT_FULL = 11,  /* a session has no room for more tokens */
+    VKLLM_ERR_CANCELLED = 12,     /* a callback asked to stop */
+    VKLLM_ERR_INTERNAL = 13,      /* a bug in vkllm; please report it with the message */
+    VKLLM_STATUS_FORCE32 = 0x7FFFFFFF
+} vkllm_status;
+
+/* A short constant description of a status ("invalid argument", ...). Static storage; never
+ * NULL, also for values that are not a vkllm_status. */
+VKLLM_API const char *vkllm_status_string(vkllm_status status);
+
+/* The detailed message of the last failed vkllm_* call on this thread, or "" if the last call
+ * succeeded. The pointer stays valid until the next vkllm_* call on this thread. Never NULL. */
+VKLLM_API const char *vkllm_last_error(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Logging
+ * ------------------------------------------------------------------------------------- */
+
+typedef enum vkllm_log_level {
+    VKLLM_LOG_DEBUG = 0,
+    VKLLM_LOG_INFO = 1,
+    VKLLM_LOG_WARNING = 2,
+    VKLLM_LOG_ERROR = 3,
+    VKLLM_LOG_LEVEL_FORCE32 = 0x7FFFFFFF
+} vkllm_log_level;
+
+/* Receives the library's diagnostics, Vulkan validation messages included. Called on the
+ * thread that caused the message; `message` is valid only during the call. Must not call back
+ * into vkllm. */
+typedef void (*vkllm_log_fn)(void *user_data, vkllm_log_level level, const char *message);
+
+/* ---------------------------------------------------------------------------------------
+ * Devices
+ * ------------------------------------------------------------------------------------- */
+
+typedef enum vkllm_device_type {
+    VKLLM_DEVICE_OTHER = 0,
+    VKLLM_DEVICE_INTEGRATED_GPU = 1,
+    VKLLM_DEVICE_DISCRETE_GPU = 2,
+    VKLLM_DEVICE_VIRTUAL_GPU = 3,
+    VKLLM_DEVICE_CPU = 4, /* a software rasterizer such as Mesa's lavapipe */
+    VKLLM_DEVICE_TYPE_FORCE32 = 0x7FFFFFFF
+} vkllm_device_type;
+
+#define VKLLM_MAX_MEMORY_HEAPS 16
+
+/* What vkllm knows about one Vulkan device. Set struct_size = sizeof(vkllm_device_info)
+ * before passing it to the library. */
+typedef struct vkllm_device_info {
+    size_t struct_size;
+    uint32_t index; /* position in vkllm_devices_enumerate's order */
+    vkllm_device_type type;
+    char name[256];        /* e.g. "llvmpipe (LLVM 15.0.6, 256 bits)" */
+    char driver_name[256]; /* e.g. "llvmpipe"; empty if the driver does not say */
+    char driver_info[256]; /* e.g. "Mesa 22.3.6 (LLVM 15.0.6)" */
+    uint32_t vendor_id;
+    uint32_t device_id;
+    uint32_t api_version; /* Vulkan version, encoded as VK_MAKE_API_VERSION */
+    int32_t usable;       /* 1 if vkllm can run on it (Vulkan 1.2, compute queue, ...) */
+    int32_t unified_memory; /* 1 if device-local memory is also host-visible (no staging) */
+    uint32_t heap_count;
+    uint64_t heap_size[VKLLM_MAX_MEMORY_HEAPS];
+    int32_t heap_device_local[VKLLM_MAX_MEMORY_HEAPS];
+    uint64_t max_storage_buffer_range; /* largest storage-buffer binding, in bytes */
+    uint64_t max_texel_buffer_elements;
+    uint64_t max_allocation_size;
+    uint32_t max_compute_shared_memory;
+    uint32_t max_workgroup_invocations;
+    uint32_t subgroup_size;
+    int32_t shader_float16;  /* float16 arithmetic in shaders */
+    int32_t shader_int8;     /* int8 arithmetic in shaders */
+    int32_t storage_16bit;   /* 16-bit types in storage buffers */
+    int32_t timestamps;      /* compute queue supports timestamp queries */
+} vkllm_device_info;
+
+/* Lists the Vulkan devices of this machine, in the order that device indices refer to.
+ * Writes up to `capacity` entries to `infos` (each with struct_size set by the caller; `infos`
+ * may be NULL when capacity is 0) and the total number of devices to *count. Returns
+ * VKLLM_ERR_NO_DEVICE when there is no Vulkan loader or driver. Thread-safe. */
+VKLLM_API vkllm_status vkllm_devices_enumerate(vkllm_device_info *infos, size_t capacity,
+                                               size_t *count);
+
+/* ---------------------------------------------------------------------------------------
+ * Runtime: a Vulkan instance, one device, its queue, memory and compiled kernels
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_runtime vkllm_runtime;
+
+/* Runtime flags (vkllm_runtime_params.flags). */
+#define VKLLM_RUNTIME_VALIDATION 0x1u /* enable VK_LAYER_KHRONOS_validation; its messages go to
+                                         log_fn and are counted in vkllm_runtime_stats */
+#define VKLLM_RUNTIME_PROFILING 0x2u  /* time each dispatch with timestamp queries */
+
+typedef struct vkllm_runtime_params {
+    size_t struct_size;
+    /* Device choice, strongest first: device_index >= 0; else device_name (a case-insensitive
+     * substring of the device name) if not NULL; else the VKLLM_DEVICE environment variable
+     * (an index or a name substring); else the best usable device: discrete GPU, then
+     * integrated, virtual, other, then CPU. Default: -1 and NULL. */
+    int32_t device_index;
+    const char *device_name;
+    uint32_t flags; /* VKLLM_RUNTIME_* bits; default 0 */
+    /* File where compiled pipelines are kept between runs (pipeline compilation is slow on
+     * phones and on lavapipe). Read at create if it exists and matches the device (otherwise
+     * ignored), written at destroy. NULL (default): no file. The string is copied. */
+    const char *pipeline_cache_path;
+    vkllm_log_fn log_fn; /* NULL (default): messages of level WARNING and above go to stderr */
+    void *log_user_data;
+} vkllm_runtime_params;
+
+/* Fills *params with defaults (struct_size included). No-op on NULL. */
+VKLLM_API void vkllm_runtime_params_init(vkllm_runtime_params *params);
+
+/* Creates a runtime on the chosen device. `params` may be NULL for defaults.
+ * Errors: VKLLM_ERR_NO_DEVICE (no loader, no driver, no usable device, or the requested
+ * device does not exist), VKLLM_ERR_UNSUPPORTED (validation requested but the layer is not
+ * installed), VKLLM_ERR_INVALID_ARGUMENT, VKLLM_ERR_OUT_OF_*_MEMORY, VKLLM_ERR_VULKAN. */
+VKLLM_API vkllm_status vkllm_runtime_create(const vkllm_runtime_params *params,
+                                            vkllm_runtime **out);
+
+/* Waits for the device to be idle, writes the pipeline cache file if one was given, and frees
+ * everything. Every object created from the runtime must be destroyed first. NULL: no-op. */
+VKLLM_API void vkllm_runtime_destroy(vkllm_runtime *runtime);
+
+/* The device the runtime runs on. `info->struct_size` must be set by the caller. */
+VKLLM_API vkllm_status vkllm_runtime_device_info(const vkllm_runtime *runtime,
+                                                 vkllm_device_info *info);
+
+/* Counters of a runtime since its creation. Set struct_size before the call. */
+typedef struct vkllm_runtime_stats {
+    size_t struct_size;
+    uint64_t validation_errors;   /* validation-layer messages of severity error */
+    uint64_t validation_warnings; /* ... of severity warning */
+    uint64_t pipelines_created;
+    uint64_t pipeline_cache_bytes_loaded; /* size of the cache file accepted at create, or 0 */
+    uint64_t device_memory_allocated;     /* bytes in live VkDeviceMemory allocations */
+    uint64_t submits;                     /* queue submissions */
+} vkllm_runtime_stats;
+
+VKLLM_API vkllm_status vkllm_runtime_stats_get(const vkllm_runtime *runtime,
+                                               vkllm_runtime_stats *stats);
+
+/* Result of vkllm_runtime_self_check. Set struct_size before the call. */
+typedef struct vkllm_self_check_result {
+    size_t struct_size;
+    uint32_t kernels_checked;
+    uint32_t kernels_failed;
+    double max_error;        /* largest error relative to the check's tolerance (<= 1: pass) */
+    char first_failure[128]; /* name of the first kernel that failed, or "" */
+    double elapsed_ms;
+} vkllm_self_check_result;
+
+/* Runs every compute kernel once on fixed pseudo-random data and compares it with a CPU
+ * computation. A failure of a kernel is reported in *result with VKLLM_OK returned; an error
+ * status means the check could not run. Useful to diagnose a driver. */
+VKLLM_API vkllm_status vkllm_runtime_self_check(vkllm_runtime *runtime,
+                                                vkllm_self_check_result *result);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* VKLLM_H */

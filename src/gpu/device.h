@@ -1,0 +1,41 @@
+// The logical device: its function table, one compute queue, and submission.
+#pragma once
+
+#include <atomic>
+#include <mutex>
+
+#include "gpu/device_info.h"
+#include "gpu/instance.h"
+
+namespace vkllm::gpu {
+
+class Device {
+  public:
+    Device(const Instance &instance, const DeviceCaps &caps);
+    ~Device();
+    Device(const Device &) = delete;
+    Device &operator=(const Device &) = delete;
+
+    const VolkDeviceTable &vk() const { return table_; }
+    VkDevice handle() const { return device_; }
+    const DeviceCaps &caps() const { return caps_; }
+    const vkllm_device_info &info() const { return caps_.info; }
+    const Logger &log() const { return instance_.log(); }
+
+    // Submits one recorded command buffer and waits for it to finish. Thread-safe.
+    void submit_and_wait(VkCommandBuffer cmd);
+    void wait_idle();
+    uint64_t submits() const { return submits_.load(); }
+
+  private:
+    const Instance &instance_;
+    DeviceCaps caps_;
+    VkDevice device_ = VK_NULL_HANDLE;
+    VolkDeviceTable table_{};
+    VkQueue queue_ = VK_NULL_HANDLE;
+    VkFence fence_ = VK_NULL_HANDLE;
+    std::mutex queue_mutex_;
+    std::atomic<uint64_t> submits_{0};
+};
+
+}  // namespace vkllm::gpu

@@ -1,0 +1,37 @@
+// What a physical device offers, and which one to run on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpu/vulkan.h"
+
+namespace vkllm::gpu {
+
+struct DeviceCaps {
+    vkllm_device_info info{};  // the public description, struct_size = sizeof
+    VkPhysicalDevice physical = VK_NULL_HANDLE;
+    uint32_t queue_family = 0;
+    std::string unusable_reason;  // empty when info.usable
+    VkDeviceSize storage_offset_align = 256;
+    VkDeviceSize texel_offset_align = 256;
+    uint32_t max_groups_x = 65535;
+    float timestamp_period_ns = 1.0f;
+    uint32_t timestamp_valid_bits = 0;
+    uint8_t cache_uuid[VK_UUID_SIZE]{};
+    bool is_llvmpipe = false;
+};
+
+DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index);
+
+std::vector<DeviceCaps> query_devices(const std::vector<VkPhysicalDevice> &devices);
+
+// Picks by explicit index, else by name substring, else from the VKLLM_DEVICE environment
+// variable, else the best usable device. Throws VKLLM_ERR_NO_DEVICE naming what was asked.
+const DeviceCaps &choose_device(const std::vector<DeviceCaps> &devices, int32_t index,
+                                const char *name);
+
+// Copies the fields of `from` that fit in the caller's struct (its struct_size).
+void copy_device_info(const vkllm_device_info &from, vkllm_device_info *to);
+
+}  // namespace vkllm::gpu

@@ -1,0 +1,123 @@
+#include "gpu/instance.h"
+
+#include <cstring>
+#include <mutex>
+#include <string>
+
+namespace vkllm::gpu {
+
+// volk keeps the loader and the instance-level entry points in globals; the loader's
+// trampolines serve every instance, so loading them once per process is enough. The mutex
+// keeps two runtimes created at once from writing them concurrently.
+static std::mutex g_loader_mutex;
+
+static void load_loader() {
+    static bool loaded = false;
+    if (loaded) return;
+    if (volkInitialize() != VK_SUCCESS)
+        fail(VKLLM_ERR_NO_DEVICE,
+             "no Vulkan loader: libvulkan.so.1 could not be opened (install libvulkan1 and a "
+             "Vulkan driver, e.g. mesa-vulkan-drivers)");
+    loaded = true;
+}
+
+static bool has_layer(const char *name) {
+    uint32_t n = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, nullptr) != VK_SUCCESS) return false;
+    std::vector<VkLayerProperties> layers(n);
+    if (vkEnumerateInstanceLayerProperties(&n, layers.data()) != VK_SUCCESS) return false;
+    for (const auto &l : layers)
+        if (std::strcmp(l.layerName, name) == 0) return true;
+    return false;
+}
+
+Instance::Instance(bool validation, Logger log) : log_(log) {
+    std::lock_guard<std::mutex> lock(g_loader_mutex);
+    load_loader();
+    if (volkGetInstanceVersion() < VK_API_VERSION_1_1)
+        fail(VKLLM_ERR_NO_DEVICE, "the Vulkan loader is older than Vulkan 1.1");
+
+    const char *layer = "VK_LAYER_KHRONOS_validation";
+    std::vector<const char *> layers, extensions;
+    if (validation) {
+        if (!has_layer(layer))
+            fail(VKLLM_ERR_UNSUPPORTED,
+                 "validation was requested but %s is not installed (Debian: "
+                 "vulkan-validationlayers)",
+                 layer);
+        layers.push_back(layer);
+        extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    }
+
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "vkllm";
+    app.pEngineName = "vkllm";
+    app.engineVersion = VKLLM_VERSION_NUMBER;
+    app.apiVersion = VK_API_VERSION_1_2;
+
+    VkDebugUtilsMessengerCreateInfoEXT dbg{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+    dbg.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                          VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    dbg.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                      VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                      VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    dbg.pfnUserCallback = &Instance::on_message;
+    dbg.pUserData = this;
+
+    VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ci.pApplicationInfo = &app;
+    ci.enabledLayerCount = uint32_t(layers.size());
+    ci.ppEnabledLayerNames = layers.data();
+    ci.enabledExtensionCount = uint32_t(extensions.size());
+    ci.ppEnabledExtensionNames = extensions.data();
+    // Chained so that instance creation and destruction are validated too.
+    if (validation) ci.pNext = &dbg;
+
+    VkResult r = vkCreateInstance(&ci, nullptr, &instance_);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED)
+        fail(VKLLM_ERR_NO_DEVICE,
+             "no Vulkan driver: vkCreateInstance returned %s (is a Vulkan ICD installed, and do "
+             "VK_DRIVER_FILES / VK_ICD_FILENAMES point at it?)",
+             result_name(r));
+    check(r, "vkCreateInstance");
+    volkLoadInstanceOnly(instance_);
+
+    if (validation) {
+        r = vkCreateDebugUtilsMessengerEXT(instance_, &dbg, nullptr, &messenger_);
+        if (r != VK_SUCCESS) {
+            vkDestroyInstance(instance_, nullptr);
+            check(r, "vkCreateDebugUtilsMessengerEXT");
+        }
+    }
+}
+
+Instance::~Instance() {
+    if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+    vkDestroyInstance(instance_, nullptr);
+}
+
+std::vector<VkPhysicalDevice> Instance::physical_devices() const {
+    uint32_t n = 0;
+    VkResult r = vkEnumeratePhysicalDevices(instance_, &n, nullptr);
+    if (r == VK_ERROR_INITIALIZATION_FAILED || (r == VK_SUCCESS && n == 0))
+        fail(VKLLM_ERR_NO_DEVICE, "no Vulkan device: the driver reports none");
+    check(r, "vkEnumeratePhysicalDevices");
+    std::vector<VkPhysicalDevice> devices(n);
+    check(vkEnumeratePhysicalDevices(instance_, &n, devices.data()), "vkEnumeratePhysicalDevices");
+    devices.resize(n);
+    return devices;
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL Instance::on_message(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
+    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+    auto *self = static_cast<Instance *>(user);
+    bool error = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) != 0;
+    (error ? self->errors_ : self->warnings_).fetch_add(1);
+    std::string msg =
+        std::string("Vulkan validation: ") + (data && data->pMessage ? data->pMessage : "");
+    self->log_(error ? VKLLM_LOG_ERROR : VKLLM_LOG_WARNING, msg);
+    return VK_FALSE;
+}
+
+}  // namespace vkllm::gpu

@@ -1,0 +1,42 @@
+// The Vulkan instance: loader initialisation through volk, optional validation layer whose
+// messages are counted and forwarded to the logger.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "common/log.h"
+#include "gpu/vulkan.h"
+
+namespace vkllm::gpu {
+
+class Instance {
+  public:
+    // Throws VKLLM_ERR_NO_DEVICE when there is no loader or no driver, VKLLM_ERR_UNSUPPORTED
+    // when validation is requested but the layer is missing.
+    Instance(bool validation, Logger log);
+    ~Instance();
+    Instance(const Instance &) = delete;
+    Instance &operator=(const Instance &) = delete;
+
+    VkInstance handle() const { return instance_; }
+    const Logger &log() const { return log_; }
+    // Throws VKLLM_ERR_NO_DEVICE when the driver reports none.
+    std::vector<VkPhysicalDevice> physical_devices() const;
+
+    uint64_t validation_errors() const { return errors_.load(); }
+    uint64_t validation_warnings() const { return warnings_.load(); }
+
+  private:
+    static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(
+        VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
+        const VkDebugUtilsMessengerCallbackDataEXT *data, void *user);
+
+    VkInstance instance_ = VK_NULL_HANDLE;
+    VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+    Logger log_;
+    std::atomic<uint64_t> errors_{0};
+    std::atomic<uint64_t> warnings_{0};
+};
+
+}  // namespace vkllm::gpu

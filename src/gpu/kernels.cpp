@@ -1,0 +1,229 @@
+#include "gpu/kernels.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace vkllm::gpu {
+
+// llvmpipe stops any loop of an invocation after 65,535 iterations in total without telling
+// (LAVAPIPE.md); stay well below it, whatever the device.
+static const uint64_t kMaxLoopIterations = 60000;
+
+static void check_loops(uint64_t iterations, const char *kernel, uint32_t cols) {
+    if (iterations > kMaxLoopIterations)
+        fail(VKLLM_ERR_UNSUPPORTED, "%s: rows of %u elements are too long for one workgroup",
+             kernel, cols);
+}
+
+static void require(const BufferRange &r, uint64_t bytes, const char *kernel, const char *what) {
+    if (r.size < bytes)
+        fail(VKLLM_ERR_INTERNAL, "%s: %s binding has %llu bytes, needs %llu", kernel, what,
+             (unsigned long long)r.size, (unsigned long long)bytes);
+}
+
+uint64_t weight_bytes(WeightType type, uint64_t count) {
+    return type == WeightType::F16 ? (count * 2 + 3) / 4 * 4 : count * 4;
+}
+
+std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base) {
+    uint32_t half = rot_dim / 2;
+    std::vector<float> t(size_t(n_pos) * half * 2);
+    for (uint32_t i = 0; i < half; ++i) {
+        double theta = std::pow(base, -2.0 * i / double(rot_dim));
+        for (uint32_t p = 0; p < n_pos; ++p) {
+            double a = double(p) * theta;
+            t[(size_t(p) * half + i) * 2] = float(std::cos(a));
+            t[(size_t(p) * half + i) * 2 + 1] = float(std::sin(a));
+        }
+    }
+    return t;
+}
+
+Kernels::Kernels(Device &device, Pipelines &pipelines) : device_(device), pipelines_(pipelines) {
+    // lavapipe runs a workgroup's invocations as one 8-wide SIMD program: 8 lanes owning
+    // many rows; GPUs want wide workgroups.
+    bool cpu = device.caps().is_llvmpipe || device.info().type == VKLLM_DEVICE_CPU;
+    matvec_wg_ = cpu ? 8 : 64;
+    matvec_rows_ = cpu ? 16 : 2;
+    norm_wg_ = cpu ? 8 : 128;
+}
+
+std::vector<Kernels::Chunk> Kernels::split_rows(const Matrix &m) const {
+    uint64_t row_bytes = m.type == WeightType::F16 ? uint64_t(m.cols) * 2 : uint64_t(m.cols) * 4;
+    uint64_t total = weight_bytes(m.type, uint64_t(m.rows) * m.cols);
+    require(m.data, total, "matrix", "weight");
+    uint64_t max_range = device_.info().max_storage_buffer_range;
+    std::vector<Chunk> chunks;
+    if (total <= max_range) {
+        chunks.push_back(Chunk{0, m.rows, BufferRange{m.data.buffer, m.data.offset, total}});
+        return chunks;
+    }
+    // Chunks start on rows whose byte offset keeps the binding alignment.
+    uint64_t align = device_.caps().storage_offset_align;
+    uint64_t step = align / std::gcd(row_bytes, align);
+    uint64_t per_chunk = (max_range / row_bytes) / step * step;
+    if (per_chunk == 0)
+        fail(VKLLM_ERR_UNSUPPORTED, "a row of %u weights exceeds the device's binding limit",
+             m.cols);
+    for (uint64_t r = 0; r < m.rows; r += per_chunk) {
+        uint64_t n = std::min<uint64_t>(per_chunk, m.rows - r);
+        uint64_t bytes = weight_bytes(m.type, n * m.cols);
+        chunks.push_back(Chunk{uint32_t(r), uint32_t(n),
+                               BufferRange{m.data.buffer, m.data.offset + r * row_bytes, bytes}});
+    }
+    return chunks;
+}
+
+void Kernels::dispatch_1d(Recording &rec, const Pipeline &p,
+                          const std::vector<BufferRange> &bindings, const void *push,
+                          uint32_t push_bytes, uint64_t groups) {
+    if (groups == 0) return;
+    uint64_t max_x = device_.caps().max_groups_x;
+    uint64_t gx = std::min(groups, max_x);
+    uint64_t gy = (groups + gx - 1) / gx;
+    if (gy > 65535)
+        fail(VKLLM_ERR_UNSUPPORTED, "a dispatch of %llu workgroups is too large",
+             (unsigned long long)groups);
+    // Shaders see gx * gy >= groups workgroups and bound-check the excess.
+    rec.dispatch(p, bindings, push, push_bytes, uint32_t(gx), uint32_t(gy));
+}
+
+void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y) {
+    require(x, uint64_t(w.cols) * 4, "matvec", "x");
+    require(y, uint64_t(w.rows) * 4, "matvec", "y");
+    check_loops(w.cols / matvec_wg_ + 1, "matvec", w.cols);
+    const Pipeline &p = pipelines_.get("matvec", 3, {matvec_wg_, matvec_rows_, uint32_t(w.type)});
+    for (const Chunk &c : split_rows(w)) {
+        struct {
+            uint32_t rows, cols, y_offset;
+        } push{c.rows, w.cols, c.row0};
+        dispatch_1d(rec, p, {c.data, x, y}, &push, sizeof push,
+                    (c.rows + matvec_rows_ - 1) / matvec_rows_);
+    }
+    rec.barrier();
+}
+
+void Kernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                     uint32_t n) {
+    require(x, uint64_t(n) * w.cols * 4, "matmul", "x");
+    require(y, uint64_t(n) * w.rows * 4, "matmul", "y");
+    const Pipeline &p = pipelines_.get("matmul", 3, {uint32_t(w.type)});
+    uint32_t tiles_m = (n + 31) / 32;
+    if (tiles_m > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u rows is too many", n);
+    for (const Chunk &c : split_rows(w)) {
+        struct {
+            uint32_t m, n, k, ldy, y_col0;
+        } push{n, c.rows, w.cols, w.rows, c.row0};
+        uint32_t tiles_n = (c.rows + 31) / 32;
+        if (tiles_n > device_.caps().max_groups_x)
+            fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u output rows is too many", c.rows);
+        rec.dispatch(p, {c.data, x, y}, &push, sizeof push, tiles_n, tiles_m);
+    }
+    rec.barrier();
+}
+
+void Kernels::rms_norm(Recording &rec, const BufferRange &x, const BufferRange &weight,
+                       const BufferRange &y, uint32_t rows, uint32_t cols, float eps) {
+    require(x, uint64_t(rows) * cols * 4, "rms_norm", "x");
+    require(weight, uint64_t(cols) * 4, "rms_norm", "weight");
+    require(y, uint64_t(rows) * cols * 4, "rms_norm", "y");
+    check_loops(2 * (cols / norm_wg_ + 1), "rms_norm", cols);
+    const Pipeline &p = pipelines_.get("rms_norm", 3, {norm_wg_});
+    struct {
+        uint32_t cols;
+        float eps;
+    } push{cols, eps};
+    dispatch_1d(rec, p, {x, weight, y}, &push, sizeof push, rows);
+    rec.barrier();
+}
+
+void Kernels::layer_norm(Recording &rec, const BufferRange &x, const BufferRange &weight,
+                         const BufferRange &bias, const BufferRange &y, uint32_t rows,
+                         uint32_t cols, float eps) {
+    require(x, uint64_t(rows) * cols * 4, "layer_norm", "x");
+    require(weight, uint64_t(cols) * 4, "layer_norm", "weight");
+    require(bias, uint64_t(cols) * 4, "layer_norm", "bias");
+    require(y, uint64_t(rows) * cols * 4, "layer_norm", "y");
+    check_loops(3 * (cols / norm_wg_ + 1), "layer_norm", cols);
+    const Pipeline &p = pipelines_.get("layer_norm", 4, {norm_wg_});
+    struct {
+        uint32_t cols;
+        float eps;
+    } push{cols, eps};
+    dispatch_1d(rec, p, {x, weight, bias, y}, &push, sizeof push, rows);
+    rec.barrier();
+}
+
+void Kernels::softmax(Recording &rec, const BufferRange &x, const BufferRange &y, uint32_t rows,
+                      uint32_t cols, float scale) {
+    require(x, uint64_t(rows) * cols * 4, "softmax", "x");
+    require(y, uint64_t(rows) * cols * 4, "softmax", "y");
+    check_loops(3 * (cols / norm_wg_ + 1), "softmax", cols);
+    const Pipeline &p = pipelines_.get("softmax", 2, {norm_wg_});
+    struct {
+        uint32_t cols;
+        float scale;
+    } push{cols, scale};
+    dispatch_1d(rec, p, {x, y}, &push, sizeof push, rows);
+    rec.barrier();
+}
+
+void Kernels::rope(Recording &rec, RopeLayout layout, const BufferRange &x,
+                   const BufferRange &table, const BufferRange &positions, uint32_t n_tokens,
+                   uint32_t n_heads, uint32_t head_dim, uint32_t rot_dim, uint32_t n_pos) {
+    if (rot_dim % 2 || rot_dim > head_dim || n_pos == 0)
+        fail(VKLLM_ERR_INTERNAL, "rope: rot_dim %u with head_dim %u", rot_dim, head_dim);
+    require(x, uint64_t(n_tokens) * n_heads * head_dim * 4, "rope", "x");
+    require(table, uint64_t(n_pos) * rot_dim * 4, "rope", "table");
+    require(positions, uint64_t(n_tokens) * 4, "rope", "positions");
+    const Pipeline &p = pipelines_.get("rope", 3, {uint32_t(layout)});
+    struct {
+        uint32_t n_tokens, n_heads, head_dim, rot_dim, n_pos;
+    } push{n_tokens, n_heads, head_dim, rot_dim, n_pos};
+    uint64_t n = uint64_t(n_tokens) * n_heads * (rot_dim / 2);
+    dispatch_1d(rec, p, {x, table, positions}, &push, sizeof push, (n + 63) / 64);
+    rec.barrier();
+}
+
+void Kernels::binary(Recording &rec, Binary op, const BufferRange &a, const BufferRange &b,
+                     const BufferRange &y, uint32_t n, uint32_t nb) {
+    if (nb == 0 || nb > n) fail(VKLLM_ERR_INTERNAL, "binary: broadcast period %u for %u", nb, n);
+    require(a, uint64_t(n) * 4, "binary", "a");
+    require(b, uint64_t(nb) * 4, "binary", "b");
+    require(y, uint64_t(n) * 4, "binary", "y");
+    const Pipeline &p = pipelines_.get("eltwise", 3, {uint32_t(op)});
+    struct {
+        uint32_t n, nb;
+    } push{n, nb};
+    dispatch_1d(rec, p, {a, b, y}, &push, sizeof push, (uint64_t(n) + 63) / 64);
+    rec.barrier();
+}
+
+void Kernels::unary(Recording &rec, Unary op, const BufferRange &x, const BufferRange &y,
+                    uint32_t n) {
+    require(x, uint64_t(n) * 4, "unary", "x");
+    require(y, uint64_t(n) * 4, "unary", "y");
+    const Pipeline &p = pipelines_.get("eltwise", 3, {uint32_t(op)});
+    struct {
+        uint32_t n, nb;
+    } push{n, n};
+    dispatch_1d(rec, p, {x, x, y}, &push, sizeof push, (uint64_t(n) + 63) / 64);
+    rec.barrier();
+}
+
+void Kernels::get_rows(Recording &rec, const Matrix &table, const BufferRange &ids,
+                       const BufferRange &out, uint32_t n_ids) {
+    require(ids, uint64_t(n_ids) * 4, "get_rows", "ids");
+    require(out, uint64_t(n_ids) * table.cols * 4, "get_rows", "out");
+    const Pipeline &p = pipelines_.get("get_rows", 3, {uint32_t(table.type)});
+    uint64_t n = uint64_t(n_ids) * table.cols;
+    for (const Chunk &c : split_rows(table)) {
+        struct {
+            uint32_t n_ids, cols, row0, rows, total_rows;
+        } push{n_ids, table.cols, c.row0, c.rows, table.rows};
+        dispatch_1d(rec, p, {c.data, ids, out}, &push, sizeof push, (n + 63) / 64);
+    }
+    rec.barrier();
+}
+
+}  // namespace vkllm::gpu

@@ -1,0 +1,96 @@
+// Device memory: a few large VkDeviceMemory blocks, each covered by one VkBuffer, handed out
+// as aligned sub-ranges. Kernels bind (buffer, offset, size) ranges of them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "gpu/device.h"
+
+namespace vkllm::gpu {
+
+enum class MemoryKind {
+    Device,  // where tensors live; host-visible too on unified-memory devices
+    Host,    // host-visible and coherent: staging, readback, per-step values
+};
+
+// A range of a VkBuffer, as bound to a kernel.
+struct BufferRange {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceSize offset = 0;
+    VkDeviceSize size = 0;
+};
+
+class Allocator;
+
+// A sub-allocation. Move-only; returns its range to the allocator when destroyed.
+class Buffer {
+  public:
+    Buffer() = default;
+    ~Buffer();
+    Buffer(Buffer &&other) noexcept;
+    Buffer &operator=(Buffer &&other) noexcept;
+    Buffer(const Buffer &) = delete;
+    Buffer &operator=(const Buffer &) = delete;
+
+    VkDeviceSize size() const { return size_; }
+    // Host pointer to the start of this buffer when its memory is host-visible, else null.
+    void *mapped() const { return mapped_; }
+    // [offset, offset + size) of this buffer; size 0 means up to its end.
+    BufferRange range(VkDeviceSize offset = 0, VkDeviceSize size = 0) const;
+    explicit operator bool() const { return owner_ != nullptr; }
+
+  private:
+    friend class Allocator;
+    Allocator *owner_ = nullptr;
+    size_t block_ = 0;
+    VkBuffer buffer_ = VK_NULL_HANDLE;
+    VkDeviceSize offset_ = 0;
+    VkDeviceSize size_ = 0;
+    VkDeviceSize reserved_ = 0;
+    void *mapped_ = nullptr;
+};
+
+class Allocator {
+  public:
+    explicit Allocator(Device &device);
+    ~Allocator();
+    Allocator(const Allocator &) = delete;
+    Allocator &operator=(const Allocator &) = delete;
+
+    // Throws VKLLM_ERR_OUT_OF_DEVICE_MEMORY (or _HOST_) when the device refuses. Thread-safe.
+    Buffer allocate(VkDeviceSize size, MemoryKind kind);
+    uint64_t bytes_allocated() const;
+    // True when MemoryKind::Device buffers are mapped (no staging copy needed).
+    bool device_is_mapped() const { return unified_; }
+
+  private:
+    friend class Buffer;
+    struct Block {
+        VkDeviceMemory memory = VK_NULL_HANDLE;
+        VkBuffer buffer = VK_NULL_HANDLE;
+        VkDeviceSize size = 0;   // usable bytes
+        VkDeviceSize bytes = 0;  // allocated from the driver
+        void *mapped = nullptr;
+        MemoryKind kind = MemoryKind::Device;
+        bool dedicated = false;
+        std::map<VkDeviceSize, VkDeviceSize> free;  // offset -> size, coalesced
+    };
+
+    void release(Buffer &buffer);
+    size_t create_block(VkDeviceSize size, MemoryKind kind, bool dedicated);
+    void destroy_block(Block &block);
+    uint32_t memory_type(uint32_t type_bits, MemoryKind kind) const;
+
+    Device &device_;
+    VkPhysicalDeviceMemoryProperties props_{};
+    bool unified_ = false;
+    VkDeviceSize align_ = 256;
+    mutable std::mutex mutex_;
+    std::vector<std::unique_ptr<Block>> blocks_;  // null entries are freed blocks
+    uint64_t bytes_ = 0;
+};
+
+}  // namespace vkllm::gpu

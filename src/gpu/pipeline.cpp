@@ -1,0 +1,170 @@
+#include "gpu/pipeline.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace vkllm::gpu {
+
+// The header every driver puts first in its cache data (VkPipelineCacheHeaderVersionOne).
+// Checked here so that a file from another device or driver version never reaches a driver
+// that might not check it as carefully.
+static bool cache_matches(const std::vector<char> &data, const DeviceCaps &caps) {
+    if (data.size() < 32) return false;
+    uint32_t h[4];
+    std::memcpy(h, data.data(), sizeof h);
+    return h[0] >= 32 && h[1] == VK_PIPELINE_CACHE_HEADER_VERSION_ONE &&
+           h[2] == caps.info.vendor_id && h[3] == caps.info.device_id &&
+           std::memcmp(data.data() + 16, caps.cache_uuid, VK_UUID_SIZE) == 0;
+}
+
+Pipelines::Pipelines(Device &device, std::string cache_path)
+    : device_(device), cache_path_(std::move(cache_path)) {
+    std::vector<char> data;
+    if (!cache_path_.empty()) {
+        std::ifstream in(cache_path_, std::ios::binary);
+        if (in) data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        if (!data.empty() && !cache_matches(data, device.caps())) {
+            device.log()(VKLLM_LOG_INFO, "pipeline cache " + cache_path_ +
+                                             " is for another device or driver; ignoring it");
+            data.clear();
+        }
+    }
+    VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    ci.initialDataSize = data.size();
+    ci.pInitialData = data.empty() ? nullptr : data.data();
+    VkResult r = device_.vk().vkCreatePipelineCache(device_.handle(), &ci, nullptr, &cache_);
+    if (r != VK_SUCCESS && !data.empty()) {  // a driver may still refuse it: start empty
+        ci.initialDataSize = 0;
+        ci.pInitialData = nullptr;
+        data.clear();
+        r = device_.vk().vkCreatePipelineCache(device_.handle(), &ci, nullptr, &cache_);
+    }
+    check(r, "vkCreatePipelineCache");
+    cache_bytes_loaded_ = data.size();
+}
+
+Pipelines::~Pipelines() {
+    const VolkDeviceTable &vk = device_.vk();
+    VkDevice d = device_.handle();
+    for (auto &p : pipelines_)
+        vk.vkDestroyPipeline(d, p.second->pipeline, nullptr);
+    for (auto &m : modules_)
+        vk.vkDestroyShaderModule(d, m.second, nullptr);
+    for (auto &l : layouts_)
+        vk.vkDestroyPipelineLayout(d, l.second, nullptr);
+    for (auto &l : set_layouts_)
+        vk.vkDestroyDescriptorSetLayout(d, l.second, nullptr);
+    vk.vkDestroyPipelineCache(d, cache_, nullptr);
+}
+
+void Pipelines::save() const {
+    if (cache_path_.empty()) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    size_t size = 0;
+    const VolkDeviceTable &vk = device_.vk();
+    if (vk.vkGetPipelineCacheData(device_.handle(), cache_, &size, nullptr) != VK_SUCCESS) return;
+    std::vector<char> data(size);
+    if (vk.vkGetPipelineCacheData(device_.handle(), cache_, &size, data.data()) != VK_SUCCESS)
+        return;
+    // Write then rename, so a crash or a concurrent reader never sees half a file.
+    std::string tmp = cache_path_ + ".tmp";
+    bool ok = false;
+    if (FILE *f = std::fopen(tmp.c_str(), "wb")) {
+        ok = std::fwrite(data.data(), 1, size, f) == size;
+        ok = (std::fclose(f) == 0) && ok;
+    }
+    if (ok) ok = std::rename(tmp.c_str(), cache_path_.c_str()) == 0;
+    if (!ok) {
+        std::remove(tmp.c_str());
+        device_.log()(VKLLM_LOG_WARNING, "could not write the pipeline cache " + cache_path_);
+    }
+}
+
+uint64_t Pipelines::created() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pipelines_.size();
+}
+
+VkDescriptorSetLayout Pipelines::set_layout(uint32_t bindings) {
+    auto it = set_layouts_.find(bindings);
+    if (it != set_layouts_.end()) return it->second;
+    std::vector<VkDescriptorSetLayoutBinding> b(bindings);
+    for (uint32_t i = 0; i < bindings; ++i) {
+        b[i].binding = i;
+        b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        b[i].descriptorCount = 1;
+        b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    ci.bindingCount = bindings;
+    ci.pBindings = b.data();
+    VkDescriptorSetLayout layout;
+    check(device_.vk().vkCreateDescriptorSetLayout(device_.handle(), &ci, nullptr, &layout),
+          "vkCreateDescriptorSetLayout");
+    set_layouts_[bindings] = layout;
+
+    VkPushConstantRange pc{VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushConstantBytes};
+    VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    li.setLayoutCount = 1;
+    li.pSetLayouts = &layout;
+    li.pushConstantRangeCount = 1;
+    li.pPushConstantRanges = &pc;
+    VkPipelineLayout pl;
+    check(device_.vk().vkCreatePipelineLayout(device_.handle(), &li, nullptr, &pl),
+          "vkCreatePipelineLayout");
+    layouts_[bindings] = pl;
+    return layout;
+}
+
+const Pipeline &Pipelines::get(const char *shader, uint32_t bindings,
+                               const std::vector<uint32_t> &spec) {
+    std::string key = std::string(shader) + "/" + std::to_string(bindings);
+    for (uint32_t v : spec)
+        key += "," + std::to_string(v);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = pipelines_.find(key);
+    if (found != pipelines_.end()) return *found->second;
+
+    const VolkDeviceTable &vk = device_.vk();
+    VkShaderModule module = VK_NULL_HANDLE;
+    auto m = modules_.find(shader);
+    if (m != modules_.end()) {
+        module = m->second;
+    } else {
+        const ShaderCode *code = nullptr;
+        for (size_t i = 0; i < kShaderCount; ++i)
+            if (std::strcmp(kShaders[i].name, shader) == 0) code = &kShaders[i];
+        if (!code) fail(VKLLM_ERR_INTERNAL, "no embedded shader named %s", shader);
+        VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+        ci.codeSize = code->count * sizeof(uint32_t);
+        ci.pCode = code->words;
+        check(vk.vkCreateShaderModule(device_.handle(), &ci, nullptr, &module),
+              "vkCreateShaderModule");
+        modules_[shader] = module;
+    }
+
+    auto p = std::make_unique<Pipeline>();
+    p->bindings = bindings;
+    p->set_layout = set_layout(bindings);
+    p->layout = layouts_[bindings];
+
+    std::vector<VkSpecializationMapEntry> entries(spec.size());
+    for (uint32_t i = 0; i < spec.size(); ++i)
+        entries[i] = VkSpecializationMapEntry{i, uint32_t(i * sizeof(uint32_t)), sizeof(uint32_t)};
+    VkSpecializationInfo si{uint32_t(entries.size()), entries.data(),
+                            spec.size() * sizeof(uint32_t), spec.data()};
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = module;
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
+    ci.layout = p->layout;
+    check(vk.vkCreateComputePipelines(device_.handle(), cache_, 1, &ci, nullptr, &p->pipeline),
+          "vkCreateComputePipelines");
+    return *(pipelines_[key] = std::move(p));
+}
+
+}  // namespace vkllm::gpu

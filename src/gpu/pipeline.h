@@ -1,0 +1,67 @@
+// Compute pipelines from the SPIR-V embedded in the library, specialised with specialization
+// constants and kept in a VkPipelineCache that can persist to a file.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpu/device.h"
+
+namespace vkllm::gpu {
+
+// One shader of shaders/, compiled and embedded at build time (generated registry).
+struct ShaderCode {
+    const char *name;
+    const uint32_t *words;
+    size_t count;
+};
+extern const ShaderCode kShaders[];
+extern const size_t kShaderCount;
+
+// Every kernel binds only storage buffers (bindings 0..n-1) and up to this many bytes of
+// push constants: the Vulkan minimum, so it works on every device.
+constexpr uint32_t kPushConstantBytes = 128;
+
+struct Pipeline {
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+    uint32_t bindings = 0;
+};
+
+class Pipelines {
+  public:
+    // An unreadable, foreign or corrupt cache file is ignored (the driver rebuilds).
+    Pipelines(Device &device, std::string cache_path);
+    ~Pipelines();
+    Pipelines(const Pipelines &) = delete;
+    Pipelines &operator=(const Pipelines &) = delete;
+
+    // The pipeline for `shader` with specialization constants 0..n-1 set to `spec`, created on
+    // first use. The reference stays valid for the life of this object. Thread-safe.
+    const Pipeline &get(const char *shader, uint32_t bindings, const std::vector<uint32_t> &spec);
+
+    // Writes the cache file (no-op without a path). Failure is logged, not thrown.
+    void save() const;
+
+    uint64_t created() const;
+    uint64_t cache_bytes_loaded() const { return cache_bytes_loaded_; }
+
+  private:
+    VkDescriptorSetLayout set_layout(uint32_t bindings);
+
+    Device &device_;
+    std::string cache_path_;
+    VkPipelineCache cache_ = VK_NULL_HANDLE;
+    uint64_t cache_bytes_loaded_ = 0;
+    mutable std::mutex mutex_;
+    std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;
+    std::map<uint32_t, VkPipelineLayout> layouts_;
+    std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+    std::map<std::string, VkShaderModule> modules_;
+};
+
+}  // namespace vkllm::gpu
