@@ -84,16 +84,16 @@ typedef enum vkllm_status {
     VKLLM_ERR_NO_DEVICE = 2,        /* no Vulkan loader, no driver, or no usable device */
     VKLLM_ERR_OUT_OF_HOST_MEMORY = 3,
     VKLLM_ERR_OUT_OF_DEVICE_MEMORY = 4,
-    VKLLM_ERR_VULKAN = 5,         /* a Vulkan call failed unexpectedly */
-    VKLLM_ERR_DEVICE_LOST = 6,    /* the device was lost; the runtime must be recreated */
-    VKLLM_ERR_IO = 7,             /* a file could not be opened, read or written */
-    VKLLM_ERR_FORMAT = 8,         /* a file is malformed or truncated */
-    VKLLM_ERR_UNSUPPORTED = 9,    /* valid input this build or device cannot handle */
+    VKLLM_ERR_VULKAN = 5,            /* a Vulkan call failed unexpectedly */
+    VKLLM_ERR_DEVICE_LOST = 6,       /* the device was lost; the runtime must be recreated */
+    VKLLM_ERR_IO = 7,                /* a file could not be opened, read or written */
+    VKLLM_ERR_FORMAT = 8,            /* a file is malformed or truncated */
+    VKLLM_ERR_UNSUPPORTED = 9,       /* valid input this build or device cannot handle */
     VKLLM_ERR_BUFFER_TOO_SMALL = 10, /* a caller buffer is too small; the needed size is
                                         reported through the function's size out-parameter */
-    VKLLM_ERR_CONTEXT_FULL = 11,  /* a session has no room for more tokens */
-    VKLLM_ERR_CANCELLED = 12,     /* a callback asked to stop */
-    VKLLM_ERR_INTERNAL = 13,      /* a bug in vkllm; please report it with the message */
+    VKLLM_ERR_CONTEXT_FULL = 11,     /* a session has no room for more tokens */
+    VKLLM_ERR_CANCELLED = 12,        /* a callback asked to stop */
+    VKLLM_ERR_INTERNAL = 13,         /* a bug in vkllm; please report it with the message */
     VKLLM_STATUS_FORCE32 = 0x7FFFFFFF
 } vkllm_status;
 
@@ -148,8 +148,8 @@ typedef struct vkllm_device_info {
     char driver_info[256]; /* e.g. "Mesa 22.3.6 (LLVM 15.0.6)" */
     uint32_t vendor_id;
     uint32_t device_id;
-    uint32_t api_version; /* Vulkan version, encoded as VK_MAKE_API_VERSION */
-    int32_t usable;       /* 1 if vkllm can run on it (Vulkan 1.2, compute queue, ...) */
+    uint32_t api_version;   /* Vulkan version, encoded as VK_MAKE_API_VERSION */
+    int32_t usable;         /* 1 if vkllm can run on it (Vulkan 1.2, compute queue, ...) */
     int32_t unified_memory; /* 1 if device-local memory is also host-visible (no staging) */
     uint32_t heap_count;
     uint64_t heap_size[VKLLM_MAX_MEMORY_HEAPS];
@@ -160,10 +160,10 @@ typedef struct vkllm_device_info {
     uint32_t max_compute_shared_memory;
     uint32_t max_workgroup_invocations;
     uint32_t subgroup_size;
-    int32_t shader_float16;  /* float16 arithmetic in shaders */
-    int32_t shader_int8;     /* int8 arithmetic in shaders */
-    int32_t storage_16bit;   /* 16-bit types in storage buffers */
-    int32_t timestamps;      /* compute queue supports timestamp queries */
+    int32_t shader_float16; /* float16 arithmetic in shaders */
+    int32_t shader_int8;    /* int8 arithmetic in shaders */
+    int32_t storage_16bit;  /* 16-bit types in storage buffers */
+    int32_t timestamps;     /* compute queue supports timestamp queries */
 } vkllm_device_info;
 
 /* Lists the Vulkan devices of this machine, in the order that device indices refer to.
@@ -180,9 +180,10 @@ VKLLM_API vkllm_status vkllm_devices_enumerate(vkllm_device_info *infos, size_t 
 typedef struct vkllm_runtime vkllm_runtime;
 
 /* Runtime flags (vkllm_runtime_params.flags). */
-#define VKLLM_RUNTIME_VALIDATION 0x1u /* enable VK_LAYER_KHRONOS_validation; its messages go to
-                                         log_fn and are counted in vkllm_runtime_stats */
-#define VKLLM_RUNTIME_PROFILING 0x2u  /* time each dispatch with timestamp queries */
+#define VKLLM_RUNTIME_VALIDATION                                                               \
+    0x1u                             /* enable VK_LAYER_KHRONOS_validation; its messages go to \
+                                        log_fn and are counted in vkllm_runtime_stats */
+#define VKLLM_RUNTIME_PROFILING 0x2u /* time each dispatch with timestamp queries */
 
 typedef struct vkllm_runtime_params {
     size_t struct_size;

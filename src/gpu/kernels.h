@@ -13,6 +13,8 @@ namespace vkllm::gpu {
 enum class WeightType : uint32_t { F32 = 0, F16 = 1 };
 
 // A row-major matrix of `rows` x `cols` weights: row r is output feature r (GGUF's [cols, rows]).
+// Kernels read F16 data as 32-bit words, so its binding covers weight_bytes() (rounded up to
+// 4 bytes), as GGUF's aligned tensor data always does.
 struct Matrix {
     BufferRange data;
     WeightType type = WeightType::F32;
@@ -20,6 +22,7 @@ struct Matrix {
     uint32_t cols = 0;
 };
 
+// Bytes a binding of `count` weights must cover.
 uint64_t weight_bytes(WeightType type, uint64_t count);
 
 enum class RopeLayout : uint32_t {
