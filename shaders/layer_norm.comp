@@ -1,7 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// y = (x - mean) / sqrt(var + eps) * w + b, one workgroup per row (two passes over the row:
-// the variance of centred values, which stays accurate when |mean| >> std). y may alias x.
+// y = (x - mean) / sqrt(var + eps) * w + b, one workgroup per row. Stays accurate when
+// |mean| >> std: the mean is summed relative to the row's first element, and the variance is
+// taken of the centred values (a second pass). y may alias x.
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 64;
@@ -20,9 +21,10 @@ layout(push_constant) uniform Params {
 void main() {
     uint base = flat_group() * p.cols;
     uint lane = gl_LocalInvocationID.x;
+    float shift = x[base];
     float sum = 0.0;
-    for (uint c = lane; c < p.cols; c += WG) sum += x[base + c];
-    float mean = workgroup_sum(sum) / float(p.cols);
+    for (uint c = lane; c < p.cols; c += WG) sum += x[base + c] - shift;
+    float mean = shift + workgroup_sum(sum) / float(p.cols);
     float sq = 0.0;
     for (uint c = lane; c < p.cols; c += WG) {
         float d = x[base + c] - mean;

@@ -22,6 +22,7 @@ class GpuTest : public ::testing::Test {
 
     void TearDown() override {
         rec_.reset();
+        other_.reset();
         uint64_t errors = ctx_->instance().validation_errors();
         ctx_.reset();
         std::string all;
@@ -58,8 +59,22 @@ class GpuTest : public ::testing::Test {
 
     vkllm::gpu::Kernels &kernels() { return ctx_->kernels(); }
 
+    // The device's own kernel shapes plus those of the other device class, so that both the
+    // lavapipe and the GPU variants are checked on whatever device runs the tests.
+    std::vector<vkllm::gpu::Kernels *> variants() {
+        using vkllm::gpu::DeviceClass;
+        if (!other_) {
+            DeviceClass own = vkllm::gpu::device_class(ctx_->device());
+            other_ = std::make_unique<vkllm::gpu::Kernels>(
+                ctx_->device(), ctx_->pipelines(),
+                own == DeviceClass::Cpu ? DeviceClass::Gpu : DeviceClass::Cpu);
+        }
+        return {&ctx_->kernels(), other_.get()};
+    }
+
     std::unique_ptr<vkllm::gpu::Context> ctx_;
     std::unique_ptr<vkllm::gpu::Recording> rec_;
+    std::unique_ptr<vkllm::gpu::Kernels> other_;
     std::vector<std::string> messages_;
 
   private:

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "vkllm.h"
@@ -103,6 +104,14 @@ TEST(Errors, SuccessClearsTheLastError) {
     EXPECT_STREQ(vkllm_last_error(), "");
 }
 
+TEST(Errors, TheLastErrorIsPerThread) {
+    EXPECT_EQ(vkllm_runtime_create(nullptr, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    std::string other = "unset";
+    std::thread([&] { other = vkllm_last_error(); }).join();
+    EXPECT_EQ(other, "");
+    EXPECT_STRNE(vkllm_last_error(), "");
+}
+
 TEST(Devices, EnumerateReportsCountAndFillsWhatFits) {
     size_t n = 0;
     ASSERT_EQ(vkllm_devices_enumerate(nullptr, 0, &n), VKLLM_OK) << vkllm_last_error();
@@ -169,6 +178,24 @@ TEST_F(RuntimeTest, SelfCheckPassesEveryKernel) {
     EXPECT_EQ(r.kernels_failed, 0u) << r.first_failure;
     EXPECT_LE(r.max_error, 1.0);
     EXPECT_GT(r.elapsed_ms, 0.0);
+}
+
+TEST_F(RuntimeTest, OneRuntimeServesSeveralThreadsAtOnce) {
+    std::vector<vkllm_self_check_result> results(3);
+    std::vector<vkllm_status> statuses(3);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < results.size(); ++i) {
+        threads.emplace_back([&, i] {
+            results[i].struct_size = sizeof results[i];
+            statuses[i] = vkllm_runtime_self_check(rt_, &results[i]);
+        });
+    }
+    for (auto &t : threads)
+        t.join();
+    for (size_t i = 0; i < results.size(); ++i) {
+        EXPECT_EQ(statuses[i], VKLLM_OK);
+        EXPECT_EQ(results[i].kernels_failed, 0u) << results[i].first_failure;
+    }
 }
 
 TEST_F(RuntimeTest, StatsCountPipelinesSubmitsAndMemory) {

@@ -45,6 +45,20 @@ TEST_F(GpuTest, BufferLargerThanABlockGetsItsOwnAllocation) {
     EXPECT_EQ(a.bytes_allocated(), before);
 }
 
+TEST_F(GpuTest, AllocationBeyondTheDeviceIsAnErrorNotACrash) {
+    Allocator &a = ctx_->allocator();
+    uint64_t before = a.bytes_allocated();
+    try {
+        Buffer huge = a.allocate(uint64_t(1) << 50, MemoryKind::Device);  // 1 PiB
+        FAIL() << "a 1 PiB allocation succeeded";
+    } catch (const vkllm::Error &e) {
+        EXPECT_EQ(e.status(), VKLLM_ERR_OUT_OF_DEVICE_MEMORY) << e.what();
+    }
+    EXPECT_EQ(a.bytes_allocated(), before) << "nothing leaked";
+    Buffer fine = a.allocate(4096, MemoryKind::Device);  // and the allocator still works
+    EXPECT_EQ(fine.size(), 4096u);
+}
+
 TEST_F(GpuTest, UploadThenDownloadRoundTripsDeviceAndHostBuffers) {
     std::vector<float> v = ref::random(100000, 1);
     for (MemoryKind kind : {MemoryKind::Device, MemoryKind::Host}) {

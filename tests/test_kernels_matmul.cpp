@@ -32,7 +32,8 @@ class MatmulTest : public GpuTest {
         return Matrix{storage.range(), type, rows, cols};
     }
 
-    void check_product(WeightType type, Shape s, bool use_matmul) {
+    // Checks every kernel variant, or only `only` when given.
+    void check_product(WeightType type, Shape s, bool use_matmul, Kernels *only = nullptr) {
         std::vector<float> w;
         Buffer wb;
         Matrix m = weights(type, s.rows, s.cols, 7 + s.rows, w, wb);
@@ -40,16 +41,23 @@ class MatmulTest : public GpuTest {
         std::vector<double> scale;
         std::vector<float> want = ref::matmul(w, x, s.rows, s.cols, s.n, &scale);
         Buffer xb = upload(x), yb = floats(want.size());
-        run([&](Recording &rec) {
-            if (use_matmul)
-                kernels().matmul(rec, m, xb.range(), yb.range(), s.n);
-            else
-                kernels().matvec(rec, m, xb.range(), yb.range());
-        });
-        std::vector<float> got = download(yb, want.size());
-        for (size_t i = 0; i < got.size(); ++i)
-            ASSERT_LE(std::fabs(double(got[i]) - want[i]), 1e-5 * scale[i] + 1e-6)
-                << "output " << i << " of " << s.rows << "x" << s.cols << " n=" << s.n;
+        // The tiled matmul has one shape; the matvec has one per device class.
+        std::vector<Kernels *> ks = variants();
+        if (use_matmul) ks.resize(1);
+        if (only) ks = {only};
+        for (size_t v = 0; v < ks.size(); ++v) {
+            run([&](Recording &rec) {
+                if (use_matmul)
+                    ks[v]->matmul(rec, m, xb.range(), yb.range(), s.n);
+                else
+                    ks[v]->matvec(rec, m, xb.range(), yb.range());
+            });
+            std::vector<float> got = download(yb, want.size());
+            for (size_t i = 0; i < got.size(); ++i)
+                ASSERT_LE(std::fabs(double(got[i]) - want[i]), 1e-5 * scale[i] + 1e-6)
+                    << "output " << i << " of " << s.rows << "x" << s.cols << " n=" << s.n
+                    << " variant " << v;
+        }
     }
 };
 
@@ -103,9 +111,11 @@ TEST_F(MatmulTest, F16WeightLargerThanStorageBufferRangeIsSplit) {
 TEST_F(MatmulTest, VeryLongRowsAreRightOrRefusedNeverTruncated) {
     // llvmpipe silently stops a loop after 65,535 iterations of an invocation; rows that long
     // for the device's workgroup shape must be refused rather than summed in part.
-    try {
-        check_product(WeightType::F32, Shape{3, 600000, 1}, false);
-    } catch (const vkllm::Error &e) {
-        EXPECT_EQ(e.status(), VKLLM_ERR_UNSUPPORTED) << e.what();
+    for (Kernels *k : variants()) {
+        try {
+            check_product(WeightType::F32, Shape{3, 600000, 1}, false, k);
+        } catch (const vkllm::Error &e) {
+            EXPECT_EQ(e.status(), VKLLM_ERR_UNSUPPORTED) << e.what();
+        }
     }
 }

@@ -52,7 +52,6 @@ vkllm_status vkllm_runtime_create(const vkllm_runtime_params *params, vkllm_runt
         cp.device_index = p.device_index;
         if (p.device_name) cp.device_name = p.device_name;
         cp.validation = p.flags & VKLLM_RUNTIME_VALIDATION;
-        cp.profiling = p.flags & VKLLM_RUNTIME_PROFILING;
         if (p.pipeline_cache_path) cp.pipeline_cache_path = p.pipeline_cache_path;
         cp.log = vkllm::Logger{p.log_fn, p.log_user_data};
         auto rt = std::make_unique<vkllm_runtime>();

@@ -2,7 +2,7 @@
 
 namespace vkllm::gpu {
 
-Context::Context(const ContextParams &params) : profiling_(params.profiling) {
+Context::Context(const ContextParams &params) {
     instance_ = std::make_unique<Instance>(params.validation, params.log);
     std::vector<DeviceCaps> devices = query_devices(instance_->physical_devices());
     const DeviceCaps &chosen =
@@ -12,7 +12,7 @@ Context::Context(const ContextParams &params) : profiling_(params.profiling) {
     allocator_ = std::make_unique<Allocator>(*device_);
     pipelines_ = std::make_unique<Pipelines>(*device_, params.pipeline_cache_path);
     transfer_ = std::make_unique<Transfer>(*device_, *allocator_);
-    kernels_ = std::make_unique<Kernels>(*device_, *pipelines_);
+    kernels_ = std::make_unique<Kernels>(*device_, *pipelines_, device_class(*device_));
 }
 
 Context::~Context() {

@@ -14,7 +14,6 @@ struct ContextParams {
     int32_t device_index = -1;
     std::string device_name;
     bool validation = false;
-    bool profiling = false;
     std::string pipeline_cache_path;
     Logger log;
 };
@@ -30,10 +29,8 @@ class Context {
     Pipelines &pipelines() { return *pipelines_; }
     Transfer &transfer() { return *transfer_; }
     Kernels &kernels() { return *kernels_; }
-    bool profiling() const { return profiling_; }
 
   private:
-    bool profiling_;
     std::unique_ptr<Instance> instance_;
     std::unique_ptr<Device> device_;
     std::unique_ptr<Allocator> allocator_;

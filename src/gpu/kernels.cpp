@@ -39,10 +39,14 @@ std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base) {
     return t;
 }
 
-Kernels::Kernels(Device &device, Pipelines &pipelines) : device_(device), pipelines_(pipelines) {
-    // lavapipe runs a workgroup's invocations as one 8-wide SIMD program: 8 lanes owning
-    // many rows; GPUs want wide workgroups.
+DeviceClass device_class(const Device &device) {
     bool cpu = device.caps().is_llvmpipe || device.info().type == VKLLM_DEVICE_CPU;
+    return cpu ? DeviceClass::Cpu : DeviceClass::Gpu;
+}
+
+Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
+    : device_(device), pipelines_(pipelines) {
+    bool cpu = cls == DeviceClass::Cpu;
     matvec_wg_ = cpu ? 8 : 64;
     matvec_rows_ = cpu ? 16 : 2;
     norm_wg_ = cpu ? 8 : 128;

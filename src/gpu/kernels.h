@@ -37,9 +37,14 @@ enum class Unary : uint32_t { SiLU = 2, GELU = 3 };
 // base^(-2i/rot_dim), computed in double once per model: [n_pos][rot_dim/2][2] floats.
 std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base);
 
+// Which kernel shapes to use: lavapipe runs a workgroup as one 8-wide SIMD program and wants
+// few lanes owning many rows (LAVAPIPE.md); GPUs want wide workgroups.
+enum class DeviceClass { Cpu, Gpu };
+DeviceClass device_class(const Device &device);
+
 class Kernels {
   public:
-    Kernels(Device &device, Pipelines &pipelines);
+    Kernels(Device &device, Pipelines &pipelines, DeviceClass cls);
 
     // y[rows] = W x[cols].
     void matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y);
