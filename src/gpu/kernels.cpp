@@ -111,6 +111,7 @@ void Kernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x, cons
                      uint32_t n) {
     require(x, uint64_t(n) * w.cols * 4, "matmul", "x");
     require(y, uint64_t(n) * w.rows * 4, "matmul", "y");
+    check_loops(w.cols / 16 + 1, "matmul", w.cols);  // 16-wide K slices
     const Pipeline &p = pipelines_.get("matmul", 3, {uint32_t(w.type)});
     uint32_t tiles_m = (n + 31) / 32;
     if (tiles_m > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u rows is too many", n);
