@@ -94,6 +94,7 @@ typedef enum vkllm_status {
     VKLLM_ERR_CONTEXT_FULL = 11,     /* a session has no room for more tokens */
     VKLLM_ERR_CANCELLED = 12,        /* a callback asked to stop */
     VKLLM_ERR_INTERNAL = 13,         /* a bug in vkllm; please report it with the message */
+    VKLLM_ERR_NOT_FOUND = 14,        /* a named key, tensor or template does not exist */
     VKLLM_STATUS_FORCE32 = 0x7FFFFFFF
 } vkllm_status;
 
@@ -248,6 +249,119 @@ typedef struct vkllm_self_check_result {
  * status means the check could not run. Useful to diagnose a driver. */
 VKLLM_API vkllm_status vkllm_runtime_self_check(vkllm_runtime *runtime,
                                                 vkllm_self_check_result *result);
+
+/* ---------------------------------------------------------------------------------------
+ * Model files (GGUF): metadata without loading weights
+ *
+ * A vkllm_gguf is an opened, fully validated GGUF file (versions 2 and 3), memory-mapped,
+ * not read into RAM. Opening checks every count, length, offset and size against the file:
+ * a truncated or hostile file gives VKLLM_ERR_FORMAT with a message naming what is wrong and
+ * its byte offset; a tensor type unknown to vkllm gives VKLLM_ERR_UNSUPPORTED naming it.
+ * A vkllm_gguf is immutable: any number of threads may read it at once.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_gguf vkllm_gguf;
+
+/* Metadata value types, with GGUF's numbering. */
+typedef enum vkllm_gguf_type {
+    VKLLM_GGUF_UINT8 = 0,
+    VKLLM_GGUF_INT8 = 1,
+    VKLLM_GGUF_UINT16 = 2,
+    VKLLM_GGUF_INT16 = 3,
+    VKLLM_GGUF_UINT32 = 4,
+    VKLLM_GGUF_INT32 = 5,
+    VKLLM_GGUF_FLOAT32 = 6,
+    VKLLM_GGUF_BOOL = 7,
+    VKLLM_GGUF_STRING = 8,
+    VKLLM_GGUF_ARRAY = 9,
+    VKLLM_GGUF_UINT64 = 10,
+    VKLLM_GGUF_INT64 = 11,
+    VKLLM_GGUF_FLOAT64 = 12,
+    VKLLM_GGUF_TYPE_FORCE32 = 0x7FFFFFFF
+} vkllm_gguf_type;
+
+VKLLM_API vkllm_status vkllm_gguf_open(const char *path, vkllm_gguf **out);
+
+/* Unmaps the file. NULL: no-op. Strings returned by the functions below die with it. */
+VKLLM_API void vkllm_gguf_close(vkllm_gguf *gguf);
+
+/* ggml tensor types are numbered as in ggml (0 F32, 1 F16, 8 Q8_0, 12 Q4_K, 39 MXFP4 ...). */
+#define VKLLM_GGML_TYPE_COUNT 48
+
+/* What a model file is, in one struct. Fields the file does not state are 0 or "". */
+typedef struct vkllm_model_summary {
+    size_t struct_size;
+    uint32_t gguf_version;
+    char architecture[64]; /* general.architecture, e.g. "llama", "qwen2", "gpt-oss" */
+    char name[256];        /* general.name */
+    uint64_t file_bytes;
+    uint64_t tensor_bytes; /* size of all tensor data */
+    uint64_t n_params;     /* elements in all tensors */
+    uint64_t n_tensors;
+    uint64_t n_keys;
+    uint32_t context_length;  /* <arch>.context_length */
+    uint32_t n_layers;        /* <arch>.block_count */
+    uint32_t n_embd;          /* <arch>.embedding_length */
+    uint32_t n_heads;         /* <arch>.attention.head_count */
+    uint32_t n_kv_heads;      /* <arch>.attention.head_count_kv (n_heads when absent) */
+    uint32_t n_experts;       /* <arch>.expert_count */
+    uint32_t n_experts_used;  /* <arch>.expert_used_count */
+    uint32_t n_vocab;         /* entries of tokenizer.ggml.tokens */
+    char tokenizer_model[32]; /* tokenizer.ggml.model: "gpt2", "llama" ... */
+    char tokenizer_pre[32];   /* tokenizer.ggml.pre: "qwen2", "llama-bpe" ... */
+    uint64_t tensors_of_type[VKLLM_GGML_TYPE_COUNT]; /* tensor count per ggml type */
+} vkllm_model_summary;
+
+VKLLM_API vkllm_status vkllm_gguf_summary(const vkllm_gguf *gguf, vkllm_model_summary *out);
+
+/* One metadata key. `name` stays valid until vkllm_gguf_close. For arrays, `element_type`
+ * and `count` describe the elements; for scalars element_type == type and count == 1. */
+typedef struct vkllm_gguf_key {
+    size_t struct_size;
+    const char *name;
+    vkllm_gguf_type type;
+    vkllm_gguf_type element_type;
+    uint64_t count;
+} vkllm_gguf_key;
+
+/* Keys are numbered 0 .. n_keys-1 in file order. VKLLM_ERR_NOT_FOUND past the end. */
+VKLLM_API vkllm_status vkllm_gguf_key_at(const vkllm_gguf *gguf, size_t index, vkllm_gguf_key *out);
+
+/* Typed reads of a key by name. VKLLM_ERR_NOT_FOUND when the key is absent; VKLLM_ERR_FORMAT
+ * when it has another type. get_int accepts every integer type and bool (a uint64 above
+ * INT64_MAX is VKLLM_ERR_FORMAT); get_float accepts floats and integers. */
+VKLLM_API vkllm_status vkllm_gguf_get_int(const vkllm_gguf *gguf, const char *key, int64_t *out);
+VKLLM_API vkllm_status vkllm_gguf_get_float(const vkllm_gguf *gguf, const char *key, double *out);
+
+/* Copies a string value and a terminating NUL into buf. *length gets the string's length
+ * (without the NUL) also when the buffer is too small (VKLLM_ERR_BUFFER_TOO_SMALL); buf may be
+ * NULL when capacity is 0. Values may contain NUL bytes: use *length. */
+VKLLM_API vkllm_status vkllm_gguf_get_string(const vkllm_gguf *gguf, const char *key, char *buf,
+                                             size_t capacity, size_t *length);
+
+/* Any value as readable text (numbers, quoted strings, arrays as their first elements and
+ * their length), with the same buffer rules as vkllm_gguf_get_string. */
+VKLLM_API vkllm_status vkllm_gguf_get_text(const vkllm_gguf *gguf, const char *key, char *buf,
+                                           size_t capacity, size_t *length);
+
+typedef struct vkllm_tensor_info {
+    size_t struct_size;
+    const char *name; /* valid until vkllm_gguf_close */
+    uint32_t type;    /* ggml type */
+    const char *type_name;
+    uint32_t n_dims;
+    uint64_t dims[4]; /* innermost first: a weight matrix is [in_features, out_features] */
+    uint64_t n_elements;
+    uint64_t n_bytes;
+    uint64_t file_offset;
+} vkllm_tensor_info;
+
+/* Tensors are numbered 0 .. n_tensors-1 in file order. VKLLM_ERR_NOT_FOUND past the end. */
+VKLLM_API vkllm_status vkllm_gguf_tensor_at(const vkllm_gguf *gguf, size_t index,
+                                            vkllm_tensor_info *out);
+
+/* The name of a ggml tensor type ("Q4_K"), or NULL for an id ggml does not define. */
+VKLLM_API const char *vkllm_ggml_type_name(uint32_t type);
 
 #ifdef __cplusplus
 } /* extern "C" */

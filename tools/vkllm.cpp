@@ -1,6 +1,7 @@
 // vkllm: the command-line face of libvkllm. Uses only the public C API.
 //
 //   vkllm devices                     list the Vulkan devices
+//   vkllm info -m FILE                describe a GGUF model file
 //   vkllm self-check [options]        run every kernel against a CPU computation
 //   vkllm version
 //
@@ -23,6 +24,7 @@ int usage(FILE *out) {
         "\n"
         "commands:\n"
         "  devices       list the Vulkan devices vkllm can see\n"
+        "  info -m FILE  describe a GGUF model file: summary, metadata, tensors\n"
         "  self-check    run every compute kernel on the chosen device and compare it with\n"
         "                a CPU computation\n"
         "  version       print the library version\n"
@@ -89,6 +91,79 @@ int cmd_devices() {
     return 0;
 }
 
+std::string dims_text(const vkllm_tensor_info &t) {
+    std::string s;
+    for (uint32_t d = 0; d < t.n_dims; ++d)
+        s += (d ? " x " : "") + std::to_string(t.dims[d]);
+    return s;
+}
+
+std::string human_count(uint64_t n) {
+    char buf[32];
+    if (n >= 1000000000ull)
+        std::snprintf(buf, sizeof buf, "%.2f B", double(n) / 1e9);
+    else if (n >= 1000000ull)
+        std::snprintf(buf, sizeof buf, "%.2f M", double(n) / 1e6);
+    else if (n >= 1000ull)
+        std::snprintf(buf, sizeof buf, "%.2f K", double(n) / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)n);
+    return buf;
+}
+
+// Like gguf-dump, but readable: the summary, every key, every tensor.
+int cmd_info(const char *path) {
+    vkllm_gguf *g = nullptr;
+    vkllm_status s = vkllm_gguf_open(path, &g);
+    if (s != VKLLM_OK) return report(s, "reading the model");
+    vkllm_model_summary m;
+    m.struct_size = sizeof m;
+    vkllm_gguf_summary(g, &m);
+    std::printf("%s: GGUF v%u, %.1f MiB\n", path, m.gguf_version, double(m.file_bytes) / 1048576.0);
+    std::printf("  architecture     %s\n", m.architecture[0] ? m.architecture : "(none)");
+    if (m.name[0]) std::printf("  name             %s\n", m.name);
+    std::printf("  parameters       %s in %llu tensors (%.1f MiB)\n",
+                human_count(m.n_params).c_str(), (unsigned long long)m.n_tensors,
+                double(m.tensor_bytes) / 1048576.0);
+    std::printf("  layers           %u\n", m.n_layers);
+    std::printf("  embedding        %u\n", m.n_embd);
+    std::printf("  heads            %u (%u key/value)\n", m.n_heads, m.n_kv_heads);
+    if (m.n_experts)
+        std::printf("  experts          %u, %u used per token\n", m.n_experts, m.n_experts_used);
+    std::printf("  context length   %u\n", m.context_length);
+    std::printf("  vocabulary       %u (%s%s%s)\n", m.n_vocab, m.tokenizer_model,
+                m.tokenizer_pre[0] ? ", pre " : "", m.tokenizer_pre);
+    std::printf("  tensor types    ");
+    for (uint32_t t = 0; t < VKLLM_GGML_TYPE_COUNT; ++t)
+        if (m.tensors_of_type[t])
+            std::printf(" %s: %llu", vkllm_ggml_type_name(t),
+                        (unsigned long long)m.tensors_of_type[t]);
+    std::printf("\n\nmetadata (%llu keys):\n", (unsigned long long)m.n_keys);
+    std::vector<char> text(4096);
+    for (size_t i = 0; i < m.n_keys; ++i) {
+        vkllm_gguf_key k;
+        k.struct_size = sizeof k;
+        vkllm_gguf_key_at(g, i, &k);
+        size_t len = 0;
+        if (vkllm_gguf_get_text(g, k.name, text.data(), text.size(), &len) ==
+            VKLLM_ERR_BUFFER_TOO_SMALL) {
+            text.resize(len + 1);
+            vkllm_gguf_get_text(g, k.name, text.data(), text.size(), &len);
+        }
+        std::printf("  %-40s %s\n", k.name, text.data());
+    }
+    std::printf("\ntensors (%llu):\n", (unsigned long long)m.n_tensors);
+    for (size_t i = 0; i < m.n_tensors; ++i) {
+        vkllm_tensor_info t;
+        t.struct_size = sizeof t;
+        vkllm_gguf_tensor_at(g, i, &t);
+        std::printf("  %-40s %-7s %-20s %10.3f MiB\n", t.name, t.type_name, dims_text(t).c_str(),
+                    double(t.n_bytes) / 1048576.0);
+    }
+    vkllm_gguf_close(g);
+    return 0;
+}
+
 int cmd_self_check(const vkllm_runtime_params &params) {
     vkllm_runtime *rt = nullptr;
     vkllm_status s = vkllm_runtime_create(&params, &rt);
@@ -120,6 +195,7 @@ int cmd_self_check(const vkllm_runtime_params &params) {
 int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr);
     std::string cmd = argv[1];
+    const char *model = nullptr;
     vkllm_runtime_params params;
     vkllm_runtime_params_init(&params);
     for (int i = 2; i < argc; ++i) {
@@ -132,6 +208,8 @@ int main(int argc, char **argv) {
                 params.device_index = int32_t(idx);
             else
                 params.device_name = v;
+        } else if ((a == "-m" || a == "--model") && i + 1 < argc) {
+            model = argv[++i];
         } else if (a == "--validate") {
             params.flags |= VKLLM_RUNTIME_VALIDATION;
         } else if (a == "--pipeline-cache" && i + 1 < argc) {
@@ -142,6 +220,13 @@ int main(int argc, char **argv) {
         }
     }
     if (cmd == "devices") return cmd_devices();
+    if (cmd == "info") {
+        if (!model) {
+            std::fprintf(stderr, "vkllm: info needs -m FILE\n");
+            return usage(stderr);
+        }
+        return cmd_info(model);
+    }
     if (cmd == "self-check") return cmd_self_check(params);
     if (cmd == "version") {
         std::printf("vkllm %s\n", vkllm_version_string());

@@ -68,6 +68,8 @@ const char *vkllm_status_string(vkllm_status status) {
             return "cancelled";
         case VKLLM_ERR_INTERNAL:
             return "internal error";
+        case VKLLM_ERR_NOT_FOUND:
+            return "not found";
         default:
             return "unknown status";
     }

@@ -16,7 +16,7 @@ static std::string vformat(const char *fmt, va_list args) {
     return s;
 }
 
-std::string format(const char *fmt, ...) {
+std::string sformat(const char *fmt, ...) {
     va_list args;
     va_start(args, fmt);
     std::string s = vformat(fmt, args);

@@ -20,7 +20,7 @@ class Error : public std::runtime_error {
 };
 
 // printf-style formatting into a std::string.
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string sformat(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 [[noreturn]] void fail(vkllm_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
