@@ -280,6 +280,8 @@ typedef enum vkllm_gguf_type {
     VKLLM_GGUF_TYPE_FORCE32 = 0x7FFFFFFF
 } vkllm_gguf_type;
 
+/* The file must not be truncated or rewritten while it is open: like any memory map, pages
+ * that vanish from under it fault the process (SIGBUS). Replace model files by renaming. */
 VKLLM_API vkllm_status vkllm_gguf_open(const char *path, vkllm_gguf **out);
 
 /* Unmaps the file. NULL: no-op. Strings returned by the functions below die with it. */
@@ -362,6 +364,123 @@ VKLLM_API vkllm_status vkllm_gguf_tensor_at(const vkllm_gguf *gguf, size_t index
 
 /* The name of a ggml tensor type ("Q4_K"), or NULL for an id ggml does not define. */
 VKLLM_API const char *vkllm_ggml_type_name(uint32_t type);
+
+/* ---------------------------------------------------------------------------------------
+ * Tokenizers
+ *
+ * Built from a model file's tokenizer.ggml.* metadata: byte-level BPE ("gpt2": GPT-2, Qwen2,
+ * Llama 3, GPT-OSS, with their pre-tokenizers) and SentencePiece-style BPE ("llama": Llama 2,
+ * TinyLlama). Encodings match the models' own Hugging Face tokenizers (for Qwen2 that
+ * includes its NFC normalisation, which llama.cpp skips). A vkllm_tokenizer is immutable:
+ * any number of threads may use it at once. It needs no device.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_tokenizer vkllm_tokenizer;
+
+/* Builds the tokenizer of an opened model file; the file may be closed afterwards.
+ * VKLLM_ERR_UNSUPPORTED names an unknown tokenizer model or pre-tokenizer; VKLLM_ERR_FORMAT
+ * an inconsistent vocabulary. */
+VKLLM_API vkllm_status vkllm_tokenizer_create(const vkllm_gguf *gguf, vkllm_tokenizer **out);
+
+/* NULL: no-op. */
+VKLLM_API void vkllm_tokenizer_destroy(vkllm_tokenizer *tokenizer);
+
+typedef struct vkllm_tokenizer_info {
+    size_t struct_size;
+    uint32_t n_vocab;
+    int32_t bos; /* -1 when the model has none */
+    int32_t eos;
+    int32_t eot;
+    int32_t unk;
+    int32_t pad;
+    int32_t add_bos; /* 1 if VKLLM_TOKENIZE_ADD_SPECIAL adds BOS */
+    int32_t add_eos;
+    char model[32]; /* "gpt2" or "llama" */
+    char pre[32];   /* the pre-tokenizer name, "" for SentencePiece */
+} vkllm_tokenizer_info;
+
+VKLLM_API vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer,
+                                                vkllm_tokenizer_info *out);
+
+/* vkllm_tokenize flags. */
+#define VKLLM_TOKENIZE_ADD_SPECIAL 0x1u /* add BOS (and EOS) where the model asks for them */
+#define VKLLM_TOKENIZE_PARSE_SPECIAL                          \
+    0x2u /* text of control and added tokens ("<|im_start|>") \
+            becomes those tokens; else it is plain text */
+
+/* Tokenizes `length` bytes of UTF-8 `text` (NULL allowed when length is 0; invalid UTF-8 is
+ * encoded byte by byte, never rejected). Writes the ids to `tokens` and their number to
+ * *n_tokens. When `capacity` is too small, returns VKLLM_ERR_BUFFER_TOO_SMALL with the number
+ * needed in *n_tokens and writes no ids (`tokens` may be NULL to ask for the size). */
+VKLLM_API vkllm_status vkllm_tokenize(const vkllm_tokenizer *tokenizer, const char *text,
+                                      size_t length, uint32_t flags, int32_t *tokens,
+                                      size_t capacity, size_t *n_tokens);
+
+/* vkllm_token_to_piece / vkllm_detokenize flags. */
+#define VKLLM_DETOKENIZE_SPECIAL                                   \
+    0x1u /* render control tokens (BOS, <|im_end|>) as their text; \
+            by default they produce no text */
+
+/* The bytes of one token, which may be part of a UTF-8 character (byte tokens), with a NUL
+ * after them; the buffer rules of vkllm_gguf_get_string. VKLLM_ERR_INVALID_ARGUMENT for an id
+ * outside the vocabulary. */
+VKLLM_API vkllm_status vkllm_token_to_piece(const vkllm_tokenizer *tokenizer, int32_t token,
+                                            uint32_t flags, char *buf, size_t capacity,
+                                            size_t *length);
+
+/* The text of a sequence of tokens (SentencePiece's leading dummy space removed), with a NUL
+ * after it; the buffer rules of vkllm_gguf_get_string. */
+VKLLM_API vkllm_status vkllm_detokenize(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
+                                        size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
+                                        size_t *length);
+
+/* 1 in *out when generation should stop at this token (EOS, EOT, <|im_end|> ...), else 0. */
+VKLLM_API vkllm_status vkllm_token_is_end_of_generation(const vkllm_tokenizer *tokenizer,
+                                                        int32_t token, int32_t *out);
+
+/* Streaming detokenization: text handed out never ends inside a UTF-8 character; the bytes
+ * of an incomplete one are held until the token that completes it. One per stream; not
+ * thread-safe. The tokenizer must outlive it. */
+typedef struct vkllm_detokenizer vkllm_detokenizer;
+
+VKLLM_API vkllm_status vkllm_detokenizer_create(const vkllm_tokenizer *tokenizer, uint32_t flags,
+                                                vkllm_detokenizer **out);
+VKLLM_API void vkllm_detokenizer_destroy(vkllm_detokenizer *detokenizer);
+
+/* Feeds one token; writes the text that became complete (maybe none) and a NUL. When the
+ * buffer is too small: VKLLM_ERR_BUFFER_TOO_SMALL, the size needed in *length, and the token
+ * is not consumed (call again with a larger buffer). */
+VKLLM_API vkllm_status vkllm_detokenizer_push(vkllm_detokenizer *detokenizer, int32_t token,
+                                              char *buf, size_t capacity, size_t *length);
+
+/* Ends the stream: writes what is still held (an incomplete character, as its raw bytes) and
+ * makes the detokenizer ready for a new stream. Same buffer rules as push. */
+VKLLM_API vkllm_status vkllm_detokenizer_flush(vkllm_detokenizer *detokenizer, char *buf,
+                                               size_t capacity, size_t *length);
+
+/* ---------------------------------------------------------------------------------------
+ * Chat templates
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_chat_message {
+    const char *role;    /* "system", "user", "assistant" (harmony also "developer") */
+    const char *content; /* UTF-8, NUL-terminated */
+} vkllm_chat_message;
+
+/* Renders a conversation as the prompt text a chat model expects. The format is named by
+ * `template_name` ("chatml" for Qwen2/2.5/3, "llama3", "harmony" for GPT-OSS), or, when that is
+ * NULL, recognised from `model_template`: the model's Jinja template (the GGUF key
+ * tokenizer.chat_template, read with vkllm_gguf_get_string), which also supplies details such
+ * as Qwen2.5's default system prompt. `add_assistant` != 0 ends the text with the opening of an
+ * assistant turn, ready for generation. Tokenize the result with VKLLM_TOKENIZE_ADD_SPECIAL |
+ * VKLLM_TOKENIZE_PARSE_SPECIAL. Buffer rules of vkllm_gguf_get_string.
+ * Errors: VKLLM_ERR_NOT_FOUND for an unknown template_name; VKLLM_ERR_UNSUPPORTED when the
+ * model's template is missing or not one vkllm knows (name one instead). */
+VKLLM_API vkllm_status vkllm_chat_apply_template(const char *template_name,
+                                                 const char *model_template,
+                                                 const vkllm_chat_message *messages,
+                                                 size_t n_messages, int32_t add_assistant,
+                                                 char *buf, size_t capacity, size_t *length);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <random>
 
+#include <unistd.h>
+
 #include "common/error.h"
 #include "format/gguf.h"
 #include "format/summary.h"
@@ -17,8 +19,11 @@ using vkllm::format::ValueType;
 
 namespace {
 
+// Unique per process: ctest runs tests in parallel, and rewriting a file another process has
+// mapped would pull the pages from under it.
 std::string write_temp(const std::vector<uint8_t> &bytes, const std::string &name) {
-    std::string path = ::testing::TempDir() + "vkllm_gguf_" + name + ".gguf";
+    std::string path =
+        ::testing::TempDir() + "vkllm_gguf_" + name + "_" + std::to_string(::getpid()) + ".gguf";
     std::ofstream(path, std::ios::binary | std::ios::trunc)
         .write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
     return path;

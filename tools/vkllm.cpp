@@ -2,12 +2,15 @@
 //
 //   vkllm devices                     list the Vulkan devices
 //   vkllm info -m FILE                describe a GGUF model file
+//   vkllm tokenize -m FILE [TEXT]     token ids (and pieces) of a text
 //   vkllm self-check [options]        run every kernel against a CPU computation
 //   vkllm version
 //
 // Options: --device N|NAME   pick a device (also VKLLM_DEVICE)
 //          --validate        enable the Vulkan validation layer; any error fails the command
 //          --pipeline-cache FILE
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +28,10 @@ int usage(FILE *out) {
         "commands:\n"
         "  devices       list the Vulkan devices vkllm can see\n"
         "  info -m FILE  describe a GGUF model file: summary, metadata, tensors\n"
+        "  tokenize -m FILE [--no-bos] [--no-special] [--pieces] [--json] [TEXT | --file F]\n"
+        "                print the token ids of TEXT (or of the file, or of stdin)\n"
+        "  bench-tokenizer -m FILE --file TEXT\n"
+        "                tokenizer throughput on a text file\n"
         "  self-check    run every compute kernel on the chosen device and compare it with\n"
         "                a CPU computation\n"
         "  version       print the library version\n"
@@ -164,6 +171,171 @@ int cmd_info(const char *path) {
     return 0;
 }
 
+// JSON string body for bytes that may not be valid UTF-8 (a piece can be half a character):
+// invalid bytes become U+FFFD, so the output is always valid JSON.
+std::string json_escape(const std::string &s) {
+    std::string out;
+    for (size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        bool ok = n > 0 && i + n <= s.size();
+        for (size_t k = 1; ok && k < n; ++k)
+            ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+        if (!ok) {
+            out += "\\ufffd";
+            ++i;
+        } else if (c == '"' || c == '\\') {
+            out += '\\';
+            out += char(c);
+            ++i;
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+            ++i;
+        } else {
+            out.append(s, i, n);
+            i += n;
+        }
+    }
+    return out;
+}
+
+struct TokenizeOptions {
+    bool bos = true;
+    bool special = true;
+    bool json = false;
+    bool pieces = false;
+    const char *file = nullptr;
+    std::string text;
+    bool have_text = false;
+};
+
+// Like llama-tokenize: BOS as the model asks and special tokens parsed, unless told not to.
+int cmd_tokenize(const char *model, const TokenizeOptions &o) {
+    std::string text = o.text;
+    if (!o.have_text) {
+        FILE *in = o.file ? std::fopen(o.file, "rb") : stdin;
+        if (!in) {
+            std::fprintf(stderr, "vkllm: cannot open %s\n", o.file);
+            return 1;
+        }
+        char buf[65536];
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;)
+            text.append(buf, n);
+        if (o.file) std::fclose(in);
+    }
+    vkllm_gguf *g = nullptr;
+    vkllm_status s = vkllm_gguf_open(model, &g);
+    if (s != VKLLM_OK) return report(s, "reading the model");
+    vkllm_tokenizer *tok = nullptr;
+    s = vkllm_tokenizer_create(g, &tok);
+    vkllm_gguf_close(g);
+    if (s != VKLLM_OK) return report(s, "loading the tokenizer");
+    uint32_t flags =
+        (o.bos ? VKLLM_TOKENIZE_ADD_SPECIAL : 0) | (o.special ? VKLLM_TOKENIZE_PARSE_SPECIAL : 0);
+    size_t n = 0;
+    vkllm_tokenize(tok, text.data(), text.size(), flags, nullptr, 0, &n);
+    std::vector<int32_t> ids(n);
+    s = vkllm_tokenize(tok, text.data(), text.size(), flags, ids.data(), ids.size(), &n);
+    if (s != VKLLM_OK) {
+        vkllm_tokenizer_destroy(tok);
+        return report(s, "tokenizing");
+    }
+    std::vector<std::string> pieces;
+    for (int32_t id : ids) {
+        char buf[256];
+        size_t len = 0;
+        std::string piece;
+        if (vkllm_token_to_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, buf, sizeof buf, &len) ==
+            VKLLM_OK)
+            piece.assign(buf, len);
+        else {
+            std::vector<char> big(len + 1);
+            vkllm_token_to_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, big.data(), big.size(), &len);
+            piece.assign(big.data(), len);
+        }
+        pieces.push_back(piece);
+    }
+    vkllm_tokenizer_destroy(tok);
+    if (o.json) {
+        std::printf("{\"ids\": [");
+        for (size_t i = 0; i < ids.size(); ++i)
+            std::printf("%s%d", i ? ", " : "", ids[i]);
+        std::printf("]");
+        if (o.pieces) {
+            std::printf(", \"pieces\": [");
+            for (size_t i = 0; i < pieces.size(); ++i)
+                std::printf("%s\"%s\"", i ? ", " : "", json_escape(pieces[i]).c_str());
+            std::printf("]");
+        }
+        std::printf("}\n");
+    } else if (o.pieces) {
+        for (size_t i = 0; i < ids.size(); ++i)
+            std::printf("%6d -> '%s'\n", ids[i], pieces[i].c_str());
+    } else {
+        std::printf("[");
+        for (size_t i = 0; i < ids.size(); ++i)
+            std::printf("%s%d", i ? ", " : "", ids[i]);
+        std::printf("]\n");
+    }
+    return 0;
+}
+
+// Tokenizer throughput: encodes and decodes the text `runs` times and reports the best run.
+int cmd_bench_tokenizer(const char *model, const char *file, int runs) {
+    std::string text;
+    if (FILE *in = std::fopen(file, "rb")) {
+        char buf[65536];
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;)
+            text.append(buf, n);
+        std::fclose(in);
+    } else {
+        std::fprintf(stderr, "vkllm: cannot open %s\n", file);
+        return 1;
+    }
+    vkllm_gguf *g = nullptr;
+    vkllm_status s = vkllm_gguf_open(model, &g);
+    if (s != VKLLM_OK) return report(s, "reading the model");
+    auto t0 = std::chrono::steady_clock::now();
+    vkllm_tokenizer *tok = nullptr;
+    s = vkllm_tokenizer_create(g, &tok);
+    double load_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    vkllm_gguf_close(g);
+    if (s != VKLLM_OK) return report(s, "loading the tokenizer");
+    std::vector<int32_t> ids(text.size() + 16);
+    size_t n = 0;
+    double best_encode = 1e30, best_decode = 1e30;
+    std::vector<char> out(text.size() * 2 + 1024);
+    size_t out_len = 0;
+    for (int r = 0; r < runs; ++r) {
+        auto a = std::chrono::steady_clock::now();
+        s = vkllm_tokenize(tok, text.data(), text.size(), 0, ids.data(), ids.size(), &n);
+        auto b = std::chrono::steady_clock::now();
+        if (s == VKLLM_OK)
+            s = vkllm_detokenize(tok, ids.data(), n, 0, out.data(), out.size(), &out_len);
+        auto c = std::chrono::steady_clock::now();
+        if (s != VKLLM_OK) {
+            vkllm_tokenizer_destroy(tok);
+            return report(s, "benchmark");
+        }
+        best_encode = std::min(best_encode, std::chrono::duration<double>(b - a).count());
+        best_decode = std::min(best_decode, std::chrono::duration<double>(c - b).count());
+    }
+    vkllm_tokenizer_destroy(tok);
+    double mb = double(text.size()) / 1e6;
+    std::printf("tokenizer %s: load %.0f ms\n", model, load_ms);
+    std::printf("text %.2f MB -> %zu tokens (%.2f bytes/token), round trip %s\n", mb, n,
+                double(text.size()) / double(n),
+                std::string(out.data(), out_len) == text
+                    ? "exact"
+                    : "not exact (the tokenizer normalises text)");
+    std::printf("encode %.2f MB/s (%.0f tokens/s), decode %.1f MB/s, best of %d\n",
+                mb / best_encode, double(n) / best_encode, mb / best_decode, runs);
+    return 0;
+}
+
 int cmd_self_check(const vkllm_runtime_params &params) {
     vkllm_runtime *rt = nullptr;
     vkllm_status s = vkllm_runtime_create(&params, &rt);
@@ -196,6 +368,7 @@ int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr);
     std::string cmd = argv[1];
     const char *model = nullptr;
+    TokenizeOptions tok;
     vkllm_runtime_params params;
     vkllm_runtime_params_init(&params);
     for (int i = 2; i < argc; ++i) {
@@ -210,6 +383,19 @@ int main(int argc, char **argv) {
                 params.device_name = v;
         } else if ((a == "-m" || a == "--model") && i + 1 < argc) {
             model = argv[++i];
+        } else if (a == "--no-bos") {
+            tok.bos = false;
+        } else if (a == "--no-special") {
+            tok.special = false;
+        } else if (a == "--json") {
+            tok.json = true;
+        } else if (a == "--pieces") {
+            tok.pieces = true;
+        } else if (a == "--file" && i + 1 < argc) {
+            tok.file = argv[++i];
+        } else if (cmd == "tokenize" && !tok.have_text && (a.empty() || a[0] != '-')) {
+            tok.text = a;
+            tok.have_text = true;
         } else if (a == "--validate") {
             params.flags |= VKLLM_RUNTIME_VALIDATION;
         } else if (a == "--pipeline-cache" && i + 1 < argc) {
@@ -220,6 +406,20 @@ int main(int argc, char **argv) {
         }
     }
     if (cmd == "devices") return cmd_devices();
+    if (cmd == "tokenize") {
+        if (!model) {
+            std::fprintf(stderr, "vkllm: tokenize needs -m FILE\n");
+            return usage(stderr);
+        }
+        return cmd_tokenize(model, tok);
+    }
+    if (cmd == "bench-tokenizer") {
+        if (!model || !tok.file) {
+            std::fprintf(stderr, "vkllm: bench-tokenizer needs -m FILE --file TEXT\n");
+            return usage(stderr);
+        }
+        return cmd_bench_tokenizer(model, tok.file, 5);
+    }
     if (cmd == "info") {
         if (!model) {
             std::fprintf(stderr, "vkllm: info needs -m FILE\n");

@@ -3,14 +3,13 @@
 #include <memory>
 
 #include "api/guard.h"
+#include "api/objects.h"
+#include "api/out.h"
 #include "format/gguf.h"
 #include "format/summary.h"
 
-struct vkllm_gguf {
-    std::unique_ptr<vkllm::format::GgufFile> file;
-};
-
 using vkllm::fail;
+using vkllm::api::copy_text;
 using vkllm::api::guard;
 using vkllm::api::require_arg;
 using vkllm::api::require_struct;
@@ -18,31 +17,12 @@ using vkllm::format::KeyValue;
 
 namespace {
 
-// Copies into a caller struct only the bytes its struct_size covers.
-template <typename T>
-void copy_out(const T &from, T *to) {
-    size_t keep = to->struct_size;
-    std::memcpy(to, &from, std::min(keep, sizeof(T)));
-    to->struct_size = keep;
-}
-
 const KeyValue &key_or_fail(const vkllm_gguf *g, const char *fn, const char *key) {
     require_arg(g, fn, "gguf");
     require_arg(key, fn, "key");
     const KeyValue *kv = g->file->find(key);
     if (!kv) fail(VKLLM_ERR_NOT_FOUND, "%s: %s has no key %s", fn, g->file->path().c_str(), key);
     return *kv;
-}
-
-void copy_text(std::string_view text, char *buf, size_t capacity, size_t *length, const char *fn) {
-    require_arg(length, fn, "length");
-    if (capacity > 0) require_arg(buf, fn, "buf");
-    *length = text.size();
-    if (capacity < text.size() + 1)
-        fail(VKLLM_ERR_BUFFER_TOO_SMALL, "%s: %zu bytes needed, buffer has %zu", fn,
-             text.size() + 1, capacity);
-    std::memcpy(buf, text.data(), text.size());
-    buf[text.size()] = '\0';
 }
 
 }  // namespace
@@ -67,7 +47,7 @@ vkllm_status vkllm_gguf_summary(const vkllm_gguf *gguf, vkllm_model_summary *out
     return guard([&] {
         require_arg(gguf, "vkllm_gguf_summary", "gguf");
         require_struct(out, "vkllm_gguf_summary", "out");
-        copy_out(vkllm::format::summarize(*gguf->file), out);
+        vkllm::api::copy_struct(vkllm::format::summarize(*gguf->file), out);
     });
 }
 
@@ -86,7 +66,7 @@ vkllm_status vkllm_gguf_key_at(const vkllm_gguf *gguf, size_t index, vkllm_gguf_
         k.type = vkllm_gguf_type(kv.type);
         k.element_type = vkllm_gguf_type(kv.element_type);
         k.count = kv.count;
-        copy_out(k, out);
+        vkllm::api::copy_struct(k, out);
     });
 }
 
@@ -142,7 +122,7 @@ vkllm_status vkllm_gguf_tensor_at(const vkllm_gguf *gguf, size_t index, vkllm_te
         info.n_elements = t.n_elements;
         info.n_bytes = t.n_bytes;
         info.file_offset = t.offset;
-        copy_out(info, out);
+        vkllm::api::copy_struct(info, out);
     });
 }
 

@@ -1,0 +1,118 @@
+#include "tokenizer/bpe.h"
+
+#include <queue>
+
+#include "tokenizer/unicode.h"
+
+namespace vkllm::tokenizer {
+
+BpeEncoder::BpeEncoder(const Vocab &vocab, bool ignore_merges)
+    : vocab_(vocab), ignore_merges_(ignore_merges) {
+    // GPT-2's table: printable bytes map to themselves, the other 68 to U+0100.. in order.
+    uint32_t next = 0x100;
+    for (uint32_t b = 0; b < 256; ++b) {
+        bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE);
+        uint32_t cp = printable ? b : next++;
+        utf8_append(byte_char_[b], cp);
+        char_byte_[cp] = uint8_t(b);
+        byte_token_[b] = vocab.find(byte_char_[b]);
+    }
+    merges_.reserve(vocab.merges.size());
+    for (size_t rank = 0; rank < vocab.merges.size(); ++rank) {
+        const std::string &m = vocab.merges[rank];
+        size_t space = m.find(' ');  // byte-level tokens never contain a space
+        if (space == std::string::npos) continue;
+        int32_t left = vocab.find(m.substr(0, space));
+        int32_t right = vocab.find(m.substr(space + 1));
+        int32_t result = vocab.find(m.substr(0, space) + m.substr(space + 1));
+        if (left < 0 || right < 0 || result < 0) continue;  // a merge the vocabulary cannot use
+        uint64_t key = (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
+        merges_.emplace(key, Merge{int32_t(rank), result});  // the first (best) rank wins
+    }
+}
+
+void BpeEncoder::encode(std::string_view piece, std::vector<int32_t> &out) const {
+    if (piece.empty()) return;
+    if (ignore_merges_) {
+        std::string mapped;
+        for (unsigned char b : piece)
+            mapped += byte_char_[b];
+        int32_t id = vocab_.find(mapped);
+        if (id >= 0) {
+            out.push_back(id);
+            return;
+        }
+    }
+    // Symbols in a doubly linked list; candidate merges in a min-heap by (rank, position),
+    // dropped lazily when one of their symbols has changed since they were pushed.
+    struct Symbol {
+        int32_t id;
+        int32_t prev, next;
+        uint32_t version;
+    };
+    std::vector<Symbol> sym;
+    sym.reserve(piece.size());
+    for (size_t i = 0; i < piece.size(); ++i) {
+        int32_t id = byte_token_[static_cast<unsigned char>(piece[i])];
+        if (id < 0) id = vocab_.unk;  // a byte-level vocabulary lacking a byte: malformed
+        sym.push_back(Symbol{id, int32_t(i) - 1, int32_t(i) + 1, 0});
+    }
+    sym.back().next = -1;
+    struct Candidate {
+        int32_t rank, left;
+        uint32_t left_version, right_version;
+        bool operator>(const Candidate &o) const {
+            return rank != o.rank ? rank > o.rank : left > o.left;
+        }
+    };
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
+    auto consider = [&](int32_t left) {
+        if (left < 0) return;
+        int32_t right = sym[size_t(left)].next;
+        if (right < 0 || sym[size_t(left)].id < 0 || sym[size_t(right)].id < 0) return;
+        uint64_t key =
+            (uint64_t(uint32_t(sym[size_t(left)].id)) << 32) | uint32_t(sym[size_t(right)].id);
+        auto it = merges_.find(key);
+        if (it != merges_.end())
+            heap.push(Candidate{it->second.rank, left, sym[size_t(left)].version,
+                                sym[size_t(right)].version});
+    };
+    for (int32_t i = 0; i + 1 < int32_t(sym.size()); ++i)
+        consider(i);
+    while (!heap.empty()) {
+        Candidate c = heap.top();
+        heap.pop();
+        Symbol &l = sym[size_t(c.left)];
+        if (l.id < 0 || l.version != c.left_version || l.next < 0) continue;
+        Symbol &r = sym[size_t(l.next)];
+        if (r.version != c.right_version) continue;
+        uint64_t key = (uint64_t(uint32_t(l.id)) << 32) | uint32_t(r.id);
+        l.id = merges_.at(key).result;
+        ++l.version;
+        r.id = -2;  // merged away
+        ++r.version;
+        l.next = r.next;
+        if (r.next >= 0) sym[size_t(r.next)].prev = c.left;
+        consider(l.prev);
+        consider(c.left);
+    }
+    for (const Symbol &s : sym)
+        if (s.id >= 0) out.push_back(s.id);
+}
+
+std::string BpeEncoder::decode(int32_t id) const {
+    const std::string &text = vocab_.tokens[size_t(id)];
+    std::string out;
+    size_t pos = 0;
+    uint32_t cp;
+    while (utf8_next(text, pos, cp)) {
+        auto it = char_byte_.find(cp);
+        if (it != char_byte_.end())
+            out += char(it->second);
+        else
+            utf8_append(out, cp);  // not byte-mapped text (an added token): as written
+    }
+    return out;
+}
+
+}  // namespace vkllm::tokenizer

@@ -1,0 +1,167 @@
+#include "tokenizer/tokenizer.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "tokenizer/unicode.h"
+
+namespace vkllm::tokenizer {
+
+namespace {
+
+// tokenizer.ggml.pre names (as llama.cpp's converter writes them) -> our pre-tokenizers.
+std::optional<PreTokenizer> pre_tokenizer(const std::string &name) {
+    if (name.empty() || name == "default" || name == "gpt-2" || name == "gpt2")
+        return PreTokenizer::Gpt2;
+    if (name == "qwen2" || name == "qwen" || name == "deepseek-r1-qwen") return PreTokenizer::Qwen2;
+    if (name == "llama-bpe" || name == "llama3" || name == "smaug-bpe") return PreTokenizer::Llama3;
+    if (name == "gpt-4o" || name == "gpt-oss" || name == "o200k") return PreTokenizer::O200k;
+    return std::nullopt;
+}
+
+const char kSpmSpace[] = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
+
+// Length of the incomplete UTF-8 character at the end of s (0 when s ends on a boundary or
+// with bytes that can never complete a character, which are then passed on as they are).
+size_t incomplete_tail(const std::string &s) {
+    size_t n = s.size();
+    for (size_t back = 1; back <= 3 && back <= n; ++back) {
+        unsigned char c = static_cast<unsigned char>(s[n - back]);
+        if ((c & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
+        size_t need = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
+        return need > back ? back : 0;
+    }
+    return 0;
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
+    if (vocab_.model == VocabModel::Bpe) {
+        pre_ = pre_tokenizer(vocab_.pre);
+        if (!pre_)
+            fail(VKLLM_ERR_UNSUPPORTED,
+                 "pre-tokenizer \"%s\" is not supported (gpt-2, qwen2, llama-bpe, gpt-4o are)",
+                 vocab_.pre.c_str());
+        // Llama 3 and o200k emit a pre-token that is itself a token without merging;
+        // Qwen2's Hugging Face tokenizer NFC-normalises its input (llama.cpp does not; we
+        // follow the model's own tokenizer).
+        bpe_ = std::make_unique<BpeEncoder>(
+            vocab_, *pre_ == PreTokenizer::Llama3 || *pre_ == PreTokenizer::O200k);
+        nfc_ = *pre_ == PreTokenizer::Qwen2;
+    } else {
+        spm_ = std::make_unique<SpmEncoder>(vocab_);
+    }
+    // Added tokens are matched leftmost-longest, as Hugging Face tokenizers do.
+    for (int32_t id = 0; id < vocab_.size(); ++id) {
+        TokenType t = vocab_.type(id);
+        const std::string &text = vocab_.tokens[size_t(id)];
+        if ((t == TokenType::Control || t == TokenType::UserDefined) && !text.empty())
+            specials_[static_cast<unsigned char>(text[0])].push_back(id);
+    }
+    for (auto &bucket : specials_)
+        std::stable_sort(bucket.begin(), bucket.end(), [this](int32_t a, int32_t b) {
+            return vocab_.tokens[size_t(a)].size() > vocab_.tokens[size_t(b)].size();
+        });
+}
+
+void Tokenizer::encode_text(std::string_view text, bool first, std::vector<int32_t> &out) const {
+    if (spm_) {
+        std::string escaped;
+        if (vocab_.add_space_prefix && first) escaped = kSpmSpace;
+        for (char ch : text) {
+            if (ch == ' ')
+                escaped += kSpmSpace;
+            else
+                escaped += ch;
+        }
+        spm_->encode(escaped, out);
+        return;
+    }
+    std::string normalized;
+    if (nfc_) {
+        normalized = nfc(text);
+        text = normalized;
+    }
+    for (std::string_view piece : pretokenize(*pre_, text))
+        bpe_->encode(piece, out);
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, EncodeOptions options) const {
+    std::vector<int32_t> out;
+    if (options.add_special && vocab_.add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
+    // SentencePiece adds its dummy prefix to text at the start or right after a special token.
+    bool after_special = true;
+    size_t start = 0;
+    if (options.parse_special) {
+        for (size_t pos = 0; pos < text.size();) {
+            int32_t match = -1;
+            for (int32_t id : specials_[static_cast<unsigned char>(text[pos])]) {
+                const std::string &s = vocab_.tokens[size_t(id)];
+                if (text.compare(pos, s.size(), s) == 0) {
+                    match = id;
+                    break;
+                }
+            }
+            if (match < 0) {
+                ++pos;
+                continue;
+            }
+            if (pos > start) {
+                encode_text(text.substr(start, pos - start), after_special, out);
+                after_special = false;
+            }
+            out.push_back(match);
+            after_special = true;
+            pos += vocab_.tokens[size_t(match)].size();
+            start = pos;
+        }
+    }
+    if (start < text.size()) encode_text(text.substr(start), after_special, out);
+    if (options.add_special && vocab_.add_eos && vocab_.eos >= 0) out.push_back(vocab_.eos);
+    return out;
+}
+
+std::string Tokenizer::piece(int32_t id, bool special) const {
+    TokenType t = vocab_.type(id);
+    if (t == TokenType::Control || t == TokenType::Unknown || t == TokenType::Unused)
+        return special ? vocab_.tokens[size_t(id)] : std::string();
+    if (t == TokenType::UserDefined) return vocab_.tokens[size_t(id)];
+    return bpe_ ? bpe_->decode(id) : spm_->decode(id);
+}
+
+std::string Tokenizer::decode(const std::vector<int32_t> &ids, bool special) const {
+    std::string out;
+    for (int32_t id : ids)
+        out += piece(id, special);
+    if (spm_ && vocab_.add_space_prefix && !out.empty() && out[0] == ' ') out.erase(0, 1);
+    return out;
+}
+
+bool Tokenizer::is_end_of_generation(int32_t id) const {
+    const auto &eog = vocab_.end_of_generation;
+    return std::binary_search(eog.begin(), eog.end(), id);
+}
+
+std::string StreamDecoder::push(int32_t id) {
+    std::string p = tokenizer_.piece(id, special_);
+    const Vocab &v = tokenizer_.vocab();
+    if (first_ && !p.empty()) {
+        if (v.model == VocabModel::Spm && v.add_space_prefix && p[0] == ' ') p.erase(0, 1);
+        first_ = false;
+    }
+    pending_ += p;
+    size_t hold = incomplete_tail(pending_);
+    std::string out = pending_.substr(0, pending_.size() - hold);
+    pending_.erase(0, pending_.size() - hold);
+    return out;
+}
+
+std::string StreamDecoder::flush() {
+    std::string out;
+    out.swap(pending_);
+    first_ = true;
+    return out;
+}
+
+}  // namespace vkllm::tokenizer

@@ -1,0 +1,71 @@
+// Text <-> token ids for a model: special-token recognition, the pre-tokenizer and BPE or
+// SentencePiece encoding, and decoding that can stream.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/bpe.h"
+#include "tokenizer/pretokenize.h"
+#include "tokenizer/spm.h"
+#include "tokenizer/vocab.h"
+
+namespace vkllm::tokenizer {
+
+struct EncodeOptions {
+    bool add_special = false;    // BOS / EOS as the vocabulary asks
+    bool parse_special = false;  // control and user-defined token text becomes those tokens
+};
+
+class Tokenizer {
+  public:
+    // Throws VKLLM_ERR_UNSUPPORTED for an unknown pre-tokenizer name.
+    explicit Tokenizer(Vocab vocab);
+    Tokenizer(const Tokenizer &) = delete;
+    Tokenizer &operator=(const Tokenizer &) = delete;
+
+    const Vocab &vocab() const { return vocab_; }
+    std::vector<int32_t> encode(std::string_view text, EncodeOptions options) const;
+
+    // The bytes of one token. Control and unknown tokens (BOS, <|im_end|>) are empty unless
+    // `special` asks for their text.
+    std::string piece(int32_t id, bool special) const;
+    // The text of a sequence; for SentencePiece the dummy-prefix space is removed again.
+    std::string decode(const std::vector<int32_t> &ids, bool special) const;
+    bool is_end_of_generation(int32_t id) const;
+
+  private:
+    void encode_text(std::string_view text, bool first, std::vector<int32_t> &out) const;
+
+    Vocab vocab_;
+    std::optional<PreTokenizer> pre_;
+    bool nfc_ = false;
+    std::unique_ptr<BpeEncoder> bpe_;
+    std::unique_ptr<SpmEncoder> spm_;
+    std::vector<int32_t> specials_[256];  // by first byte, longest first
+};
+
+// Turns a stream of tokens into text that never ends inside a UTF-8 character: the bytes of
+// an incomplete character are held until the tokens that complete it arrive.
+class StreamDecoder {
+  public:
+    StreamDecoder(const Tokenizer &tokenizer, bool special)
+        : tokenizer_(tokenizer), special_(special) {}
+
+    // The text that became complete with this token (may be empty).
+    std::string push(int32_t id);
+    // What is still held (an incomplete character at the end of the stream), and a reset.
+    std::string flush();
+    const Tokenizer &tokenizer() const { return tokenizer_; }
+
+  private:
+    const Tokenizer &tokenizer_;
+    bool special_;
+    bool first_ = true;
+    std::string pending_;
+};
+
+}  // namespace vkllm::tokenizer

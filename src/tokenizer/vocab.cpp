@@ -1,0 +1,86 @@
+#include "tokenizer/vocab.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace vkllm::tokenizer {
+
+Vocab load_vocab(const format::GgufFile &f) {
+    const char *path = f.path().c_str();
+    Vocab v;
+    auto model = f.get_string("tokenizer.ggml.model");
+    if (!model) fail(VKLLM_ERR_FORMAT, "%s: no tokenizer (tokenizer.ggml.model is missing)", path);
+    v.model_name = std::string(*model);
+    if (v.model_name == "gpt2")
+        v.model = VocabModel::Bpe;
+    else if (v.model_name == "llama")
+        v.model = VocabModel::Spm;
+    else
+        fail(VKLLM_ERR_UNSUPPORTED, "%s: tokenizer model \"%s\" is not supported (gpt2, llama are)",
+             path, v.model_name.c_str());
+    v.pre = std::string(f.get_string("tokenizer.ggml.pre").value_or(""));
+
+    for (std::string_view t : f.get_string_array("tokenizer.ggml.tokens"))
+        v.tokens.emplace_back(t);
+    if (v.tokens.empty())
+        fail(VKLLM_ERR_FORMAT, "%s: tokenizer.ggml.tokens is missing or empty", path);
+    if (v.tokens.size() > size_t(INT32_MAX))
+        fail(VKLLM_ERR_FORMAT, "%s: %zu tokens is too many", path, v.tokens.size());
+    size_t n = v.tokens.size();
+    v.scores = f.get_f32_array("tokenizer.ggml.scores");
+    if (!v.scores.empty() && v.scores.size() != n)
+        fail(VKLLM_ERR_FORMAT, "%s: %zu scores for %zu tokens", path, v.scores.size(), n);
+    std::vector<int32_t> types = f.get_i32_array("tokenizer.ggml.token_type");
+    if (!types.empty() && types.size() != n)
+        fail(VKLLM_ERR_FORMAT, "%s: %zu token types for %zu tokens", path, types.size(), n);
+    v.types.assign(n, TokenType::Normal);
+    for (size_t i = 0; i < types.size(); ++i) {
+        if (types[i] < 0 || types[i] > int32_t(TokenType::Byte))
+            fail(VKLLM_ERR_FORMAT, "%s: token %zu has invalid type %d", path, i, types[i]);
+        v.types[i] = TokenType(types[i]);
+    }
+    for (std::string_view m : f.get_string_array("tokenizer.ggml.merges"))
+        v.merges.emplace_back(m);
+    v.ids.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+        v.ids.emplace(v.tokens[i], int32_t(i));
+
+    auto special = [&](const char *key, int32_t &id) {
+        auto value = f.get_int(key);
+        if (!value) return;
+        if (*value < 0 || *value >= int64_t(n))
+            fail(VKLLM_ERR_FORMAT, "%s: %s = %lld is outside the vocabulary of %zu tokens", path,
+                 key, (long long)*value, n);
+        id = int32_t(*value);
+    };
+    special("tokenizer.ggml.bos_token_id", v.bos);
+    special("tokenizer.ggml.eos_token_id", v.eos);
+    special("tokenizer.ggml.eot_token_id", v.eot);
+    special("tokenizer.ggml.eom_token_id", v.eom);
+    special("tokenizer.ggml.unknown_token_id", v.unk);
+    special("tokenizer.ggml.padding_token_id", v.pad);
+    special("tokenizer.ggml.seperator_token_id", v.sep);  // sic: llama.cpp's key
+    // SentencePiece models add BOS unless told otherwise; BPE models only when told.
+    v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(v.model == VocabModel::Spm);
+    v.add_eos = f.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
+    v.add_space_prefix =
+        f.get_bool("tokenizer.ggml.add_space_prefix").value_or(v.model == VocabModel::Spm);
+    v.chat_template = std::string(f.get_string("tokenizer.chat_template").value_or(""));
+
+    for (int32_t id : {v.eos, v.eot, v.eom})
+        if (id >= 0) v.end_of_generation.push_back(id);
+    // Chat models end a turn with a control token that older files do not name as EOT.
+    // (Harmony's <|end|> only closes a message: the final answer follows it.)
+    for (const char *text :
+         {"<|im_end|>", "<|eot_id|>", "<|return|>", "<|call|>", "<|endoftext|>", "<end_of_turn>"}) {
+        int32_t id = v.find(text);
+        if (id >= 0 && v.type(id) == TokenType::Control) v.end_of_generation.push_back(id);
+    }
+    std::sort(v.end_of_generation.begin(), v.end_of_generation.end());
+    v.end_of_generation.erase(std::unique(v.end_of_generation.begin(), v.end_of_generation.end()),
+                              v.end_of_generation.end());
+    return v;
+}
+
+}  // namespace vkllm::tokenizer

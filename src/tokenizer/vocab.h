@@ -1,0 +1,55 @@
+// A tokenizer's vocabulary as the GGUF metadata states it (tokenizer.ggml.*), checked.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "format/gguf.h"
+
+namespace vkllm::tokenizer {
+
+// GGUF token types (tokenizer.ggml.token_type).
+enum class TokenType : int32_t {
+    Undefined = 0,
+    Normal = 1,
+    Unknown = 2,
+    Control = 3,
+    UserDefined = 4,
+    Unused = 5,
+    Byte = 6,
+};
+
+enum class VocabModel { Bpe, Spm };  // tokenizer.ggml.model "gpt2" / "llama"
+
+struct Vocab {
+    VocabModel model = VocabModel::Bpe;
+    std::string model_name;  // as in the file
+    std::string pre;         // tokenizer.ggml.pre, "" when absent
+    std::vector<std::string> tokens;
+    std::vector<float> scores;  // empty when the file has none
+    std::vector<TokenType> types;
+    std::vector<std::string> merges;               // "left right", highest priority first
+    std::unordered_map<std::string, int32_t> ids;  // token text -> id (first id wins)
+    int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1, sep = -1;
+    bool add_bos = false;
+    bool add_eos = false;
+    bool add_space_prefix = true;  // SPM: the "dummy prefix" space
+    std::string chat_template;
+
+    int32_t size() const { return int32_t(tokens.size()); }
+    int32_t find(const std::string &text) const {
+        auto it = ids.find(text);
+        return it == ids.end() ? -1 : it->second;
+    }
+    TokenType type(int32_t id) const { return types[size_t(id)]; }
+    // Generation stops at these: EOS, EOT, EOM, and the end-of-turn markers chat models use.
+    std::vector<int32_t> end_of_generation;
+};
+
+// Throws VKLLM_ERR_FORMAT for inconsistent metadata (array lengths that differ, special ids
+// outside the vocabulary) and VKLLM_ERR_UNSUPPORTED for a tokenizer model it does not know.
+Vocab load_vocab(const format::GgufFile &file);
+
+}  // namespace vkllm::tokenizer

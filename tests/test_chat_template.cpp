@@ -1,0 +1,125 @@
+// Chat templates: recognised from real models' Jinja templates and rendered as those
+// templates render a conversation.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "json.h"
+#include "shared_data.h"
+#include "tokenizer/chat_template.h"
+#include "vkllm.h"
+
+using namespace vkllm::tokenizer;
+
+namespace {
+const std::vector<ChatMessage> kChat = {
+    {"system", "Be brief."}, {"user", "Hi!"}, {"assistant", "Hello."}, {"user", " 2+2? \n"}};
+}
+
+TEST(ChatTemplate, FamiliesAreRecognisedFromRealTemplates) {
+    std::string dir = shared_data_dir();
+    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    Json qwen3 = Json::load(dir + "/tokenizer/qwen3/tokenizer_config.json");
+    EXPECT_EQ(detect_chat_format(qwen3["chat_template"].str), ChatFormat::ChatML);
+    Json llama3 = Json::load(dir + "/tokenizer/llama3/tokenizer_config.json");
+    EXPECT_EQ(detect_chat_format(llama3["chat_template"].str), ChatFormat::Llama3);
+    EXPECT_EQ(detect_chat_format("{{- \"<|start|>system<|message|>\" }}...<|channel|>final"),
+              ChatFormat::Harmony);
+    EXPECT_FALSE(detect_chat_format("{{ bos_token }}[INST] {{ message }} [/INST]").has_value());
+}
+
+TEST(ChatTemplate, ChatMlRendersTurnsAndQwenDefaultSystemPrompt) {
+    EXPECT_EQ(render_chat(ChatFormat::ChatML, {{"user", "Hi!"}}, true, ""),
+              "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n");
+    // Qwen2.5's template writes its own system turn when the conversation has none.
+    std::string qwen25 =
+        "{%- else %}{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a "
+        "helpful assistant.<|im_end|>\\n' }}{%- endif %}{{- '<|im_start|>system\\n' + "
+        "messages[0]['content'] + '<|im_end|>\\n' }}";
+    EXPECT_EQ(render_chat(ChatFormat::ChatML, {{"user", "Hi!"}}, false, qwen25),
+              "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+              "assistant.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n");
+    EXPECT_EQ(render_chat(ChatFormat::ChatML, kChat, true, qwen25),
+              "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n"
+              "<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\n 2+2? \n<|im_end|>\n"
+              "<|im_start|>assistant\n");
+}
+
+TEST(ChatTemplate, Llama3TrimsContentAndOpensTheAssistantHeader) {
+    EXPECT_EQ(render_chat(ChatFormat::Llama3, kChat, true, ""),
+              "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+              "<|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>"
+              "<|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|>"
+              "<|start_header_id|>user<|end_header_id|>\n\n2+2?<|eot_id|>"
+              "<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+TEST(ChatTemplate, HarmonyPutsTheSystemPromptInTheDeveloperTurn) {
+    std::string text = render_chat(ChatFormat::Harmony, kChat, true, "", "2026-11-22");
+    EXPECT_EQ(text,
+              "<|start|>system<|message|>You are ChatGPT, a large language model trained by "
+              "OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: 2026-11-22\n\nReasoning: "
+              "medium\n\n# Valid channels: analysis, commentary, final. Channel must be included "
+              "for every message.<|end|>"
+              "<|start|>developer<|message|># Instructions\n\nBe brief.\n\n<|end|>"
+              "<|start|>user<|message|>Hi!<|end|>"
+              "<|start|>assistant<|channel|>final<|message|>Hello.<|end|>"
+              "<|start|>user<|message|> 2+2? \n<|end|>"
+              "<|start|>assistant");
+    std::string closed =
+        render_chat(ChatFormat::Harmony, {{"user", "a"}, {"assistant", "b"}}, false, "", "x");
+    const std::string tail = "<|start|>assistant<|channel|>final<|message|>b<|return|>";
+    ASSERT_GE(closed.size(), tail.size());
+    EXPECT_EQ(closed.substr(closed.size() - tail.size()), tail);
+}
+
+TEST(ChatTemplateApi, NamedOrDetectedTemplatesAndClearErrors) {
+    vkllm_chat_message msgs[] = {{"user", "Hi!"}};
+    char buf[256];
+    size_t len = 0;
+    ASSERT_EQ(vkllm_chat_apply_template("chatml", nullptr, msgs, 1, 1, buf, sizeof buf, &len),
+              VKLLM_OK);
+    EXPECT_STREQ(buf, "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n");
+    ASSERT_EQ(vkllm_chat_apply_template(nullptr, "x <|start_header_id|> y <|eot_id|>", msgs, 1, 0,
+                                        buf, sizeof buf, &len),
+              VKLLM_OK);
+    EXPECT_STREQ(buf, "<|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>");
+    EXPECT_EQ(vkllm_chat_apply_template("vicuna", nullptr, msgs, 1, 1, buf, sizeof buf, &len),
+              VKLLM_ERR_NOT_FOUND);
+    EXPECT_NE(std::string(vkllm_last_error()).find("vicuna"), std::string::npos);
+    EXPECT_EQ(vkllm_chat_apply_template(nullptr, "[INST]", msgs, 1, 1, buf, sizeof buf, &len),
+              VKLLM_ERR_UNSUPPORTED);
+    EXPECT_EQ(vkllm_chat_apply_template(nullptr, nullptr, msgs, 1, 1, buf, sizeof buf, &len),
+              VKLLM_ERR_UNSUPPORTED);
+    EXPECT_EQ(vkllm_chat_apply_template("chatml", nullptr, msgs, 1, 1, buf, 4, &len),
+              VKLLM_ERR_BUFFER_TOO_SMALL);
+    EXPECT_EQ(len, 53u);
+    vkllm_chat_message bad[] = {{"user", nullptr}};
+    EXPECT_EQ(vkllm_chat_apply_template("chatml", nullptr, bad, 1, 1, buf, sizeof buf, &len),
+              VKLLM_ERR_INVALID_ARGUMENT);
+}
+
+TEST(ChatTemplateApi, RenderedChatTokenizesIntoControlTokens) {
+    std::string dir = shared_data_dir();
+    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    vkllm_chat_message msgs[] = {{"user", "Hi!"}};
+    char buf[512];
+    size_t len = 0;
+    ASSERT_EQ(vkllm_chat_apply_template("chatml", nullptr, msgs, 1, 1, buf, sizeof buf, &len),
+              VKLLM_OK);
+    vkllm_gguf *g = nullptr;
+    ASSERT_EQ(
+        vkllm_gguf_open((dir + "/tokenizer/generated-vocab/ggml-vocab-qwen2.5.gguf").c_str(), &g),
+        VKLLM_OK);
+    vkllm_tokenizer *t = nullptr;
+    ASSERT_EQ(vkllm_tokenizer_create(g, &t), VKLLM_OK);
+    vkllm_gguf_close(g);
+    int32_t ids[64];
+    size_t n = 0;
+    ASSERT_EQ(vkllm_tokenize(t, buf, len, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL,
+                             ids, 64, &n),
+              VKLLM_OK);
+    vkllm_tokenizer_destroy(t);
+    EXPECT_EQ(std::count(ids, ids + n, 151644), 2) << "two <|im_start|>";
+    EXPECT_EQ(std::count(ids, ids + n, 151645), 1) << "one <|im_end|>";
+}
