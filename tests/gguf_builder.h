@@ -85,8 +85,9 @@ class GgufBuilder {
         for (size_t i = 0; i < infos_.size(); ++i) {
             if (out.size() < data + offsets[i] + infos_[i].bytes.size())
                 out.resize(data + offsets[i] + infos_[i].bytes.size());
-            std::memcpy(out.data() + data + offsets[i], infos_[i].bytes.data(),
-                        infos_[i].bytes.size());
+            if (!infos_[i].bytes.empty())
+                std::memcpy(out.data() + data + offsets[i], infos_[i].bytes.data(),
+                            infos_[i].bytes.size());
         }
         return out;
     }

@@ -89,9 +89,10 @@ std::string SpmEncoder::decode(int32_t id) const {
     const std::string &text = vocab_.tokens[size_t(id)];
     if (vocab_.type(id) == TokenType::Byte && text.size() == 6 && text.compare(0, 3, "<0x") == 0 &&
         text[5] == '>') {
+        std::string hex = text.substr(3, 2);
         char *end = nullptr;
-        long byte = std::strtol(text.substr(3, 2).c_str(), &end, 16);
-        if (*end == '\0') return std::string(1, char(byte));
+        long byte = std::strtol(hex.c_str(), &end, 16);
+        if (end == hex.c_str() + 2) return std::string(1, char(byte));
     }
     std::string out;
     static const std::string kSpace = "\xE2\x96\x81";  // U+2581
