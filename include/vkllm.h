@@ -212,8 +212,8 @@ VKLLM_API void vkllm_runtime_params_init(vkllm_runtime_params *params);
 VKLLM_API vkllm_status vkllm_runtime_create(const vkllm_runtime_params *params,
                                             vkllm_runtime **out);
 
-/* Waits for the device to be idle, writes the pipeline cache file if one was given, and frees
- * everything. Every object created from the runtime must be destroyed first. NULL: no-op. */
+/* Releases the caller's reference. When no model uses the device any more, waits for it to be
+ * idle, writes the pipeline cache file if one was given, and frees everything. NULL: no-op. */
 VKLLM_API void vkllm_runtime_destroy(vkllm_runtime *runtime);
 
 /* The device the runtime runs on. `info->struct_size` must be set by the caller. */
@@ -481,6 +481,197 @@ VKLLM_API vkllm_status vkllm_chat_apply_template(const char *template_name,
                                                  const vkllm_chat_message *messages,
                                                  size_t n_messages, int32_t add_assistant,
                                                  char *buf, size_t capacity, size_t *length);
+
+/* ---------------------------------------------------------------------------------------
+ * Models: weights on the device
+ *
+ * A vkllm_model is immutable after load: any number of sessions, on any threads, may use it.
+ * It keeps its runtime alive, and its sessions keep it alive: destroy functions release the
+ * caller's reference, and the memory goes when the last user is gone.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_model vkllm_model;
+
+/* Called during vkllm_model_load with the fraction loaded so far (0 to 1). Return 0 to go on,
+ * anything else to stop the load (VKLLM_ERR_CANCELLED; nothing is kept). */
+typedef int32_t (*vkllm_progress_fn)(void *user_data, float progress);
+
+typedef struct vkllm_model_params {
+    size_t struct_size;
+    vkllm_progress_fn progress; /* NULL: none */
+    void *progress_user_data;
+} vkllm_model_params;
+
+VKLLM_API void vkllm_model_params_init(vkllm_model_params *params);
+
+/* Loads a GGUF model onto the runtime's device (architectures llama, qwen2, qwen3; weights F32,
+ * F16, BF16). On unified-memory devices the weights are copied once, from the file map into
+ * device memory. Errors: VKLLM_ERR_IO, VKLLM_ERR_FORMAT (malformed file, missing tensor, wrong
+ * shape), VKLLM_ERR_UNSUPPORTED (naming the architecture or the tensor and its type),
+ * VKLLM_ERR_OUT_OF_DEVICE_MEMORY, VKLLM_ERR_CANCELLED. `params` may be NULL. */
+VKLLM_API vkllm_status vkllm_model_load(vkllm_runtime *runtime, const char *path,
+                                        const vkllm_model_params *params, vkllm_model **out);
+
+/* Releases the caller's reference. NULL: no-op. */
+VKLLM_API void vkllm_model_destroy(vkllm_model *model);
+
+/* The model's tokenizer, owned by the model (do not destroy it); NULL for a NULL model. */
+VKLLM_API const vkllm_tokenizer *vkllm_model_tokenizer(const vkllm_model *model);
+
+typedef struct vkllm_model_info {
+    size_t struct_size;
+    char architecture[64];
+    uint32_t n_vocab;
+    uint32_t n_embd;
+    uint32_t n_layers;
+    uint32_t n_heads;
+    uint32_t n_kv_heads;
+    uint32_t head_dim;
+    uint32_t n_ctx_train;
+    uint64_t device_bytes;      /* device memory of the weights */
+    uint64_t file_bytes;
+    uint64_t rope_table_builds; /* times the RoPE cos/sin table was computed: 1 */
+} vkllm_model_info;
+
+VKLLM_API vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_model_info *out);
+
+/* The model's chat template (GGUF tokenizer.chat_template), "" when it has none. Valid while
+ * the model lives; never NULL for a valid model. */
+VKLLM_API const char *vkllm_model_chat_template(const vkllm_model *model);
+
+/* ---------------------------------------------------------------------------------------
+ * Sessions: KV cache and recorded command buffers
+ *
+ * A session holds one or more sequences (independent conversations), each with a KV cache
+ * ring on the device. The decode step and the prefill chunks are command buffers recorded once
+ * and replayed. A session is used by one thread at a time.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_session vkllm_session;
+
+#define VKLLM_SESSION_KV_F32 0x1u    /* F32 KV cache (default F16, half the memory) */
+#define VKLLM_SESSION_STREAMING 0x2u /* when a sequence is full, keep its first n_sink tokens and
+                                        the most recent ones instead of VKLLM_ERR_CONTEXT_FULL */
+
+typedef struct vkllm_session_params {
+    size_t struct_size;
+    uint32_t n_ctx;   /* KV slots per sequence; 0 (default): the model's training context */
+    uint32_t n_seq;   /* sequences; default 1 */
+    uint32_t n_batch; /* prefill chunk; default 64 */
+    uint32_t flags;   /* VKLLM_SESSION_* */
+    uint32_t n_sink;  /* streaming: tokens kept at the start; default 4 */
+} vkllm_session_params;
+
+VKLLM_API void vkllm_session_params_init(vkllm_session_params *params);
+VKLLM_API vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params *params,
+                                            vkllm_session **out);
+VKLLM_API void vkllm_session_destroy(vkllm_session *session);
+
+/* Empties sequence `seq`, or every sequence when seq is -1. */
+VKLLM_API vkllm_status vkllm_session_reset(vkllm_session *session, int32_t seq);
+
+/* Keeps the first `n_keep` positions of a sequence and forgets the rest (to edit a chat turn
+ * or retry). VKLLM_ERR_INVALID_ARGUMENT when those positions have left a streaming ring. */
+VKLLM_API vkllm_status vkllm_session_truncate(vkllm_session *session, uint32_t seq,
+                                              uint32_t n_keep);
+
+/* Tokens in the sequence's cache so far (the next token's position). */
+VKLLM_API vkllm_status vkllm_session_position(const vkllm_session *session, uint32_t seq,
+                                              uint32_t *n_past);
+
+/* Low-level: appends `n` tokens to sequence `seq` (prefill, in chunks) and writes the logits
+ * after the last one (n_vocab floats) when `logits` is not NULL. VKLLM_ERR_CONTEXT_FULL, before
+ * anything runs, when they do not fit; VKLLM_ERR_INVALID_ARGUMENT for ids outside the
+ * vocabulary. */
+VKLLM_API vkllm_status vkllm_session_eval(vkllm_session *session, uint32_t seq,
+                                          const int32_t *tokens, size_t n, float *logits);
+
+/* Low-level: one token for each of `n` distinct sequences, run together in one step (batched
+ * decode). Writes n x n_vocab logits when `logits` is not NULL. */
+VKLLM_API vkllm_status vkllm_session_decode(vkllm_session *session, const uint32_t *seqs,
+                                            const int32_t *tokens, size_t n, float *logits);
+
+typedef struct vkllm_session_stats {
+    size_t struct_size;
+    uint64_t command_buffers_recorded; /* bounded by the step shapes, never by tokens */
+    uint64_t submits;
+    uint64_t tokens_prefilled;
+    uint64_t tokens_decoded;
+    double prefill_ms;
+    double decode_ms;
+    uint64_t kv_cache_bytes;
+} vkllm_session_stats;
+
+VKLLM_API vkllm_status vkllm_session_get_stats(const vkllm_session *session,
+                                               vkllm_session_stats *out);
+
+/* ---------------------------------------------------------------------------------------
+ * Generation
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_sampling_params {
+    size_t struct_size;
+    float temperature;    /* default 0.8; <= 0: greedy (argmax on the device) */
+    int32_t top_k;        /* default 40; <= 0: off */
+    float top_p;          /* default 0.95; >= 1: off */
+    float min_p;          /* default 0.05; <= 0: off */
+    float repeat_penalty; /* default 1 (off) */
+    int32_t repeat_last_n; /* default 64 */
+    uint64_t seed;        /* default 0; the same seed gives the same tokens */
+} vkllm_sampling_params;
+
+VKLLM_API void vkllm_sampling_params_init(vkllm_sampling_params *params);
+
+/* Receives each generated token and the text it completes (never half a UTF-8 character; text
+ * that could begin a stop string is held back). At the end, held text comes with token -1.
+ * `text` is valid during the call only. Return 0 to go on, anything else to stop
+ * (VKLLM_ERR_CANCELLED). */
+typedef int32_t (*vkllm_token_fn)(void *user_data, int32_t token, const char *text,
+                                  size_t length);
+
+/* Called between prefill chunks with the prompt tokens done. Return 0 to go on, anything else
+ * to stop (VKLLM_ERR_CANCELLED; the chunks done stay in the cache). */
+typedef int32_t (*vkllm_prefill_fn)(void *user_data, size_t done, size_t total);
+
+typedef enum vkllm_stop_reason {
+    VKLLM_STOP_END_OF_GENERATION = 0, /* an end-of-generation token (not passed to on_token) */
+    VKLLM_STOP_MAX_TOKENS = 1,
+    VKLLM_STOP_STRING = 2, /* a stop string (not passed to on_token) */
+    VKLLM_STOP_CANCELLED = 3,
+    VKLLM_STOP_REASON_FORCE32 = 0x7FFFFFFF
+} vkllm_stop_reason;
+
+typedef struct vkllm_generate_params {
+    size_t struct_size;
+    uint32_t seq;        /* default 0 */
+    uint32_t max_tokens; /* default 256 */
+    const char *const *stop; /* stop strings; NULL when n_stop is 0 */
+    size_t n_stop;
+    int32_t render_special; /* control tokens as text in the stream; default 0 */
+    vkllm_token_fn on_token;
+    vkllm_prefill_fn on_prefill;
+    void *user_data; /* passed to both callbacks */
+} vkllm_generate_params;
+
+VKLLM_API void vkllm_generate_params_init(vkllm_generate_params *params);
+
+typedef struct vkllm_generate_result {
+    size_t struct_size;
+    size_t n_prompt; /* prompt tokens prefilled */
+    size_t n_generated;
+    vkllm_stop_reason stop_reason;
+    double prefill_ms;
+    double decode_ms;
+} vkllm_generate_result;
+
+/* Appends `prompt` to a sequence and generates from it, streaming through on_token. The
+ * generated tokens (but the last, which ended it) are in the cache afterwards, so a
+ * conversation continues with the next prompt's tokens only. `sampling`, `params` and `result`
+ * may be NULL. On VKLLM_ERR_CANCELLED the result is still filled and the session usable. */
+VKLLM_API vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt,
+                                      size_t n_prompt, const vkllm_sampling_params *sampling,
+                                      const vkllm_generate_params *params,
+                                      vkllm_generate_result *result);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,5 +1,7 @@
 // vkllm: the command-line face of libvkllm. Uses only the public C API.
 //
+//   vkllm run -m FILE -p TEXT         generate text
+//   vkllm chat -m FILE                interactive conversation
 //   vkllm devices                     list the Vulkan devices
 //   vkllm info -m FILE                describe a GGUF model file
 //   vkllm tokenize -m FILE [TEXT]     token ids (and pieces) of a text
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "vkllm.h"
 
 namespace {
@@ -26,6 +29,12 @@ int usage(FILE *out) {
         "usage: vkllm <command> [options]\n"
         "\n"
         "commands:\n"
+        "  run -m FILE -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
+        "      [--repeat-penalty R] [--seed S] [--chat] [--system TEXT] [--prompt-ids 1,2,3]\n"
+        "      [--print-ids] [-c CTX] [--kv-f32]\n"
+        "                generate text from a prompt (statistics on stderr)\n"
+        "  chat -m FILE [--system TEXT] [sampling options]\n"
+        "                talk with a chat model through its template, one line per turn\n"
         "  devices       list the Vulkan devices vkllm can see\n"
         "  info -m FILE  describe a GGUF model file: summary, metadata, tensors\n"
         "  tokenize -m FILE [--no-bos] [--no-special] [--pieces] [--json] [TEXT | --file F]\n"
@@ -367,6 +376,8 @@ int cmd_self_check(const vkllm_runtime_params &params) {
 int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr);
     std::string cmd = argv[1];
+    if (cmd == "run") return cmd_run(argc - 1, argv + 1);
+    if (cmd == "chat") return cmd_chat(argc - 1, argv + 1);
     const char *model = nullptr;
     TokenizeOptions tok;
     vkllm_runtime_params params;

@@ -3,7 +3,11 @@
 
 #include <memory>
 
+#include "engine/generate.h"
+#include "engine/model.h"
+#include "engine/session.h"
 #include "format/gguf.h"
+#include "gpu/context.h"
 #include "tokenizer/tokenizer.h"
 
 struct vkllm_gguf {
@@ -13,4 +17,16 @@ struct vkllm_gguf {
 // Shared: a model will hand out its tokenizer while keeping it.
 struct vkllm_tokenizer {
     std::shared_ptr<const vkllm::tokenizer::Tokenizer> impl;
+};
+
+struct vkllm_model {
+    std::shared_ptr<vkllm::gpu::Context> context;  // declared first: destroyed last
+    std::shared_ptr<vkllm::engine::Model> model;
+    vkllm_tokenizer tokenizer;  // handed out by vkllm_model_tokenizer
+};
+
+struct vkllm_session {
+    std::shared_ptr<vkllm::gpu::Context> context;
+    std::shared_ptr<vkllm::engine::Model> model;  // kept alive while the session lives
+    std::unique_ptr<vkllm::engine::Session> session;
 };

@@ -6,5 +6,6 @@
 #include "gpu/context.h"
 
 struct vkllm_runtime {
-    std::unique_ptr<vkllm::gpu::Context> context;
+    // Shared: models keep the runtime's device alive until they are gone.
+    std::shared_ptr<vkllm::gpu::Context> context;
 };

@@ -1,6 +1,8 @@
 #include "gpu/kernels.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 
 namespace vkllm::gpu {
@@ -22,7 +24,7 @@ static void require(const BufferRange &r, uint64_t bytes, const char *kernel, co
 }
 
 uint64_t weight_bytes(WeightType type, uint64_t count) {
-    return type == WeightType::F16 ? (count * 2 + 3) / 4 * 4 : count * 4;
+    return type == WeightType::F32 ? count * 4 : (count * 2 + 3) / 4 * 4;
 }
 
 std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base) {
@@ -50,10 +52,15 @@ Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
     matvec_wg_ = cpu ? 8 : 64;
     matvec_rows_ = cpu ? 16 : 2;
     norm_wg_ = cpu ? 8 : 128;
+    // Attention: lavapipe runs 8 lanes splitting the keys, each K/V row loaded once for all
+    // the query heads of its KV head (up to 8); GPUs 32 lanes, one query head per workgroup.
+    attention_wg_ = cpu ? 8 : 32;
+    max_heads_per_group_ = cpu ? 8 : 1;
+    cpu_ = cpu;
 }
 
 std::vector<Kernels::Chunk> Kernels::split_rows(const Matrix &m) const {
-    uint64_t row_bytes = m.type == WeightType::F16 ? uint64_t(m.cols) * 2 : uint64_t(m.cols) * 4;
+    uint64_t row_bytes = m.type == WeightType::F32 ? uint64_t(m.cols) * 4 : uint64_t(m.cols) * 2;
     uint64_t total = weight_bytes(m.type, uint64_t(m.rows) * m.cols);
     require(m.data, total, "matrix", "weight");
     uint64_t max_range = device_.info().max_storage_buffer_range;
@@ -80,7 +87,7 @@ std::vector<Kernels::Chunk> Kernels::split_rows(const Matrix &m) const {
 
 void Kernels::dispatch_1d(Recording &rec, const Pipeline &p,
                           const std::vector<BufferRange> &bindings, const void *push,
-                          uint32_t push_bytes, uint64_t groups) {
+                          uint32_t push_bytes, uint64_t groups, uint32_t groups_z) {
     if (groups == 0) return;
     uint64_t max_x = device_.caps().max_groups_x;
     uint64_t gx = std::min(groups, max_x);
@@ -89,20 +96,28 @@ void Kernels::dispatch_1d(Recording &rec, const Pipeline &p,
         fail(VKLLM_ERR_UNSUPPORTED, "a dispatch of %llu workgroups is too large",
              (unsigned long long)groups);
     // Shaders see gx * gy >= groups workgroups and bound-check the excess.
-    rec.dispatch(p, bindings, push, push_bytes, uint32_t(gx), uint32_t(gy));
+    rec.dispatch(p, bindings, push, push_bytes, uint32_t(gx), uint32_t(gy), groups_z);
 }
 
-void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y) {
-    require(x, uint64_t(w.cols) * 4, "matvec", "x");
-    require(y, uint64_t(w.rows) * 4, "matvec", "y");
+void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                     uint32_t n) {
+    require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
+    require(y, uint64_t(n) * w.rows * 4, "matvec", "y");
     check_loops(w.cols / matvec_wg_ + 1, "matvec", w.cols);
-    const Pipeline &p = pipelines_.get("matvec", 3, {matvec_wg_, matvec_rows_, uint32_t(w.type)});
-    for (const Chunk &c : split_rows(w)) {
-        struct {
-            uint32_t rows, cols, y_offset;
-        } push{c.rows, w.cols, c.row0};
-        dispatch_1d(rec, p, {c.data, x, y}, &push, sizeof push,
-                    (c.rows + matvec_rows_ - 1) / matvec_rows_);
+    if (n > 0) {
+        // A workgroup serves up to 4 vectors of the batch, loading each weight once for them.
+        uint32_t groups_z = (n + 3) / 4;
+        uint32_t nb = (n + groups_z - 1) / groups_z;
+        if (groups_z > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matvec: a batch of %u is too large", n);
+        const Pipeline &p =
+            pipelines_.get("matvec", 3, {matvec_wg_, matvec_rows_, uint32_t(w.type), nb});
+        for (const Chunk &c : split_rows(w)) {
+            struct {
+                uint32_t rows, cols, y_offset, n, y_stride;
+            } push{c.rows, w.cols, c.row0, n, w.rows};
+            dispatch_1d(rec, p, {c.data, x, y}, &push, sizeof push,
+                        (c.rows + matvec_rows_ - 1) / matvec_rows_, groups_z);
+        }
     }
     rec.barrier();
 }
@@ -227,6 +242,109 @@ void Kernels::get_rows(Recording &rec, const Matrix &table, const BufferRange &i
             uint32_t n_ids, cols, row0, rows, total_rows;
         } push{n_ids, table.cols, c.row0, c.rows, table.rows};
         dispatch_1d(rec, p, {c.data, ids, out}, &push, sizeof push, (n + 63) / 64);
+    }
+    rec.barrier();
+}
+
+static bool supported_head_dim(uint32_t d) {
+    return d == 32 || d == 64 || d == 80 || d == 96 || d == 128;
+}
+
+uint32_t Kernels::check_attention(const BufferRange &k_cache, const BufferRange &v_cache,
+                                  const StepView &step, const AttentionShape &s,
+                                  const char *kernel) const {
+    if (s.n_heads == 0 || s.n_kv_heads == 0 || s.n_heads % s.n_kv_heads)
+        fail(VKLLM_ERR_UNSUPPORTED, "%s: %u query heads cannot share %u KV heads", kernel,
+             s.n_heads, s.n_kv_heads);
+    if (!supported_head_dim(s.head_dim))
+        fail(VKLLM_ERR_UNSUPPORTED, "%s: head_dim %u is not supported (32, 64, 80, 96, 128)",
+             kernel, s.head_dim);
+    if (s.capacity <= s.n_sink || s.capacity > uint32_t(INT32_MAX))
+        fail(VKLLM_ERR_UNSUPPORTED, "%s: a cache of %u slots with %u sink positions", kernel,
+             s.capacity, s.n_sink);
+    uint64_t seq_bytes = uint64_t(s.capacity) * s.n_kv_heads * s.head_dim * (s.kv_f16 ? 2 : 4);
+    uint64_t max_range = device_.info().max_storage_buffer_range;
+    for (const BufferRange *c : {&k_cache, &v_cache}) {
+        if (c->size > max_range)
+            fail(VKLLM_ERR_UNSUPPORTED,
+                 "%s: a KV cache binding of %llu bytes exceeds the device's limit of %llu", kernel,
+                 (unsigned long long)c->size, (unsigned long long)max_range);
+        require(*c, seq_bytes, kernel, c == &k_cache ? "k_cache" : "v_cache");
+    }
+    require(step.positions, uint64_t(s.n_tokens) * 4, kernel, "positions");
+    require(step.seq_ids, uint64_t(s.n_tokens) * 4, kernel, "seq_ids");
+    return uint32_t(std::min(k_cache.size, v_cache.size) / seq_bytes);
+}
+
+void Kernels::kv_store(Recording &rec, const BufferRange &k, const BufferRange &v,
+                       const BufferRange &k_cache, const BufferRange &v_cache,
+                       const StepView &step, const AttentionShape &shape) {
+    uint32_t n_seq = check_attention(k_cache, v_cache, step, shape, "kv_store");
+    uint32_t kv_dim = shape.n_kv_heads * shape.head_dim;
+    require(k, uint64_t(shape.n_tokens) * kv_dim * 4, "kv_store", "k");
+    require(v, uint64_t(shape.n_tokens) * kv_dim * 4, "kv_store", "v");
+    const Pipeline &p = pipelines_.get("kv_store", 6, {uint32_t(shape.kv_f16)});
+    struct {
+        uint32_t n_tokens, kv_dim, capacity, n_sink, n_seq;
+    } push{shape.n_tokens, kv_dim, shape.capacity, shape.n_sink, n_seq};
+    // One invocation per 8 values of a token.
+    uint64_t n = uint64_t(shape.n_tokens) * (kv_dim / 8);
+    dispatch_1d(rec, p, {k, v, k_cache, v_cache, step.positions, step.seq_ids}, &push,
+                sizeof push, (n + 63) / 64);
+    rec.barrier();
+}
+
+void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
+                        const BufferRange &v_cache, const BufferRange &out, const StepView &step,
+                        const AttentionShape &shape) {
+    uint32_t n_seq = check_attention(k_cache, v_cache, step, shape, "attention");
+    uint64_t q_bytes = uint64_t(shape.n_tokens) * shape.n_heads * shape.head_dim * 4;
+    require(q, q_bytes, "attention", "q");
+    require(out, q_bytes, "attention", "out");
+    require(step.kv_begin, uint64_t(shape.n_tokens) * 4, "attention", "kv_begin");
+    // Each lane visits at most capacity / WG keys, one loop iteration each; the loops over
+    // head_dim and heads are unrolled in the SPIR-V.
+    uint32_t wg = attention_wg_;
+    if (uint64_t(shape.capacity) / wg + 2 * wg + 8 > kMaxLoopIterations)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: a cache of %u slots is too long for the device",
+             shape.capacity);
+    if (shape.n_tokens > 65535)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: %u tokens in one step is too many",
+             shape.n_tokens);
+    // Query heads of one KV head served together: the largest divisor of the group size that
+    // the variant allows.
+    uint32_t group = shape.n_heads / shape.n_kv_heads;
+    uint32_t g = std::min(group, max_heads_per_group_);
+    while (group % g) --g;
+    uint64_t gx = uint64_t(shape.n_kv_heads) * (group / g);
+    if (gx > device_.caps().max_groups_x)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: %u heads are too many", shape.n_heads);
+    const Pipeline &p =
+        pipelines_.get("attention", 7, {wg, shape.head_dim, uint32_t(shape.kv_f16), g});
+    struct {
+        uint32_t n_tokens, n_heads, n_kv_heads, capacity, n_sink, n_seq;
+        float scale;
+    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity,
+           shape.n_sink,   n_seq,         shape.scale};
+    if (shape.n_tokens > 0)
+        rec.dispatch(p, {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin},
+                     &push, sizeof push, uint32_t(gx), shape.n_tokens);
+    rec.barrier();
+}
+
+void Kernels::argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
+                     uint32_t cols) {
+    if (cols == 0) fail(VKLLM_ERR_INTERNAL, "argmax: rows of 0 elements");
+    require(x, uint64_t(rows) * cols * 4, "argmax", "x");
+    require(ids, uint64_t(rows) * 4, "argmax", "ids");
+    check_loops(cols / (4 * norm_wg_) + 1, "argmax", cols);  // 4 elements per iteration
+    const Pipeline &p = pipelines_.get("argmax", 2, {norm_wg_});
+    // Rows of many logits (prefill) may not fit one binding: bound in row chunks.
+    for (const Chunk &c : split_rows(Matrix{x, WeightType::F32, rows, cols})) {
+        struct {
+            uint32_t rows, cols, row0;
+        } push{c.rows, cols, c.row0};
+        dispatch_1d(rec, p, {c.data, ids}, &push, sizeof push, c.rows);
     }
     rec.barrier();
 }

@@ -10,11 +10,11 @@
 
 namespace vkllm::gpu {
 
-enum class WeightType : uint32_t { F32 = 0, F16 = 1 };
+enum class WeightType : uint32_t { F32 = 0, F16 = 1, BF16 = 2 };
 
 // A row-major matrix of `rows` x `cols` weights: row r is output feature r (GGUF's [cols, rows]).
-// Kernels read F16 data as 32-bit words, so its binding covers weight_bytes() (rounded up to
-// 4 bytes), as GGUF's aligned tensor data always does.
+// Kernels read F16 and BF16 data as 32-bit words, so its binding covers weight_bytes() (rounded
+// up to 4 bytes), as GGUF's aligned tensor data always does.
 struct Matrix {
     BufferRange data;
     WeightType type = WeightType::F32;
@@ -24,6 +24,29 @@ struct Matrix {
 
 // Bytes a binding of `count` weights must cover.
 uint64_t weight_bytes(WeightType type, uint64_t count);
+
+// Per-token values of a step, each an int32 array with one entry per token of the step.
+struct StepView {
+    BufferRange positions;  // position of each token in its sequence
+    BufferRange seq_ids;    // which sequence (KV cache) each token belongs to
+    BufferRange kv_begin;   // first position (>= n_sink) that token may attend to
+};
+
+struct AttentionShape {
+    uint32_t n_tokens;  // tokens in this step
+    uint32_t n_heads, n_kv_heads, head_dim;
+    uint32_t capacity;  // KV slots per sequence
+    uint32_t n_sink;    // positions [0, n_sink) are kept in slots [0, n_sink) forever
+    bool kv_f16;        // KV cache stored as F16 (two per 32-bit word), else F32
+    float scale;        // score scale, normally 1/sqrt(head_dim)
+};
+// Where position p lives: p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink).
+// (n_sink = 0 gives the plain ring slot p % capacity.)
+//
+// KV cache layout per layer: k_cache and v_cache are [n_seq][capacity][n_kv_heads][head_dim]
+// (F16 packed in words, or F32); n_seq is the binding size over the size of one sequence.
+// head_dim must be 32, 64, 80, 96 or 128, and a cache binding must fit in
+// maxStorageBufferRange (VKLLM_ERR_UNSUPPORTED otherwise).
 
 enum class RopeLayout : uint32_t {
     Interleaved = 0,  // rotate (2i, 2i+1): GGUF llama
@@ -46,8 +69,9 @@ class Kernels {
   public:
     Kernels(Device &device, Pipelines &pipelines, DeviceClass cls);
 
-    // y[rows] = W x[cols].
-    void matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y);
+    // y[b][rows] = W x[b][cols] for b < n (decode of n sequences at once; n = 1: y = W x).
+    void matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                uint32_t n = 1);
     // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill).
     void matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                 uint32_t n);
@@ -70,6 +94,24 @@ class Kernels {
     // out[t][:] = table[ids[t]][:] (rows of ids outside the table are zero).
     void get_rows(Recording &rec, const Matrix &table, const BufferRange &ids,
                   const BufferRange &out, uint32_t n_ids);
+    // Writes k[t] and v[t] (F32, [n_tokens][n_kv_heads * head_dim], RoPE already applied to k)
+    // into the slot of positions[t] of sequence seq_ids[t] (tokens with a negative position or
+    // a sequence outside the cache are skipped).
+    void kv_store(Recording &rec, const BufferRange &k, const BufferRange &v,
+                  const BufferRange &k_cache, const BufferRange &v_cache, const StepView &step,
+                  const AttentionShape &shape);
+    // out[t][h][:] = softmax over visible keys of (q[t][h] . k) * scale, times v, where the
+    // visible keys of token t are the positions [0, min(n_sink, positions[t]+1)) and
+    // [kv_begin[t], positions[t]] of sequence seq_ids[t], read from their slots; query head h
+    // reads KV head h / (n_heads / n_kv_heads). q and out are F32 [n_tokens][n_heads][head_dim].
+    // A token with no visible key (a sequence outside the cache) gets zeros.
+    void attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
+                   const BufferRange &v_cache, const BufferRange &out, const StepView &step,
+                   const AttentionShape &shape);
+    // ids[r] (int32) = index of the largest value of row r of x ([rows][cols] F32), lowest
+    // index on ties (NaNs are never chosen over a number).
+    void argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
+                uint32_t cols);
 
   private:
     struct Chunk {
@@ -78,14 +120,23 @@ class Kernels {
         BufferRange data;
     };
     std::vector<Chunk> split_rows(const Matrix &m) const;
+    // `groups` workgroups in x (and y beyond maxComputeWorkGroupCount[0]), times `groups_z`.
     void dispatch_1d(Recording &rec, const Pipeline &p, const std::vector<BufferRange> &bindings,
-                     const void *push, uint32_t push_bytes, uint64_t groups);
+                     const void *push, uint32_t push_bytes, uint64_t groups,
+                     uint32_t groups_z = 1);
+    // Checks an attention shape and the cache bindings; returns the sequences they hold.
+    uint32_t check_attention(const BufferRange &k_cache, const BufferRange &v_cache,
+                             const StepView &step, const AttentionShape &shape,
+                             const char *kernel) const;
 
     Device &device_;
     Pipelines &pipelines_;
     uint32_t matvec_wg_;
     uint32_t matvec_rows_;
     uint32_t norm_wg_;
+    uint32_t attention_wg_;
+    uint32_t max_heads_per_group_;  // query heads of one KV head a workgroup serves at once
+    bool cpu_;
 };
 
 }  // namespace vkllm::gpu

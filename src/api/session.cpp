@@ -1,0 +1,214 @@
+// Sessions and generation through the C ABI.
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/guard.h"
+#include "api/objects.h"
+#include "api/out.h"
+
+using vkllm::fail;
+using vkllm::api::guard;
+using vkllm::api::require_arg;
+using vkllm::api::require_struct;
+
+namespace {
+
+// Params structs from callers built against an older header: fields past their struct_size
+// keep the defaults.
+template <typename T>
+T read_params(const T *given, void (*init)(T *), const char *fn) {
+    T p;
+    init(&p);
+    if (given) {
+        if (given->struct_size < sizeof(size_t) || given->struct_size > sizeof p)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: struct_size %zu; call the *_init function first",
+                 fn, given->struct_size);
+        std::memcpy(&p, given, given->struct_size);
+        p.struct_size = sizeof p;
+    }
+    return p;
+}
+
+vkllm::engine::Session &session_of(vkllm_session *s, const char *fn) {
+    require_arg(s, fn, "session");
+    return *s->session;
+}
+
+}  // namespace
+
+extern "C" {
+
+void vkllm_session_params_init(vkllm_session_params *p) {
+    if (!p) return;
+    std::memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->n_seq = 1;
+    p->n_batch = 64;
+    p->n_sink = 4;
+}
+
+vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params *params,
+                                  vkllm_session **out) {
+    return guard([&] {
+        const char *fn = "vkllm_session_create";
+        require_arg(model, fn, "model");
+        require_arg(out, fn, "out");
+        vkllm_session_params p = read_params(params, vkllm_session_params_init, fn);
+        vkllm::engine::SessionOptions o;
+        o.n_ctx = p.n_ctx;
+        o.n_seq = p.n_seq;
+        o.n_batch = p.n_batch;
+        o.kv_f32 = p.flags & VKLLM_SESSION_KV_F32;
+        o.streaming = p.flags & VKLLM_SESSION_STREAMING;
+        o.n_sink = p.n_sink;
+        auto s = std::make_unique<vkllm_session>();
+        s->context = model->context;
+        s->model = model->model;
+        s->session = std::make_unique<vkllm::engine::Session>(*model->model, o);
+        *out = s.release();
+    });
+}
+
+void vkllm_session_destroy(vkllm_session *session) {
+    try {
+        delete session;
+    } catch (...) {
+    }
+}
+
+vkllm_status vkllm_session_reset(vkllm_session *session, int32_t seq) {
+    return guard([&] {
+        vkllm::engine::Session &s = session_of(session, "vkllm_session_reset");
+        if (seq < -1 || seq >= int32_t(s.options().n_seq))
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_reset: sequence %d does not exist", seq);
+        for (uint32_t i = 0; i < s.options().n_seq; ++i)
+            if (seq == -1 || uint32_t(seq) == i) s.truncate(i, 0);
+    });
+}
+
+vkllm_status vkllm_session_truncate(vkllm_session *session, uint32_t seq, uint32_t n_keep) {
+    return guard([&] { session_of(session, "vkllm_session_truncate").truncate(seq, n_keep); });
+}
+
+vkllm_status vkllm_session_position(const vkllm_session *session, uint32_t seq, uint32_t *n_past) {
+    return guard([&] {
+        require_arg(session, "vkllm_session_position", "session");
+        require_arg(n_past, "vkllm_session_position", "n_past");
+        if (seq >= session->session->options().n_seq)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_position: sequence %u does not exist", seq);
+        *n_past = session->session->position(seq);
+    });
+}
+
+vkllm_status vkllm_session_eval(vkllm_session *session, uint32_t seq, const int32_t *tokens,
+                                size_t n, float *logits) {
+    return guard([&] {
+        vkllm::engine::Session &s = session_of(session, "vkllm_session_eval");
+        if (n > 0) require_arg(tokens, "vkllm_session_eval", "tokens");
+        s.prefill(seq, tokens, n, logits);
+    });
+}
+
+vkllm_status vkllm_session_decode(vkllm_session *session, const uint32_t *seqs,
+                                  const int32_t *tokens, size_t n, float *logits) {
+    return guard([&] {
+        vkllm::engine::Session &s = session_of(session, "vkllm_session_decode");
+        require_arg(seqs, "vkllm_session_decode", "seqs");
+        require_arg(tokens, "vkllm_session_decode", "tokens");
+        s.decode(seqs, tokens, n, logits, nullptr);
+    });
+}
+
+vkllm_status vkllm_session_get_stats(const vkllm_session *session, vkllm_session_stats *out) {
+    return guard([&] {
+        require_arg(session, "vkllm_session_get_stats", "session");
+        require_struct(out, "vkllm_session_get_stats", "out");
+        const vkllm::engine::SessionStats &st = session->session->stats();
+        vkllm_session_stats r{};
+        r.struct_size = sizeof r;
+        r.command_buffers_recorded = st.recorded;
+        r.submits = st.submits;
+        r.tokens_prefilled = st.tokens_prefilled;
+        r.tokens_decoded = st.tokens_decoded;
+        r.prefill_ms = st.prefill_ms;
+        r.decode_ms = st.decode_ms;
+        r.kv_cache_bytes = session->session->kv_bytes();
+        vkllm::api::copy_struct(r, out);
+    });
+}
+
+void vkllm_sampling_params_init(vkllm_sampling_params *p) {
+    if (!p) return;
+    std::memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->temperature = 0.8f;
+    p->top_k = 40;
+    p->top_p = 0.95f;
+    p->min_p = 0.05f;
+    p->repeat_penalty = 1.0f;
+    p->repeat_last_n = 64;
+}
+
+void vkllm_generate_params_init(vkllm_generate_params *p) {
+    if (!p) return;
+    std::memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->max_tokens = 256;
+}
+
+vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
+                            const vkllm_sampling_params *sampling,
+                            const vkllm_generate_params *params, vkllm_generate_result *result) {
+    vkllm::engine::GenerateResult r;
+    vkllm_status status = guard([&] {
+        const char *fn = "vkllm_generate";
+        vkllm::engine::Session &s = session_of(session, fn);
+        if (n_prompt > 0) require_arg(prompt, fn, "prompt");
+        if (result) require_struct(result, fn, "result");
+        vkllm_sampling_params sp = read_params(sampling, vkllm_sampling_params_init, fn);
+        vkllm_generate_params gp = read_params(params, vkllm_generate_params_init, fn);
+        if (gp.n_stop > 0) require_arg(gp.stop, fn, "params->stop");
+        vkllm::engine::GenerateOptions o;
+        o.seq = gp.seq;
+        o.max_tokens = gp.max_tokens;
+        for (size_t i = 0; i < gp.n_stop; ++i) {
+            if (!gp.stop[i]) fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: stop[%zu] is NULL", fn, i);
+            o.stop.emplace_back(gp.stop[i]);
+        }
+        o.render_special = gp.render_special != 0;
+        o.sampling.temperature = sp.temperature;
+        o.sampling.top_k = sp.top_k;
+        o.sampling.top_p = sp.top_p;
+        o.sampling.min_p = sp.min_p;
+        o.sampling.repeat_penalty = sp.repeat_penalty;
+        o.sampling.repeat_last_n = sp.repeat_last_n;
+        o.sampling.seed = sp.seed;
+        if (gp.on_token)
+            o.on_token = [&gp](int32_t token, std::string_view text) {
+                std::string copy(text);  // NUL-terminated for C callers
+                return gp.on_token(gp.user_data, token, copy.c_str(), copy.size()) == 0;
+            };
+        if (gp.on_prefill)
+            o.on_prefill = [&gp](size_t done, size_t total) {
+                return gp.on_prefill(gp.user_data, done, total) == 0;
+            };
+        vkllm::engine::generate(s, std::vector<int32_t>(prompt, prompt + n_prompt), o, r);
+    });
+    if (result && result->struct_size >= sizeof(size_t) &&
+        (status == VKLLM_OK || status == VKLLM_ERR_CANCELLED)) {
+        vkllm_generate_result out{};
+        out.struct_size = sizeof out;
+        out.n_prompt = r.n_prompt;
+        out.n_generated = r.n_generated;
+        out.stop_reason = status == VKLLM_ERR_CANCELLED ? VKLLM_STOP_CANCELLED
+                                                         : vkllm_stop_reason(r.reason);
+        out.prefill_ms = r.prefill_ms;
+        out.decode_ms = r.decode_ms;
+        vkllm::api::copy_struct(out, result);
+    }
+    return status;
+}
+
+}  // extern "C"

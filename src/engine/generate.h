@@ -1,0 +1,44 @@
+// The generation loop: prefill, then sample, stream and decode token by token until an end
+// token, a stop string, the token limit or the caller says stop.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/sampler.h"
+#include "engine/session.h"
+
+namespace vkllm::engine {
+
+enum class StopReason { EndOfGeneration = 0, MaxTokens = 1, StopString = 2, Cancelled = 3 };
+
+struct GenerateOptions {
+    uint32_t seq = 0;
+    uint32_t max_tokens = 256;
+    std::vector<std::string> stop;  // generation ends before any of these texts
+    SamplingOptions sampling;
+    bool render_special = false;  // control tokens as text in the stream
+    // Receives each token and the text it completes (never half a UTF-8 character; held back
+    // while it could be the start of a stop string). At the end, text still held comes with
+    // token -1. Returning false cancels.
+    std::function<bool(int32_t token, std::string_view text)> on_token;
+    // Between prefill chunks, with the prompt tokens done; returning false cancels.
+    std::function<bool(size_t done, size_t total)> on_prefill;
+};
+
+struct GenerateResult {
+    size_t n_prompt = 0;
+    size_t n_generated = 0;
+    StopReason reason = StopReason::MaxTokens;
+    double prefill_ms = 0;
+    double decode_ms = 0;
+};
+
+// Throws VKLLM_ERR_CANCELLED (with `result` filled in) when a callback stops it; the session
+// stays consistent: what was prefilled or decoded stays in the cache.
+void generate(Session &session, const std::vector<int32_t> &prompt, const GenerateOptions &options,
+              GenerateResult &result);
+
+}  // namespace vkllm::engine

@@ -1,0 +1,32 @@
+#include "engine/model.h"
+
+#include <algorithm>
+
+namespace vkllm::engine {
+
+// Positions beyond this are refused even if the model claims more: the table grows with it
+// (a million positions of 64 pairs is 512 MiB).
+static const uint32_t kMaxRopePositions = 1u << 17;
+
+Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgress &progress)
+    : ctx_(ctx) {
+    format::GgufFile file(path);
+    file_bytes_ = file.file_size();
+    config_ = models::read_config(file);
+    // The tokenizer first: a model that cannot be tokenized is refused before any upload.
+    tokenizer_ = std::make_shared<tokenizer::Tokenizer>(tokenizer::load_vocab(file));
+    if (uint32_t(tokenizer_->vocab().size()) > config_.n_vocab)
+        fail(VKLLM_ERR_FORMAT, "%s: %d tokens but only %u embedding rows", path.c_str(),
+             tokenizer_->vocab().size(), config_.n_vocab);
+    weights_ = models::load_weights(ctx, file, config_, progress);
+    // The whole table is one binding, so it must also fit the device's binding limit.
+    uint64_t per_position = uint64_t(config_.rot_dim) * sizeof(float);
+    uint64_t fit = ctx.device().info().max_storage_buffer_range / std::max<uint64_t>(per_position, 1);
+    rope_positions_ = uint32_t(std::min<uint64_t>({config_.n_ctx_train, kMaxRopePositions, fit}));
+    std::vector<float> table = gpu::rope_table(rope_positions_, config_.rot_dim, config_.rope_base);
+    rope_table_ = ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device);
+    ctx.transfer().upload(rope_table_, table.data(), table.size() * sizeof(float));
+    ++rope_table_builds_;
+}
+
+}  // namespace vkllm::engine

@@ -1,0 +1,45 @@
+// A loaded model: configuration, weights on the device, tokenizer and the RoPE table. Immutable
+// after load, so any number of sessions (on any threads) can share it.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "format/gguf.h"
+#include "gpu/context.h"
+#include "models/config.h"
+#include "models/weights.h"
+#include "tokenizer/tokenizer.h"
+
+namespace vkllm::engine {
+
+class Model {
+  public:
+    Model(gpu::Context &ctx, const std::string &path, const models::LoadProgress &progress);
+
+    gpu::Context &context() const { return ctx_; }
+    const models::ModelConfig &config() const { return config_; }
+    const models::ModelWeights &weights() const { return weights_; }
+    const std::shared_ptr<const tokenizer::Tokenizer> &tokenizer() const { return tokenizer_; }
+    const std::string &chat_template() const { return tokenizer_->vocab().chat_template; }
+
+    // cos/sin for positions [0, rope_positions()), computed once at load.
+    gpu::BufferRange rope_table() const { return rope_table_.range(); }
+    uint32_t rope_positions() const { return rope_positions_; }
+    // How many times the table was computed (stays 1: sessions never recompute it).
+    uint64_t rope_table_builds() const { return rope_table_builds_; }
+    uint64_t file_bytes() const { return file_bytes_; }
+
+  private:
+    gpu::Context &ctx_;
+    models::ModelConfig config_;
+    models::ModelWeights weights_;
+    std::shared_ptr<const tokenizer::Tokenizer> tokenizer_;
+    gpu::Buffer rope_table_;
+    uint32_t rope_positions_ = 0;
+    uint64_t rope_table_builds_ = 0;
+    uint64_t file_bytes_ = 0;
+};
+
+}  // namespace vkllm::engine

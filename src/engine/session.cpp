@@ -1,0 +1,272 @@
+#include "engine/session.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace vkllm::engine {
+
+using models::Act;
+using models::LogitRows;
+
+namespace {
+
+// Step arrays, in this order, each one aligned binding in the step buffer.
+enum StepArray { kTokens = 0, kPositions = 1, kSeqIds = 2, kKvBegin = 3, kStepArrays = 4 };
+
+// Up to this many rows a step uses the matrix-vector kernel (weights read once for all rows);
+// beyond, the tiled matrix-matrix kernel.
+const uint32_t kMaxMatvecRows = 8;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Session::Session(const Model &model, const SessionOptions &options)
+    : model_(model), ctx_(model.context()), opt_(options) {
+    const models::ModelConfig &c = model.config();
+    if (opt_.n_ctx == 0) opt_.n_ctx = std::min(c.n_ctx_train, model.rope_positions());
+    if (opt_.n_seq == 0 || opt_.n_seq > 256)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "session: n_seq %u must be 1 to 256", opt_.n_seq);
+    if (opt_.n_ctx > model.rope_positions())
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "session: n_ctx %u exceeds the model's %u positions",
+             opt_.n_ctx, model.rope_positions());
+    if (!opt_.streaming) opt_.n_sink = 0;
+    if (opt_.n_sink >= opt_.n_ctx)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "session: n_sink %u must be below n_ctx %u", opt_.n_sink,
+             opt_.n_ctx);
+    if (opt_.n_batch == 0) opt_.n_batch = 64;
+    // A chunk must not overwrite a slot that one of its own earlier tokens still needs.
+    opt_.n_batch = std::min(opt_.n_batch, opt_.n_ctx - opt_.n_sink);
+    max_rows_ = std::max(opt_.n_batch, opt_.n_seq);
+
+    gpu::Allocator &alloc = ctx_.allocator();
+    for (int a = 0; a < models::kActCount; ++a) {
+        Act act = Act(a);
+        uint32_t rows = act == Act::Logits ? opt_.n_seq : act == Act::Last ? 1 : max_rows_;
+        uint64_t bytes = uint64_t(rows) * models::act_width(c, act) * sizeof(float);
+        // Logits are read by the host after every step: keep them host-visible.
+        acts_.push_back(alloc.allocate(
+            bytes, act == Act::Logits ? gpu::MemoryKind::Host : gpu::MemoryKind::Device));
+    }
+    step_stride_ = (uint64_t(max_rows_) * 4 + 255) / 256 * 256;
+    step_ = alloc.allocate(step_stride_ * kStepArrays, gpu::MemoryKind::Host);
+    ids_ = alloc.allocate(uint64_t(opt_.n_seq) * 4, gpu::MemoryKind::Host);
+
+    uint64_t per_seq = uint64_t(opt_.n_ctx) * c.kv_dim() * (opt_.kv_f32 ? 4 : 2);
+    uint64_t layer_bytes = per_seq * opt_.n_seq;
+    if (layer_bytes > ctx_.device().info().max_storage_buffer_range)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "session: a layer's KV cache of %llu MiB exceeds the device's largest binding "
+             "(%llu MiB); use a smaller n_ctx or n_seq",
+             (unsigned long long)(layer_bytes >> 20),
+             (unsigned long long)(ctx_.device().info().max_storage_buffer_range >> 20));
+    for (uint32_t l = 0; l < c.n_layer; ++l) {
+        k_cache_.push_back(alloc.allocate(layer_bytes, gpu::MemoryKind::Device));
+        v_cache_.push_back(alloc.allocate(layer_bytes, gpu::MemoryKind::Device));
+        kv_bytes_ += 2 * layer_bytes;
+    }
+    n_past_.assign(opt_.n_seq, 0);
+}
+
+gpu::BufferRange Session::act(Act a, uint32_t rows) const {
+    return acts_[size_t(a)].range(
+        0, uint64_t(rows) * models::act_width(model_.config(), a) * sizeof(float));
+}
+
+gpu::StepView Session::step_view(uint32_t n) const {
+    return gpu::StepView{step_.range(kPositions * step_stride_, uint64_t(n) * 4),
+                         step_.range(kSeqIds * step_stride_, uint64_t(n) * 4),
+                         step_.range(kKvBegin * step_stride_, uint64_t(n) * 4)};
+}
+
+gpu::AttentionShape Session::attention_shape(uint32_t n) const {
+    const models::ModelConfig &c = model_.config();
+    gpu::AttentionShape s;
+    s.n_tokens = n;
+    s.n_heads = c.n_head;
+    s.n_kv_heads = c.n_head_kv;
+    s.head_dim = c.head_dim;
+    s.capacity = opt_.n_ctx;
+    s.n_sink = opt_.n_sink;
+    s.kv_f16 = !opt_.kv_f32;
+    s.scale = 1.0f / std::sqrt(float(c.head_dim));
+    return s;
+}
+
+void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens) {
+    const models::ModelConfig &c = model_.config();
+    gpu::Kernels &k = ctx_.kernels();
+    uint32_t rows = n_tokens;
+    gpu::StepView view = step_view(n_tokens);
+    gpu::AttentionShape shape = attention_shape(n_tokens);
+    auto width = [&c](Act a) { return models::act_width(c, a); };
+    for (const models::Op &o : plan.ops) {
+        if (auto *e = std::get_if<models::op::Embed>(&o)) {
+            k.get_rows(rec, e->table, step_.range(kTokens * step_stride_, uint64_t(rows) * 4),
+                       act(Act::X, rows), rows);
+        } else if (auto *n = std::get_if<models::op::RmsNorm>(&o)) {
+            uint32_t r = rows * (width(n->in) / n->cols);
+            k.rms_norm(rec, act(n->in, rows), n->weight, act(n->out, rows), r, n->cols, c.rms_eps);
+        } else if (auto *l = std::get_if<models::op::Linear>(&o)) {
+            if (rows <= kMaxMatvecRows)
+                k.matvec(rec, l->w, act(l->in, rows), act(l->out, rows), rows);
+            else
+                k.matmul(rec, l->w, act(l->in, rows), act(l->out, rows), rows);
+            if (l->bias.size)
+                k.binary(rec, gpu::Binary::Add, act(l->out, rows), l->bias, act(l->out, rows),
+                         rows * width(l->out), width(l->out));
+        } else if (auto *a = std::get_if<models::op::Add>(&o)) {
+            k.binary(rec, gpu::Binary::Add, act(a->a, rows), act(a->b, rows), act(a->out, rows),
+                     rows * width(a->out), rows * width(a->out));
+        } else if (auto *r = std::get_if<models::op::Rope>(&o)) {
+            k.rope(rec, c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
+                   act(r->io, rows), model_.rope_table(), view.positions, rows, r->heads,
+                   c.head_dim, c.rot_dim, model_.rope_positions());
+        } else if (auto *s = std::get_if<models::op::StoreKv>(&o)) {
+            k.kv_store(rec, act(Act::K, rows), act(Act::V, rows), k_cache_[s->layer].range(),
+                       v_cache_[s->layer].range(), view, shape);
+        } else if (auto *at = std::get_if<models::op::Attend>(&o)) {
+            k.attention(rec, act(Act::Q, rows), k_cache_[at->layer].range(),
+                        v_cache_[at->layer].range(), act(Act::Attn, rows), view, shape);
+        } else if (auto *g = std::get_if<models::op::SwiGlu>(&o)) {
+            k.binary(rec, gpu::Binary::SwiGLU, act(g->gate, rows), act(g->up, rows),
+                     act(g->out, rows), rows * width(g->out), rows * width(g->out));
+        } else if (auto *t = std::get_if<models::op::TakeLast>(&o)) {
+            uint64_t row_bytes = uint64_t(width(t->in)) * sizeof(float);
+            rec.copy(acts_[size_t(t->in)].range((rows - 1) * row_bytes, row_bytes),
+                     act(t->out, 1));
+            rec.barrier();
+            rows = 1;
+        }
+    }
+    if (!plan.ops.empty() && std::holds_alternative<models::op::Linear>(plan.ops.back()))
+        k.argmax(rec, act(Act::Logits, rows), ids_.range(0, uint64_t(rows) * 4), rows, c.n_vocab);
+}
+
+gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows) {
+    auto key = std::make_pair(n_tokens, int(rows));
+    auto it = recordings_.find(key);
+    if (it != recordings_.end()) return *it->second;
+    auto rec = std::make_unique<gpu::Recording>(ctx_.device());
+    models::Plan plan = models::build_plan(model_.config(), model_.weights(), {n_tokens, rows});
+    rec->begin();
+    record(*rec, plan, n_tokens);
+    rec->end();
+    ++stats_.recorded;
+    return *(recordings_[key] = std::move(rec));
+}
+
+void Session::check_fits(uint32_t seq, size_t n) const {
+    if (seq >= opt_.n_seq)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "sequence %u does not exist (the session has %u)", seq,
+             opt_.n_seq);
+    uint64_t end = uint64_t(n_past_[seq]) + n;
+    if (!opt_.streaming && end > opt_.n_ctx)
+        fail(VKLLM_ERR_CONTEXT_FULL,
+             "sequence %u: %llu tokens do not fit its context of %u (%u already used)", seq,
+             (unsigned long long)n, opt_.n_ctx, n_past_[seq]);
+    if (opt_.streaming && end > model_.rope_positions())
+        fail(VKLLM_ERR_CONTEXT_FULL,
+             "sequence %u: position %llu is past the %u positions the model was trained for",
+             seq, (unsigned long long)end - 1, model_.rope_positions());
+}
+
+void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argmax,
+                   double &time_ms, uint64_t &token_count) {
+    auto t0 = std::chrono::steady_clock::now();
+    uint32_t n = uint32_t(t.ids.size());
+    uint32_t window = opt_.n_ctx - opt_.n_sink;
+    std::vector<uint32_t> count(opt_.n_seq, 0), last(opt_.n_seq, 0);
+    int32_t *arrays = static_cast<int32_t *>(step_.mapped());
+    auto at = [&](StepArray a, uint32_t i) -> int32_t & {
+        return arrays[(a * step_stride_) / 4 + i];
+    };
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t s = t.seqs[i];
+        uint32_t pos = n_past_[s] + count[s]++;
+        last[s] = pos;
+        at(kTokens, i) = t.ids[i];
+        at(kPositions, i) = int32_t(pos);
+        at(kSeqIds, i) = int32_t(s);
+    }
+    // Keys a token may see: the sinks, then the most recent `window` positions of the step's
+    // last token, so no token reads a slot a later token of the same step has overwritten.
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t s = t.seqs[i];
+        uint32_t begin = last[s] + 1 > window ? last[s] + 1 - window : 0;
+        at(kKvBegin, i) = int32_t(std::max(begin, opt_.n_sink));
+    }
+    gpu::Recording &rec = recording(n, rows);
+    rec.submit();
+    ++stats_.submits;
+    for (uint32_t s = 0; s < opt_.n_seq; ++s) n_past_[s] += count[s];
+    uint32_t out_rows = rows == LogitRows::All ? n : 1;
+    if (logits && rows != LogitRows::None)
+        std::memcpy(logits, acts_[size_t(Act::Logits)].mapped(),
+                    size_t(out_rows) * model_.config().n_vocab * sizeof(float));
+    if (argmax && rows != LogitRows::None)
+        std::memcpy(argmax, ids_.mapped(), size_t(out_rows) * sizeof(int32_t));
+    time_ms += ms_since(t0);
+    token_count += n;
+}
+
+void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logits,
+                      const std::function<bool(size_t)> &between_chunks) {
+    check_fits(seq, n);
+    int32_t vocab = int32_t(model_.config().n_vocab);
+    for (size_t i = 0; i < n; ++i)
+        if (tokens[i] < 0 || tokens[i] >= vocab)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "token %d at index %zu is outside the vocabulary of %d",
+                 tokens[i], i, vocab);
+    for (size_t done = 0; done < n;) {
+        size_t len = std::min<size_t>(opt_.n_batch, n - done);
+        bool last = done + len == n;
+        Tokens t{std::vector<int32_t>(tokens + done, tokens + done + len),
+                 std::vector<uint32_t>(len, seq)};
+        step(t, last && logits ? LogitRows::Last : LogitRows::None, logits, nullptr,
+             stats_.prefill_ms, stats_.tokens_prefilled);
+        done += len;
+        if (!last && between_chunks && !between_chunks(done))
+            fail(VKLLM_ERR_CANCELLED, "prefill cancelled after %zu of %zu tokens", done, n);
+    }
+}
+
+void Session::decode(const uint32_t *seqs, const int32_t *tokens, size_t n, float *logits,
+                     int32_t *argmax) {
+    if (n == 0 || n > opt_.n_seq)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "decode of %zu sequences in a session of %u", n,
+             opt_.n_seq);
+    std::vector<bool> seen(opt_.n_seq, false);
+    int32_t vocab = int32_t(model_.config().n_vocab);
+    for (size_t i = 0; i < n; ++i) {
+        check_fits(seqs[i], 1);
+        if (seen[seqs[i]])
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "sequence %u appears twice in one decode", seqs[i]);
+        seen[seqs[i]] = true;
+        if (tokens[i] < 0 || tokens[i] >= vocab)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "token %d is outside the vocabulary of %d", tokens[i],
+                 vocab);
+    }
+    Tokens t{std::vector<int32_t>(tokens, tokens + n), std::vector<uint32_t>(seqs, seqs + n)};
+    step(t, LogitRows::All, logits, argmax, stats_.decode_ms, stats_.tokens_decoded);
+}
+
+void Session::truncate(uint32_t seq, uint32_t keep) {
+    if (seq >= opt_.n_seq)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "sequence %u does not exist (the session has %u)", seq,
+             opt_.n_seq);
+    if (keep > n_past_[seq])
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "sequence %u has only %u positions, cannot keep %u", seq,
+             n_past_[seq], keep);
+    // Once the ring has wrapped, the slots of old positions hold newer ones.
+    if (keep > 0 && n_past_[seq] > opt_.n_ctx && keep + (opt_.n_ctx - opt_.n_sink) < n_past_[seq])
+        fail(VKLLM_ERR_INVALID_ARGUMENT,
+             "sequence %u: position %u has already left the ring; only a full reset is possible",
+             seq, keep);
+    n_past_[seq] = keep;
+}
+
+}  // namespace vkllm::engine

@@ -1,0 +1,92 @@
+// A session: the KV cache rings of its sequences, the per-step buffer and the recorded command
+// buffers, and the steps that run the model. One thread at a time; many per model.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "engine/model.h"
+#include "models/plan.h"
+
+namespace vkllm::engine {
+
+struct SessionOptions {
+    uint32_t n_ctx = 0;     // KV slots per sequence; 0: the model's training context
+    uint32_t n_seq = 1;     // sequences, decoded together in one step
+    uint32_t n_batch = 64;  // prefill chunk length
+    bool kv_f32 = false;    // F16 by default
+    bool streaming = false;  // when full: keep the first n_sink tokens and the most recent ones
+    uint32_t n_sink = 4;
+};
+
+struct SessionStats {
+    uint64_t recorded = 0;  // command buffers recorded; bounded by the step shapes, not tokens
+    uint64_t submits = 0;
+    uint64_t tokens_prefilled = 0;
+    uint64_t tokens_decoded = 0;
+    double prefill_ms = 0;
+    double decode_ms = 0;
+};
+
+class Session {
+  public:
+    // Throws VKLLM_ERR_INVALID_ARGUMENT for impossible options, VKLLM_ERR_UNSUPPORTED or
+    // VKLLM_ERR_OUT_OF_DEVICE_MEMORY when the cache does not fit.
+    Session(const Model &model, const SessionOptions &options);
+
+    const Model &model() const { return model_; }
+    const SessionOptions &options() const { return opt_; }
+    const SessionStats &stats() const { return stats_; }
+    uint64_t kv_bytes() const { return kv_bytes_; }
+
+    // Runs `n` tokens of sequence `seq` through the model in chunks of n_batch. The logits after
+    // the last token go to `logits` (n_vocab floats) when it is not null. `between_chunks`, called
+    // after each chunk with the tokens done so far, stops the prefill by returning false
+    // (VKLLM_ERR_CANCELLED; the chunks already run stay in the cache). VKLLM_ERR_CONTEXT_FULL,
+    // before anything runs, when the tokens do not fit.
+    void prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logits,
+                 const std::function<bool(size_t)> &between_chunks = {});
+
+    // One token for each of `n` distinct sequences, in one step. Writes n x n_vocab logits and/or
+    // the argmax of each row (computed on the device) where the pointers are not null.
+    void decode(const uint32_t *seqs, const int32_t *tokens, size_t n, float *logits,
+                int32_t *argmax);
+
+    uint32_t position(uint32_t seq) const { return n_past_.at(seq); }
+    // Forgets everything from position `keep` on (0: the whole sequence). Positions past the
+    // ring's reach cannot be kept once they have been overwritten.
+    void truncate(uint32_t seq, uint32_t keep);
+
+  private:
+    struct Tokens {
+        std::vector<int32_t> ids;
+        std::vector<uint32_t> seqs;
+    };
+    void step(const Tokens &t, models::LogitRows rows, float *logits, int32_t *argmax,
+              double &time_ms, uint64_t &token_count);
+    gpu::Recording &recording(uint32_t n_tokens, models::LogitRows rows);
+    void record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens);
+    gpu::BufferRange act(models::Act a, uint32_t rows) const;
+    gpu::StepView step_view(uint32_t n_tokens) const;
+    gpu::AttentionShape attention_shape(uint32_t n_tokens) const;
+    void check_fits(uint32_t seq, size_t n) const;
+
+    const Model &model_;
+    gpu::Context &ctx_;
+    SessionOptions opt_;
+    uint32_t max_rows_;
+    std::vector<gpu::Buffer> acts_;  // by models::Act
+    gpu::Buffer step_;               // host-visible: tokens, positions, seq ids, kv_begin
+    uint64_t step_stride_ = 0;
+    gpu::Buffer ids_;                // host-visible argmax of each logits row
+    std::vector<gpu::Buffer> k_cache_, v_cache_;
+    uint64_t kv_bytes_ = 0;
+    std::vector<uint32_t> n_past_;
+    std::map<std::pair<uint32_t, int>, std::unique_ptr<gpu::Recording>> recordings_;
+    SessionStats stats_;
+};
+
+}  // namespace vkllm::engine

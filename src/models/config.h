@@ -1,0 +1,39 @@
+// The hyper-parameters of a supported architecture, read and checked from GGUF metadata.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "format/gguf.h"
+
+namespace vkllm::models {
+
+enum class Arch { Llama, Qwen2, Qwen3 };
+
+struct ModelConfig {
+    Arch arch = Arch::Llama;
+    std::string arch_name;
+    uint32_t n_vocab = 0;
+    uint32_t n_embd = 0;
+    uint32_t n_layer = 0;
+    uint32_t n_head = 0;
+    uint32_t n_head_kv = 0;
+    uint32_t head_dim = 0;
+    uint32_t n_ff = 0;
+    uint32_t n_ctx_train = 0;
+    uint32_t rot_dim = 0;  // rotary dimensions of each head
+    float rope_base = 10000.0f;
+    float rms_eps = 1e-5f;
+    bool neox = false;        // RoPE pairs (i, i + rot/2) rather than (2i, 2i+1)
+    bool qk_norm = false;     // per-head RMSNorm of q and k (Qwen3)
+    bool tied_output = false;  // no output.weight: the embedding is the output head
+
+    uint32_t q_dim() const { return n_head * head_dim; }
+    uint32_t kv_dim() const { return n_head_kv * head_dim; }
+};
+
+// VKLLM_ERR_UNSUPPORTED names an architecture this build does not run; VKLLM_ERR_FORMAT names a
+// missing or inconsistent hyper-parameter.
+ModelConfig read_config(const format::GgufFile &file);
+
+}  // namespace vkllm::models

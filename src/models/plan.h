@@ -1,0 +1,79 @@
+// A step of a model as data: the ordered operations with their weights, the activations they
+// read and write, and their constants. An architecture builds a plan; the engine records it
+// into a command buffer once and replays it. Nothing here knows Vulkan.
+#pragma once
+
+#include <variant>
+#include <vector>
+
+#include "models/config.h"
+#include "models/weights.h"
+
+namespace vkllm::models {
+
+// The activations of a step, each [rows][width] F32, owned by the session.
+enum class Act { X, H, Q, K, V, Attn, Gate, Up, Last, Logits };
+constexpr int kActCount = 10;
+
+// How many rows of logits a step produces.
+enum class LogitRows {
+    None,  // a prefill chunk that is not the last
+    Last,  // the last token only (end of a prefill)
+    All,   // every row (decode of several sequences)
+};
+
+struct StepShape {
+    uint32_t n_tokens;
+    LogitRows logits;
+};
+
+namespace op {
+struct Embed {  // X[t] = embedding row of the step's token t
+    gpu::Matrix table;
+};
+struct RmsNorm {  // out = rmsnorm(in) * weight, over rows of `cols` (per head: cols = head_dim)
+    Act in, out;
+    gpu::BufferRange weight;
+    uint32_t cols;
+};
+struct Linear {  // out = W in (+ bias)
+    gpu::Matrix w;
+    Act in, out;
+    gpu::BufferRange bias;  // size 0: none
+};
+struct Add {  // out = a + b
+    Act a, b, out;
+};
+struct Rope {  // in place, `heads` heads of head_dim per row
+    Act io;
+    uint32_t heads;
+};
+struct StoreKv {  // K, V rows into the layer's cache ring
+    uint32_t layer;
+};
+struct Attend {  // Attn = attention of Q over the layer's cache
+    uint32_t layer;
+};
+struct SwiGlu {  // out = silu(gate) * up
+    Act gate, up, out;
+};
+struct TakeLast {  // out row 0 = in's last row; the ops after it work on that one row
+    Act in, out;
+};
+}  // namespace op
+
+using Op = std::variant<op::Embed, op::RmsNorm, op::Linear, op::Add, op::Rope, op::StoreKv,
+                        op::Attend, op::SwiGlu, op::TakeLast>;
+
+struct Plan {
+    std::vector<Op> ops;
+    Act logits_from = Act::H;  // the rows the output head reads (H or Last)
+};
+
+// Width of each activation for this model.
+uint32_t act_width(const ModelConfig &c, Act a);
+
+// The decoder-only transformer of llama, qwen2 and qwen3 (pre-norm, RoPE, GQA, SwiGLU).
+Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape);
+
+}  // namespace vkllm::models

@@ -1,0 +1,39 @@
+// A model's tensors on the device, checked against its configuration.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "format/gguf.h"
+#include "gpu/context.h"
+#include "models/config.h"
+
+namespace vkllm::models {
+
+struct LayerWeights {
+    gpu::BufferRange attn_norm, ffn_norm;  // F32 vectors
+    gpu::Matrix wq, wk, wv, wo;
+    gpu::BufferRange bq, bk, bv;          // size 0 when the model has no biases
+    gpu::BufferRange q_norm, k_norm;      // size 0 unless Qwen3
+    gpu::Matrix gate, up, down;
+};
+
+struct ModelWeights {
+    gpu::Matrix token_embd;
+    gpu::Matrix output;  // the embedding again when tied
+    gpu::BufferRange output_norm;
+    std::vector<LayerWeights> layers;
+    std::vector<gpu::Buffer> storage;  // owns every range above
+    uint64_t device_bytes = 0;
+};
+
+// Called after each tensor with the bytes uploaded so far and in all; returning false stops
+// the load (VKLLM_ERR_CANCELLED, nothing kept).
+using LoadProgress = std::function<bool(uint64_t done, uint64_t total)>;
+
+// Uploads every tensor the architecture uses. VKLLM_ERR_FORMAT names a missing tensor or one of
+// the wrong shape; VKLLM_ERR_UNSUPPORTED names a tensor whose type this build cannot run.
+ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &file, const ModelConfig &config,
+                          const LoadProgress &progress);
+
+}  // namespace vkllm::models

@@ -1,0 +1,381 @@
+// The engine end to end on tiny random models written by the tests: logits against the CPU
+// reference, the KV cache against recomputation, batched decode, the ring and the streaming
+// window, context limits, cancellation, recording counts, generation options.
+#include <cstdio>
+#include <fstream>
+
+#include "engine_fixture.h"
+#include "gguf_builder.h"
+#include "reference/forward.h"
+#include "tiny_model.h"
+
+namespace {
+
+class Generation : public EngineTest {
+  protected:
+    // Writes a tiny model, loads it on the device and in the CPU reference.
+    vkllm_model *tiny(const TinyModelSpec &spec, const std::string &name) {
+        std::string path = temp_path(name);
+        write_tiny_model(path, spec);
+        reference_ = ref::load_model_ref(path);
+        vkllm_model *m = load(path);
+        std::remove(path.c_str());
+        return m;
+    }
+    std::unique_ptr<ref::ModelRef> reference_;
+};
+
+std::vector<int32_t> some_tokens(size_t n, uint32_t vocab, uint32_t seed) {
+    std::vector<int32_t> t;
+    uint32_t s = seed;
+    for (size_t i = 0; i < n; ++i) {
+        s = s * 1664525u + 1013904223u;
+        t.push_back(int32_t(3 + (s >> 8) % (vocab - 3)));  // skip unk, bos, eos
+    }
+    return t;
+}
+
+}  // namespace
+
+// F32 weights and cache: the GPU's F32 arithmetic against the double reference.
+TEST_F(Generation, TinyModelsMatchTheCpuReference) {
+    struct Case {
+        const char *name;
+        TinyModelSpec spec;
+        double tol;
+    };
+    std::vector<Case> cases;
+    TinyModelSpec llama;
+    cases.push_back({"llama_f32", llama, 1e-4});
+    TinyModelSpec qwen2;
+    qwen2.arch = "qwen2";
+    qwen2.weight_type = 1;
+    qwen2.n_embd = 128, qwen2.n_head = 2, qwen2.n_head_kv = 1, qwen2.n_ff = 96;  // head_dim 64
+    cases.push_back({"qwen2_f16", qwen2, 1e-4});
+    TinyModelSpec qwen3;
+    qwen3.arch = "qwen3";
+    qwen3.weight_type = 30;
+    qwen3.tied_output = true;
+    cases.push_back({"qwen3_bf16_tied", qwen3, 1e-4});
+    for (const Case &c : cases) {
+        vkllm_model *m = tiny(c.spec, c.name);
+        ASSERT_NE(m, nullptr) << c.name;
+        vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+        std::vector<int32_t> tokens = some_tokens(20, c.spec.n_vocab, 7);
+        std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
+        std::vector<std::vector<float>> got = decode_each(s, tokens, c.spec.n_vocab);
+        double worst = 0, largest = 0;
+        for (size_t i = 0; i < tokens.size(); ++i) {
+            worst = std::max(worst, max_abs_diff(got[i], want[i]));
+            largest = std::max(largest, max_abs(want[i]));
+        }
+        // The prefill path (tiled matmul for 20 rows) on a fresh sequence.
+        ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+        std::vector<float> last(c.spec.n_vocab);
+        ASSERT_EQ(vkllm_session_eval(s, 0, tokens.data(), tokens.size(), last.data()), VKLLM_OK);
+        double prefill_err = max_abs_diff(last, want.back());
+        std::printf("%s: max |logit| %.3g, decode error %.3g, prefill error %.3g\n", c.name,
+                    largest, worst, prefill_err);
+        EXPECT_LE(worst, c.tol * std::max(1.0, largest)) << c.name;
+        EXPECT_LE(prefill_err, c.tol * std::max(1.0, largest)) << c.name;
+    }
+}
+
+TEST_F(Generation, KvCacheDecodeEqualsRecomputingTheSequence) {
+    TinyModelSpec spec;
+    spec.arch = "qwen2";
+    vkllm_model *m = tiny(spec, "kv_equals");
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> tokens = some_tokens(24, spec.n_vocab, 3);
+    vkllm_session *cached = session(m, 64, VKLLM_SESSION_KV_F32);
+    std::vector<std::vector<float>> step = decode_each(cached, tokens, spec.n_vocab);
+    vkllm_session *fresh = session(m, 64, VKLLM_SESSION_KV_F32);
+    double worst = 0;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        ASSERT_EQ(vkllm_session_reset(fresh, 0), VKLLM_OK);
+        std::vector<float> all(spec.n_vocab);
+        ASSERT_EQ(vkllm_session_eval(fresh, 0, tokens.data(), i + 1, all.data()), VKLLM_OK);
+        worst = std::max(worst, max_abs_diff(step[i], all));
+    }
+    std::printf("cached decode vs recompute: max difference %.3g\n", worst);
+    EXPECT_LE(worst, 1e-4);
+}
+
+TEST_F(Generation, BatchedDecodeOfFourSequencesEqualsFourSeparateRuns) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "batched");
+    ASSERT_NE(m, nullptr);
+    vkllm_session *batch = session(m, 64, 0, 4);
+    std::vector<std::vector<int32_t>> prompts;
+    std::vector<std::vector<float>> last(4);
+    for (uint32_t q = 0; q < 4; ++q) {
+        prompts.push_back(some_tokens(5 + 3 * q, spec.n_vocab, 11 + q));  // different lengths
+        last[q].resize(spec.n_vocab);
+        ASSERT_EQ(vkllm_session_eval(batch, q, prompts[q].data(), prompts[q].size(), last[q].data()),
+                  VKLLM_OK);
+    }
+    std::vector<std::vector<int32_t>> next(4);
+    for (int stepi = 0; stepi < 6; ++stepi) {
+        uint32_t seqs[4] = {0, 1, 2, 3};
+        int32_t toks[4];
+        for (int q = 0; q < 4; ++q) next[q].push_back(toks[q] = argmax_of(last[q]));
+        std::vector<float> logits(4 * spec.n_vocab);
+        ASSERT_EQ(vkllm_session_decode(batch, seqs, toks, 4, logits.data()), VKLLM_OK)
+            << vkllm_last_error();
+        for (int q = 0; q < 4; ++q)
+            last[q].assign(logits.begin() + q * spec.n_vocab, logits.begin() + (q + 1) * spec.n_vocab);
+    }
+    for (uint32_t q = 0; q < 4; ++q) {
+        vkllm_session *alone = session(m, 64);
+        std::vector<float> l(spec.n_vocab);
+        ASSERT_EQ(vkllm_session_eval(alone, 0, prompts[q].data(), prompts[q].size(), l.data()),
+                  VKLLM_OK);
+        for (size_t k = 0; k < next[q].size(); ++k) {
+            EXPECT_EQ(argmax_of(l), next[q][k]) << "sequence " << q << " step " << k;
+            uint32_t zero = 0;
+            ASSERT_EQ(vkllm_session_decode(alone, &zero, &next[q][k], 1, l.data()), VKLLM_OK);
+        }
+        EXPECT_LE(max_abs_diff(l, last[q]), 1e-4) << "sequence " << q;
+    }
+}
+
+TEST_F(Generation, ContextFullIsAnErrorThatChangesNothing) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "ctx_full");
+    ASSERT_NE(m, nullptr);
+    vkllm_session *s = session(m, 16);
+    std::vector<int32_t> t = some_tokens(17, spec.n_vocab, 5);
+    ASSERT_EQ(vkllm_session_eval(s, 0, t.data(), 10, nullptr), VKLLM_OK);
+    EXPECT_EQ(vkllm_session_eval(s, 0, t.data(), 7, nullptr), VKLLM_ERR_CONTEXT_FULL);
+    EXPECT_NE(std::string(vkllm_last_error()).find("context"), std::string::npos);
+    uint32_t pos = 0;
+    ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+    EXPECT_EQ(pos, 10u);
+    ASSERT_EQ(vkllm_session_eval(s, 0, t.data(), 6, nullptr), VKLLM_OK);
+    uint32_t seq = 0;
+    std::vector<float> l(spec.n_vocab);
+    EXPECT_EQ(vkllm_session_decode(s, &seq, &t[0], 1, l.data()), VKLLM_ERR_CONTEXT_FULL);
+    int32_t bad = int32_t(spec.n_vocab);
+    ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+    EXPECT_EQ(vkllm_session_eval(s, 0, &bad, 1, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+    EXPECT_EQ(pos, 0u);
+}
+
+// Positions past the ring's capacity wrap around (slot p % capacity) and the window keeps
+// the sinks and the most recent tokens: the logits must equal a reference that masks
+// attention to exactly those positions.
+TEST_F(Generation, StreamingWindowWrapsTheRingAndMatchesMaskedAttention) {
+    TinyModelSpec spec;
+    spec.n_ctx = 128;
+    vkllm_model *m = tiny(spec, "streaming");
+    ASSERT_NE(m, nullptr);
+    const uint32_t capacity = 12, sinks = 4, window = capacity - sinks;
+    vkllm_session *s = session(m, capacity, VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32, 1, 0, sinks);
+    std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 9);
+    std::vector<std::vector<float>> got = decode_each(s, tokens, spec.n_vocab);
+    auto visible = [&](uint32_t q, uint32_t k) {
+        return k <= q && (k < sinks || k + window > q);
+    };
+    std::vector<std::vector<float>> want = ref::forward_logits_masked(*reference_, tokens, visible);
+    double worst = 0;
+    for (size_t i = 0; i < tokens.size(); ++i) worst = std::max(worst, max_abs_diff(got[i], want[i]));
+    std::printf("streaming window (capacity %u, %u sinks) over 40 tokens: max error %.3g\n",
+                capacity, sinks, worst);
+    EXPECT_LE(worst, 1e-4);
+    uint32_t pos = 0;
+    ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+    EXPECT_EQ(pos, 40u);
+}
+
+TEST_F(Generation, CancellingAPrefillLeavesAUsableSession) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "cancel");
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> prompt = some_tokens(30, spec.n_vocab, 13);
+    vkllm_session *s = session(m, 64, 0, 1, 8);
+    vkllm_generate_params gp;
+    vkllm_generate_params_init(&gp);
+    int calls = 0;
+    gp.user_data = &calls;
+    gp.on_prefill = [](void *user, size_t done, size_t total) -> int32_t {
+        ++*static_cast<int *>(user);
+        return done >= 8 && done < total ? 1 : 0;
+    };
+    vkllm_generate_result r;
+    r.struct_size = sizeof r;
+    EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), nullptr, &gp, &r),
+              VKLLM_ERR_CANCELLED);
+    EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
+    EXPECT_EQ(calls, 1);
+    uint32_t pos = 0;
+    ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+    EXPECT_EQ(pos, 8u) << "the first chunk stays in the cache";
+    // The rest of the prompt gives the logits an uninterrupted prefill gives.
+    std::vector<float> resumed(spec.n_vocab), whole(spec.n_vocab);
+    ASSERT_EQ(vkllm_session_eval(s, 0, prompt.data() + 8, 22, resumed.data()), VKLLM_OK);
+    vkllm_session *other = session(m, 64, 0, 1, 8);
+    ASSERT_EQ(vkllm_session_eval(other, 0, prompt.data(), 30, whole.data()), VKLLM_OK);
+    EXPECT_LE(max_abs_diff(resumed, whole), 1e-5);
+}
+
+TEST_F(Generation, CommandBuffersAreRecordedOnceNotPerToken) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "recording");
+    ASSERT_NE(m, nullptr);
+    vkllm_session *s = session(m, 256);
+    std::vector<int32_t> prompt = some_tokens(10, spec.n_vocab, 17);
+    ASSERT_EQ(vkllm_session_eval(s, 0, prompt.data(), prompt.size(), nullptr), VKLLM_OK);
+    uint32_t seq = 0;
+    int32_t token = prompt.back();
+    vkllm_session_stats st;
+    st.struct_size = sizeof st;
+    uint64_t after_first = 0;
+    std::vector<float> l(spec.n_vocab);
+    for (int i = 0; i < 200; ++i) {
+        ASSERT_EQ(vkllm_session_decode(s, &seq, &token, 1, l.data()), VKLLM_OK);
+        token = argmax_of(l);
+        if (i == 0) {
+            ASSERT_EQ(vkllm_session_get_stats(s, &st), VKLLM_OK);
+            after_first = st.command_buffers_recorded;
+        }
+    }
+    ASSERT_EQ(vkllm_session_get_stats(s, &st), VKLLM_OK);
+    EXPECT_EQ(st.command_buffers_recorded, after_first) << "the decode step is replayed";
+    EXPECT_LE(st.command_buffers_recorded, 2u);
+    EXPECT_EQ(st.tokens_decoded, 200u);
+    EXPECT_GE(st.submits, 201u);
+    vkllm_session *second = session(m, 64);
+    ASSERT_EQ(vkllm_session_eval(second, 0, prompt.data(), prompt.size(), nullptr), VKLLM_OK);
+    vkllm_model_info info;
+    info.struct_size = sizeof info;
+    ASSERT_EQ(vkllm_model_get_info(m, &info), VKLLM_OK);
+    EXPECT_EQ(info.rope_table_builds, 1u) << "the RoPE table is computed once per model";
+}
+
+TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "generate");
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> prompt = some_tokens(6, spec.n_vocab, 19);
+    std::vector<int32_t> want = ref::greedy(*reference_, prompt, 12);
+    struct Seen {
+        std::vector<int32_t> ids;
+        std::string text;
+    } seen;
+    vkllm_sampling_params sp;
+    vkllm_sampling_params_init(&sp);
+    sp.temperature = 0;
+    vkllm_generate_params gp;
+    vkllm_generate_params_init(&gp);
+    gp.max_tokens = 12;
+    gp.user_data = &seen;
+    gp.on_token = [](void *user, int32_t token, const char *text, size_t len) -> int32_t {
+        auto *s = static_cast<Seen *>(user);
+        if (token >= 0) s->ids.push_back(token);
+        s->text.append(text, len);
+        return 0;
+    };
+    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_generate_result r;
+    r.struct_size = sizeof r;
+    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+        << vkllm_last_error();
+    // The tiny vocabulary's end token (2) may end it early: compare what was generated.
+    ASSERT_GE(want.size(), seen.ids.size());
+    std::vector<int32_t> head(want.begin(), want.begin() + long(seen.ids.size()));
+    EXPECT_EQ(seen.ids, head);
+    EXPECT_EQ(r.n_generated, seen.ids.size());
+    EXPECT_TRUE(r.stop_reason == VKLLM_STOP_MAX_TOKENS || r.stop_reason == VKLLM_STOP_END_OF_GENERATION);
+
+    // Sampling with a seed reproduces; another seed differs (over 16 tokens at temperature 2).
+    auto sample = [&](uint64_t seed) {
+        Seen out;
+        vkllm_sampling_params p;
+        vkllm_sampling_params_init(&p);
+        p.temperature = 2.0f;
+        p.top_k = 0, p.top_p = 1.0f, p.min_p = 0.0f;
+        p.seed = seed;
+        gp.user_data = &out;
+        gp.max_tokens = 16;
+        EXPECT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+        EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &p, &gp, nullptr), VKLLM_OK);
+        return out.ids;
+    };
+    EXPECT_EQ(sample(42), sample(42));
+    EXPECT_NE(sample(42), sample(43));
+
+    // A callback that says stop cancels, with the result filled in.
+    gp.on_token = [](void *, int32_t, const char *, size_t) -> int32_t { return 1; };
+    ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+    EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
+    EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
+    EXPECT_EQ(r.n_generated, 1u);
+}
+
+TEST_F(Generation, LoadReportsProgressAndCanBeAbortedWithoutLeaking) {
+    TinyModelSpec spec;
+    std::string path = temp_path("progress");
+    write_tiny_model(path, spec);
+    vkllm_runtime_stats before;
+    before.struct_size = sizeof before;
+    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &before), VKLLM_OK);
+    std::vector<float> seen;
+    vkllm_model_params mp;
+    vkllm_model_params_init(&mp);
+    mp.progress_user_data = &seen;
+    mp.progress = [](void *user, float p) -> int32_t {
+        static_cast<std::vector<float> *>(user)->push_back(p);
+        return 0;
+    };
+    vkllm_model *m = nullptr;
+    ASSERT_EQ(vkllm_model_load(rt_, path.c_str(), &mp, &m), VKLLM_OK);
+    vkllm_model_destroy(m);
+    ASSERT_GT(seen.size(), 5u);
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+    EXPECT_FLOAT_EQ(seen.back(), 1.0f);
+    mp.progress = [](void *, float p) -> int32_t { return p > 0.5f; };
+    m = reinterpret_cast<vkllm_model *>(0x1);
+    EXPECT_EQ(vkllm_model_load(rt_, path.c_str(), &mp, &m), VKLLM_ERR_CANCELLED);
+    EXPECT_EQ(m, reinterpret_cast<vkllm_model *>(0x1));
+    vkllm_runtime_stats after;
+    after.struct_size = sizeof after;
+    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &after), VKLLM_OK);
+    EXPECT_EQ(after.device_memory_allocated, before.device_memory_allocated);
+    std::remove(path.c_str());
+}
+
+TEST_F(Generation, UnknownArchitecturesAndTensorTypesAreNamed) {
+    auto try_load = [&](const GgufBuilder &b, std::string *msg) {
+        std::string path = temp_path("unsupported");
+        std::vector<uint8_t> bytes = b.finish();
+        std::ofstream(path, std::ios::binary | std::ios::trunc)
+            .write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+        vkllm_model *m = nullptr;
+        vkllm_status s = vkllm_model_load(rt_, path.c_str(), nullptr, &m);
+        *msg = vkllm_last_error();
+        vkllm_model_destroy(m);
+        std::remove(path.c_str());
+        return s;
+    };
+    std::string msg;
+    GgufBuilder mamba;
+    mamba.kv_string("general.architecture", "mamba");
+    EXPECT_EQ(try_load(mamba, &msg), VKLLM_ERR_UNSUPPORTED);
+    EXPECT_NE(msg.find("mamba"), std::string::npos) << msg;
+
+    GgufBuilder q4k;
+    q4k.kv_string("general.architecture", "llama");
+    q4k.kv_u32("llama.embedding_length", 256);
+    q4k.kv_u32("llama.block_count", 1);
+    q4k.kv_u32("llama.attention.head_count", 4);
+    q4k.kv_u32("llama.feed_forward_length", 256);
+    q4k.kv_string("tokenizer.ggml.model", "llama");
+    q4k.kv_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"});
+    q4k.tensor("token_embd.weight", 0, {256, 4}, std::vector<uint8_t>(256 * 4 * 4));
+    q4k.tensor("blk.0.attn_norm.weight", 0, {256}, std::vector<uint8_t>(256 * 4));
+    q4k.tensor("blk.0.attn_q.weight", 12, {256, 256}, std::vector<uint8_t>(144 * 256));
+    EXPECT_EQ(try_load(q4k, &msg), VKLLM_ERR_UNSUPPORTED);
+    EXPECT_NE(msg.find("blk.0.attn_q.weight"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Q4_K"), std::string::npos) << msg;
+}

@@ -1,0 +1,294 @@
+// KV cache store, attention and argmax against the CPU reference (reference/attention_ref.h).
+// Tolerance for attention: 2e-5 absolute on outputs that are convex combinations of V values in
+// [-1, 1]. The GPU computes scores, exponentials and the weighted sums in F32 (each lane sums
+// at most capacity / workgroup keys, then the lanes are combined), the reference in double.
+// F16 caches are compared with a reference that reads the same F16-rounded K/V values, so the
+// tolerance is the same; only kv_store's own F32 -> F16 conversion may round differently
+// (within 1 ulp), checked on the stored values.
+#include <cmath>
+#include <limits>
+
+#include "common/half.h"
+#include "gpu_fixture.h"
+#include "reference/attention_ref.h"
+#include "reference/cpu_ops.h"
+
+using namespace vkllm::gpu;
+
+namespace {
+
+const double kTol = 2e-5;
+
+struct Step {
+    std::vector<int32_t> pos, seq, begin;
+};
+
+class AttentionTest : public GpuTest {
+  protected:
+    // Uploads cache values as the kernel stores them; `seen` gets the values it will read.
+    Buffer cache(const std::vector<float> &values, bool f16, std::vector<float> &seen) {
+        if (!f16) {
+            seen = values;
+            return upload(values);
+        }
+        return upload(ref::to_f16(values, &seen));
+    }
+
+    AttentionShape shape(const ref::AttnShape &s, uint32_t n_tokens, bool f16) {
+        return AttentionShape{n_tokens,   s.n_heads, s.n_kv_heads, s.head_dim, s.capacity,
+                              s.n_sink,   f16,       float(s.scale)};
+    }
+
+    struct Uploaded {
+        Buffer pos, seq, begin;
+        StepView view() const { return StepView{pos.range(), seq.range(), begin.range()}; }
+    };
+    Uploaded upload_step(const Step &st) {
+        return Uploaded{upload(st.pos), upload(st.seq), upload(st.begin)};
+    }
+
+    // Random q and caches (changed by `edit` when given), attention by every kernel variant vs
+    // the reference. Returns the largest error seen.
+    double check(ref::AttnShape s, uint32_t n_seq, const Step &st, bool f16, const char *what,
+                 const std::function<void(std::vector<float> &, std::vector<float> &,
+                                          std::vector<float> &)> &edit = nullptr) {
+        s.scale = double(float(1.0 / std::sqrt(double(s.head_dim))));
+        uint32_t n = uint32_t(st.pos.size());
+        size_t kv_elems = size_t(n_seq) * s.capacity * s.n_kv_heads * s.head_dim;
+        std::vector<float> q = ref::random(size_t(n) * s.n_heads * s.head_dim, 31 + n);
+        std::vector<float> k = ref::random(kv_elems, 32 + s.head_dim);
+        std::vector<float> v = ref::random(kv_elems, 33 + s.capacity);
+        if (edit) edit(q, k, v);
+        std::vector<float> ks, vs;
+        Buffer kb = cache(k, f16, ks), vb = cache(v, f16, vs);
+        Buffer qb = upload(q), ob = floats(q.size());
+        Uploaded sb = upload_step(st);
+        std::vector<float> want = ref::attention(q, ks, vs, st.pos, st.seq, st.begin, s, n_seq);
+        double worst = 0;
+        for (Kernels *kern : variants()) {
+            run([&](Recording &r) {
+                r.fill(ob.range(), 0x7fc00000u);  // NaN: every output must be written
+                r.barrier();
+                kern->attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
+                                shape(s, n, f16));
+            });
+            std::vector<float> got = download(ob, q.size());
+            expect_close(got, want, 0, kTol, what);
+            for (size_t i = 0; i < got.size(); ++i)
+                worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+        }
+        return worst;
+    }
+
+    void check_both(const ref::AttnShape &s, uint32_t n_seq, const Step &st, const char *what) {
+        for (bool f16 : {false, true})
+            check(s, n_seq, st, f16, what);
+    }
+};
+
+}  // namespace
+
+TEST_F(AttentionTest, RingPlacementWrapsPositionsAndLimitsTheWindow) {
+    // capacity 48, no sinks: position p lives in slot p % 48; each token sees [begin, pos].
+    ref::AttnShape s{4, 2, 64, 48, 0, 0};
+    Step st{{5, 47, 48, 100, 130, 130}, {0, 0, 0, 0, 0, 0}, {0, 0, 1, 60, 83, 120}};
+    check_both(s, 1, st, "ring");
+}
+
+TEST_F(AttentionTest, SinkPositionsStayVisibleBesideTheWindow) {
+    // 4 sinks in slots 0..3, a ring of 36 slots for the rest.
+    ref::AttnShape s{2, 1, 32, 40, 4, 0};
+    Step st{{0, 2, 3, 4, 39, 40, 75, 500, 500},
+            {0, 0, 0, 0, 0, 0, 0, 0, 0},
+            {4, 4, 4, 4, 4, 5, 40, 465, 490}};
+    check_both(s, 1, st, "sinks");
+}
+
+TEST_F(AttentionTest, GroupedQueryHeadsReadTheirKvHead) {
+    Step st{{70, 9}, {0, 0}, {0, 0}};
+    for (bool f16 : {false, true}) {
+        check(ref::AttnShape{4, 2, 64, 80, 0, 0}, 1, st, f16, "gqa 4/2");
+        check(ref::AttnShape{8, 1, 128, 80, 0, 0}, 1, st, f16, "gqa 8/1");
+        check(ref::AttnShape{14, 2, 64, 80, 0, 0}, 1, st, f16, "gqa 14/2");  // Qwen2.5-0.5B
+        check(ref::AttnShape{6, 6, 80, 80, 0, 0}, 1, st, f16, "mha head_dim 80");
+        check(ref::AttnShape{12, 4, 96, 80, 0, 0}, 1, st, f16, "gqa 12/4 head_dim 96");
+        check(ref::AttnShape{16, 2, 32, 80, 0, 0}, 1, st, f16, "gqa 16/2 head_dim 32");
+    }
+}
+
+TEST_F(AttentionTest, SeveralSequencesInOneStepLikeABatchedDecode) {
+    // One token of each of three sequences at its own position, plus tokens that see nothing
+    // (a sequence outside the cache, a negative position): zeros.
+    ref::AttnShape s{4, 2, 64, 64, 2, 0};
+    Step st{{63, 5, 200, 1, 10, -1}, {2, 0, 1, 1, 3, 0}, {2, 2, 139, 2, 2, 2}};
+    check_both(s, 3, st, "batched decode");
+}
+
+TEST_F(AttentionTest, PrefillTokensSeeTheirOwnPrefixOnly) {
+    // 40 tokens of sequence 1 at positions 60..99: token t sees positions <= its own.
+    ref::AttnShape s{14, 2, 64, 128, 0, 0};
+    Step st;
+    for (int32_t p = 60; p < 100; ++p) {
+        st.pos.push_back(p);
+        st.seq.push_back(1);
+        st.begin.push_back(0);
+    }
+    check_both(s, 2, st, "prefill");
+    // The same past the ring's end, each token with the window the ring still holds.
+    for (size_t i = 0; i < st.pos.size(); ++i) {
+        st.pos[i] += 200;
+        st.begin[i] = st.pos[i] - 127;
+    }
+    check_both(s, 2, st, "prefill, wrapped");
+}
+
+// 32768 cached positions and one query: each lane of a workgroup visits thousands of keys, so
+// a loop cut short by llvmpipe's iteration limit would drop the latest keys. The key at the
+// query's own position is made to dominate, so missing it could not go unnoticed.
+TEST_F(AttentionTest, LongContextUsesEveryKey) {
+    const uint32_t cap = 32768;
+    for (uint32_t sinks : {0u, 4u}) {
+        ref::AttnShape s{14, 2, 64, cap, sinks, 0};
+        int32_t pos = sinks ? 70000 : int32_t(cap - 1);
+        int32_t begin = sinks ? pos - int32_t(cap - sinks) + 1 : 0;
+        Step st{{pos}, {0}, {begin}};
+        auto plant = [&](std::vector<float> &q, std::vector<float> &k, std::vector<float> &) {
+            size_t row = size_t(ref::kv_slot(pos, cap, sinks)) * 2 * 64;  // KV head 0
+            for (uint32_t i = 0; i < 64; ++i)
+                k[row + i] = q[i] > 0 ? 1.0f : -1.0f;  // scores ~ 4 for query heads 0..6
+        };
+        for (bool f16 : {false, true})
+            check(s, 1, st, f16, sinks ? "long context with sinks" : "long context", plant);
+    }
+}
+
+TEST_F(AttentionTest, KvStoreThenAttentionRoundTrip) {
+    ref::AttnShape s{4, 2, 64, 32, 2, 0};
+    s.scale = double(float(1.0 / 8.0));
+    const uint32_t n_seq = 2, kv_dim = 2 * 64;
+    // Prefill of sequence 0 (positions 0..19) and of sequence 1 (0..39, past the ring's end:
+    // positions 32..39 overwrite 2..9), then a decode token of each.
+    Step fill;
+    for (int32_t p = 0; p < 40; ++p) {
+        if (p < 20) fill.pos.push_back(p), fill.seq.push_back(0), fill.begin.push_back(2);
+        fill.pos.push_back(p), fill.seq.push_back(1), fill.begin.push_back(2);
+    }
+    fill.pos.push_back(7), fill.seq.push_back(5), fill.begin.push_back(2);  // skipped
+    Step dec{{19, 39}, {0, 1}, {2, 10}};
+    uint32_t n_fill = uint32_t(fill.pos.size());
+    std::vector<float> k = ref::random(size_t(n_fill) * kv_dim, 41);
+    std::vector<float> v = ref::random(size_t(n_fill) * kv_dim, 42);
+    std::vector<float> q = ref::random(size_t(2) * 4 * 64, 43);
+    Buffer kb = upload(k), vb = upload(v), qb = upload(q), ob = floats(q.size());
+    Uploaded fs = upload_step(fill), ds = upload_step(dec);
+    size_t cache_elems = size_t(n_seq) * s.capacity * kv_dim;
+    for (bool f16 : {false, true}) {
+        // The reference stores the values rounded as F16 would be, nearest even.
+        std::vector<float> kr = k, vr = v;
+        if (f16) ref::to_f16(k, &kr), ref::to_f16(v, &vr);
+        std::vector<float> kc(cache_elems, 0.0f), vc(cache_elems, 0.0f);
+        ref::kv_store(kr, vr, fill.pos, fill.seq, s, n_seq, kc, vc);
+        std::vector<float> want = ref::attention(q, kc, vc, dec.pos, dec.seq, dec.begin, s, n_seq);
+        for (Kernels *kern : variants()) {
+            size_t bytes = cache_elems * (f16 ? 2 : 4);
+            Buffer kcb = ctx_->allocator().allocate(bytes, MemoryKind::Device);
+            Buffer vcb = ctx_->allocator().allocate(bytes, MemoryKind::Device);
+            run([&](Recording &r) {
+                r.fill(kcb.range(), 0);
+                r.fill(vcb.range(), 0);
+                r.barrier();
+                kern->kv_store(r, kb.range(), vb.range(), kcb.range(), vcb.range(), fs.view(),
+                               shape(s, n_fill, f16));
+                kern->attention(r, qb.range(), kcb.range(), vcb.range(), ob.range(), ds.view(),
+                                shape(s, 2, f16));
+            });
+            // Stored values: exact for F32; for F16 the device's conversion may round either
+            // way, so within one F16 ulp (2^-10 relative) of the nearest-even value.
+            for (auto [buf, want_cache] : {std::pair{&kcb, &kc}, std::pair{&vcb, &vc}}) {
+                std::vector<float> got(cache_elems);
+                if (f16) {
+                    std::vector<uint16_t> h(cache_elems);
+                    ctx_->transfer().download(*buf, h.data(), bytes);
+                    for (size_t i = 0; i < h.size(); ++i)
+                        got[i] = vkllm::half_to_float(h[i]);
+                    expect_close(got, *want_cache, 1.0 / 1024, 1e-7, "f16 cache");
+                } else {
+                    ctx_->transfer().download(*buf, got.data(), bytes);
+                    expect_close(got, *want_cache, 0, 0, "f32 cache");
+                }
+            }
+            expect_close(download(ob, q.size()), want, 0, f16 ? 1e-3 : kTol, "round trip");
+        }
+    }
+}
+
+TEST_F(AttentionTest, UnsupportedShapesAreRefused) {
+    Buffer small = floats(64);
+    BufferRange r = small.range();
+    StepView sv{r, r, r};
+    auto status = [&](AttentionShape sh, BufferRange cache) {
+        try {
+            run([&](Recording &rec) { kernels().attention(rec, r, cache, cache, r, sv, sh); });
+        } catch (const vkllm::Error &e) {
+            return e.status();
+        }
+        return VKLLM_OK;
+    };
+    AttentionShape ok{1, 2, 1, 32, 2, 0, false, 0.1f};  // 2 slots x 32 values = 256 bytes
+    EXPECT_EQ(status(ok, r), VKLLM_OK);
+    AttentionShape bad = ok;
+    bad.head_dim = 48;
+    EXPECT_EQ(status(bad, r), VKLLM_ERR_UNSUPPORTED);
+    bad = ok;
+    bad.n_heads = 3, bad.n_kv_heads = 2;
+    EXPECT_EQ(status(bad, r), VKLLM_ERR_UNSUPPORTED);
+    bad = ok;
+    bad.n_sink = 2;
+    EXPECT_EQ(status(bad, r), VKLLM_ERR_UNSUPPORTED);
+    // A cache binding beyond maxStorageBufferRange (never bound: refused before recording).
+    BufferRange huge = r;
+    huge.size = ctx_->device().info().max_storage_buffer_range + 256;
+    EXPECT_EQ(status(ok, huge), VKLLM_ERR_UNSUPPORTED);
+}
+
+TEST_F(GpuTest, ArgmaxFindsTheFirstLargestValueOfEachRow) {
+    const uint32_t cols = 1001;
+    std::vector<float> x = ref::random(size_t(6) * cols, 51);
+    x[3] = 5, x[700] = 5, x[999] = 5;                        // row 0: ties -> 3
+    x[cols + 1000] = 2;                                       // row 1: the last element
+    x[2 * cols + 0] = 3;                                      // row 2: the first element
+    for (uint32_t c = 0; c < cols; ++c)                       // row 3: all equal -> 0
+        x[3 * cols + c] = -1.5f;
+    float inf = std::numeric_limits<float>::infinity();
+    for (uint32_t c = 0; c < cols; ++c)                       // row 4: -inf, NaN, then -1e30
+        x[4 * cols + c] = c < 10 ? -inf : (c < 20 ? NAN : -1e30f);
+    x[5 * cols + 17] = NAN, x[5 * cols + 500] = inf;          // row 5: NaN skipped, +inf wins
+    Buffer xb = upload(x), ib = floats(6);
+    std::vector<int32_t> want = ref::argmax(x, 6, cols);
+    ASSERT_EQ(want[0], 3);
+    ASSERT_EQ(want[4], 20);
+    for (Kernels *k : variants()) {
+        run([&](Recording &r) { k->argmax(r, xb.range(), ib.range(), 6, cols); });
+        std::vector<int32_t> got(6);
+        ctx_->transfer().download(ib, got.data(), got.size() * 4);
+        EXPECT_EQ(got, want);
+    }
+}
+
+TEST_F(GpuTest, ArgmaxOverAVocabularyWideRow) {
+    // Qwen2's vocabulary: each lane scans thousands of elements; the maximum is the last one.
+    const uint32_t cols = 151936;
+    for (uint32_t rows : {1u, 3u}) {
+        std::vector<float> x = ref::random(size_t(rows) * cols, 52, -10, 10);
+        for (uint32_t r = 0; r < rows; ++r)
+            x[size_t(r) * cols + cols - 1 - r] = 10.5f;
+        Buffer xb = upload(x), ib = floats(rows);
+        for (Kernels *k : variants()) {
+            run([&](Recording &rec) { k->argmax(rec, xb.range(), ib.range(), rows, cols); });
+            std::vector<int32_t> got(rows);
+            ctx_->transfer().download(ib, got.data(), got.size() * 4);
+            for (uint32_t r = 0; r < rows; ++r)
+                EXPECT_EQ(got[r], int32_t(cols - 1 - r)) << "row " << r;
+        }
+    }
+}

@@ -1,0 +1,155 @@
+#include "tiny_model.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "common/half.h"
+#include "gguf_builder.h"
+
+uint16_t float_to_bf16(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    // Rounding could carry a NaN's payload into the exponent and make it infinite.
+    if ((x & 0x7fffffffu) > 0x7f800000u) return uint16_t((x >> 16) | 0x40u);
+    uint32_t round = 0x7fffu + ((x >> 16) & 1u);
+    return uint16_t((x + round) >> 16);
+}
+
+namespace {
+
+// std::mt19937's output sequence is fixed by the standard, but the distributions built on it
+// are not, so values are derived from its raw output to be the same with every library.
+class Random {
+  public:
+    explicit Random(uint32_t seed) : gen_(seed) {}
+    // Uniform in [-1, 1).
+    float symmetric() { return float(gen_() >> 8) * (2.0f / 16777216.0f) - 1.0f; }
+
+  private:
+    std::mt19937 gen_;
+};
+
+std::vector<uint8_t> encode(const std::vector<float> &v, uint32_t type) {
+    std::vector<uint8_t> bytes(v.size() * (type == 0 ? 4 : 2));
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (type == 0) {
+            std::memcpy(&bytes[4 * i], &v[i], 4);
+        } else {
+            uint16_t h = type == 1 ? vkllm::float_to_half(v[i]) : float_to_bf16(v[i]);
+            std::memcpy(&bytes[2 * i], &h, 2);
+        }
+    }
+    return bytes;
+}
+
+class TensorWriter {
+  public:
+    TensorWriter(GgufBuilder &b, const TinyModelSpec &spec) : b_(b), spec_(spec), rng_(spec.seed) {}
+
+    // A [cols, rows] matrix with the spread of N(0, 1/cols) (uniform, so no outliers), which
+    // keeps activations near unit scale through every projection.
+    void matrix(const std::string &name, uint32_t cols, uint32_t rows) {
+        float a = std::sqrt(3.0f / float(cols));
+        std::vector<float> v(size_t(cols) * rows);
+        for (float &x : v)
+            x = a * rng_.symmetric();
+        b_.tensor(name, spec_.weight_type, {cols, rows}, encode(v, spec_.weight_type));
+    }
+    // RMSNorm gains near 1, as trained models have.
+    void norm(const std::string &name, uint32_t n) { filled(name, n, 1.0f, 0.2f); }
+    void bias(const std::string &name, uint32_t n) { filled(name, n, 0.0f, 0.05f); }
+
+  private:
+    void filled(const std::string &name, uint32_t n, float centre, float spread) {
+        std::vector<float> v(n);
+        for (float &x : v)
+            x = centre + spread * rng_.symmetric();
+        b_.tensor(name, 0, {n}, encode(v, 0));
+    }
+
+    GgufBuilder &b_;
+    const TinyModelSpec &spec_;
+    Random rng_;
+};
+
+}  // namespace
+
+void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
+    const std::string &arch = spec.arch;
+    if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
+        throw std::runtime_error("write_tiny_model: architecture \"" + arch + "\"");
+    if (spec.weight_type != 0 && spec.weight_type != 1 && spec.weight_type != 30)
+        throw std::runtime_error("write_tiny_model: weight type " +
+                                 std::to_string(spec.weight_type) + " (0, 1 and 30 are written)");
+    uint32_t head_dim = spec.head_dim ? spec.head_dim : spec.n_embd / spec.n_head;
+    if (spec.n_vocab < 3 || spec.n_head == 0 || spec.n_head_kv == 0 ||
+        spec.n_head % spec.n_head_kv != 0 || head_dim == 0 || head_dim % 2 != 0)
+        throw std::runtime_error("write_tiny_model: inconsistent shape");
+
+    GgufBuilder b;
+    b.kv_string("general.architecture", arch);
+    b.kv_string("general.name", "tiny-" + arch + "-seed" + std::to_string(spec.seed));
+    b.kv_u32(arch + ".context_length", spec.n_ctx);
+    b.kv_u32(arch + ".embedding_length", spec.n_embd);
+    b.kv_u32(arch + ".block_count", spec.n_layer);
+    b.kv_u32(arch + ".feed_forward_length", spec.n_ff);
+    b.kv_u32(arch + ".attention.head_count", spec.n_head);
+    b.kv_u32(arch + ".attention.head_count_kv", spec.n_head_kv);
+    b.kv_u32(arch + ".attention.key_length", head_dim);
+    b.kv_u32(arch + ".attention.value_length", head_dim);
+    b.kv_u32(arch + ".rope.dimension_count", head_dim);
+    b.kv_f32(arch + ".rope.freq_base", spec.rope_base);
+    b.kv_f32(arch + ".attention.layer_norm_rms_epsilon", spec.rms_eps);
+
+    std::vector<std::string> tokens;
+    std::vector<float> scores;
+    std::vector<int32_t> types;
+    for (uint32_t i = 0; i < spec.n_vocab; ++i) {
+        tokens.push_back("t" + std::to_string(i));
+        scores.push_back(-float(i));
+        types.push_back(i == 0 ? 2 : i <= 2 ? 3 : 1);  // UNKNOWN, CONTROL, NORMAL
+    }
+    b.kv_string("tokenizer.ggml.model", "llama");
+    b.kv_strings("tokenizer.ggml.tokens", tokens);
+    b.kv_f32s("tokenizer.ggml.scores", scores);
+    b.kv_i32s("tokenizer.ggml.token_type", types);
+    b.kv_u32("tokenizer.ggml.unknown_token_id", 0);
+    b.kv_u32("tokenizer.ggml.bos_token_id", 1);
+    b.kv_u32("tokenizer.ggml.eos_token_id", 2);
+
+    TensorWriter w(b, spec);
+    uint32_t q_dim = spec.n_head * head_dim, kv_dim = spec.n_head_kv * head_dim;
+    w.matrix("token_embd.weight", spec.n_embd, spec.n_vocab);
+    for (uint32_t i = 0; i < spec.n_layer; ++i) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        w.norm(p + "attn_norm.weight", spec.n_embd);
+        w.matrix(p + "attn_q.weight", spec.n_embd, q_dim);
+        w.matrix(p + "attn_k.weight", spec.n_embd, kv_dim);
+        w.matrix(p + "attn_v.weight", spec.n_embd, kv_dim);
+        if (arch == "qwen2") {
+            w.bias(p + "attn_q.bias", q_dim);
+            w.bias(p + "attn_k.bias", kv_dim);
+            w.bias(p + "attn_v.bias", kv_dim);
+        }
+        if (arch == "qwen3") {
+            w.norm(p + "attn_q_norm.weight", head_dim);
+            w.norm(p + "attn_k_norm.weight", head_dim);
+        }
+        w.matrix(p + "attn_output.weight", q_dim, spec.n_embd);
+        w.norm(p + "ffn_norm.weight", spec.n_embd);
+        w.matrix(p + "ffn_gate.weight", spec.n_embd, spec.n_ff);
+        w.matrix(p + "ffn_up.weight", spec.n_embd, spec.n_ff);
+        w.matrix(p + "ffn_down.weight", spec.n_ff, spec.n_embd);
+    }
+    w.norm("output_norm.weight", spec.n_embd);
+    if (!spec.tied_output) w.matrix("output.weight", spec.n_embd, spec.n_vocab);
+
+    std::vector<uint8_t> bytes = b.finish();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+    if (!out) throw std::runtime_error("write_tiny_model: cannot write " + path);
+}

@@ -1,0 +1,27 @@
+// Writes small random-weight Llama / Qwen2 / Qwen3 GGUF files, so that engine tests can use
+// shapes, weight types and options that the shared test models do not have, and compare the
+// engine with the CPU reference (reference/forward.h) on them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+struct TinyModelSpec {
+    std::string arch = "llama";  // "llama", "qwen2" (q/k/v biases) or "qwen3" (q/k norms)
+    uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
+    uint32_t head_dim = 0;  // 0: n_embd / n_head
+    uint32_t n_ctx = 128;
+    uint32_t weight_type = 0;  // ggml type of the matrices: 0 F32, 1 F16, 30 BF16 (norms stay F32)
+    bool tied_output = false;  // omit output.weight
+    float rope_base = 10000.0f, rms_eps = 1e-5f;
+    uint32_t seed = 1;
+};
+
+// Writes the model to `path` with a minimal SentencePiece-style vocabulary ("t0".."tN", no byte
+// tokens; unk 0, bos 1, eos 2) so that loaders requiring a tokenizer accept it. The weights
+// are a deterministic function of the spec. Throws std::runtime_error on a spec it cannot
+// write or a file it cannot create.
+void write_tiny_model(const std::string &path, const TinyModelSpec &spec);
+
+// Float to BF16 bits, rounding to nearest even; NaN stays NaN.
+uint16_t float_to_bf16(float f);

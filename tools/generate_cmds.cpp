@@ -1,0 +1,301 @@
+// vkllm run and vkllm chat: text generation from the command line, through the public API.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "vkllm.h"
+
+namespace {
+
+struct Options {
+    const char *model = nullptr;
+    std::string prompt;
+    bool have_prompt = false;
+    std::vector<int32_t> prompt_ids;
+    bool have_ids = false;
+    bool print_ids = false;
+    bool chat = false;
+    const char *system = nullptr;
+    const char *template_name = nullptr;
+    uint32_t n_predict = 128;
+    uint32_t n_ctx = 0;
+    bool kv_f32 = false;
+    vkllm_sampling_params sampling;
+    vkllm_runtime_params runtime;
+};
+
+int fail_with(vkllm_status s, const char *what) {
+    std::fprintf(stderr, "vkllm: %s: %s: %s\n", what, vkllm_status_string(s), vkllm_last_error());
+    return 1;
+}
+
+bool parse(int argc, char **argv, Options &o) {
+    vkllm_sampling_params_init(&o.sampling);
+    vkllm_runtime_params_init(&o.runtime);
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        bool has_value = i + 1 < argc;
+        auto value = [&]() { return argv[++i]; };
+        if ((a == "-m" || a == "--model") && has_value) {
+            o.model = value();
+        } else if ((a == "-p" || a == "--prompt") && has_value) {
+            o.prompt = value();
+            o.have_prompt = true;
+        } else if (a == "--prompt-ids" && has_value) {
+            std::string list = value();
+            for (char *tok = std::strtok(&list[0], ", "); tok; tok = std::strtok(nullptr, ", "))
+                o.prompt_ids.push_back(int32_t(std::strtol(tok, nullptr, 10)));
+            o.have_ids = true;
+        } else if (a == "--print-ids") {
+            o.print_ids = true;
+        } else if (a == "--chat") {
+            o.chat = true;
+        } else if (a == "--system" && has_value) {
+            o.system = value();
+        } else if (a == "--template" && has_value) {
+            o.template_name = value();
+        } else if ((a == "-n" || a == "--n-predict") && has_value) {
+            o.n_predict = uint32_t(std::strtoul(value(), nullptr, 10));
+        } else if ((a == "-c" || a == "--ctx-size") && has_value) {
+            o.n_ctx = uint32_t(std::strtoul(value(), nullptr, 10));
+        } else if (a == "--kv-f32") {
+            o.kv_f32 = true;
+        } else if (a == "--temp" && has_value) {
+            o.sampling.temperature = std::strtof(value(), nullptr);
+        } else if (a == "--top-k" && has_value) {
+            o.sampling.top_k = int32_t(std::strtol(value(), nullptr, 10));
+        } else if (a == "--top-p" && has_value) {
+            o.sampling.top_p = std::strtof(value(), nullptr);
+        } else if (a == "--min-p" && has_value) {
+            o.sampling.min_p = std::strtof(value(), nullptr);
+        } else if (a == "--repeat-penalty" && has_value) {
+            o.sampling.repeat_penalty = std::strtof(value(), nullptr);
+        } else if (a == "--seed" && has_value) {
+            o.sampling.seed = std::strtoull(value(), nullptr, 10);
+        } else if (a == "--device" && has_value) {
+            const char *v = value();
+            char *end = nullptr;
+            long idx = std::strtol(v, &end, 10);
+            if (*v && *end == '\0' && idx >= 0)
+                o.runtime.device_index = int32_t(idx);
+            else
+                o.runtime.device_name = v;
+        } else if (a == "--validate") {
+            o.runtime.flags |= VKLLM_RUNTIME_VALIDATION;
+        } else {
+            std::fprintf(stderr, "vkllm: unknown or incomplete option %s\n", a.c_str());
+            return false;
+        }
+    }
+    if (!o.model) {
+        std::fprintf(stderr, "vkllm: -m MODEL is required\n");
+        return false;
+    }
+    return true;
+}
+
+int32_t progress_bar(void *, float p) {
+    int width = 40, done = int(p * float(width) + 0.5f);
+    std::fprintf(stderr, "\rloading [%.*s%*s] %3d%%", done, "########################################",
+                 width - done, "", int(p * 100.0f + 0.5f));
+    if (p >= 1.0f) std::fprintf(stderr, "\n");
+    return 0;
+}
+
+// Runtime, model and session, released in order.
+struct Loaded {
+    vkllm_runtime *rt = nullptr;
+    vkllm_model *model = nullptr;
+    vkllm_session *session = nullptr;
+    double load_ms = 0;
+    ~Loaded() {
+        vkllm_session_destroy(session);
+        vkllm_model_destroy(model);
+        vkllm_runtime_destroy(rt);
+    }
+};
+
+vkllm_status load(const Options &o, Loaded &l) {
+    auto t0 = std::chrono::steady_clock::now();
+    vkllm_status s = vkllm_runtime_create(&o.runtime, &l.rt);
+    if (s != VKLLM_OK) return s;
+    vkllm_model_params mp;
+    vkllm_model_params_init(&mp);
+    if (isatty(STDERR_FILENO)) mp.progress = progress_bar;
+    s = vkllm_model_load(l.rt, o.model, &mp, &l.model);
+    if (s != VKLLM_OK) return s;
+    l.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    vkllm_session_params sp;
+    vkllm_session_params_init(&sp);
+    sp.n_ctx = o.n_ctx;
+    if (o.kv_f32) sp.flags |= VKLLM_SESSION_KV_F32;
+    return vkllm_session_create(l.model, &sp, &l.session);
+}
+
+std::vector<int32_t> tokenize(const vkllm_tokenizer *tok, const std::string &text, uint32_t flags,
+                              vkllm_status &s) {
+    size_t n = 0;
+    vkllm_tokenize(tok, text.data(), text.size(), flags, nullptr, 0, &n);
+    std::vector<int32_t> ids(n);
+    s = vkllm_tokenize(tok, text.data(), text.size(), flags, ids.data(), ids.size(), &n);
+    return ids;
+}
+
+std::string apply_template(const Options &o, const vkllm_model *model,
+                           const std::vector<vkllm_chat_message> &messages, vkllm_status &s) {
+    const char *tmpl = vkllm_model_chat_template(model);
+    size_t len = 0;
+    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(), 1,
+                                  nullptr, 0, &len);
+    if (s != VKLLM_ERR_BUFFER_TOO_SMALL) return std::string();
+    std::vector<char> buf(len + 1);
+    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(), 1,
+                                  buf.data(), buf.size(), &len);
+    return std::string(buf.data(), len);
+}
+
+struct Stream {
+    bool print_text = true;
+    std::vector<int32_t> ids;
+    std::string text;
+};
+
+int32_t on_token(void *user, int32_t token, const char *text, size_t length) {
+    auto *st = static_cast<Stream *>(user);
+    if (token >= 0) st->ids.push_back(token);
+    st->text.append(text, length);
+    if (st->print_text) {
+        std::fwrite(text, 1, length, stdout);
+        std::fflush(stdout);
+    }
+    return 0;
+}
+
+void print_stats(const Loaded &l, const vkllm_generate_result &r) {
+    vkllm_session_stats st;
+    st.struct_size = sizeof st;
+    vkllm_session_get_stats(l.session, &st);
+    vkllm_device_info d;
+    d.struct_size = sizeof d;
+    vkllm_runtime_device_info(l.rt, &d);
+    std::fprintf(stderr,
+                 "\n[%s] load %.0f ms | prefill %zu tokens %.1f tok/s | decode %zu tokens %.1f "
+                 "tok/s | command buffers recorded %llu, submits %llu\n",
+                 d.name, l.load_ms, r.n_prompt,
+                 r.prefill_ms > 0 ? 1000.0 * double(r.n_prompt) / r.prefill_ms : 0.0,
+                 r.n_generated,
+                 r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0,
+                 (unsigned long long)st.command_buffers_recorded, (unsigned long long)st.submits);
+}
+
+}  // namespace
+
+int cmd_run(int argc, char **argv) {
+    Options o;
+    if (!parse(argc, argv, o)) return 2;
+    if (!o.have_prompt && !o.have_ids) {
+        std::fprintf(stderr, "vkllm: run needs -p TEXT or --prompt-ids IDS\n");
+        return 2;
+    }
+    Loaded l;
+    vkllm_status s = load(o, l);
+    if (s != VKLLM_OK) return fail_with(s, "loading the model");
+    const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
+    std::vector<int32_t> prompt = o.prompt_ids;
+    if (!o.have_ids) {
+        std::string text = o.prompt;
+        if (o.chat) {
+            std::vector<vkllm_chat_message> msgs;
+            if (o.system) msgs.push_back({"system", o.system});
+            msgs.push_back({"user", o.prompt.c_str()});
+            text = apply_template(o, l.model, msgs, s);
+            if (s != VKLLM_OK) return fail_with(s, "applying the chat template");
+        }
+        prompt = tokenize(tok, text, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL, s);
+        if (s != VKLLM_OK) return fail_with(s, "tokenizing");
+        if (!o.chat && !o.print_ids) std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+    }
+    Stream st;
+    st.print_text = !o.print_ids;
+    vkllm_generate_params gp;
+    vkllm_generate_params_init(&gp);
+    gp.max_tokens = o.n_predict;
+    gp.on_token = on_token;
+    gp.user_data = &st;
+    vkllm_generate_result r;
+    r.struct_size = sizeof r;
+    s = vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);
+    if (s != VKLLM_OK) return fail_with(s, "generating");
+    if (o.print_ids) {
+        for (size_t i = 0; i < st.ids.size(); ++i) std::printf("%s%d", i ? "," : "", st.ids[i]);
+        std::printf("\n");
+    } else {
+        std::printf("\n");
+    }
+    print_stats(l, r);
+    return 0;
+}
+
+// Each turn renders the whole conversation, keeps the cached tokens it shares with what the
+// session already holds, and prefills only the rest.
+int cmd_chat(int argc, char **argv) {
+    Options o;
+    if (!parse(argc, argv, o)) return 2;
+    Loaded l;
+    vkllm_status s = load(o, l);
+    if (s != VKLLM_OK) return fail_with(s, "loading the model");
+    const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
+    std::vector<std::string> roles, contents;
+    if (o.system) roles.push_back("system"), contents.push_back(o.system);
+    std::vector<int32_t> cached;  // the tokens in sequence 0's cache
+    bool interactive = isatty(STDIN_FILENO);
+    for (std::string line;;) {
+        if (interactive) std::fprintf(stderr, "> ");
+        if (!std::getline(std::cin, line)) break;
+        if (line.empty()) continue;
+        roles.push_back("user");
+        contents.push_back(line);
+        std::vector<vkllm_chat_message> msgs;
+        for (size_t i = 0; i < roles.size(); ++i) msgs.push_back({roles[i].c_str(), contents[i].c_str()});
+        std::string text = apply_template(o, l.model, msgs, s);
+        if (s != VKLLM_OK) return fail_with(s, "applying the chat template");
+        std::vector<int32_t> all =
+            tokenize(tok, text, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL, s);
+        if (s != VKLLM_OK) return fail_with(s, "tokenizing");
+        size_t common = 0;
+        while (common < cached.size() && common + 1 < all.size() && cached[common] == all[common])
+            ++common;
+        s = vkllm_session_truncate(l.session, 0, uint32_t(common));
+        if (s != VKLLM_OK) return fail_with(s, "reusing the cache");
+        std::vector<int32_t> fresh(all.begin() + long(common), all.end());
+        Stream st;
+        vkllm_generate_params gp;
+        vkllm_generate_params_init(&gp);
+        gp.max_tokens = o.n_predict;
+        gp.on_token = on_token;
+        gp.user_data = &st;
+        vkllm_generate_result r;
+        r.struct_size = sizeof r;
+        s = vkllm_generate(l.session, fresh.data(), fresh.size(), &o.sampling, &gp, &r);
+        if (s != VKLLM_OK) return fail_with(s, "generating");
+        std::printf("\n");
+        std::fflush(stdout);
+        uint32_t n_past = 0;
+        vkllm_session_position(l.session, 0, &n_past);
+        cached = all;
+        cached.insert(cached.end(), st.ids.begin(), st.ids.end());
+        cached.resize(n_past);
+        roles.push_back("assistant");
+        contents.push_back(st.text);
+        std::fprintf(stderr, "[prefilled %zu new tokens of %zu; %.1f tok/s decode]\n", fresh.size(),
+                     all.size(), r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0);
+    }
+    return 0;
+}
