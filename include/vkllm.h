@@ -528,7 +528,7 @@ typedef struct vkllm_model_info {
     uint32_t n_kv_heads;
     uint32_t head_dim;
     uint32_t n_ctx_train;
-    uint64_t device_bytes;      /* device memory of the weights */
+    uint64_t device_bytes; /* device memory of the weights */
     uint64_t file_bytes;
     uint64_t rope_table_builds; /* times the RoPE cos/sin table was computed: 1 */
 } vkllm_model_info;
@@ -549,9 +549,10 @@ VKLLM_API const char *vkllm_model_chat_template(const vkllm_model *model);
 
 typedef struct vkllm_session vkllm_session;
 
-#define VKLLM_SESSION_KV_F32 0x1u    /* F32 KV cache (default F16, half the memory) */
-#define VKLLM_SESSION_STREAMING 0x2u /* when a sequence is full, keep its first n_sink tokens and
-                                        the most recent ones instead of VKLLM_ERR_CONTEXT_FULL */
+#define VKLLM_SESSION_KV_F32 0x1u /* F32 KV cache (default F16, half the memory) */
+#define VKLLM_SESSION_STREAMING                                       \
+    0x2u /* when a sequence is full, keep its first n_sink tokens and \
+            the most recent ones instead of VKLLM_ERR_CONTEXT_FULL */
 
 typedef struct vkllm_session_params {
     size_t struct_size;
@@ -611,13 +612,13 @@ VKLLM_API vkllm_status vkllm_session_get_stats(const vkllm_session *session,
 
 typedef struct vkllm_sampling_params {
     size_t struct_size;
-    float temperature;    /* default 0.8; <= 0: greedy (argmax on the device) */
-    int32_t top_k;        /* default 40; <= 0: off */
-    float top_p;          /* default 0.95; >= 1: off */
-    float min_p;          /* default 0.05; <= 0: off */
-    float repeat_penalty; /* default 1 (off) */
+    float temperature;     /* default 0.8; <= 0: greedy (argmax on the device) */
+    int32_t top_k;         /* default 40; <= 0: off */
+    float top_p;           /* default 0.95; >= 1: off */
+    float min_p;           /* default 0.05; <= 0: off */
+    float repeat_penalty;  /* default 1 (off) */
     int32_t repeat_last_n; /* default 64 */
-    uint64_t seed;        /* default 0; the same seed gives the same tokens */
+    uint64_t seed;         /* default 0; the same seed gives the same tokens */
 } vkllm_sampling_params;
 
 VKLLM_API void vkllm_sampling_params_init(vkllm_sampling_params *params);
@@ -626,8 +627,7 @@ VKLLM_API void vkllm_sampling_params_init(vkllm_sampling_params *params);
  * that could begin a stop string is held back). At the end, held text comes with token -1.
  * `text` is valid during the call only. Return 0 to go on, anything else to stop
  * (VKLLM_ERR_CANCELLED). */
-typedef int32_t (*vkllm_token_fn)(void *user_data, int32_t token, const char *text,
-                                  size_t length);
+typedef int32_t (*vkllm_token_fn)(void *user_data, int32_t token, const char *text, size_t length);
 
 /* Called between prefill chunks with the prompt tokens done. Return 0 to go on, anything else
  * to stop (VKLLM_ERR_CANCELLED; the chunks done stay in the cache). */
@@ -643,8 +643,8 @@ typedef enum vkllm_stop_reason {
 
 typedef struct vkllm_generate_params {
     size_t struct_size;
-    uint32_t seq;        /* default 0 */
-    uint32_t max_tokens; /* default 256 */
+    uint32_t seq;            /* default 0 */
+    uint32_t max_tokens;     /* default 256 */
     const char *const *stop; /* stop strings; NULL when n_stop is 0 */
     size_t n_stop;
     int32_t render_special; /* control tokens as text in the stream; default 0 */

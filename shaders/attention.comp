@@ -11,17 +11,21 @@
 // A workgroup serves one token and G query heads of one KV head, so each K/V row is loaded once
 // for the G heads (on lavapipe loads dominate, LAVAPIPE.md). Its WG lanes split the visible
 // keys (lane i takes keys i, i + WG, ...), each keeping an online softmax per head (running
-// max, running sum, a HEAD_DIM accumulator, all F32); the lanes are combined through shared
-// memory at the end. Loops over dimensions and heads run to the largest sizes with guards on
-// the specialization constants, so glslc unrolls them: the only loop that grows with the
-// context is the one over keys (capacity / WG iterations at most, far below llvmpipe's
-// 65,535-iteration limit), and the state is indexed by constants (registers, not memory).
+// max, running sum, a HEAD_DIM accumulator, all F32). At the end each lane stores its
+// accumulators, weighted by exp(m - M) / L, in shared memory once and the lanes sum them
+// column by column (WG x G x HEAD_DIM floats of shared memory; the host keeps it <= 16 KiB).
+// The loops over dimensions and heads have constant trip counts once specialised and are
+// unrolled by the driver (lavapipe does; the long-context test would fail otherwise), so the
+// state is indexed by constants (registers) and the only loop that grows with the context is
+// the one over keys: capacity / WG + 1 iterations at most, far below llvmpipe's 65,535.
+// When G does not divide the group of query heads of a KV head, the last workgroup of a group
+// serves fewer heads: its extra heads repeat the last one and are not stored.
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 8;
 layout(constant_id = 1) const uint HEAD_DIM = 64;  // 32, 64, 80, 96 or 128
 layout(constant_id = 2) const uint KV_F16 = 1;
-layout(constant_id = 3) const uint G = 1;  // query heads per workgroup, at most MAXG
+layout(constant_id = 3) const uint G = 1;  // query heads per workgroup, at most MAXG (8)
 layout(local_size_x_id = 0) in;
 
 const uint MAXD = 128;
@@ -56,24 +60,20 @@ float l_run[MAXG];    // sum_j exp(s_j - m)
 
 shared float lane_m[G * WG];
 shared float lane_l[G * WG];
-shared vec4 lane_acc[(WG / 2u) * G * (HEAD_DIM / 4u)];
+shared vec4 lane_acc[WG * G * (HEAD_DIM / 4u)];  // [lane][head][HEAD_DIM / 4]
 
-// Every [[unroll]] loop below is innermost with constant bounds, so glslc unrolls it and every
-// array index is a constant: the state stays in registers.
+const uint HD4 = HEAD_DIM / 4u;
 
 // One K or V row (in uvec4 of the cache) as HEAD_DIM / 4 vec4.
 void load_row(bool is_k, uint row, out vec4 r[D4]) {
-    [[unroll]] for (uint i = 0; i < MAXD / 8u; ++i) {
-        if (i * 8u < HEAD_DIM) {
-            if (KV_F16 == 1u) {
-                uvec4 w = is_k ? kc[row + i] : vc[row + i];
-                r[2u * i] = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
-                r[2u * i + 1u] = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
-            } else {
-                r[2u * i] = uintBitsToFloat(is_k ? kc[row + 2u * i] : vc[row + 2u * i]);
-                r[2u * i + 1u] =
-                    uintBitsToFloat(is_k ? kc[row + 2u * i + 1u] : vc[row + 2u * i + 1u]);
-            }
+    [[unroll]] for (uint i = 0; i < HEAD_DIM / 8u; ++i) {
+        if (KV_F16 == 1u) {
+            uvec4 w = is_k ? kc[row + i] : vc[row + i];
+            r[2u * i] = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+            r[2u * i + 1u] = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+        } else {
+            r[2u * i] = uintBitsToFloat(is_k ? kc[row + 2u * i] : vc[row + 2u * i]);
+            r[2u * i + 1u] = uintBitsToFloat(is_k ? kc[row + 2u * i + 1u] : vc[row + 2u * i + 1u]);
         }
     }
 }
@@ -83,25 +83,24 @@ void visit(uint row) {
     vec4 r[D4];
     load_row(true, row, r);
     float s[MAXG];
-    [[unroll]] for (uint g = 0; g < MAXG; ++g) s[g] = 0.0;
-    [[unroll]] for (uint e = 0; e < MAXG * D4; ++e) {
-        if (e / D4 < G && (e % D4) * 4u < HEAD_DIM) s[e / D4] += dot(qv[e], r[e % D4]);
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        s[g] = 0.0;
+        [[unroll]] for (uint i = 0; i < HD4; ++i) s[g] += dot(qv[g * D4 + i], r[i]);
     }
     float corr[MAXG];
     float w[MAXG];
-    [[unroll]] for (uint g = 0; g < MAXG; ++g) {
-        if (g < G) {
-            float m = max(m_run[g], s[g]);
-            corr[g] = exp(m_run[g] - m);
-            w[g] = exp(s[g] - m);
-            l_run[g] = l_run[g] * corr[g] + w[g];
-            m_run[g] = m;
-        }
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        // One exponential: the smaller of (old max, score) relative to the larger.
+        bool up = s[g] > m_run[g];
+        float e = exp(up ? m_run[g] - s[g] : s[g] - m_run[g]);
+        corr[g] = up ? e : 1.0;
+        w[g] = up ? 1.0 : e;
+        l_run[g] = l_run[g] * corr[g] + w[g];
+        m_run[g] = max(m_run[g], s[g]);
     }
     load_row(false, row, r);
-    [[unroll]] for (uint e = 0; e < MAXG * D4; ++e) {
-        if (e / D4 < G && (e % D4) * 4u < HEAD_DIM)
-            acc[e] = acc[e] * corr[e / D4] + w[e / D4] * r[e % D4];
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        [[unroll]] for (uint i = 0; i < HD4; ++i) acc[g * D4 + i] = acc[g * D4 + i] * corr[g] + w[g] * r[i];
     }
 }
 
@@ -109,18 +108,18 @@ void main() {
     uint lane = gl_LocalInvocationID.x;
     uint t = gl_WorkGroupID.y;
     uint group = p.n_heads / p.n_kv_heads;
-    uint blocks = group / G;  // workgroups per KV head
+    uint blocks = (group + G - 1u) / G;  // workgroups per KV head (the last may serve fewer)
     uint kvh = gl_WorkGroupID.x / blocks;
-    uint h0 = kvh * group + (gl_WorkGroupID.x % blocks) * G;  // first query head served
-    uint q0 = (t * p.n_heads + h0) * (HEAD_DIM / 4u);         // its vec4 in q and out
+    uint g0 = (gl_WorkGroupID.x % blocks) * G;  // first head served, within the group
+    uint n_g = min(G, group - g0);              // heads served: the others repeat the last
+    uint q0 = (t * p.n_heads + kvh * group + g0) * HD4;  // its vec4 in q and out
 
-    [[unroll]] for (uint e = 0; e < MAXG * D4; ++e) {
-        if (e / D4 < G && (e % D4) * 4u < HEAD_DIM) {
-            qv[e] = q4[q0 + (e / D4) * (HEAD_DIM / 4u) + e % D4] * p.scale;
-            acc[e] = vec4(0.0);
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        uint qg = q0 + min(g, n_g - 1u) * HD4;
+        [[unroll]] for (uint i = 0; i < HD4; ++i) {
+            qv[g * D4 + i] = q4[qg + i] * p.scale;
+            acc[g * D4 + i] = vec4(0.0);
         }
-    }
-    [[unroll]] for (uint g = 0; g < MAXG; ++g) {
         m_run[g] = NO_MAX;
         l_run[g] = 0.0;
     }
@@ -158,53 +157,25 @@ void main() {
     }
 
     // Combine the lanes: with M the largest running max and L = sum_lanes l * exp(m - M), a
-    // lane's accumulator counts with weight exp(m - M) / L. The weighted accumulators are then
-    // summed in a tree: at each step the upper half of the lanes hands its sums to the lower.
-    [[unroll]] for (uint g = 0; g < MAXG; ++g) {
-        if (g < G) {
-            lane_m[g * WG + lane] = m_run[g];
-            lane_l[g * WG + lane] = l_run[g];
-        }
+    // lane's accumulator counts with weight exp(m - M) / L. Each lane stores its weighted
+    // accumulators once; the lanes then sum them column by column.
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        lane_m[g * WG + lane] = m_run[g];
+        lane_l[g * WG + lane] = l_run[g];
     }
     barrier();
-    float big[MAXG];
-    float sum[MAXG];
-    [[unroll]] for (uint g = 0; g < MAXG; ++g) big[g] = NO_MAX, sum[g] = 0.0;
-    for (uint i = 0; i < WG; ++i) {
-        [[unroll]] for (uint g = 0; g < MAXG; ++g) {
-            if (g < G) big[g] = max(big[g], lane_m[g * WG + i]);
-        }
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        float big = NO_MAX;
+        for (uint i = 0; i < WG; ++i) big = max(big, lane_m[g * WG + i]);
+        float sum = 0.0;
+        for (uint i = 0; i < WG; ++i) sum += lane_l[g * WG + i] * exp(lane_m[g * WG + i] - big);
+        float f = sum > 0.0 ? exp(m_run[g] - big) / sum : 0.0;  // no visible key: zeros
+        [[unroll]] for (uint i = 0; i < HD4; ++i) lane_acc[(lane * G + g) * HD4 + i] = acc[g * D4 + i] * f;
     }
-    for (uint i = 0; i < WG; ++i) {
-        [[unroll]] for (uint g = 0; g < MAXG; ++g) {
-            if (g < G) sum[g] += lane_l[g * WG + i] * exp(lane_m[g * WG + i] - big[g]);
-        }
-    }
-    float f[MAXG];  // no visible key at all (sum 0): zeros
-    [[unroll]] for (uint g = 0; g < MAXG; ++g) f[g] = sum[g] > 0.0 ? exp(m_run[g] - big[g]) / sum[g] : 0.0;
-    [[unroll]] for (uint e = 0; e < MAXG * D4; ++e) {
-        if (e / D4 < G && (e % D4) * 4u < HEAD_DIM) acc[e] *= f[e / D4];
-    }
-    const uint HD4 = HEAD_DIM / 4u;
-    for (uint half_wg = WG / 2u; half_wg > 0u; half_wg >>= 1u) {
-        if (lane >= half_wg && lane < 2u * half_wg) {
-            uint base = (lane - half_wg) * G * HD4;
-            [[unroll]] for (uint e = 0; e < MAXG * D4; ++e) {
-                if (e / D4 < G && (e % D4) * 4u < HEAD_DIM) lane_acc[base + (e / D4) * HD4 + e % D4] = acc[e];
-            }
-        }
-        barrier();
-        if (lane < half_wg) {
-            uint base = lane * G * HD4;
-            [[unroll]] for (uint e = 0; e < MAXG * D4; ++e) {
-                if (e / D4 < G && (e % D4) * 4u < HEAD_DIM) acc[e] += lane_acc[base + (e / D4) * HD4 + e % D4];
-            }
-        }
-        barrier();
-    }
-    if (lane == 0u) {
-        [[unroll]] for (uint e = 0; e < MAXG * D4; ++e) {
-            if (e / D4 < G && (e % D4) * 4u < HEAD_DIM) o4[q0 + (e / D4) * HD4 + e % D4] = acc[e];
-        }
+    barrier();
+    for (uint col = lane; col < n_g * HD4; col += WG) {
+        vec4 sum = vec4(0.0);
+        for (uint i = 0; i < WG; ++i) sum += lane_acc[i * G * HD4 + col];
+        o4[q0 + col] = sum;
     }
 }

@@ -24,8 +24,10 @@ class EngineTest : public ::testing::Test {
     }
 
     void TearDown() override {
-        for (vkllm_session *s : sessions_) vkllm_session_destroy(s);
-        for (vkllm_model *m : models_) vkllm_model_destroy(m);
+        for (vkllm_session *s : sessions_)
+            vkllm_session_destroy(s);
+        for (vkllm_model *m : models_)
+            vkllm_model_destroy(m);
         vkllm_runtime_stats st;
         st.struct_size = sizeof st;
         ASSERT_EQ(vkllm_runtime_stats_get(rt_, &st), VKLLM_OK);
@@ -99,7 +101,8 @@ inline double max_abs_diff(const std::vector<float> &a, const std::vector<float>
 
 inline double max_abs(const std::vector<float> &a) {
     double m = 0;
-    for (float v : a) m = std::max(m, std::fabs(double(v)));
+    for (float v : a)
+        m = std::max(m, std::fabs(double(v)));
     return m;
 }
 

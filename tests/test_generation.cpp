@@ -111,19 +111,22 @@ TEST_F(Generation, BatchedDecodeOfFourSequencesEqualsFourSeparateRuns) {
     for (uint32_t q = 0; q < 4; ++q) {
         prompts.push_back(some_tokens(5 + 3 * q, spec.n_vocab, 11 + q));  // different lengths
         last[q].resize(spec.n_vocab);
-        ASSERT_EQ(vkllm_session_eval(batch, q, prompts[q].data(), prompts[q].size(), last[q].data()),
-                  VKLLM_OK);
+        ASSERT_EQ(
+            vkllm_session_eval(batch, q, prompts[q].data(), prompts[q].size(), last[q].data()),
+            VKLLM_OK);
     }
     std::vector<std::vector<int32_t>> next(4);
     for (int stepi = 0; stepi < 6; ++stepi) {
         uint32_t seqs[4] = {0, 1, 2, 3};
         int32_t toks[4];
-        for (int q = 0; q < 4; ++q) next[q].push_back(toks[q] = argmax_of(last[q]));
+        for (int q = 0; q < 4; ++q)
+            next[q].push_back(toks[q] = argmax_of(last[q]));
         std::vector<float> logits(4 * spec.n_vocab);
         ASSERT_EQ(vkllm_session_decode(batch, seqs, toks, 4, logits.data()), VKLLM_OK)
             << vkllm_last_error();
         for (int q = 0; q < 4; ++q)
-            last[q].assign(logits.begin() + q * spec.n_vocab, logits.begin() + (q + 1) * spec.n_vocab);
+            last[q].assign(logits.begin() + q * spec.n_vocab,
+                           logits.begin() + (q + 1) * spec.n_vocab);
     }
     for (uint32_t q = 0; q < 4; ++q) {
         vkllm_session *alone = session(m, 64);
@@ -171,15 +174,15 @@ TEST_F(Generation, StreamingWindowWrapsTheRingAndMatchesMaskedAttention) {
     vkllm_model *m = tiny(spec, "streaming");
     ASSERT_NE(m, nullptr);
     const uint32_t capacity = 12, sinks = 4, window = capacity - sinks;
-    vkllm_session *s = session(m, capacity, VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32, 1, 0, sinks);
+    vkllm_session *s =
+        session(m, capacity, VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32, 1, 0, sinks);
     std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 9);
     std::vector<std::vector<float>> got = decode_each(s, tokens, spec.n_vocab);
-    auto visible = [&](uint32_t q, uint32_t k) {
-        return k <= q && (k < sinks || k + window > q);
-    };
+    auto visible = [&](uint32_t q, uint32_t k) { return k <= q && (k < sinks || k + window > q); };
     std::vector<std::vector<float>> want = ref::forward_logits_masked(*reference_, tokens, visible);
     double worst = 0;
-    for (size_t i = 0; i < tokens.size(); ++i) worst = std::max(worst, max_abs_diff(got[i], want[i]));
+    for (size_t i = 0; i < tokens.size(); ++i)
+        worst = std::max(worst, max_abs_diff(got[i], want[i]));
     std::printf("streaming window (capacity %u, %u sinks) over 40 tokens: max error %.3g\n",
                 capacity, sinks, worst);
     EXPECT_LE(worst, 1e-4);
@@ -221,6 +224,7 @@ TEST_F(Generation, CancellingAPrefillLeavesAUsableSession) {
 
 TEST_F(Generation, CommandBuffersAreRecordedOnceNotPerToken) {
     TinyModelSpec spec;
+    spec.n_ctx = 512;
     vkllm_model *m = tiny(spec, "recording");
     ASSERT_NE(m, nullptr);
     vkllm_session *s = session(m, 256);
@@ -286,7 +290,8 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     std::vector<int32_t> head(want.begin(), want.begin() + long(seen.ids.size()));
     EXPECT_EQ(seen.ids, head);
     EXPECT_EQ(r.n_generated, seen.ids.size());
-    EXPECT_TRUE(r.stop_reason == VKLLM_STOP_MAX_TOKENS || r.stop_reason == VKLLM_STOP_END_OF_GENERATION);
+    EXPECT_TRUE(r.stop_reason == VKLLM_STOP_MAX_TOKENS ||
+                r.stop_reason == VKLLM_STOP_END_OF_GENERATION);
 
     // Sampling with a seed reproduces; another seed differs (over 16 tokens at temperature 2).
     auto sample = [&](uint64_t seed) {

@@ -28,13 +28,15 @@ Compared compare_sequence(EngineTest &t, vkllm_model *m, vkllm_session *s, const
     std::vector<std::vector<float>> want;
     for (const Json &l : seq["logits"].arr) {
         std::vector<float> v;
-        for (const Json &x : l.arr) v.push_back(float(x.num));
+        for (const Json &x : l.arr)
+            v.push_back(float(x.num));
         want.push_back(v);
     }
     std::vector<std::vector<float>> want_greedy;
     for (const Json &l : seq["greedy_logits"].arr) {
         std::vector<float> v;
-        for (const Json &x : l.arr) v.push_back(float(x.num));
+        for (const Json &x : l.arr)
+            v.push_back(float(x.num));
         want_greedy.push_back(v);
     }
     // logits[i] follows token i; greedy_logits[0] is the last prompt position's.
@@ -81,9 +83,10 @@ class SharedReference : public EngineTest {
             largest = std::max(largest, a.max_logit);
             greedy += a.greedy_checked;
         }
-        std::printf("%s: max |logit| %.3g; max error F32 KV %.3g, F16 KV %.3g; %d greedy ids "
-                    "checked\n",
-                    name.c_str(), largest, worst32, worst16, greedy);
+        std::printf(
+            "%s: max |logit| %.3g; max error F32 KV %.3g, F16 KV %.3g; %d greedy ids "
+            "checked\n",
+            name.c_str(), largest, worst32, worst16, greedy);
         // The F16 cache rounds K and V to 11 significant bits: reported, bounded loosely.
         EXPECT_LE(worst16, std::max(2e-2, 2e-3 * largest)) << name << " F16 KV";
         EXPECT_GT(greedy, 24);
@@ -94,10 +97,18 @@ class SharedReference : public EngineTest {
 
 }  // namespace
 
-TEST_F(SharedReference, TinyLlamaF32MatchesFloat64Reference) { check_numpy("tiny-llama-f32"); }
-TEST_F(SharedReference, TinyLlamaF16MatchesFloat64Reference) { check_numpy("tiny-llama-f16"); }
-TEST_F(SharedReference, TinyQwen2F32MatchesFloat64Reference) { check_numpy("tiny-qwen2-f32"); }
-TEST_F(SharedReference, TinyQwen2F16MatchesFloat64Reference) { check_numpy("tiny-qwen2-f16"); }
+TEST_F(SharedReference, TinyLlamaF32MatchesFloat64Reference) {
+    check_numpy("tiny-llama-f32");
+}
+TEST_F(SharedReference, TinyLlamaF16MatchesFloat64Reference) {
+    check_numpy("tiny-llama-f16");
+}
+TEST_F(SharedReference, TinyQwen2F32MatchesFloat64Reference) {
+    check_numpy("tiny-qwen2-f32");
+}
+TEST_F(SharedReference, TinyQwen2F16MatchesFloat64Reference) {
+    check_numpy("tiny-qwen2-f16");
+}
 TEST_F(SharedReference, TinyQwen2TiedF32MatchesFloat64Reference) {
     check_numpy("tiny-qwen2-tied-f32");
 }
@@ -135,7 +146,8 @@ TEST_F(SharedReference, PrefillInChunksGivesTheDecodeLogits) {
         ASSERT_EQ(vkllm_session_eval(s, 0, tokens.data(), tokens.size(), logits.data()), VKLLM_OK)
             << vkllm_last_error();
         std::vector<float> want;
-        for (const Json &x : seq["logits"].arr.back().arr) want.push_back(float(x.num));
+        for (const Json &x : seq["logits"].arr.back().arr)
+            want.push_back(float(x.num));
         EXPECT_LE(max_abs_diff(logits, want), std::max(1e-3, 1e-4 * max_abs(want)))
             << tokens.size() << " tokens";
     }
@@ -151,11 +163,13 @@ TEST_F(SharedReference, Stories260KReproducesLlama2cRunC) {
     fed.insert(fed.end(), ids.begin(), ids.end() - 1);
     std::vector<std::vector<float>> got = decode_each(s, fed, vocab(m));
     int matched = 0;
-    for (size_t k = 0; k < ids.size(); ++k) matched += argmax_of(got[k]) == ids[k];
+    for (size_t k = 0; k < ids.size(); ++k)
+        matched += argmax_of(got[k]) == ids[k];
     double worst = 0;
     for (const Json &p : ref["runc_logits"]["positions"].arr) {
         std::vector<float> want;
-        for (const Json &x : p["logits"].arr) want.push_back(float(x.num));
+        for (const Json &x : p["logits"].arr)
+            want.push_back(float(x.num));
         worst = std::max(worst, max_abs_diff(got[size_t(p["pos"].num)], want));
     }
     std::printf("stories260K: %d/%zu greedy ids as run.c, max logit error %.3g\n", matched,
@@ -185,7 +199,8 @@ TEST_F(SharedReference, Llama2TinyRandomMatchesLlamaCppDistribution) {
     for (size_t i = 0; i < positions.size(); ++i) {
         const std::vector<float> &l = got[i];
         double mx = *std::max_element(l.begin(), l.end()), sum = 0;
-        for (float v : l) sum += std::exp(double(v) - mx);
+        for (float v : l)
+            sum += std::exp(double(v) - mx);
         for (const Json &pair : positions[i].arr) {
             double p = std::exp(double(l[size_t(pair.arr[0].num)]) - mx) / sum;
             worst_rel = std::max(worst_rel, std::fabs(p - pair.arr[1].num) / pair.arr[1].num);

@@ -1,10 +1,12 @@
 // KV cache store, attention and argmax against the CPU reference (reference/attention_ref.h).
-// Tolerance for attention: 2e-5 absolute on outputs that are convex combinations of V values in
+// Tolerance for attention: 1e-5 absolute on outputs that are convex combinations of V values in
 // [-1, 1]. The GPU computes scores, exponentials and the weighted sums in F32 (each lane sums
-// at most capacity / workgroup keys, then the lanes are combined), the reference in double.
+// at most capacity / workgroup keys, then the lanes are combined), the reference in double;
+// scores reach ~16, so exp() carries ~1e-6 relative error (lavapipe measured: 1.2e-7 at worst).
 // F16 caches are compared with a reference that reads the same F16-rounded K/V values, so the
-// tolerance is the same; only kv_store's own F32 -> F16 conversion may round differently
-// (within 1 ulp), checked on the stored values.
+// tolerance is the same. Only kv_store's own F32 -> F16 conversion may round differently from
+// nearest-even on some device (within 1 ulp), so the stored values are checked to 1 ulp and the
+// attention after kv_store to 1e-3 with an F16 cache (lavapipe rounds to nearest even: exact).
 #include <cmath>
 #include <limits>
 
@@ -17,7 +19,7 @@ using namespace vkllm::gpu;
 
 namespace {
 
-const double kTol = 2e-5;
+const double kTol = 1e-5;
 
 struct Step {
     std::vector<int32_t> pos, seq, begin;
@@ -35,8 +37,8 @@ class AttentionTest : public GpuTest {
     }
 
     AttentionShape shape(const ref::AttnShape &s, uint32_t n_tokens, bool f16) {
-        return AttentionShape{n_tokens,   s.n_heads, s.n_kv_heads, s.head_dim, s.capacity,
-                              s.n_sink,   f16,       float(s.scale)};
+        return AttentionShape{n_tokens,   s.n_heads, s.n_kv_heads, s.head_dim,
+                              s.capacity, s.n_sink,  f16,          float(s.scale)};
     }
 
     struct Uploaded {
@@ -116,6 +118,18 @@ TEST_F(AttentionTest, GroupedQueryHeadsReadTheirKvHead) {
     }
 }
 
+TEST_F(AttentionTest, SmallAndOddHeadSizesMatchTheReference) {
+    // stories260K (8 heads of 8 over 4 KV heads), a random Llama's heads of 4, and sizes the
+    // fast kernel does not take (20, 48): the small-head kernel, with a ring and sinks.
+    Step st{{0, 7, 30, 95}, {0, 0, 0, 0}, {2, 2, 2, 66}};
+    for (bool f16 : {false, true}) {
+        check(ref::AttnShape{8, 4, 8, 32, 2, 0}, 1, st, f16, "head_dim 8");
+        check(ref::AttnShape{2, 2, 4, 32, 2, 0}, 1, st, f16, "head_dim 4");
+        check(ref::AttnShape{4, 2, 20, 32, 2, 0}, 1, st, f16, "head_dim 20");
+        check(ref::AttnShape{2, 1, 48, 32, 2, 0}, 1, st, f16, "head_dim 48");
+    }
+}
+
 TEST_F(AttentionTest, SeveralSequencesInOneStepLikeABatchedDecode) {
     // One token of each of three sequences at its own position, plus tokens that see nothing
     // (a sequence outside the cache, a negative position): zeros.
@@ -144,7 +158,8 @@ TEST_F(AttentionTest, PrefillTokensSeeTheirOwnPrefixOnly) {
 
 // 32768 cached positions and one query: each lane of a workgroup visits thousands of keys, so
 // a loop cut short by llvmpipe's iteration limit would drop the latest keys. The key at the
-// query's own position is made to dominate, so missing it could not go unnoticed.
+// query's own position is made to dominate query head 0 (weight > 99%), so missing it could
+// not go unnoticed.
 TEST_F(AttentionTest, LongContextUsesEveryKey) {
     const uint32_t cap = 32768;
     for (uint32_t sinks : {0u, 4u}) {
@@ -155,7 +170,7 @@ TEST_F(AttentionTest, LongContextUsesEveryKey) {
         auto plant = [&](std::vector<float> &q, std::vector<float> &k, std::vector<float> &) {
             size_t row = size_t(ref::kv_slot(pos, cap, sinks)) * 2 * 64;  // KV head 0
             for (uint32_t i = 0; i < 64; ++i)
-                k[row + i] = q[i] > 0 ? 1.0f : -1.0f;  // scores ~ 4 for query heads 0..6
+                k[row + i] = q[i] > 0 ? 4.0f : -4.0f;  // score ~ 16 for query head 0
         };
         for (bool f16 : {false, true})
             check(s, 1, st, f16, sinks ? "long context with sinks" : "long context", plant);
@@ -237,7 +252,7 @@ TEST_F(AttentionTest, UnsupportedShapesAreRefused) {
     AttentionShape ok{1, 2, 1, 32, 2, 0, false, 0.1f};  // 2 slots x 32 values = 256 bytes
     EXPECT_EQ(status(ok, r), VKLLM_OK);
     AttentionShape bad = ok;
-    bad.head_dim = 48;
+    bad.head_dim = 300;
     EXPECT_EQ(status(bad, r), VKLLM_ERR_UNSUPPORTED);
     bad = ok;
     bad.n_heads = 3, bad.n_kv_heads = 2;
@@ -254,15 +269,15 @@ TEST_F(AttentionTest, UnsupportedShapesAreRefused) {
 TEST_F(GpuTest, ArgmaxFindsTheFirstLargestValueOfEachRow) {
     const uint32_t cols = 1001;
     std::vector<float> x = ref::random(size_t(6) * cols, 51);
-    x[3] = 5, x[700] = 5, x[999] = 5;                        // row 0: ties -> 3
-    x[cols + 1000] = 2;                                       // row 1: the last element
-    x[2 * cols + 0] = 3;                                      // row 2: the first element
-    for (uint32_t c = 0; c < cols; ++c)                       // row 3: all equal -> 0
+    x[3] = 5, x[700] = 5, x[999] = 5;    // row 0: ties -> 3
+    x[cols + 1000] = 2;                  // row 1: the last element
+    x[2 * cols + 0] = 3;                 // row 2: the first element
+    for (uint32_t c = 0; c < cols; ++c)  // row 3: all equal -> 0
         x[3 * cols + c] = -1.5f;
     float inf = std::numeric_limits<float>::infinity();
-    for (uint32_t c = 0; c < cols; ++c)                       // row 4: -inf, NaN, then -1e30
+    for (uint32_t c = 0; c < cols; ++c)  // row 4: -inf, NaN, then -1e30
         x[4 * cols + c] = c < 10 ? -inf : (c < 20 ? NAN : -1e30f);
-    x[5 * cols + 17] = NAN, x[5 * cols + 500] = inf;          // row 5: NaN skipped, +inf wins
+    x[5 * cols + 17] = NAN, x[5 * cols + 500] = inf;  // row 5: NaN skipped, +inf wins
     Buffer xb = upload(x), ib = floats(6);
     std::vector<int32_t> want = ref::argmax(x, 6, cols);
     ASSERT_EQ(want[0], 3);
@@ -289,6 +304,48 @@ TEST_F(GpuTest, ArgmaxOverAVocabularyWideRow) {
             ctx_->transfer().download(ib, got.data(), got.size() * 4);
             for (uint32_t r = 0; r < rows; ++r)
                 EXPECT_EQ(got[r], int32_t(cols - 1 - r)) << "row " << r;
+        }
+    }
+}
+
+// Not a correctness test: the time of one attention call of a Qwen2.5-0.5B-like layer (14 query
+// heads, 2 KV heads, head_dim 64, F16 cache) for 1 and 4 decode tokens at 512 and 4096 cached
+// positions, by device timestamps over 20 calls (best of 5 submissions). Run with
+// --gtest_also_run_disabled_tests --gtest_filter='*Timing*'.
+TEST_F(AttentionTest, DISABLED_QwenShapeDecodeTiming) {
+    const uint32_t cap = 4096;
+    ref::AttnShape s{14, 2, 64, cap, 0, 0.125};
+    std::vector<float> q = ref::random(14 * 64, 1), kv = ref::random(size_t(cap) * 2 * 64, 2);
+    std::vector<float> seen;
+    Buffer kb = cache(kv, true, seen), vb = cache(kv, true, seen);
+    for (uint32_t n_tokens : {1u, 4u}) {
+        for (int32_t ctx : {512, 4096}) {
+            Step st;
+            for (uint32_t t = 0; t < n_tokens; ++t)
+                st.pos.push_back(ctx - 1), st.seq.push_back(0), st.begin.push_back(0);
+            Uploaded sb = upload_step(st);
+            std::vector<float> qn;
+            for (uint32_t t = 0; t < n_tokens; ++t)
+                qn.insert(qn.end(), q.begin(), q.end());
+            Buffer qnb = upload(qn), onb = floats(qn.size());
+            for (Kernels *kern : variants()) {
+                Recording rec(ctx_->device(), 4);
+                const int reps = 20;
+                rec.begin();
+                rec.timestamp("start");
+                for (int i = 0; i < reps; ++i)
+                    kern->attention(rec, qnb.range(), kb.range(), vb.range(), onb.range(),
+                                    sb.view(), shape(s, n_tokens, true));
+                rec.timestamp("attention");
+                rec.end();
+                double best = 1e30;
+                for (int i = 0; i < 5; ++i) {
+                    rec.submit();
+                    best = std::min(best, rec.timings().at(1).ms / reps);
+                }
+                std::printf("tokens %u, %d positions, %s shape: %.3f ms per call\n", n_tokens, ctx,
+                            kern == &kernels() ? "own" : "other", best);
+            }
         }
     }
 }

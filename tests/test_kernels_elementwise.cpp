@@ -4,6 +4,7 @@
 
 #include "common/half.h"
 #include "gpu_fixture.h"
+#include "reference/attention_ref.h"
 #include "reference/cpu_ops.h"
 
 using namespace vkllm::gpu;
@@ -88,6 +89,21 @@ TEST_F(GpuTest, GetRowsGathersF32AndF16RowsAndZeroesInvalidIds) {
                  "f32 rows");
     expect_close(download(o16, ids.size() * cols), ref::get_rows(t16, rows, cols, ids), 0, 0,
                  "f16 rows");
+}
+
+TEST_F(GpuTest, GetRowsGathersBF16Rows) {
+    const uint32_t rows = 300, cols = 75;  // odd: rows start mid-word
+    std::vector<float> t = ref::random(size_t(rows) * cols, 9, -100, 100), seen;
+    std::vector<uint16_t> h = ref::to_bf16(t, &seen);
+    h.resize((h.size() + 1) / 2 * 2);
+    std::vector<int32_t> ids = {0, 299, 17, 17, -1, 300, 150, 1};
+    Buffer hb = upload(h), ib = upload(ids), ob = floats(ids.size() * cols);
+    run([&](Recording &r) {
+        kernels().get_rows(r, Matrix{hb.range(), WeightType::BF16, rows, cols}, ib.range(),
+                           ob.range(), uint32_t(ids.size()));
+    });
+    expect_close(download(ob, ids.size() * cols), ref::get_rows(seen, rows, cols, ids), 0, 0,
+                 "bf16 rows");
 }
 
 TEST_F(GpuTest, GetRowsFromATableLargerThanStorageBufferRange) {

@@ -1,10 +1,12 @@
 // Matrix-vector (decode) and tiled matrix-matrix (prefill) products against the CPU reference.
 // Tolerance: |error| <= 1e-5 * sum_k |w_k x_k| + 1e-6 per output, the bound of F32
 // accumulation over K terms; F16 weights are compared with a reference that uses the same
-// F16-rounded weights, so the tolerance is the same.
+// F16-rounded weights, so the tolerance is the same (BF16 likewise). A batched matvec (n > 1)
+// is held to the same bound, and to equality with n single matvecs.
 #include <cmath>
 
 #include "gpu_fixture.h"
+#include "reference/attention_ref.h"
 #include "reference/cpu_ops.h"
 
 using namespace vkllm::gpu;
@@ -21,9 +23,10 @@ class MatmulTest : public GpuTest {
     Matrix weights(WeightType type, uint32_t rows, uint32_t cols, uint32_t seed,
                    std::vector<float> &seen, Buffer &storage) {
         std::vector<float> w = ref::random(size_t(rows) * cols, seed);
-        if (type == WeightType::F16) {
-            std::vector<uint16_t> h = ref::to_f16(w, &seen);
-            h.resize((h.size() + 1) / 2 * 2);  // F16 data is bound in whole 32-bit words
+        if (type != WeightType::F32) {
+            std::vector<uint16_t> h =
+                type == WeightType::F16 ? ref::to_f16(w, &seen) : ref::to_bf16(w, &seen);
+            h.resize((h.size() + 1) / 2 * 2);  // 16-bit data is bound in whole 32-bit words
             storage = upload(h);
         } else {
             seen = w;
@@ -50,7 +53,7 @@ class MatmulTest : public GpuTest {
                 if (use_matmul)
                     ks[v]->matmul(rec, m, xb.range(), yb.range(), s.n);
                 else
-                    ks[v]->matvec(rec, m, xb.range(), yb.range());
+                    ks[v]->matvec(rec, m, xb.range(), yb.range(), s.n);
             });
             std::vector<float> got = download(yb, want.size());
             for (size_t i = 0; i < got.size(); ++i)
@@ -70,9 +73,10 @@ TEST_F(MatmulTest, MatvecF32MatchesReferenceOnOddShapes) {
 }
 
 TEST_F(MatmulTest, MatvecF16MatchesReferenceOnOddShapes) {
-    // Odd column counts put rows at half-word offsets in the F16 data.
-    for (Shape s : {Shape{1, 3, 1}, Shape{37, 71, 1}, Shape{129, 257, 1}, Shape{896, 896, 1},
-                    Shape{151, 4864, 1}})
+    // Odd column counts put rows at half-word offsets in the F16 data; even ones that are not
+    // multiples of 8 take the word-at-a-time path, multiples of 8 the uvec4 path.
+    for (Shape s : {Shape{1, 3, 1}, Shape{37, 71, 1}, Shape{37, 70, 1}, Shape{5, 2, 1},
+                    Shape{129, 257, 1}, Shape{896, 896, 1}, Shape{151, 4864, 1}})
         check_product(WeightType::F16, s, false);
 }
 
@@ -118,4 +122,67 @@ TEST_F(MatmulTest, VeryLongRowsAreRightOrRefusedNeverTruncated) {
             EXPECT_EQ(e.status(), VKLLM_ERR_UNSUPPORTED) << e.what();
         }
     }
+}
+
+TEST_F(MatmulTest, MatvecBF16MatchesReferenceOnOddShapes) {
+    for (Shape s : {Shape{1, 3, 1}, Shape{37, 71, 1}, Shape{37, 70, 1}, Shape{129, 257, 1},
+                    Shape{896, 896, 1}, Shape{151, 4864, 1}})
+        check_product(WeightType::BF16, s, false);
+}
+
+TEST_F(MatmulTest, MatmulBF16MatchesReferenceOnOddShapes) {
+    for (Shape s : {Shape{5, 3, 2}, Shape{33, 71, 31}, Shape{96, 257, 64}, Shape{130, 1000, 7}})
+        check_product(WeightType::BF16, s, true);
+}
+
+// Decode of n sequences at once: y[b] = W x[b]. A workgroup serves up to 4 vectors, so batches
+// of 2, 3, 5 and 9 also cover partly filled workgroups.
+TEST_F(MatmulTest, BatchedMatvecMatchesReference) {
+    for (WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16}) {
+        for (uint32_t n : {2u, 3u, 4u, 5u, 9u}) {
+            check_product(type, Shape{37, 71, n}, false);
+            check_product(type, Shape{37, 70, n}, false);
+            check_product(type, Shape{300, 896, n}, false);
+        }
+    }
+}
+
+TEST_F(MatmulTest, BatchedMatvecOfFourEqualsFourSingleMatvecs) {
+    const uint32_t rows = 129, n = 4;
+    for (uint32_t cols : {897u, 896u})
+        for (WeightType type : {WeightType::F32, WeightType::F16, WeightType::BF16}) {
+            std::vector<float> w;
+            Buffer wb;
+            Matrix m = weights(type, rows, cols, 5, w, wb);
+            std::vector<float> x = ref::random(size_t(n) * cols, 6);
+            Buffer xb = upload(x), yb = floats(size_t(n) * rows);
+            std::vector<Buffer> xs, ys;
+            for (uint32_t b = 0; b < n; ++b) {
+                xs.push_back(
+                    upload(std::vector<float>(x.begin() + b * cols, x.begin() + (b + 1) * cols)));
+                ys.push_back(floats(rows));
+            }
+            for (Kernels *k : variants()) {
+                run([&](Recording &rec) {
+                    k->matvec(rec, m, xb.range(), yb.range(), n);
+                    for (uint32_t b = 0; b < n; ++b)
+                        k->matvec(rec, m, xs[b].range(), ys[b].range());
+                });
+                // The same products summed in the same order: equal.
+                std::vector<float> batched = download(yb, size_t(n) * rows), single;
+                for (uint32_t b = 0; b < n; ++b) {
+                    std::vector<float> y = download(ys[b], rows);
+                    single.insert(single.end(), y.begin(), y.end());
+                }
+                expect_close(batched, single, 0, 0, "batched vs single");
+            }
+        }
+}
+
+// Rows long enough that the per-lane loop, if the loops over the rows and vectors of a
+// workgroup were not unrolled, would pass llvmpipe's 65,535 iterations (odd: one weight per
+// load, the longest loop).
+TEST_F(MatmulTest, LongRowsAreNotTruncated) {
+    check_product(WeightType::F32, Shape{20, 40001, 1}, false);
+    check_product(WeightType::F16, Shape{20, 40001, 4}, false);
 }

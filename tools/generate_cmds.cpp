@@ -103,8 +103,9 @@ bool parse(int argc, char **argv, Options &o) {
 
 int32_t progress_bar(void *, float p) {
     int width = 40, done = int(p * float(width) + 0.5f);
-    std::fprintf(stderr, "\rloading [%.*s%*s] %3d%%", done, "########################################",
-                 width - done, "", int(p * 100.0f + 0.5f));
+    std::fprintf(stderr, "\rloading [%.*s%*s] %3d%%", done,
+                 "########################################", width - done, "",
+                 int(p * 100.0f + 0.5f));
     if (p >= 1.0f) std::fprintf(stderr, "\n");
     return 0;
 }
@@ -131,7 +132,8 @@ vkllm_status load(const Options &o, Loaded &l) {
     if (isatty(STDERR_FILENO)) mp.progress = progress_bar;
     s = vkllm_model_load(l.rt, o.model, &mp, &l.model);
     if (s != VKLLM_OK) return s;
-    l.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    l.load_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     vkllm_session_params sp;
     vkllm_session_params_init(&sp);
     sp.n_ctx = o.n_ctx;
@@ -189,8 +191,7 @@ void print_stats(const Loaded &l, const vkllm_generate_result &r) {
                  "\n[%s] load %.0f ms | prefill %zu tokens %.1f tok/s | decode %zu tokens %.1f "
                  "tok/s | command buffers recorded %llu, submits %llu\n",
                  d.name, l.load_ms, r.n_prompt,
-                 r.prefill_ms > 0 ? 1000.0 * double(r.n_prompt) / r.prefill_ms : 0.0,
-                 r.n_generated,
+                 r.prefill_ms > 0 ? 1000.0 * double(r.n_prompt) / r.prefill_ms : 0.0, r.n_generated,
                  r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0,
                  (unsigned long long)st.command_buffers_recorded, (unsigned long long)st.submits);
 }
@@ -234,7 +235,8 @@ int cmd_run(int argc, char **argv) {
     s = vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);
     if (s != VKLLM_OK) return fail_with(s, "generating");
     if (o.print_ids) {
-        for (size_t i = 0; i < st.ids.size(); ++i) std::printf("%s%d", i ? "," : "", st.ids[i]);
+        for (size_t i = 0; i < st.ids.size(); ++i)
+            std::printf("%s%d", i ? "," : "", st.ids[i]);
         std::printf("\n");
     } else {
         std::printf("\n");
@@ -263,7 +265,8 @@ int cmd_chat(int argc, char **argv) {
         roles.push_back("user");
         contents.push_back(line);
         std::vector<vkllm_chat_message> msgs;
-        for (size_t i = 0; i < roles.size(); ++i) msgs.push_back({roles[i].c_str(), contents[i].c_str()});
+        for (size_t i = 0; i < roles.size(); ++i)
+            msgs.push_back({roles[i].c_str(), contents[i].c_str()});
         std::string text = apply_template(o, l.model, msgs, s);
         if (s != VKLLM_OK) return fail_with(s, "applying the chat template");
         std::vector<int32_t> all =
@@ -295,7 +298,8 @@ int cmd_chat(int argc, char **argv) {
         roles.push_back("assistant");
         contents.push_back(st.text);
         std::fprintf(stderr, "[prefilled %zu new tokens of %zu; %.1f tok/s decode]\n", fresh.size(),
-                     all.size(), r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0);
+                     all.size(),
+                     r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0);
     }
     return 0;
 }

@@ -38,7 +38,8 @@ vkllm_status vkllm_model_load(vkllm_runtime *runtime, const char *path,
         vkllm::models::LoadProgress progress;
         if (p.progress)
             progress = [&p](uint64_t done, uint64_t total) {
-                return p.progress(p.progress_user_data, total ? float(double(done) / total) : 1.0f) == 0;
+                return p.progress(p.progress_user_data,
+                                  total ? float(double(done) / total) : 1.0f) == 0;
             };
         auto m = std::make_unique<vkllm_model>();
         m->context = runtime->context;

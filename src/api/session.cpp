@@ -82,7 +82,8 @@ vkllm_status vkllm_session_reset(vkllm_session *session, int32_t seq) {
     return guard([&] {
         vkllm::engine::Session &s = session_of(session, "vkllm_session_reset");
         if (seq < -1 || seq >= int32_t(s.options().n_seq))
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_reset: sequence %d does not exist", seq);
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_reset: sequence %d does not exist",
+                 seq);
         for (uint32_t i = 0; i < s.options().n_seq; ++i)
             if (seq == -1 || uint32_t(seq) == i) s.truncate(i, 0);
     });
@@ -97,7 +98,8 @@ vkllm_status vkllm_session_position(const vkllm_session *session, uint32_t seq, 
         require_arg(session, "vkllm_session_position", "session");
         require_arg(n_past, "vkllm_session_position", "n_past");
         if (seq >= session->session->options().n_seq)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_position: sequence %u does not exist", seq);
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_position: sequence %u does not exist",
+                 seq);
         *n_past = session->session->position(seq);
     });
 }
@@ -202,8 +204,8 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
         out.struct_size = sizeof out;
         out.n_prompt = r.n_prompt;
         out.n_generated = r.n_generated;
-        out.stop_reason = status == VKLLM_ERR_CANCELLED ? VKLLM_STOP_CANCELLED
-                                                         : vkllm_stop_reason(r.reason);
+        out.stop_reason =
+            status == VKLLM_ERR_CANCELLED ? VKLLM_STOP_CANCELLED : vkllm_stop_reason(r.reason);
         out.prefill_ms = r.prefill_ms;
         out.decode_ms = r.decode_ms;
         vkllm::api::copy_struct(out, result);

@@ -60,7 +60,8 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     const tokenizer::Tokenizer &tok = *model.tokenizer();
     size_t n_vocab = model.config().n_vocab;
     Sampler sampler(o.sampling);
-    for (int32_t t : prompt) sampler.accept(t);
+    for (int32_t t : prompt)
+        sampler.accept(t);
 
     std::vector<float> logits(n_vocab);
     auto t0 = std::chrono::steady_clock::now();

@@ -21,7 +21,8 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
     weights_ = models::load_weights(ctx, file, config_, progress);
     // The whole table is one binding, so it must also fit the device's binding limit.
     uint64_t per_position = uint64_t(config_.rot_dim) * sizeof(float);
-    uint64_t fit = ctx.device().info().max_storage_buffer_range / std::max<uint64_t>(per_position, 1);
+    uint64_t fit =
+        ctx.device().info().max_storage_buffer_range / std::max<uint64_t>(per_position, 1);
     rope_positions_ = uint32_t(std::min<uint64_t>({config_.n_ctx_train, kMaxRopePositions, fit}));
     std::vector<float> table = gpu::rope_table(rope_positions_, config_.rot_dim, config_.rope_base);
     rope_table_ = ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device);

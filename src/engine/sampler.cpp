@@ -39,12 +39,15 @@ int32_t Sampler::sample(float *logits, size_t n_vocab, int32_t argmax) {
 
     std::vector<double> p(keep);
     double max = logits[ids[0]], sum = 0;
-    for (size_t i = 0; i < keep; ++i) sum += p[i] = std::exp((logits[ids[i]] - max) / opt_.temperature);
-    for (double &v : p) v /= sum;
+    for (size_t i = 0; i < keep; ++i)
+        sum += p[i] = std::exp((logits[ids[i]] - max) / opt_.temperature);
+    for (double &v : p)
+        v /= sum;
     // min-p: drop what is less likely than min_p times the best.
     if (opt_.min_p > 0) {
         size_t n = 1;
-        while (n < keep && p[n] >= opt_.min_p * p[0]) ++n;
+        while (n < keep && p[n] >= opt_.min_p * p[0])
+            ++n;
         keep = n;
     }
     // top-p: the smallest prefix whose mass reaches top_p.
@@ -58,7 +61,8 @@ int32_t Sampler::sample(float *logits, size_t n_vocab, int32_t argmax) {
         keep = n;
     }
     double total = 0;
-    for (size_t i = 0; i < keep; ++i) total += p[i];
+    for (size_t i = 0; i < keep; ++i)
+        total += p[i];
     double r = std::uniform_real_distribution<double>(0.0, total)(rng_);
     for (size_t i = 0; i < keep; ++i) {
         r -= p[i];

@@ -9,10 +9,10 @@
 namespace vkllm::engine {
 
 struct SamplingOptions {
-    float temperature = 0.0f;  // <= 0: greedy (argmax)
-    int32_t top_k = 40;        // <= 0: all
-    float top_p = 0.95f;       // >= 1: all
-    float min_p = 0.05f;       // <= 0: off
+    float temperature = 0.0f;     // <= 0: greedy (argmax)
+    int32_t top_k = 40;           // <= 0: all
+    float top_p = 0.95f;          // >= 1: all
+    float min_p = 0.05f;          // <= 0: off
     float repeat_penalty = 1.0f;  // 1: off
     int32_t repeat_last_n = 64;
     uint64_t seed = 0;

@@ -136,8 +136,7 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
                      act(g->out, rows), rows * width(g->out), rows * width(g->out));
         } else if (auto *t = std::get_if<models::op::TakeLast>(&o)) {
             uint64_t row_bytes = uint64_t(width(t->in)) * sizeof(float);
-            rec.copy(acts_[size_t(t->in)].range((rows - 1) * row_bytes, row_bytes),
-                     act(t->out, 1));
+            rec.copy(acts_[size_t(t->in)].range((rows - 1) * row_bytes, row_bytes), act(t->out, 1));
             rec.barrier();
             rows = 1;
         }
@@ -170,12 +169,12 @@ void Session::check_fits(uint32_t seq, size_t n) const {
              (unsigned long long)n, opt_.n_ctx, n_past_[seq]);
     if (opt_.streaming && end > model_.rope_positions())
         fail(VKLLM_ERR_CONTEXT_FULL,
-             "sequence %u: position %llu is past the %u positions the model was trained for",
-             seq, (unsigned long long)end - 1, model_.rope_positions());
+             "sequence %u: position %llu is past the %u positions the model was trained for", seq,
+             (unsigned long long)end - 1, model_.rope_positions());
 }
 
-void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argmax,
-                   double &time_ms, uint64_t &token_count) {
+void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argmax, double &time_ms,
+                   uint64_t &token_count) {
     auto t0 = std::chrono::steady_clock::now();
     uint32_t n = uint32_t(t.ids.size());
     uint32_t window = opt_.n_ctx - opt_.n_sink;
@@ -202,7 +201,8 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
     gpu::Recording &rec = recording(n, rows);
     rec.submit();
     ++stats_.submits;
-    for (uint32_t s = 0; s < opt_.n_seq; ++s) n_past_[s] += count[s];
+    for (uint32_t s = 0; s < opt_.n_seq; ++s)
+        n_past_[s] += count[s];
     uint32_t out_rows = rows == LogitRows::All ? n : 1;
     if (logits && rows != LogitRows::None)
         std::memcpy(logits, acts_[size_t(Act::Logits)].mapped(),
@@ -219,8 +219,8 @@ void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logi
     int32_t vocab = int32_t(model_.config().n_vocab);
     for (size_t i = 0; i < n; ++i)
         if (tokens[i] < 0 || tokens[i] >= vocab)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "token %d at index %zu is outside the vocabulary of %d",
-                 tokens[i], i, vocab);
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "token %d at index %zu is outside the vocabulary of %d", tokens[i], i, vocab);
     for (size_t done = 0; done < n;) {
         size_t len = std::min<size_t>(opt_.n_batch, n - done);
         bool last = done + len == n;

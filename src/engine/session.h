@@ -14,10 +14,10 @@
 namespace vkllm::engine {
 
 struct SessionOptions {
-    uint32_t n_ctx = 0;     // KV slots per sequence; 0: the model's training context
-    uint32_t n_seq = 1;     // sequences, decoded together in one step
-    uint32_t n_batch = 64;  // prefill chunk length
-    bool kv_f32 = false;    // F16 by default
+    uint32_t n_ctx = 0;      // KV slots per sequence; 0: the model's training context
+    uint32_t n_seq = 1;      // sequences, decoded together in one step
+    uint32_t n_batch = 64;   // prefill chunk length
+    bool kv_f32 = false;     // F16 by default
     bool streaming = false;  // when full: keep the first n_sink tokens and the most recent ones
     uint32_t n_sink = 4;
 };
@@ -81,7 +81,7 @@ class Session {
     std::vector<gpu::Buffer> acts_;  // by models::Act
     gpu::Buffer step_;               // host-visible: tokens, positions, seq ids, kv_begin
     uint64_t step_stride_ = 0;
-    gpu::Buffer ids_;                // host-visible argmax of each logits row
+    gpu::Buffer ids_;  // host-visible argmax of each logits row
     std::vector<gpu::Buffer> k_cache_, v_cache_;
     uint64_t kv_bytes_ = 0;
     std::vector<uint32_t> n_past_;

@@ -52,11 +52,13 @@ Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
     matvec_wg_ = cpu ? 8 : 64;
     matvec_rows_ = cpu ? 16 : 2;
     norm_wg_ = cpu ? 8 : 128;
-    // Attention: lavapipe runs 8 lanes splitting the keys, each K/V row loaded once for all
-    // the query heads of its KV head (up to 8); GPUs 32 lanes, one query head per workgroup.
-    attention_wg_ = cpu ? 8 : 32;
-    max_heads_per_group_ = cpu ? 8 : 1;
-    cpu_ = cpu;
+    // Attention: lavapipe runs 8 lanes splitting the keys, each K/V row loaded once for up to
+    // 448 / head_dim query heads of its KV head (7 x 64 for Qwen2.5's groups of 7: the state of
+    // more heads makes llvmpipe's compile time explode); GPUs 16 lanes, one query head per
+    // workgroup. Shared memory stays within Vulkan's minimum of 16 KiB: WG x heads x head_dim
+    // floats for the final combination.
+    attention_wg_ = cpu ? 8 : 16;
+    max_group_dims_ = cpu ? 448 : 128;
 }
 
 std::vector<Kernels::Chunk> Kernels::split_rows(const Matrix &m) const {
@@ -256,9 +258,11 @@ uint32_t Kernels::check_attention(const BufferRange &k_cache, const BufferRange 
     if (s.n_heads == 0 || s.n_kv_heads == 0 || s.n_heads % s.n_kv_heads)
         fail(VKLLM_ERR_UNSUPPORTED, "%s: %u query heads cannot share %u KV heads", kernel,
              s.n_heads, s.n_kv_heads);
-    if (!supported_head_dim(s.head_dim))
-        fail(VKLLM_ERR_UNSUPPORTED, "%s: head_dim %u is not supported (32, 64, 80, 96, 128)",
-             kernel, s.head_dim);
+    // Other head sizes than the fast kernel's take attention_small_head.comp (up to 256).
+    if (s.head_dim == 0 || s.head_dim > 256 || (s.n_kv_heads * s.head_dim) % 8)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "%s: head_dim %u with %u KV heads is not supported (1 to 256, whole rows of 8)",
+             kernel, s.head_dim, s.n_kv_heads);
     if (s.capacity <= s.n_sink || s.capacity > uint32_t(INT32_MAX))
         fail(VKLLM_ERR_UNSUPPORTED, "%s: a cache of %u slots with %u sink positions", kernel,
              s.capacity, s.n_sink);
@@ -277,8 +281,8 @@ uint32_t Kernels::check_attention(const BufferRange &k_cache, const BufferRange 
 }
 
 void Kernels::kv_store(Recording &rec, const BufferRange &k, const BufferRange &v,
-                       const BufferRange &k_cache, const BufferRange &v_cache,
-                       const StepView &step, const AttentionShape &shape) {
+                       const BufferRange &k_cache, const BufferRange &v_cache, const StepView &step,
+                       const AttentionShape &shape) {
     uint32_t n_seq = check_attention(k_cache, v_cache, step, shape, "kv_store");
     uint32_t kv_dim = shape.n_kv_heads * shape.head_dim;
     require(k, uint64_t(shape.n_tokens) * kv_dim * 4, "kv_store", "k");
@@ -289,8 +293,8 @@ void Kernels::kv_store(Recording &rec, const BufferRange &k, const BufferRange &
     } push{shape.n_tokens, kv_dim, shape.capacity, shape.n_sink, n_seq};
     // One invocation per 8 values of a token.
     uint64_t n = uint64_t(shape.n_tokens) * (kv_dim / 8);
-    dispatch_1d(rec, p, {k, v, k_cache, v_cache, step.positions, step.seq_ids}, &push,
-                sizeof push, (n + 63) / 64);
+    dispatch_1d(rec, p, {k, v, k_cache, v_cache, step.positions, step.seq_ids}, &push, sizeof push,
+                (n + 63) / 64);
     rec.barrier();
 }
 
@@ -302,21 +306,26 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
     require(q, q_bytes, "attention", "q");
     require(out, q_bytes, "attention", "out");
     require(step.kv_begin, uint64_t(shape.n_tokens) * 4, "attention", "kv_begin");
-    // Each lane visits at most capacity / WG keys, one loop iteration each; the loops over
-    // head_dim and heads are unrolled in the SPIR-V.
+    if (!supported_head_dim(shape.head_dim)) {
+        attention_small_head(rec, q, k_cache, v_cache, out, step, shape);
+        return;
+    }
+    // Each lane visits at most capacity / WG + 1 keys, one loop iteration each (the loops over
+    // heads and head_dim have constant trip counts and are unrolled); the final combination
+    // adds a few hundred.
     uint32_t wg = attention_wg_;
-    if (uint64_t(shape.capacity) / wg + 2 * wg + 8 > kMaxLoopIterations)
+    if (uint64_t(shape.capacity) / wg + 1024 > kMaxLoopIterations)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: a cache of %u slots is too long for the device",
              shape.capacity);
     if (shape.n_tokens > 65535)
-        fail(VKLLM_ERR_UNSUPPORTED, "attention: %u tokens in one step is too many",
-             shape.n_tokens);
-    // Query heads of one KV head served together: the largest divisor of the group size that
-    // the variant allows.
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: %u tokens in one step is too many", shape.n_tokens);
+    // Query heads of one KV head served by one workgroup: as many as the variant allows (at
+    // most 8), in blocks of equal size as far as possible (the last block may serve fewer).
     uint32_t group = shape.n_heads / shape.n_kv_heads;
-    uint32_t g = std::min(group, max_heads_per_group_);
-    while (group % g) --g;
-    uint64_t gx = uint64_t(shape.n_kv_heads) * (group / g);
+    uint32_t cap = std::max(1u, std::min(8u, max_group_dims_ / shape.head_dim));
+    uint32_t blocks = (group + cap - 1) / cap;
+    uint32_t g = (group + blocks - 1) / blocks;
+    uint64_t gx = uint64_t(shape.n_kv_heads) * blocks;
     if (gx > device_.caps().max_groups_x)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: %u heads are too many", shape.n_heads);
     const Pipeline &p =
@@ -329,6 +338,32 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
     if (shape.n_tokens > 0)
         rec.dispatch(p, {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin},
                      &push, sizeof push, uint32_t(gx), shape.n_tokens);
+    rec.barrier();
+}
+
+// Tiny and odd head sizes (stories260K's 8, a random Llama's 4): a lane per dimension and one
+// loop iteration per key, so the cache length is bounded by the loop limit.
+void Kernels::attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
+                                   const BufferRange &v_cache, const BufferRange &out,
+                                   const StepView &step, const AttentionShape &shape) {
+    if (uint64_t(shape.capacity) + 64 > kMaxLoopIterations)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: head_dim %u supports caches up to %llu slots",
+             shape.head_dim, (unsigned long long)(kMaxLoopIterations - 64));
+    if (shape.n_tokens > 65535 || shape.n_heads > device_.caps().max_groups_x)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: %u tokens of %u heads is too many", shape.n_tokens,
+             shape.n_heads);
+    uint32_t wg = 8;
+    while (wg < shape.head_dim)
+        wg *= 2;
+    const Pipeline &p = pipelines_.get("attention_small_head", 7, {wg, uint32_t(shape.kv_f16)});
+    struct {
+        uint32_t n_tokens, n_heads, n_kv_heads, head_dim, capacity, n_sink;
+        float scale;
+    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.head_dim,
+           shape.capacity, shape.n_sink,  shape.scale};
+    if (shape.n_tokens > 0)
+        rec.dispatch(p, {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin},
+                     &push, sizeof push, shape.n_heads, shape.n_tokens);
     rec.barrier();
 }
 

@@ -114,6 +114,9 @@ class Kernels {
                 uint32_t cols);
 
   private:
+    void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
+                              const BufferRange &v_cache, const BufferRange &out,
+                              const StepView &step, const AttentionShape &shape);
     struct Chunk {
         uint32_t row0;
         uint32_t rows;
@@ -122,8 +125,7 @@ class Kernels {
     std::vector<Chunk> split_rows(const Matrix &m) const;
     // `groups` workgroups in x (and y beyond maxComputeWorkGroupCount[0]), times `groups_z`.
     void dispatch_1d(Recording &rec, const Pipeline &p, const std::vector<BufferRange> &bindings,
-                     const void *push, uint32_t push_bytes, uint64_t groups,
-                     uint32_t groups_z = 1);
+                     const void *push, uint32_t push_bytes, uint64_t groups, uint32_t groups_z = 1);
     // Checks an attention shape and the cache bindings; returns the sequences they hold.
     uint32_t check_attention(const BufferRange &k_cache, const BufferRange &v_cache,
                              const StepView &step, const AttentionShape &shape,
@@ -135,8 +137,9 @@ class Kernels {
     uint32_t matvec_rows_;
     uint32_t norm_wg_;
     uint32_t attention_wg_;
-    uint32_t max_heads_per_group_;  // query heads of one KV head a workgroup serves at once
-    bool cpu_;
+    // Attention: query heads x head_dim a workgroup may serve at once (their queries and
+    // accumulators are each lane's state).
+    uint32_t max_group_dims_;
 };
 
 }  // namespace vkllm::gpu

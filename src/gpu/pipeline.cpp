@@ -1,5 +1,6 @@
 #include "gpu/pipeline.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -162,8 +163,13 @@ const Pipeline &Pipelines::get(const char *shader, uint32_t bindings,
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
     ci.layout = p->layout;
+    auto t0 = std::chrono::steady_clock::now();
     check(vk.vkCreateComputePipelines(device_.handle(), cache_, 1, &ci, nullptr, &p->pipeline),
           "vkCreateComputePipelines");
+    // Pipeline compilation is the slow part of a first run on phones and lavapipe: say where.
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    device_.log()(VKLLM_LOG_DEBUG, sformat("pipeline %s compiled in %.1f ms", key.c_str(), ms));
     return *(pipelines_[key] = std::move(p));
 }
 

@@ -17,8 +17,9 @@ ModelConfig read_config(const format::GgufFile &f) {
     else if (c.arch_name == "qwen3")
         c.arch = Arch::Qwen3;
     else
-        fail(VKLLM_ERR_UNSUPPORTED, "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3 are)",
-             path, c.arch_name.c_str());
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3 are)", path,
+             c.arch_name.c_str());
 
     const std::string p = c.arch_name + ".";
     auto need = [&](const std::string &key) -> uint32_t {
@@ -43,8 +44,8 @@ ModelConfig read_config(const format::GgufFile &f) {
     c.rope_base = float(f.get_float(p + "rope.freq_base").value_or(10000.0));
     c.rms_eps = float(f.get_float(p + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     if (c.n_head % c.n_head_kv != 0)
-        fail(VKLLM_ERR_FORMAT, "%s: %u heads cannot share %u key/value heads evenly", path, c.n_head,
-             c.n_head_kv);
+        fail(VKLLM_ERR_FORMAT, "%s: %u heads cannot share %u key/value heads evenly", path,
+             c.n_head, c.n_head_kv);
     if (c.rot_dim > c.head_dim || c.rot_dim % 2)
         fail(VKLLM_ERR_FORMAT, "%s: rotary dimension %u does not fit head dimension %u", path,
              c.rot_dim, c.head_dim);
@@ -57,8 +58,9 @@ ModelConfig read_config(const format::GgufFile &f) {
     const format::TensorInfo *embd = f.find_tensor("token_embd.weight");
     if (!embd) fail(VKLLM_ERR_FORMAT, "%s: token_embd.weight is missing", path);
     if (embd->n_dims != 2 || embd->dims[0] != c.n_embd || embd->dims[1] > (1u << 24))
-        fail(VKLLM_ERR_FORMAT, "%s: token_embd.weight has shape [%llu, %llu], expected [%u, n_vocab]",
-             path, (unsigned long long)embd->dims[0], (unsigned long long)embd->dims[1], c.n_embd);
+        fail(VKLLM_ERR_FORMAT,
+             "%s: token_embd.weight has shape [%llu, %llu], expected [%u, n_vocab]", path,
+             (unsigned long long)embd->dims[0], (unsigned long long)embd->dims[1], c.n_embd);
     c.n_vocab = uint32_t(embd->dims[1]);
     c.tied_output = f.find_tensor("output.weight") == nullptr;
     return c;

@@ -24,8 +24,8 @@ struct ModelConfig {
     uint32_t rot_dim = 0;  // rotary dimensions of each head
     float rope_base = 10000.0f;
     float rms_eps = 1e-5f;
-    bool neox = false;        // RoPE pairs (i, i + rot/2) rather than (2i, 2i+1)
-    bool qk_norm = false;     // per-head RMSNorm of q and k (Qwen3)
+    bool neox = false;         // RoPE pairs (i, i + rot/2) rather than (2i, 2i+1)
+    bool qk_norm = false;      // per-head RMSNorm of q and k (Qwen3)
     bool tied_output = false;  // no output.weight: the embedding is the output head
 
     uint32_t q_dim() const { return n_head * head_dim; }

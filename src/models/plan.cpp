@@ -6,14 +6,19 @@ uint32_t act_width(const ModelConfig &c, Act a) {
     switch (a) {
         case Act::X:
         case Act::H:
-        case Act::Last: return c.n_embd;
+        case Act::Last:
+            return c.n_embd;
         case Act::Q:
-        case Act::Attn: return c.q_dim();
+        case Act::Attn:
+            return c.q_dim();
         case Act::K:
-        case Act::V: return c.kv_dim();
+        case Act::V:
+            return c.kv_dim();
         case Act::Gate:
-        case Act::Up: return c.n_ff;
-        case Act::Logits: return c.n_vocab;
+        case Act::Up:
+            return c.n_ff;
+        case Act::Logits:
+            return c.n_vocab;
     }
     return 0;
 }

@@ -13,19 +13,27 @@ class Loader {
   public:
     Loader(gpu::Context &ctx, const format::GgufFile &f, const LoadProgress &progress)
         : ctx_(ctx), f_(f), progress_(progress) {
-        for (const auto &t : f.tensors()) total_ += t.n_bytes;
+        for (const auto &t : f.tensors())
+            total_ += t.n_bytes;
     }
 
     gpu::Matrix matrix(const std::string &name, uint32_t cols, uint32_t rows) {
         const format::TensorInfo &t = tensor(name, cols, rows);
         gpu::WeightType type;
         switch (t.type->id) {
-            case 0: type = gpu::WeightType::F32; break;
-            case 1: type = gpu::WeightType::F16; break;
-            case 30: type = gpu::WeightType::BF16; break;
+            case 0:
+                type = gpu::WeightType::F32;
+                break;
+            case 1:
+                type = gpu::WeightType::F16;
+                break;
+            case 30:
+                type = gpu::WeightType::BF16;
+                break;
             default:
-                fail(VKLLM_ERR_UNSUPPORTED, "%s: tensor %s has type %s, which this build cannot run",
-                     f_.path().c_str(), name.c_str(), t.type->name);
+                fail(VKLLM_ERR_UNSUPPORTED,
+                     "%s: tensor %s has type %s, which this build cannot run", f_.path().c_str(),
+                     name.c_str(), t.type->name);
         }
         // F16/BF16 data is bound in whole words; GGUF's tensor alignment always leaves room.
         uint64_t bytes = gpu::weight_bytes(type, t.n_elements);
@@ -83,10 +91,12 @@ class Loader {
         if (!t) fail(VKLLM_ERR_FORMAT, "%s: tensor %s is missing", f_.path().c_str(), name.c_str());
         bool ok = t->dims[0] == cols && t->dims[1] == rows && t->dims[2] == 1 && t->dims[3] == 1;
         if (!ok)
-            fail(VKLLM_ERR_FORMAT, "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
+            fail(VKLLM_ERR_FORMAT,
+                 "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
                  f_.path().c_str(), name.c_str(), (unsigned long long)t->dims[0],
                  (unsigned long long)t->dims[1], (unsigned long long)t->dims[2],
-                 (unsigned long long)t->dims[3], (unsigned long long)cols, (unsigned long long)rows);
+                 (unsigned long long)t->dims[3], (unsigned long long)cols,
+                 (unsigned long long)rows);
         return *t;
     }
 

@@ -13,8 +13,8 @@ namespace vkllm::models {
 struct LayerWeights {
     gpu::BufferRange attn_norm, ffn_norm;  // F32 vectors
     gpu::Matrix wq, wk, wv, wo;
-    gpu::BufferRange bq, bk, bv;          // size 0 when the model has no biases
-    gpu::BufferRange q_norm, k_norm;      // size 0 unless Qwen3
+    gpu::BufferRange bq, bk, bv;      // size 0 when the model has no biases
+    gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3
     gpu::Matrix gate, up, down;
 };
 
@@ -33,7 +33,7 @@ using LoadProgress = std::function<bool(uint64_t done, uint64_t total)>;
 
 // Uploads every tensor the architecture uses. VKLLM_ERR_FORMAT names a missing tensor or one of
 // the wrong shape; VKLLM_ERR_UNSUPPORTED names a tensor whose type this build cannot run.
-ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &file, const ModelConfig &config,
-                          const LoadProgress &progress);
+ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &file,
+                          const ModelConfig &config, const LoadProgress &progress);
 
 }  // namespace vkllm::models

@@ -55,10 +55,10 @@ std::vector<float> attention(const std::vector<float> &q, const std::vector<floa
             std::vector<double> score(vis.size());
             double big = -INFINITY;
             for (size_t j = 0; j < vis.size(); ++j) {
-                size_t row = (size_t(seq_ids[t]) * s.capacity +
-                              kv_slot(vis[j], s.capacity, s.n_sink)) *
-                                 kv_dim +
-                             kvh * d;
+                size_t row =
+                    (size_t(seq_ids[t]) * s.capacity + kv_slot(vis[j], s.capacity, s.n_sink)) *
+                        kv_dim +
+                    kvh * d;
                 double dot = 0;
                 for (size_t i = 0; i < d; ++i)
                     dot += double(qh[i]) * k_cache[row + i];
@@ -71,10 +71,10 @@ std::vector<float> attention(const std::vector<float> &q, const std::vector<floa
             for (size_t i = 0; i < d; ++i) {
                 double o = 0;
                 for (size_t j = 0; j < vis.size(); ++j) {
-                    size_t row = (size_t(seq_ids[t]) * s.capacity +
-                                  kv_slot(vis[j], s.capacity, s.n_sink)) *
-                                     kv_dim +
-                                 kvh * d;
+                    size_t row =
+                        (size_t(seq_ids[t]) * s.capacity + kv_slot(vis[j], s.capacity, s.n_sink)) *
+                            kv_dim +
+                        kvh * d;
                     o += score[j] * v_cache[row + i];
                 }
                 out[(t * s.n_heads + h) * d + i] = vis.empty() ? 0.0f : float(o / sum);

@@ -1,0 +1,85 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+// Attention for heads too small or odd for attention.comp (head_dim < 32, or not a multiple
+// of 8: tiny models such as stories260K's 8 or a random Llama's 4). Same contract: token t,
+// query head h, keys at positions [0, min(n_sink, pos + 1)) and [kv_begin, pos] of sequence
+// seq_ids[t], from slot p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink), KV head
+// h / (n_heads / n_kv_heads).
+//
+// A workgroup per (query head, token); lane d owns dimension d (head_dim <= WG). Each key's
+// score is a shared-memory sum over the lanes, then every lane updates the same online
+// softmax and its own output dimension. One loop iteration per key: the kernel refuses
+// caches long enough to reach llvmpipe's loop limit.
+#include "common.glsl"
+
+layout(constant_id = 0) const uint WG = 32;
+layout(constant_id = 1) const uint KV_F16 = 1;
+layout(local_size_x_id = 0) in;
+
+layout(binding = 0) readonly buffer Q { float q[]; };  // [n_tokens][n_heads][head_dim]
+layout(binding = 1) readonly buffer KCache { uint kc[]; };
+layout(binding = 2) readonly buffer VCache { uint vc[]; };
+layout(binding = 3) writeonly buffer Out { float o[]; };
+layout(binding = 4) readonly buffer Positions { int positions[]; };
+layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
+layout(binding = 6) readonly buffer KvBegin { int kv_begin[]; };
+layout(push_constant) uniform Params {
+    uint n_tokens;
+    uint n_heads;
+    uint n_kv_heads;
+    uint head_dim;
+    uint capacity;
+    uint n_sink;
+    float scale;
+} p;
+
+shared float partial[WG];
+
+float cache_value(bool is_k, uint e) {
+    if (KV_F16 == 1u) {
+        uint w = is_k ? kc[e >> 1u] : vc[e >> 1u];
+        return unpackHalf2x16(w)[e & 1u];
+    }
+    return uintBitsToFloat(is_k ? kc[e] : vc[e]);
+}
+
+void main() {
+    uint lane = gl_LocalInvocationID.x;
+    uint h = gl_WorkGroupID.x;
+    uint t = gl_WorkGroupID.y;
+    uint hd = p.head_dim;
+    bool in_head = lane < hd;
+    uint kvh = h / (p.n_heads / p.n_kv_heads);
+    uint pos = uint(positions[t]);
+    uint seq = uint(seq_ids[t]);
+    uint n_s = min(p.n_sink, pos + 1u);
+    uint begin = max(uint(kv_begin[t]), n_s);
+    uint n_keys = n_s + (pos + 1u > begin ? pos + 1u - begin : 0u);
+    float qd = in_head ? q[(t * p.n_heads + h) * hd + lane] * p.scale : 0.0;
+
+    float m = -3.0e38;
+    float l = 0.0;
+    float acc = 0.0;
+    for (uint j = 0; j < n_keys; ++j) {
+        uint position = j < n_s ? j : begin + (j - n_s);
+        uint slot = position < p.n_sink ? position
+                                        : p.n_sink + (position - p.n_sink) % (p.capacity - p.n_sink);
+        uint e = ((seq * p.capacity + slot) * p.n_kv_heads + kvh) * hd + lane;
+        partial[lane] = in_head ? qd * cache_value(true, e) : 0.0;
+        barrier();
+        [[unroll]] for (uint s = WG / 2u; s > 0u; s >>= 1u) {
+            if (lane < s) partial[lane] += partial[lane + s];
+            barrier();
+        }
+        float score = partial[0];
+        barrier();
+        float m_new = max(m, score);
+        float corr = exp(m - m_new);
+        float w = exp(score - m_new);
+        l = l * corr + w;
+        acc = acc * corr + (in_head ? w * cache_value(false, e) : 0.0);
+        m = m_new;
+    }
+    if (in_head) o[(t * p.n_heads + h) * hd + lane] = l > 0.0 ? acc / l : 0.0;
+}
