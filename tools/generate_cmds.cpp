@@ -26,6 +26,7 @@ struct Options {
     const char *template_name = nullptr;
     uint32_t n_predict = 128;
     uint32_t n_ctx = 0;
+    uint32_t n_batch = 0;
     bool kv_f32 = false;
     vkllm_sampling_params sampling;
     vkllm_runtime_params runtime;
@@ -65,6 +66,8 @@ bool parse(int argc, char **argv, Options &o) {
             o.n_predict = uint32_t(std::strtoul(value(), nullptr, 10));
         } else if ((a == "-c" || a == "--ctx-size") && has_value) {
             o.n_ctx = uint32_t(std::strtoul(value(), nullptr, 10));
+        } else if ((a == "-b" || a == "--batch-size") && has_value) {
+            o.n_batch = uint32_t(std::strtoul(value(), nullptr, 10));
         } else if (a == "--kv-f32") {
             o.kv_f32 = true;
         } else if (a == "--temp" && has_value) {
@@ -137,6 +140,7 @@ vkllm_status load(const Options &o, Loaded &l) {
     vkllm_session_params sp;
     vkllm_session_params_init(&sp);
     sp.n_ctx = o.n_ctx;
+    if (o.n_batch) sp.n_batch = o.n_batch;
     if (o.kv_f32) sp.flags |= VKLLM_SESSION_KV_F32;
     return vkllm_session_create(l.model, &sp, &l.session);
 }

@@ -31,7 +31,7 @@ int usage(FILE *out) {
         "commands:\n"
         "  run -m FILE -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
         "      [--repeat-penalty R] [--seed S] [--chat] [--system TEXT] [--prompt-ids 1,2,3]\n"
-        "      [--print-ids] [-c CTX] [--kv-f32]\n"
+        "      [--print-ids] [-c CTX] [-b BATCH] [--kv-f32]\n"
         "                generate text from a prompt (statistics on stderr)\n"
         "  chat -m FILE [--system TEXT] [sampling options]\n"
         "                talk with a chat model through its template, one line per turn\n"

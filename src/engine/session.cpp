@@ -14,10 +14,6 @@ namespace {
 // Step arrays, in this order, each one aligned binding in the step buffer.
 enum StepArray { kTokens = 0, kPositions = 1, kSeqIds = 2, kKvBegin = 3, kStepArrays = 4 };
 
-// Up to this many rows a step uses the matrix-vector kernel (weights read once for all rows);
-// beyond, the tiled matrix-matrix kernel.
-const uint32_t kMaxMatvecRows = 8;
-
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -111,10 +107,7 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
             uint32_t r = rows * (width(n->in) / n->cols);
             k.rms_norm(rec, act(n->in, rows), n->weight, act(n->out, rows), r, n->cols, c.rms_eps);
         } else if (auto *l = std::get_if<models::op::Linear>(&o)) {
-            if (rows <= kMaxMatvecRows)
-                k.matvec(rec, l->w, act(l->in, rows), act(l->out, rows), rows);
-            else
-                k.matmul(rec, l->w, act(l->in, rows), act(l->out, rows), rows);
+            k.linear(rec, l->w, act(l->in, rows), act(l->out, rows), rows);
             if (l->bias.size)
                 k.binary(rec, gpu::Binary::Add, act(l->out, rows), l->bias, act(l->out, rows),
                          rows * width(l->out), width(l->out));

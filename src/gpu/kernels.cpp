@@ -49,6 +49,7 @@ DeviceClass device_class(const Device &device) {
 Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
     : device_(device), pipelines_(pipelines) {
     bool cpu = cls == DeviceClass::Cpu;
+    cpu_class_ = cpu;
     matvec_wg_ = cpu ? 8 : 64;
     matvec_rows_ = cpu ? 16 : 2;
     norm_wg_ = cpu ? 8 : 128;
@@ -122,6 +123,25 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
         }
     }
     rec.barrier();
+}
+
+void Kernels::linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                     uint32_t n) {
+    const uint32_t group = 8;
+    if (n <= group) return matvec(rec, w, x, y, n);
+    uint64_t x_step = uint64_t(group) * w.cols * 4, y_step = uint64_t(group) * w.rows * 4;
+    uint64_t align = device_.caps().storage_offset_align;
+    if (!cpu_class_ || x_step % align || y_step % align) return matmul(rec, w, x, y, n);
+    require(x, uint64_t(n) * w.cols * 4, "linear", "x");
+    require(y, uint64_t(n) * w.rows * 4, "linear", "y");
+    // The groups write disjoint rows: one barrier after the last is enough, so each group's
+    // matvec barrier is harmless but the dispatches stay back to back.
+    for (uint32_t r = 0; r < n; r += group) {
+        uint32_t m = std::min(group, n - r);
+        BufferRange xs{x.buffer, x.offset + r / group * x_step, uint64_t(m) * w.cols * 4};
+        BufferRange ys{y.buffer, y.offset + r / group * y_step, uint64_t(m) * w.rows * 4};
+        matvec(rec, w, xs, ys, m);
+    }
 }
 
 void Kernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,

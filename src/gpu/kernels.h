@@ -72,6 +72,11 @@ class Kernels {
     // y[b][rows] = W x[b][cols] for b < n (decode of n sequences at once; n = 1: y = W x).
     void matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                 uint32_t n = 1);
+    // Y[n][rows] = X[n][cols] W^T with the kernel that suits n and the device: the batched
+    // matrix-vector kernel for a few rows; for many rows the tiled matrix-matrix kernel on GPUs,
+    // but on lavapipe (where that kernel is slow) the batched one over groups of 8 rows.
+    void linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                uint32_t n);
     // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill).
     void matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                 uint32_t n);
@@ -133,6 +138,7 @@ class Kernels {
 
     Device &device_;
     Pipelines &pipelines_;
+    bool cpu_class_;
     uint32_t matvec_wg_;
     uint32_t matvec_rows_;
     uint32_t norm_wg_;
