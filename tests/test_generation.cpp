@@ -293,6 +293,26 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     EXPECT_TRUE(r.stop_reason == VKLLM_STOP_MAX_TOKENS ||
                 r.stop_reason == VKLLM_STOP_END_OF_GENERATION);
 
+    // A stop string ends generation before it: the text up to it, nothing of it.
+    ASSERT_GE(seen.ids.size(), 4u) << "the tiny model ended too early for this check";
+    char piece[64];
+    size_t len = 0;
+    ASSERT_EQ(
+        vkllm_token_to_piece(vkllm_model_tokenizer(m), seen.ids[2], 0, piece, sizeof piece, &len),
+        VKLLM_OK);
+    std::string stop(piece, len);
+    const char *stops[] = {stop.c_str()};
+    Seen stopped;
+    gp.user_data = &stopped;
+    gp.stop = stops;
+    gp.n_stop = 1;
+    ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK);
+    EXPECT_EQ(r.stop_reason, VKLLM_STOP_STRING);
+    EXPECT_EQ(stopped.text, seen.text.substr(0, seen.text.find(stop)));
+    gp.stop = nullptr;
+    gp.n_stop = 0;
+
     // Sampling with a seed reproduces; another seed differs (over 16 tokens at temperature 2).
     auto sample = [&](uint64_t seed) {
         Seen out;

@@ -82,7 +82,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     // The prefill returned logits; greedy decoding still takes the argmax from them.
     int32_t argmax = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
 
-    tokenizer::StreamDecoder text(tok, o.render_special);
+    tokenizer::StreamDecoder text(tok, o.render_special, false);
     StopFilter filter(o.stop);
     auto t1 = std::chrono::steady_clock::now();
     auto emit = [&](int32_t token, const std::string &released) {

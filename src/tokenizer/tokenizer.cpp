@@ -160,7 +160,7 @@ std::string StreamDecoder::push(int32_t id) {
 std::string StreamDecoder::flush() {
     std::string out;
     out.swap(pending_);
-    first_ = true;
+    first_ = at_text_start_;
     return out;
 }
 

@@ -52,19 +52,24 @@ class Tokenizer {
 // an incomplete character are held until the tokens that complete it arrive.
 class StreamDecoder {
   public:
-    StreamDecoder(const Tokenizer &tokenizer, bool special)
-        : tokenizer_(tokenizer), special_(special) {}
+    // `at_text_start`: the stream begins a text, so SentencePiece's dummy space before the
+    // first word is dropped; a continuation (generated after a prompt) keeps it.
+    StreamDecoder(const Tokenizer &tokenizer, bool special, bool at_text_start = true)
+        : tokenizer_(tokenizer), special_(special), at_text_start_(at_text_start),
+          first_(at_text_start) {}
 
     // The text that became complete with this token (may be empty).
     std::string push(int32_t id);
-    // What is still held (an incomplete character at the end of the stream), and a reset.
+    // What is still held (an incomplete character at the end of the stream); the decoder is
+    // then ready for a new stream.
     std::string flush();
     const Tokenizer &tokenizer() const { return tokenizer_; }
 
   private:
     const Tokenizer &tokenizer_;
     bool special_;
-    bool first_ = true;
+    bool at_text_start_;
+    bool first_;
     std::string pending_;
 };
 
