@@ -55,7 +55,9 @@ class StreamDecoder {
     // `at_text_start`: the stream begins a text, so SentencePiece's dummy space before the
     // first word is dropped; a continuation (generated after a prompt) keeps it.
     StreamDecoder(const Tokenizer &tokenizer, bool special, bool at_text_start = true)
-        : tokenizer_(tokenizer), special_(special), at_text_start_(at_text_start),
+        : tokenizer_(tokenizer),
+          special_(special),
+          at_text_start_(at_text_start),
           first_(at_text_start) {}
 
     // The text that became complete with this token (may be empty).
