@@ -7,7 +7,7 @@
 #include "engine_fixture.h"
 #include "gguf_builder.h"
 #include "reference/forward.h"
-#include "tiny_model.h"
+#include "reference/tiny_model.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 
 #include "json.h"
 #include "reference/forward.h"
+#include "reference/tiny_model.h"
 #include "shared_data.h"
-#include "tiny_model.h"
 
 namespace {
 

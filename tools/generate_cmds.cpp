@@ -184,6 +184,18 @@ int32_t on_token(void *user, int32_t token, const char *text, size_t length) {
     return 0;
 }
 
+// Generates from `prompt` on sequence 0, streaming into `st`.
+vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32_t> &prompt,
+                      Stream &st, vkllm_generate_result &r) {
+    vkllm_generate_params gp;
+    vkllm_generate_params_init(&gp);
+    gp.max_tokens = o.n_predict;
+    gp.on_token = on_token;
+    gp.user_data = &st;
+    r.struct_size = sizeof r;
+    return vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);
+}
+
 void print_stats(const Loaded &l, const vkllm_generate_result &r) {
     vkllm_session_stats st;
     st.struct_size = sizeof st;
@@ -229,14 +241,8 @@ int cmd_run(int argc, char **argv) {
     }
     Stream st;
     st.print_text = !o.print_ids;
-    vkllm_generate_params gp;
-    vkllm_generate_params_init(&gp);
-    gp.max_tokens = o.n_predict;
-    gp.on_token = on_token;
-    gp.user_data = &st;
     vkllm_generate_result r;
-    r.struct_size = sizeof r;
-    s = vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);
+    s = generate(o, l, prompt, st, r);
     if (s != VKLLM_OK) return fail_with(s, "generating");
     if (o.print_ids) {
         for (size_t i = 0; i < st.ids.size(); ++i)
@@ -283,14 +289,8 @@ int cmd_chat(int argc, char **argv) {
         if (s != VKLLM_OK) return fail_with(s, "reusing the cache");
         std::vector<int32_t> fresh(all.begin() + long(common), all.end());
         Stream st;
-        vkllm_generate_params gp;
-        vkllm_generate_params_init(&gp);
-        gp.max_tokens = o.n_predict;
-        gp.on_token = on_token;
-        gp.user_data = &st;
         vkllm_generate_result r;
-        r.struct_size = sizeof r;
-        s = vkllm_generate(l.session, fresh.data(), fresh.size(), &o.sampling, &gp, &r);
+        s = generate(o, l, fresh, st, r);
         if (s != VKLLM_OK) return fail_with(s, "generating");
         std::printf("\n");
         std::fflush(stdout);

@@ -1,4 +1,4 @@
-#include "tiny_model.h"
+#include "reference/tiny_model.h"
 
 #include <cmath>
 #include <cstring>
