@@ -29,9 +29,20 @@
  *
  * THREAD SAFETY
  *
- *   vkllm_version*, vkllm_status_string, vkllm_last_error and vkllm_devices_enumerate may be
- *   called from any thread at any time. A vkllm_runtime may be used from several threads
- *   at once, except that destroying it must not race with any other use.
+ *   vkllm_version*, vkllm_status_string, vkllm_last_error, vkllm_devices_enumerate and
+ *   vkllm_chat_apply_template may be called from any thread at any time. vkllm_runtime,
+ *   vkllm_gguf, vkllm_tokenizer and vkllm_model may be used from several threads at once
+ *   (destroying one must not race with its other uses). A vkllm_session and a
+ *   vkllm_detokenizer are used by one thread at a time; different sessions of one model may
+ *   run on different threads at once.
+ *
+ * OBJECTS
+ *
+ *   vkllm_runtime   a Vulkan device with its memory and compiled kernels
+ *   vkllm_gguf      an opened model file: metadata, no weights loaded
+ *   vkllm_tokenizer text <-> token ids (from a vkllm_gguf, or owned by a vkllm_model)
+ *   vkllm_model     weights on a runtime's device, immutable, shared by sessions
+ *   vkllm_session   KV caches of one or more sequences and the recorded steps
  */
 #ifndef VKLLM_H
 #define VKLLM_H
