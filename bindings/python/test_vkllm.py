@@ -19,7 +19,7 @@ class BindingTest(unittest.TestCase):
         errors = []
         with vkllm.Runtime(validation=True, log=lambda lvl, m: errors.append(m) if lvl == 3 else None) as rt:
             r = rt.self_check()
-            self.assertGreaterEqual(r.kernels_checked, 10)
+            self.assertGreaterEqual(r.kernels_checked, 12)
             self.assertEqual(r.kernels_failed, 0, r.first_failure)
             self.assertEqual(rt.stats().validation_errors, 0, errors[:1])
 

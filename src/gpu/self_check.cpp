@@ -1,5 +1,6 @@
 #include "gpu/self_check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -58,6 +59,11 @@ struct Checker {
                 std::fabs(double(got[i]) - expected[i]) / (tol * (1.0 + std::fabs(expected[i])));
             if (!(err <= worst)) worst = err;  // NaN counts as a failure
         }
+        record_outcome(name, worst);
+    }
+
+    // `worst`: the largest error relative to the tolerance (<= 1 passes; NaN fails).
+    void record_outcome(const char *name, double worst) {
         ++result.kernels_checked;
         if (!(worst <= 1.0)) {
             if (result.kernels_failed++ == 0) {
@@ -194,6 +200,63 @@ void self_check(Context &ctx, vkllm_self_check_result &result) {
         "get_rows_f16", rows_out.size(),
         [&](const BufferRange &o) { k.get_rows(c.rec, mh, bi.range(), o, uint32_t(ids.size())); },
         rows_out, 1e-7f);
+
+    // Argmax of each of the 5 rows of x: exact, the ids compared as integers.
+    {
+        Buffer picks = ctx.allocator().allocate(n * 4, MemoryKind::Device);
+        c.rec.begin();
+        k.argmax(c.rec, bx.range(), picks.range(), n, cols);
+        c.rec.end();
+        c.rec.submit();
+        std::vector<int32_t> got(n);
+        ctx.transfer().download(picks, got.data(), n * 4);
+        bool ok = true;
+        for (uint32_t t = 0; t < n; ++t) {
+            const float *row = &x[size_t(t) * cols];
+            ok = ok && got[t] == int32_t(std::max_element(row, row + cols) - row);
+        }
+        c.record_outcome("argmax", ok ? 0.0 : INFINITY);
+    }
+
+    // Attention of one query (2 heads over 1 KV head of 32) on 5 cached positions stored by
+    // kv_store: a decode step's path through the KV ring.
+    const uint32_t dim = 32, keys = 5;
+    AttentionShape shape{keys, 2, 1, dim, 8, 0, false, 1.0f / std::sqrt(float(dim))};
+    std::vector<float> kv = pattern(size_t(keys) * dim, 5), vv = pattern(size_t(keys) * dim, 6);
+    std::vector<float> q = pattern(size_t(keys) * 2 * dim, 7);
+    std::vector<int32_t> positions(keys), seqs(keys, 0), begin(keys, 0);
+    for (uint32_t i = 0; i < keys; ++i)
+        positions[i] = int32_t(i);
+    Buffer bk = c.upload(kv), bv = c.upload(vv), bq = c.upload(q), bpos = c.upload(positions),
+           bseq = c.upload(seqs), bbeg = c.upload(begin);
+    Buffer kc = ctx.allocator().allocate(8 * dim * 4, MemoryKind::Device);
+    Buffer vc = ctx.allocator().allocate(8 * dim * 4, MemoryKind::Device);
+    StepView view{bpos.range(), bseq.range(), bbeg.range()};
+    std::vector<float> attn(size_t(keys) * 2 * dim, 0.0f);
+    for (uint32_t t = 0; t < keys; ++t)
+        for (uint32_t h = 0; h < 2; ++h) {
+            std::vector<double> p(t + 1);
+            double mx = -1e30, sum = 0;
+            for (uint32_t j = 0; j <= t; ++j) {
+                double d = 0;
+                for (uint32_t i = 0; i < dim; ++i)
+                    d += double(q[(t * 2 + h) * dim + i]) * kv[j * dim + i];
+                p[j] = d * shape.scale;
+                mx = std::max(mx, p[j]);
+            }
+            for (double &v : p)
+                sum += v = std::exp(v - mx);
+            for (uint32_t j = 0; j <= t; ++j)
+                for (uint32_t i = 0; i < dim; ++i)
+                    attn[(t * 2 + h) * dim + i] += float(p[j] / sum * vv[j * dim + i]);
+        }
+    c.run(
+        "kv_store_attention", attn.size(),
+        [&](const BufferRange &o) {
+            k.kv_store(c.rec, bk.range(), bv.range(), kc.range(), vc.range(), view, shape);
+            k.attention(c.rec, bq.range(), kc.range(), vc.range(), o, view, shape);
+        },
+        attn, 1e-5f);
 
     result.elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
