@@ -370,7 +370,7 @@ TEST_F(Generation, LoadReportsProgressAndCanBeAbortedWithoutLeaking) {
     std::remove(path.c_str());
 }
 
-TEST_F(Generation, UnknownArchitecturesAndTensorTypesAreNamed) {
+TEST_F(Generation, UnknownArchitecturesTensorTypesAndMismatchedTensorsAreNamed) {
     auto try_load = [&](const GgufBuilder &b, std::string *msg) {
         std::string path = temp_path("unsupported");
         std::vector<uint8_t> bytes = b.finish();
@@ -403,4 +403,24 @@ TEST_F(Generation, UnknownArchitecturesAndTensorTypesAreNamed) {
     EXPECT_EQ(try_load(q4k, &msg), VKLLM_ERR_UNSUPPORTED);
     EXPECT_NE(msg.find("blk.0.attn_q.weight"), std::string::npos) << msg;
     EXPECT_NE(msg.find("Q4_K"), std::string::npos) << msg;
+
+    // A file whose tensors do not fit its hyper-parameters is malformed, and says where.
+    auto llama = [](std::vector<uint64_t> embd_dims) {
+        GgufBuilder b;
+        b.kv_string("general.architecture", "llama");
+        b.kv_u32("llama.embedding_length", 8);
+        b.kv_u32("llama.block_count", 1);
+        b.kv_u32("llama.attention.head_count", 2);
+        b.kv_u32("llama.feed_forward_length", 16);
+        b.kv_string("tokenizer.ggml.model", "llama");
+        b.kv_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"});
+        b.tensor("token_embd.weight", 0, embd_dims,
+                 std::vector<uint8_t>(embd_dims[0] * embd_dims[1] * 4));
+        b.tensor("blk.0.attn_norm.weight", 0, {8}, std::vector<uint8_t>(32));
+        return b;
+    };
+    EXPECT_EQ(try_load(llama({7, 4}), &msg), VKLLM_ERR_FORMAT);
+    EXPECT_NE(msg.find("token_embd.weight"), std::string::npos) << msg;
+    EXPECT_EQ(try_load(llama({8, 4}), &msg), VKLLM_ERR_FORMAT);
+    EXPECT_NE(msg.find("blk.0.attn_q.weight is missing"), std::string::npos) << msg;
 }
