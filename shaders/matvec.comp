@@ -45,7 +45,7 @@ void main() {
     [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
     // Weights per uvec4: 4 (F32) or 8 (F16, BF16).
     const uint PER4 = WTYPE == 0u ? 4u : 8u;
-    if (p.cols % PER4 == 0u) {
+    if (WTYPE <= 2u && p.cols % PER4 == 0u) {
         // Rows of whole uvec4: a lane loads 4 words at a time (cheaper per word on lavapipe).
         uint units = p.cols / PER4;
         for (uint k = lane; k < units; k += WG) {
@@ -73,7 +73,7 @@ void main() {
                 }
             }
         }
-    } else if (WTYPE != 0u && (p.cols & 1u) == 0u) {
+    } else if ((WTYPE == 1u || WTYPE == 2u) && (p.cols & 1u) == 0u) {
         // 16-bit weights in rows of whole words: a lane takes a word, two weights, at a time,
         // so each word is loaded once.
         uint words = p.cols >> 1u;

@@ -14,10 +14,11 @@ namespace {
 class Generation : public EngineTest {
   protected:
     // Writes a tiny model, loads it on the device and in the CPU reference.
-    vkllm_model *tiny(const TinyModelSpec &spec, const std::string &name) {
+    vkllm_model *tiny(const TinyModelSpec &spec, const std::string &name,
+                      bool with_reference = true) {
         std::string path = temp_path(name);
         write_tiny_model(path, spec);
-        reference_ = ref::load_model_ref(path);
+        if (with_reference) reference_ = ref::load_model_ref(path);
         vkllm_model *m = load(path);
         std::remove(path.c_str());
         return m;
@@ -79,6 +80,37 @@ TEST_F(Generation, TinyModelsMatchTheCpuReference) {
         EXPECT_LE(worst, c.tol * std::max(1.0, largest)) << c.name;
         EXPECT_LE(prefill_err, c.tol * std::max(1.0, largest)) << c.name;
     }
+}
+
+// Q8_0 weights (as llama.cpp quantizes them) loaded and run as stored: the logits track the
+// F32 model of the same weights; the difference is Q8_0's rounding, reported.
+TEST_F(Generation, Q8_0ModelTracksItsF32Original) {
+    TinyModelSpec spec;
+    spec.n_embd = 64, spec.n_ff = 96, spec.n_head = 4, spec.n_head_kv = 2;  // whole 32-blocks
+    vkllm_model *f32 = tiny(spec, "q8_f32");
+    spec.weight_type = 8;
+    vkllm_model *q8 = tiny(spec, "q8_q8", false);  // the CPU reference reads no Q8_0
+    ASSERT_NE(f32, nullptr);
+    ASSERT_NE(q8, nullptr);
+    std::vector<int32_t> tokens = some_tokens(16, spec.n_vocab, 23);
+    std::vector<std::vector<float>> a =
+        decode_each(session(f32, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
+    std::vector<std::vector<float>> b =
+        decode_each(session(q8, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
+    double worst = 0, largest = 0;
+    int same_top = 0;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        worst = std::max(worst, max_abs_diff(a[i], b[i]));
+        largest = std::max(largest, max_abs(a[i]));
+        same_top += argmax_of(a[i]) == argmax_of(b[i]);
+    }
+    std::printf(
+        "Q8_0 vs F32 weights: max logit difference %.3g (max |logit| %.3g), same top-1 at "
+        "%d/%zu positions\n",
+        worst, largest, same_top, tokens.size());
+    EXPECT_GT(worst, 0.0) << "the Q8_0 file really is quantized";
+    EXPECT_LE(worst, 0.05 * std::max(1.0, largest));
+    EXPECT_GE(same_top, int(tokens.size()) - 2);
 }
 
 TEST_F(Generation, KvCacheDecodeEqualsRecomputingTheSequence) {

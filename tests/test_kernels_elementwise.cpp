@@ -106,6 +106,21 @@ TEST_F(GpuTest, GetRowsGathersBF16Rows) {
                  "bf16 rows");
 }
 
+TEST_F(GpuTest, GetRowsGathersQ8_0Rows) {
+    const uint32_t rows = 50, cols = 96;
+    std::vector<float> t = ref::random(size_t(rows) * cols, 9), deq;
+    std::vector<uint8_t> q = ref::to_q8_0(t, &deq);
+    q.resize((q.size() + 3) / 4 * 4);
+    std::vector<int32_t> ids = {0, 49, 7, 7, 50};
+    Buffer qb = upload(q), ib = upload(ids), ob = floats(ids.size() * cols);
+    run([&](Recording &r) {
+        kernels().get_rows(r, Matrix{qb.range(), WeightType::Q8_0, rows, cols}, ib.range(),
+                           ob.range(), uint32_t(ids.size()));
+    });
+    expect_close(download(ob, ids.size() * cols), ref::get_rows(deq, rows, cols, ids), 1e-6, 0,
+                 "q8_0 rows");
+}
+
 TEST_F(GpuTest, GetRowsFromATableLargerThanStorageBufferRange) {
     uint64_t limit = ctx_->device().info().max_storage_buffer_range;
     const uint32_t cols = 896;  // Qwen2.5-0.5B's embedding width, F16 as in its GGUF

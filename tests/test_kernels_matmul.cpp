@@ -23,7 +23,11 @@ class MatmulTest : public GpuTest {
     Matrix weights(WeightType type, uint32_t rows, uint32_t cols, uint32_t seed,
                    std::vector<float> &seen, Buffer &storage) {
         std::vector<float> w = ref::random(size_t(rows) * cols, seed);
-        if (type != WeightType::F32) {
+        if (type == WeightType::Q8_0) {
+            std::vector<uint8_t> q = ref::to_q8_0(w, &seen);
+            q.resize((q.size() + 3) / 4 * 4);  // bound in whole 32-bit words
+            storage = upload(q);
+        } else if (type != WeightType::F32) {
             std::vector<uint16_t> h =
                 type == WeightType::F16 ? ref::to_f16(w, &seen) : ref::to_bf16(w, &seen);
             h.resize((h.size() + 1) / 2 * 2);  // 16-bit data is bound in whole 32-bit words
@@ -110,6 +114,24 @@ TEST_F(MatmulTest, F16WeightLargerThanStorageBufferRangeIsSplit) {
     if (uint64_t(rows) * cols * 2 > (uint64_t(1) << 31))
         GTEST_SKIP() << "device binding limit is too large to exceed in a test";
     check_product(WeightType::F16, Shape{rows, cols, 1}, false);
+}
+
+// Q8_0 as GGUF stores it (34-byte blocks, so rows start at any byte): compared with the
+// dequantized weights, the same tolerance as F32.
+TEST_F(MatmulTest, Q8_0WeightsAreReadAsStored) {
+    for (Shape s : {Shape{1, 32, 1}, Shape{37, 96, 1}, Shape{130, 896, 3}, Shape{5, 4864, 1}})
+        check_product(WeightType::Q8_0, s, false);
+    for (Shape s : {Shape{33, 64, 5}, Shape{70, 160, 33}})
+        check_product(WeightType::Q8_0, s, true);
+}
+
+TEST_F(MatmulTest, Q8_0WeightLargerThanStorageBufferRangeIsSplit) {
+    uint64_t limit = ctx_->device().info().max_storage_buffer_range;
+    uint32_t cols = 4096;
+    uint32_t rows = uint32_t(limit / (cols / 32 * 34)) + 21;
+    if (uint64_t(rows) * cols / 32 * 34 > (uint64_t(1) << 31))
+        GTEST_SKIP() << "device binding limit is too large to exceed in a test";
+    check_product(WeightType::Q8_0, Shape{rows, cols, 1}, false);
 }
 
 TEST_F(MatmulTest, VeryLongRowsAreRightOrRefusedNeverTruncated) {

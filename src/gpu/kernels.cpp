@@ -23,8 +23,20 @@ static void require(const BufferRange &r, uint64_t bytes, const char *kernel, co
              (unsigned long long)r.size, (unsigned long long)bytes);
 }
 
+// Bytes of `count` weights as stored (a Q8_0 count is whole blocks of 32).
+static uint64_t stored_bytes(WeightType type, uint64_t count) {
+    switch (type) {
+        case WeightType::F32:
+            return count * 4;
+        case WeightType::Q8_0:
+            return count / 32 * 34;
+        default:
+            return count * 2;
+    }
+}
+
 uint64_t weight_bytes(WeightType type, uint64_t count) {
-    return type == WeightType::F32 ? count * 4 : (count * 2 + 3) / 4 * 4;
+    return (stored_bytes(type, count) + 3) / 4 * 4;
 }
 
 std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base) {
@@ -63,7 +75,9 @@ Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
 }
 
 std::vector<Kernels::Chunk> Kernels::split_rows(const Matrix &m) const {
-    uint64_t row_bytes = m.type == WeightType::F32 ? uint64_t(m.cols) * 4 : uint64_t(m.cols) * 2;
+    if (m.type == WeightType::Q8_0 && m.cols % 32)
+        fail(VKLLM_ERR_INTERNAL, "a Q8_0 row of %u weights is not whole blocks", m.cols);
+    uint64_t row_bytes = stored_bytes(m.type, m.cols);
     uint64_t total = weight_bytes(m.type, uint64_t(m.rows) * m.cols);
     require(m.data, total, "matrix", "weight");
     uint64_t max_range = device_.info().max_storage_buffer_range;

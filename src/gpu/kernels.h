@@ -10,7 +10,8 @@
 
 namespace vkllm::gpu {
 
-enum class WeightType : uint32_t { F32 = 0, F16 = 1, BF16 = 2 };
+// Q8_0: GGUF's blocks of 32 weights, an F16 scale then 32 int8, 34 bytes, read as stored.
+enum class WeightType : uint32_t { F32 = 0, F16 = 1, BF16 = 2, Q8_0 = 3 };
 
 // A row-major matrix of `rows` x `cols` weights: row r is output feature r (GGUF's [cols, rows]).
 // Kernels read F16 and BF16 data as 32-bit words, so its binding covers weight_bytes() (rounded

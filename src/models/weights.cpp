@@ -30,6 +30,9 @@ class Loader {
             case 30:
                 type = gpu::WeightType::BF16;
                 break;
+            case 8:
+                type = gpu::WeightType::Q8_0;
+                break;
             default:
                 fail(VKLLM_ERR_UNSUPPORTED,
                      "%s: tensor %s has type %s, which this build cannot run", f_.path().c_str(),

@@ -1,5 +1,6 @@
 #include "reference/cpu_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -132,6 +133,27 @@ std::vector<uint16_t> to_f16(const std::vector<float> &v, std::vector<float> *ro
         if (rounded) (*rounded)[i] = vkllm::half_to_float(h[i]);
     }
     return h;
+}
+
+std::vector<uint8_t> to_q8_0(const std::vector<float> &v, std::vector<float> *dequantized) {
+    std::vector<uint8_t> out;
+    if (dequantized) dequantized->resize(v.size());
+    for (size_t b = 0; b < v.size() / 32; ++b) {
+        float amax = 0;
+        for (size_t i = 0; i < 32; ++i)
+            amax = std::max(amax, std::fabs(v[b * 32 + i]));
+        uint16_t dh = vkllm::float_to_half(amax / 127.0f);
+        float d = vkllm::half_to_float(dh);
+        out.push_back(uint8_t(dh & 0xff));
+        out.push_back(uint8_t(dh >> 8));
+        for (size_t i = 0; i < 32; ++i) {
+            int q = d > 0 ? int(std::lround(v[b * 32 + i] / d)) : 0;
+            q = std::max(-127, std::min(127, q));
+            out.push_back(uint8_t(int8_t(q)));
+            if (dequantized) (*dequantized)[b * 32 + i] = float(q) * d;
+        }
+    }
+    return out;
 }
 
 }  // namespace ref

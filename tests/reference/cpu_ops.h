@@ -29,6 +29,10 @@ std::vector<float> get_rows(const std::vector<float> &table, uint32_t rows, uint
 
 // Test data: uniform in [lo, hi), reproducible from the seed.
 std::vector<float> random(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+// Quantizes to GGUF Q8_0 blocks (n a multiple of 32): per block d = max|x| / 127 stored as F16,
+// q = round(x / d). `dequantized` gets the values the blocks stand for.
+std::vector<uint8_t> to_q8_0(const std::vector<float> &v, std::vector<float> *dequantized);
+
 // Rounds each value to F16 (returns the F16 bits; `rounded` gets the values they stand for).
 std::vector<uint16_t> to_f16(const std::vector<float> &v, std::vector<float> *rounded);
 

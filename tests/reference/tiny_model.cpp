@@ -1,5 +1,7 @@
 #include "reference/tiny_model.h"
 
+#include "reference/cpu_ops.h"
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -34,6 +36,7 @@ class Random {
 };
 
 std::vector<uint8_t> encode(const std::vector<float> &v, uint32_t type) {
+    if (type == 8) return ref::to_q8_0(v, nullptr);
     std::vector<uint8_t> bytes(v.size() * (type == 0 ? 4 : 2));
     for (size_t i = 0; i < v.size(); ++i) {
         if (type == 0) {
@@ -82,9 +85,11 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     const std::string &arch = spec.arch;
     if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
         throw std::runtime_error("write_tiny_model: architecture \"" + arch + "\"");
-    if (spec.weight_type != 0 && spec.weight_type != 1 && spec.weight_type != 30)
+    if (spec.weight_type != 0 && spec.weight_type != 1 && spec.weight_type != 8 &&
+        spec.weight_type != 30)
         throw std::runtime_error("write_tiny_model: weight type " +
-                                 std::to_string(spec.weight_type) + " (0, 1 and 30 are written)");
+                                 std::to_string(spec.weight_type) +
+                                 " (0, 1, 8 and 30 are written)");
     uint32_t head_dim = spec.head_dim ? spec.head_dim : spec.n_embd / spec.n_head;
     if (spec.n_vocab < 3 || spec.n_head == 0 || spec.n_head_kv == 0 ||
         spec.n_head % spec.n_head_kv != 0 || head_dim == 0 || head_dim % 2 != 0)
