@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "json.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/unicode.h"
 
@@ -94,146 +95,20 @@ TEST(Pretokenize, LongRunsSplitInLinearTime) {
     }
 }
 
-// Just enough JSON for the golden file: arrays, objects and strings (written by Python's json
-// with ensure_ascii=False, so \u escapes are only of control characters).
-class JsonReader {
-  public:
-    struct Value {
-        std::string str;
-        std::vector<Value> items;
-        std::vector<std::pair<std::string, Value>> fields;
-        const Value &at(const std::string &key) const {
-            for (const auto &[k, v] : fields)
-                if (k == key) return v;
-            throw std::runtime_error("no key " + key);
-        }
-    };
-
-    explicit JsonReader(std::string text) : s_(std::move(text)) {}
-
-    Value parse() {
-        Value v = value();
-        skip_space();
-        if (pos_ != s_.size()) error("trailing characters");
-        return v;
-    }
-
-  private:
-    Value value() {
-        skip_space();
-        Value v;
-        if (peek() == '"') {
-            v.str = string();
-        } else if (peek() == '[') {
-            list(']', [&] { v.items.push_back(value()); });
-        } else if (peek() == '{') {
-            list('}', [&] {
-                skip_space();
-                std::string key = string();
-                skip_space();
-                expect(':');
-                v.fields.emplace_back(key, value());
-            });
-        } else {
-            error("unexpected character");
-        }
-        return v;
-    }
-
-    template <typename Item>
-    void list(char close, Item item) {
-        ++pos_;
-        skip_space();
-        if (peek() == close) {
-            ++pos_;
-            return;
-        }
-        for (;;) {
-            item();
-            skip_space();
-            if (peek() == close) break;
-            expect(',');
-        }
-        ++pos_;
-    }
-
-    std::string string() {
-        expect('"');
-        std::string out;
-        while (peek() != '"') {
-            char c = s_[pos_++];
-            if (c != '\\') {
-                out += c;
-                continue;
-            }
-            char e = peek();
-            ++pos_;
-            switch (e) {
-                case 'n':
-                    out += '\n';
-                    break;
-                case 'r':
-                    out += '\r';
-                    break;
-                case 't':
-                    out += '\t';
-                    break;
-                case 'b':
-                    out += '\b';
-                    break;
-                case 'f':
-                    out += '\f';
-                    break;
-                case 'u':
-                    utf8_append(out, uint32_t(std::stoul(s_.substr(pos_, 4), nullptr, 16)));
-                    pos_ += 4;
-                    break;
-                default:
-                    out += e;  // \" \\ \/
-            }
-        }
-        ++pos_;
-        return out;
-    }
-
-    char peek() const {
-        if (pos_ >= s_.size()) error("unexpected end");
-        return s_[pos_];
-    }
-    void expect(char c) {
-        if (peek() != c) error(std::string("expected ") + c);
-        ++pos_;
-    }
-    void skip_space() {
-        while (pos_ < s_.size() && std::isspace(uint8_t(s_[pos_])))
-            ++pos_;
-    }
-    [[noreturn]] void error(const std::string &what) const {
-        throw std::runtime_error("golden JSON at byte " + std::to_string(pos_) + ": " + what);
-    }
-
-    std::string s_;
-    size_t pos_ = 0;
-};
-
 TEST(Pretokenize, MatchesPythonRegexOnGoldenFile) {
-    std::ifstream f(VKLLM_TEST_DATA_DIR "/pretokenize_golden.json", std::ios::binary);
-    ASSERT_TRUE(f) << "cannot open " VKLLM_TEST_DATA_DIR "/pretokenize_golden.json";
-    std::stringstream buf;
-    buf << f.rdbuf();
-    JsonReader::Value cases = JsonReader(buf.str()).parse();
-    ASSERT_GE(cases.items.size(), 300u);
+    Json cases = Json::load(VKLLM_TEST_DATA_DIR "/pretokenize_golden.json");
+    ASSERT_GE(cases.arr.size(), 300u);
 
     const std::pair<const char *, PreTokenizer> kinds[] = {{"Gpt2", PreTokenizer::Gpt2},
                                                            {"Llama3", PreTokenizer::Llama3},
                                                            {"Qwen2", PreTokenizer::Qwen2},
                                                            {"O200k", PreTokenizer::O200k}};
     size_t checked = 0, mismatched = 0;
-    for (const JsonReader::Value &c : cases.items) {
-        const std::string &text = c.at("text").str;
+    for (const Json &c : cases.arr) {
+        const std::string &text = c["text"].str;
         for (const auto &[name, kind] : kinds) {
             Pieces want;
-            for (const JsonReader::Value &p : c.at(name).items)
+            for (const Json &p : c[name].arr)
                 want.push_back(p.str);
             ++checked;
             if (split(kind, text) == want) continue;
