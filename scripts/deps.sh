@@ -1,8 +1,9 @@
 # Sourced by scripts/demo and scripts/test: installs the Debian packages the build and the
-# tests need, once. Nothing is downloaded at run time.
+# tests need, once. Nothing is downloaded at run time (scripts/test also installs the gguf
+# Python package, once, for the interoperability test).
 VKLLM_PACKAGES="cmake ninja-build g++ libgtest-dev libvulkan-dev libvulkan-volk-dev glslc \
 glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
-clang-format python3"
+clang-format python3 python3-numpy python3-yaml python3-requests python3-pip"
 
 vkllm_missing_packages() {
     missing=""
@@ -30,4 +31,14 @@ vkllm_install_deps() {
 
 vkllm_configure() {
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+}
+
+# llama.cpp's GGUF reader (gguf-py) for tests/test_gguf_interop.py, into build/pydeps (the
+# tests' VKLLM_PYDEPS) rather than the system: its dependencies are Debian's packages above.
+vkllm_install_pydeps() {
+    [ -d build/pydeps/gguf ] && return 0
+    echo "vkllm: installing gguf==0.19.0 into build/pydeps"
+    /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        --target build/pydeps \
+        --no-deps gguf==0.19.0
 }

@@ -284,6 +284,17 @@ std::string_view GgufFile::string_at(uint64_t offset) const {
     return std::string_view(reinterpret_cast<const char *>(file_->data() + offset + 8), size_t(n));
 }
 
+std::string_view GgufFile::value_bytes(const KeyValue &kv) const {
+    uint64_t size = scalar_size(kv.element_type) * kv.count;  // bounded while parsing
+    if (kv.element_type == ValueType::String) {
+        size = 0;
+        for (uint64_t i = 0; i < kv.count; ++i)
+            size += 8 + string_at(kv.offset + size).size();
+    }
+    return std::string_view(reinterpret_cast<const char *>(file_->data() + kv.offset),
+                            size_t(size));
+}
+
 static void wrong_type(const std::string &path, const KeyValue &kv, const char *want) {
     std::string have = value_type_name(kv.type);
     if (kv.type == ValueType::Array) have += std::string(" of ") + value_type_name(kv.element_type);

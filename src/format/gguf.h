@@ -81,6 +81,10 @@ class GgufFile {
     std::vector<float> get_f32_array(std::string_view key) const;
     std::vector<int32_t> get_i32_array(std::string_view key) const;
 
+    // The value's bytes as stored after its type (and, for an array, after the element type
+    // and length): what a writer copies to keep a value of any type unchanged.
+    std::string_view value_bytes(const KeyValue &kv) const;
+
     // The value as readable text; arrays show their first `max_elements` and their length.
     std::string value_text(const KeyValue &kv, size_t max_elements = 8) const;
 
