@@ -561,6 +561,10 @@ VKLLM_API const char *vkllm_model_chat_template(const vkllm_model *model);
 typedef struct vkllm_session vkllm_session;
 
 #define VKLLM_SESSION_KV_F32 0x1u /* F32 KV cache (default F16, half the memory) */
+#define VKLLM_SESSION_KV_Q8_0                                                          \
+    0x4u /* 8-bit KV cache: blocks of 32 values with an F16 scale, about half of F16's \
+            memory; needs a head size that is a multiple of 32 (VKLLM_ERR_UNSUPPORTED  \
+            otherwise). Excludes VKLLM_SESSION_KV_F32. */
 #define VKLLM_SESSION_STREAMING                                       \
     0x2u /* when a sequence is full, keep its first n_sink tokens and \
             the most recent ones instead of VKLLM_ERR_CONTEXT_FULL */

@@ -5,8 +5,8 @@
 //   out[t][h] = sum_j softmax_j(scale * q[t][h] . K[j]) V[j]
 // over the visible keys j of token t: positions [0, min(n_sink, pos + 1)) and [kv_begin, pos],
 // read from their slots (p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink)) of
-// sequence seq_ids[t] of the cache [n_seq][capacity][n_kv_heads][HEAD_DIM] (F16 two per word,
-// or F32). Query head h reads KV head h / (n_heads / n_kv_heads).
+// sequence seq_ids[t] of the cache [n_seq][capacity][n_kv_heads] rows of HEAD_DIM values (F32,
+// F16 two per word, or Q8_0 quants with a tail of scales: gpu::KvType). Query head h reads KV head h / (n_heads / n_kv_heads).
 //
 // A workgroup serves one token and G query heads of one KV head, so each K/V row is loaded once
 // for the G heads (on lavapipe loads dominate, LAVAPIPE.md). Its WG lanes split the visible
@@ -24,13 +24,14 @@
 
 layout(constant_id = 0) const uint WG = 8;
 layout(constant_id = 1) const uint HEAD_DIM = 64;  // 32, 64, 80, 96 or 128
-layout(constant_id = 2) const uint KV_F16 = 1;
+layout(constant_id = 2) const uint KV_TYPE = 1;  // gpu::KvType
 layout(constant_id = 3) const uint G = 1;  // query heads per workgroup, at most MAXG (8)
 layout(local_size_x_id = 0) in;
 
 const uint MAXD = 128;
 const uint MAXG = 8;
-const uint ROW4 = KV_F16 == 1u ? HEAD_DIM / 8u : HEAD_DIM / 4u;  // uvec4 per K or V row
+// uvec4 per K or V row
+const uint ROW4 = KV_TYPE == 0u ? HEAD_DIM / 4u : KV_TYPE == 1u ? HEAD_DIM / 8u : HEAD_DIM / 16u + 1u;
 
 layout(binding = 0) readonly buffer Q { vec4 q4[]; };  // [n_tokens][n_heads][HEAD_DIM]
 layout(binding = 1) readonly buffer KCache { uvec4 kc[]; };
@@ -66,8 +67,21 @@ const uint HD4 = HEAD_DIM / 4u;
 
 // One K or V row (in uvec4 of the cache) as HEAD_DIM / 4 vec4.
 void load_row(bool is_k, uint row, out vec4 r[D4]) {
+    if (KV_TYPE == 2u) {
+        uvec4 sw = is_k ? kc[row + HEAD_DIM / 16u] : vc[row + HEAD_DIM / 16u];
+        [[unroll]] for (uint i = 0; i < HEAD_DIM / 16u; ++i) {
+            uvec4 w = is_k ? kc[row + i] : vc[row + i];
+            float d = unpackHalf2x16(sw[i >> 2u])[(i >> 1u) & 1u];
+            [[unroll]] for (uint c = 0; c < 4u; ++c) {
+                int b = int(w[c]);
+                r[4u * i + c] = d * vec4(bitfieldExtract(b, 0, 8), bitfieldExtract(b, 8, 8),
+                                         bitfieldExtract(b, 16, 8), bitfieldExtract(b, 24, 8));
+            }
+        }
+        return;
+    }
     [[unroll]] for (uint i = 0; i < HEAD_DIM / 8u; ++i) {
-        if (KV_F16 == 1u) {
+        if (KV_TYPE == 1u) {
             uvec4 w = is_k ? kc[row + i] : vc[row + i];
             r[2u * i] = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
             r[2u * i + 1u] = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));

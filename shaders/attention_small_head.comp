@@ -14,7 +14,7 @@
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 32;
-layout(constant_id = 1) const uint KV_F16 = 1;
+layout(constant_id = 1) const uint KV_TYPE = 1;  // gpu::KvType
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer Q { float q[]; };  // [n_tokens][n_heads][head_dim]
@@ -36,8 +36,17 @@ layout(push_constant) uniform Params {
 
 shared float partial[WG];
 
-float cache_value(bool is_k, uint e) {
-    if (KV_F16 == 1u) {
+// Value d of K/V row `row` (rows of head_dim values, gpu::KvType's layouts).
+float cache_value(bool is_k, uint row, uint d) {
+    if (KV_TYPE == 2u) {
+        uint o = row * (p.head_dim + 16u);
+        uint qo = o + d, so = o + p.head_dim + 2u * (d >> 5u);
+        uint qw = is_k ? kc[qo >> 2u] : vc[qo >> 2u];
+        uint sw = is_k ? kc[so >> 2u] : vc[so >> 2u];
+        return unpackHalf2x16(sw >> ((so & 2u) << 3u)).x * float(bitfieldExtract(int(qw), int((qo & 3u) << 3u), 8));
+    }
+    uint e = row * p.head_dim + d;
+    if (KV_TYPE == 1u) {
         uint w = is_k ? kc[e >> 1u] : vc[e >> 1u];
         return unpackHalf2x16(w)[e & 1u];
     }
@@ -65,8 +74,8 @@ void main() {
         uint position = j < n_s ? j : begin + (j - n_s);
         uint slot = position < p.n_sink ? position
                                         : p.n_sink + (position - p.n_sink) % (p.capacity - p.n_sink);
-        uint e = ((seq * p.capacity + slot) * p.n_kv_heads + kvh) * hd + lane;
-        partial[lane] = in_head ? qd * cache_value(true, e) : 0.0;
+        uint row = (seq * p.capacity + slot) * p.n_kv_heads + kvh;
+        partial[lane] = in_head ? qd * cache_value(true, row, lane) : 0.0;
         barrier();
         [[unroll]] for (uint s = WG / 2u; s > 0u; s >>= 1u) {
             if (lane < s) partial[lane] += partial[lane + s];
@@ -78,7 +87,7 @@ void main() {
         float corr = exp(m - m_new);
         float w = exp(score - m_new);
         l = l * corr + w;
-        acc = acc * corr + (in_head ? w * cache_value(false, e) : 0.0);
+        acc = acc * corr + (in_head ? w * cache_value(false, row, lane) : 0.0);
         m = m_new;
     }
     if (in_head) o[(t * p.n_heads + h) * hd + lane] = l > 0.0 ? acc / l : 0.0;

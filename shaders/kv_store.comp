@@ -1,14 +1,16 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // Writes the K and V rows of a step's tokens (F32, [n_tokens][kv_dim], RoPE already applied to
 // K) into the KV cache [n_seq][capacity][kv_dim] at the slot of each token's position:
-// p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink). The cache holds F16 (KV_F16 = 1,
-// two per word, low half first) or F32. One invocation moves 8 values of K and of V (kv_dim is
-// a multiple of 16). Tokens with a negative position or a sequence outside the cache are
-// skipped.
+// p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink). The cache holds F32 (KV_TYPE 0),
+// F16 (1, two per word, low half first) or Q8_0 rows (2, see gpu::KvType: per head, head_dim
+// int8 quants then a 16-byte tail of F16 scales, one per 32 values). One invocation moves 8
+// values of K and of V (kv_dim is a multiple of 16), or quantizes one head's K and V rows.
+// Tokens with a negative position or a sequence outside the cache are skipped.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint KV_F16 = 1;
+layout(constant_id = 0) const uint KV_TYPE = 1;
 layout(local_size_x = 64) in;
 
 layout(binding = 0) readonly buffer K { vec4 k[]; };
@@ -20,6 +22,7 @@ layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
 layout(push_constant) uniform Params {
     uint n_tokens;
     uint kv_dim;
+    uint head_dim;
     uint capacity;
     uint n_sink;
     uint n_seq;  // sequences the cache bindings hold
@@ -29,9 +32,58 @@ uvec4 pack8(vec4 a, vec4 b) {
     return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
 }
 
+// One head's row of K (is_k) or V, from vec4 `src` of the input to uvec4 `dst` of the cache,
+// as ggml quantizes Q8_0: scale = max |value| / 127 per 32 values, quant = round(value / scale).
+void store_q8_0(bool is_k, uint src, uint dst) {
+    uint blocks = p.head_dim / 32u;
+    uvec4 scales = uvec4(0u);
+    for (uint b = 0; b < blocks; ++b) {
+        vec4 vals[8];
+        float amax = 0.0;
+        [[unroll]] for (uint i = 0; i < 8u; ++i) {
+            vals[i] = is_k ? k[src + 8u * b + i] : v[src + 8u * b + i];
+            vec4 a = abs(vals[i]);
+            amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
+        }
+        float d = amax / 127.0;
+        float id = d > 0.0 ? 1.0 / d : 0.0;
+        [[unroll]] for (uint h = 0; h < 2u; ++h) {
+            uvec4 q;
+            [[unroll]] for (uint i = 0; i < 4u; ++i) {
+                ivec4 qi = clamp(ivec4(roundEven(vals[4u * h + i] * id)), -127, 127) & 0xff;
+                q[i] = uint(qi.x | (qi.y << 8) | (qi.z << 16) | (qi.w << 24));
+            }
+            if (is_k)
+                kc[dst + 2u * b + h] = q;
+            else
+                vc[dst + 2u * b + h] = q;
+        }
+        scales[b >> 1u] |= (packHalf2x16(vec2(d, 0.0)) & 0xffffu) << ((b & 1u) << 4u);
+    }
+    if (is_k)
+        kc[dst + 2u * blocks] = scales;
+    else
+        vc[dst + 2u * blocks] = scales;
+}
+
 void main() {
-    uint units = p.kv_dim / 8u;
     uint idx = flat_group() * 64u + gl_LocalInvocationID.x;
+    if (KV_TYPE == 2u) {
+        uint heads = p.kv_dim / p.head_dim;
+        if (idx >= p.n_tokens * heads) return;
+        uint t = idx / heads;
+        int pos = positions[t];
+        int seq = seq_ids[t];
+        if (pos < 0 || seq < 0 || seq >= int(p.n_seq)) return;
+        uint up = uint(pos);
+        uint slot = up < p.n_sink ? up : p.n_sink + (up - p.n_sink) % (p.capacity - p.n_sink);
+        uint row4 = p.head_dim / 16u + 1u;
+        uint dst = ((uint(seq) * p.capacity + slot) * heads + idx % heads) * row4;
+        store_q8_0(true, idx * (p.head_dim / 4u), dst);
+        store_q8_0(false, idx * (p.head_dim / 4u), dst);
+        return;
+    }
+    uint units = p.kv_dim / 8u;
     if (idx >= p.n_tokens * units) return;
     uint t = idx / units;
     uint u = idx % units;
@@ -43,7 +95,7 @@ void main() {
     uint dst = (uint(seq) * p.capacity + slot) * units + u;  // in units of 8 values
     vec4 k0 = k[2u * idx], k1 = k[2u * idx + 1u];
     vec4 v0 = v[2u * idx], v1 = v[2u * idx + 1u];
-    if (KV_F16 == 1u) {
+    if (KV_TYPE == 1u) {
         kc[dst] = pack8(k0, k1);
         vc[dst] = pack8(v0, v1);
     } else {

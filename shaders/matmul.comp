@@ -14,6 +14,8 @@ const uint BN = 32;
 const uint BK = 16;
 
 layout(binding = 0) readonly buffer Weights { uint w[]; };
+#define WEIGHTS w
+#include "weights.glsl"
 layout(binding = 1) readonly buffer Input { float x[]; };
 layout(binding = 2) writeonly buffer Output { float y[]; };
 layout(push_constant) uniform Params {
@@ -38,15 +40,28 @@ void main() {
         [[unroll]] for (uint j = 0; j < 4u; ++j) acc[i][j] = 0.0;
     }
     for (uint k0 = 0; k0 < p.k; k0 += BK) {
-        [[unroll]] for (uint i = 0; i < (BM * BK) / 64u; ++i) {
-            uint e = tid + i * 64u;
-            uint r = e / BK;
-            uint c = e % BK;
-            uint gk = k0 + c;
-            uint gm = tile_m + r;
-            uint gn = tile_n + r;
-            xs[e] = (gm < p.m && gk < p.k) ? x[gm * p.k + gk] : 0.0;
-            ws[e] = (gn < p.n && gk < p.k) ? LOAD_WEIGHT(w, WTYPE, gn * p.k + gk) : 0.0;
+        // Each invocation stages 8 consecutive values of one row of each tile (a quarter of a
+        // 32-weight unit for block-quantized weights, whose rows are whole units).
+        uint r = tid / 2u;
+        uint c0 = (tid & 1u) * 8u;
+        uint gm = tile_m + r;
+        uint gn = tile_n + r;
+        [[unroll]] for (uint i = 0; i < 8u; ++i) {
+            uint gk = k0 + c0 + i;
+            xs[r * BK + c0 + i] = (gm < p.m && gk < p.k) ? x[gm * p.k + gk] : 0.0;
+        }
+        if (WTYPE >= 3u) {
+            vec4 a = vec4(0.0), b = vec4(0.0);
+            if (gn < p.n) unit_weights8((gn * p.k + k0 + c0) >> 5u, ((k0 + c0) >> 3u) & 3u, a, b);
+            [[unroll]] for (uint i = 0; i < 4u; ++i) {
+                ws[r * BK + c0 + i] = a[i];
+                ws[r * BK + c0 + 4u + i] = b[i];
+            }
+        } else {
+            [[unroll]] for (uint i = 0; i < 8u; ++i) {
+                uint gk = k0 + c0 + i;
+                ws[r * BK + c0 + i] = (gn < p.n && gk < p.k) ? weight_at(gn * p.k + gk) : 0.0;
+            }
         }
         barrier();
         [[unroll]] for (uint kk = 0; kk < BK; ++kk) {

@@ -11,7 +11,9 @@
 // of 8 for F16/BF16: every real model), else a word (two 16-bit weights) at a time when 16-bit
 // rows are whole words, else one weight at a time: on lavapipe a load costs about the same per
 // word whatever its width, plus a fixed cost per load (1.7x faster F16 matvec than one weight
-// per load, measured).
+// per load, measured). Block-quantized weights (rows are whole blocks) are read as stored, a
+// lane taking 32-weight units (one block, or one sub-block of a K-quant) and each x once per
+// unit for all ROWS rows.
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 64;
@@ -22,6 +24,8 @@ layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer Weights { uint w[]; };
 layout(binding = 0) readonly buffer Weights4 { uvec4 w4[]; };  // the same, 4 words at a time
+#define WEIGHTS w
+#include "weights.glsl"
 layout(binding = 1) readonly buffer Input { float x[]; };  // [n][cols]
 layout(binding = 2) writeonly buffer Output { float y[]; };  // [n][y_stride]
 layout(push_constant) uniform Params {
@@ -45,7 +49,27 @@ void main() {
     [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
     // Weights per uvec4: 4 (F32) or 8 (F16, BF16).
     const uint PER4 = WTYPE == 0u ? 4u : 8u;
-    if (WTYPE <= 2u && p.cols % PER4 == 0u) {
+    if (WTYPE >= 3u) {
+        uint units = p.cols / 32u;
+        for (uint k = lane; k < units; k += WG) {
+            vec4 xv[NB * 8u];
+            [[unroll]] for (uint j = 0; j < NB; ++j) {
+                [[unroll]] for (uint i = 0; i < 8u; ++i) {
+                    uint e = xbase[j] + k * 32u + i * 4u;
+                    xv[j * 8u + i] = vec4(x[e], x[e + 1u], x[e + 2u], x[e + 3u]);
+                }
+            }
+            [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+                vec4 wv[8];
+                unit_weights32(min(row0 + r, p.rows - 1u) * units + k, wv);
+                [[unroll]] for (uint j = 0; j < NB; ++j) {
+                    float sum = 0.0;
+                    [[unroll]] for (uint i = 0; i < 8u; ++i) sum += dot(wv[i], xv[j * 8u + i]);
+                    acc[r * NB + j] += sum;
+                }
+            }
+        }
+    } else if (p.cols % PER4 == 0u) {
         // Rows of whole uvec4: a lane loads 4 words at a time (cheaper per word on lavapipe).
         uint units = p.cols / PER4;
         for (uint k = lane; k < units; k += WG) {
@@ -94,7 +118,7 @@ void main() {
             [[unroll]] for (uint r = 0; r < ROWS; ++r) {
                 // Rows past the end repeat the last row: no branch in the loop, never stored.
                 uint row = min(row0 + r, p.rows - 1u);
-                float wv = LOAD_WEIGHT(w, WTYPE, row * p.cols + k);
+                float wv = weight_at(row * p.cols + k);
                 [[unroll]] for (uint j = 0; j < NB; ++j) acc[r * NB + j] += wv * xk[j];
             }
         }

@@ -82,35 +82,115 @@ TEST_F(Generation, TinyModelsMatchTheCpuReference) {
     }
 }
 
-// Q8_0 weights (as llama.cpp quantizes them) loaded and run as stored: the logits track the
-// F32 model of the same weights; the difference is Q8_0's rounding, reported.
-TEST_F(Generation, Q8_0ModelTracksItsF32Original) {
+// Quantized weights (every type the library quantizes, as llama.cpp lays them out) loaded and
+// run as stored. Two comparisons per type:
+//  - exactness: the CPU reference reads the same quantized file (dequantized exactly), so the
+//    GPU must match it with the F32 tolerance: a mis-decoded block cannot hide;
+//  - quantization error: against the F32 model of the same weights, the logit difference and
+//    top-1 agreement (printed) stay within loose per-type bounds (4-bit types lose the most).
+TEST_F(Generation, QuantizedModelsMatchTheReferenceAndTrackTheirF32Original) {
+    struct Case {
+        uint32_t type;
+        const char *name;
+        double max_rel_diff;  // vs F32: max logit difference / max |logit|
+    };
+    const Case cases[] = {{8, "Q8_0", 0.03}, {2, "Q4_0", 0.3},  {3, "Q4_1", 0.3},
+                          {6, "Q5_0", 0.2},  {7, "Q5_1", 0.2},  {12, "Q4_K", 0.3},
+                          {13, "Q5_K", 0.2}, {14, "Q6_K", 0.08}};
     TinyModelSpec spec;
-    spec.n_embd = 64, spec.n_ff = 96, spec.n_head = 4, spec.n_head_kv = 2;  // whole 32-blocks
-    vkllm_model *f32 = tiny(spec, "q8_f32");
-    spec.weight_type = 8;
-    vkllm_model *q8 = tiny(spec, "q8_q8", false);  // the CPU reference reads no Q8_0
+    spec.arch = "qwen2";
+    spec.n_embd = 256, spec.n_ff = 512, spec.n_head = 4, spec.n_head_kv = 2;  // whole 256-blocks
+    std::vector<int32_t> tokens = some_tokens(12, spec.n_vocab, 23);
+    vkllm_model *f32 = tiny(spec, "quant_f32", false);
     ASSERT_NE(f32, nullptr);
-    ASSERT_NE(q8, nullptr);
-    std::vector<int32_t> tokens = some_tokens(16, spec.n_vocab, 23);
-    std::vector<std::vector<float>> a =
+    std::vector<std::vector<float>> base =
         decode_each(session(f32, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
-    std::vector<std::vector<float>> b =
-        decode_each(session(q8, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
+    for (const Case &c : cases) {
+        spec.weight_type = c.type;
+        vkllm_model *m = tiny(spec, std::string("quant_") + c.name);
+        ASSERT_NE(m, nullptr) << c.name;
+        vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+        std::vector<std::vector<float>> got = decode_each(s, tokens, spec.n_vocab);
+        std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
+        double exact_err = 0, diff = 0, largest = 0;
+        int same_top = 0;
+        for (size_t i = 0; i < tokens.size(); ++i) {
+            exact_err = std::max(exact_err, max_abs_diff(got[i], want[i]));
+            diff = std::max(diff, max_abs_diff(got[i], base[i]));
+            largest = std::max(largest, max_abs(base[i]));
+            same_top += argmax_of(got[i]) == argmax_of(base[i]);
+        }
+        // The prefill path (matrix-matrix kernels) on a fresh sequence.
+        ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+        std::vector<float> last(spec.n_vocab);
+        ASSERT_EQ(vkllm_session_eval(s, 0, tokens.data(), tokens.size(), last.data()), VKLLM_OK);
+        double prefill_err = max_abs_diff(last, want.back());
+        std::printf(
+            "%-5s: vs reference %.2g (prefill %.2g); vs F32 weights: max logit "
+            "difference %.3g of max |logit| %.3g, same top-1 at %d/%zu\n",
+            c.name, exact_err, prefill_err, diff, largest, same_top, tokens.size());
+        EXPECT_LE(exact_err, 1e-4 * std::max(1.0, largest)) << c.name;
+        EXPECT_LE(prefill_err, 1e-4 * std::max(1.0, largest)) << c.name;
+        EXPECT_GT(diff, 0.0) << c.name << ": the file really is quantized";
+        EXPECT_LE(diff, c.max_rel_diff * std::max(1.0, largest)) << c.name;
+    }
+}
+
+// A Q8_0 KV cache (VKLLM_SESSION_KV_Q8_0): logits track the F32 cache within the error of 8-bit
+// K/V (printed), and the cache takes (head_dim + 16) / (2 head_dim) of F16's bytes.
+TEST_F(Generation, Q8_0KvCacheTracksTheF32CacheInLessMemory) {
+    TinyModelSpec spec;
+    spec.arch = "qwen2";
+    spec.n_embd = 128, spec.n_head = 2, spec.n_head_kv = 1, spec.n_ff = 96;  // head_dim 64
+    vkllm_model *m = tiny(spec, "kv_q8");
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 5);
+    vkllm_session *f32 = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *f16 = session(m, 64);
+    vkllm_session *q8 = session(m, 64, VKLLM_SESSION_KV_Q8_0);
+    std::vector<std::vector<float>> a = decode_each(f32, tokens, spec.n_vocab);
+    std::vector<std::vector<float>> b = decode_each(q8, tokens, spec.n_vocab);
     double worst = 0, largest = 0;
-    int same_top = 0;
     for (size_t i = 0; i < tokens.size(); ++i) {
         worst = std::max(worst, max_abs_diff(a[i], b[i]));
         largest = std::max(largest, max_abs(a[i]));
-        same_top += argmax_of(a[i]) == argmax_of(b[i]);
     }
+    // Prefill writes the cache through the same quantizer.
+    ASSERT_EQ(vkllm_session_reset(q8, 0), VKLLM_OK);
+    std::vector<float> last(spec.n_vocab);
+    ASSERT_EQ(vkllm_session_eval(q8, 0, tokens.data(), tokens.size(), last.data()), VKLLM_OK);
+    double prefill = max_abs_diff(last, a.back());
     std::printf(
-        "Q8_0 vs F32 weights: max logit difference %.3g (max |logit| %.3g), same top-1 at "
-        "%d/%zu positions\n",
-        worst, largest, same_top, tokens.size());
-    EXPECT_GT(worst, 0.0) << "the Q8_0 file really is quantized";
-    EXPECT_LE(worst, 0.05 * std::max(1.0, largest));
-    EXPECT_GE(same_top, int(tokens.size()) - 2);
+        "Q8_0 vs F32 KV cache: max logit difference %.3g (prefill %.3g) of max |logit| "
+        "%.3g\n",
+        worst, prefill, largest);
+    EXPECT_GT(worst, 0.0);
+    EXPECT_LE(worst, 0.02 * std::max(1.0, largest));
+    EXPECT_LE(prefill, 0.02 * std::max(1.0, largest));
+    vkllm_session_stats s16, s8;
+    s16.struct_size = s8.struct_size = sizeof s16;
+    ASSERT_EQ(vkllm_session_get_stats(f16, &s16), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_stats(q8, &s8), VKLLM_OK);
+    EXPECT_EQ(s8.kv_cache_bytes * 128, s16.kv_cache_bytes * (64 + 16));
+}
+
+TEST_F(Generation, Q8_0KvCacheIsRefusedWhereItCannotWork) {
+    TinyModelSpec spec;  // head_dim 8: not whole blocks of 32
+    vkllm_model *m = tiny(spec, "kv_q8_refused", false);
+    ASSERT_NE(m, nullptr);
+    vkllm_session_params p;
+    vkllm_session_params_init(&p);
+    p.n_ctx = 32;
+    vkllm_session *s = nullptr;
+    p.flags = VKLLM_SESSION_KV_Q8_0;
+    EXPECT_EQ(vkllm_session_create(m, &p, &s), VKLLM_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(vkllm_last_error()).find("head_dim"), std::string::npos)
+        << vkllm_last_error();
+    p.flags = VKLLM_SESSION_KV_Q8_0 | VKLLM_SESSION_KV_F32;
+    EXPECT_EQ(vkllm_session_create(m, &p, &s), VKLLM_ERR_INVALID_ARGUMENT);
+    p.flags = 0x100;
+    EXPECT_EQ(vkllm_session_create(m, &p, &s), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(s, nullptr);
 }
 
 TEST_F(Generation, KvCacheDecodeEqualsRecomputingTheSequence) {
@@ -421,20 +501,27 @@ TEST_F(Generation, UnknownArchitecturesTensorTypesAndMismatchedTensorsAreNamed) 
     EXPECT_EQ(try_load(mamba, &msg), VKLLM_ERR_UNSUPPORTED);
     EXPECT_NE(msg.find("mamba"), std::string::npos) << msg;
 
-    GgufBuilder q4k;
-    q4k.kv_string("general.architecture", "llama");
-    q4k.kv_u32("llama.embedding_length", 256);
-    q4k.kv_u32("llama.block_count", 1);
-    q4k.kv_u32("llama.attention.head_count", 4);
-    q4k.kv_u32("llama.feed_forward_length", 256);
-    q4k.kv_string("tokenizer.ggml.model", "llama");
-    q4k.kv_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"});
-    q4k.tensor("token_embd.weight", 0, {256, 4}, std::vector<uint8_t>(256 * 4 * 4));
-    q4k.tensor("blk.0.attn_norm.weight", 0, {256}, std::vector<uint8_t>(256 * 4));
-    q4k.tensor("blk.0.attn_q.weight", 12, {256, 256}, std::vector<uint8_t>(144 * 256));
-    EXPECT_EQ(try_load(q4k, &msg), VKLLM_ERR_UNSUPPORTED);
+    // A tensor type GGUF knows but the kernels do not read (Q3_K), after tensors that were
+    // already uploaded: refused by name and type, and their memory is given back.
+    GgufBuilder q3k;
+    q3k.kv_string("general.architecture", "llama");
+    q3k.kv_u32("llama.embedding_length", 256);
+    q3k.kv_u32("llama.block_count", 1);
+    q3k.kv_u32("llama.attention.head_count", 4);
+    q3k.kv_u32("llama.feed_forward_length", 256);
+    q3k.kv_string("tokenizer.ggml.model", "llama");
+    q3k.kv_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"});
+    q3k.tensor("token_embd.weight", 0, {256, 4}, std::vector<uint8_t>(256 * 4 * 4));
+    q3k.tensor("blk.0.attn_norm.weight", 0, {256}, std::vector<uint8_t>(256 * 4));
+    q3k.tensor("blk.0.attn_q.weight", 11, {256, 256}, std::vector<uint8_t>(110 * 256));
+    vkllm_runtime_stats before, after;
+    before.struct_size = after.struct_size = sizeof before;
+    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &before), VKLLM_OK);
+    EXPECT_EQ(try_load(q3k, &msg), VKLLM_ERR_UNSUPPORTED);
     EXPECT_NE(msg.find("blk.0.attn_q.weight"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("Q4_K"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Q3_K"), std::string::npos) << msg;
+    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &after), VKLLM_OK);
+    EXPECT_EQ(after.device_memory_allocated, before.device_memory_allocated);
 
     // A file whose tensors do not fit its hyper-parameters is malformed, and says where.
     auto llama = [](std::vector<uint64_t> embd_dims) {

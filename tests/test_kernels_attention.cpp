@@ -7,6 +7,8 @@
 // tolerance is the same. Only kv_store's own F32 -> F16 conversion may round differently from
 // nearest-even on some device (within 1 ulp), so the stored values are checked to 1 ulp and the
 // attention after kv_store to 1e-3 with an F16 cache (lavapipe rounds to nearest even: exact).
+// Q8_0 caches likewise: attention reads the dequantized values the reference reads; what
+// kv_store quantizes is checked against the quantization error bound of each block.
 #include <cmath>
 #include <limits>
 
@@ -27,18 +29,58 @@ struct Step {
 
 class AttentionTest : public GpuTest {
   protected:
-    // Uploads cache values as the kernel stores them; `seen` gets the values it will read.
-    Buffer cache(const std::vector<float> &values, bool f16, std::vector<float> &seen) {
-        if (!f16) {
+    // Uploads cache values (rows of head_dim) as the kernel stores them; `seen` gets the
+    // values it will read.
+    Buffer cache(const std::vector<float> &values, KvType kv, uint32_t head_dim,
+                 std::vector<float> &seen) {
+        if (kv == KvType::F32) {
             seen = values;
             return upload(values);
         }
-        return upload(ref::to_f16(values, &seen));
+        if (kv == KvType::F16) return upload(ref::to_f16(values, &seen));
+        // Q8_0 rows: GGUF's 34-byte blocks regrouped as the row's quants, then its scales.
+        std::vector<uint8_t> blocks = ref::to_q8_0(values, &seen), rows;
+        size_t n_rows = values.size() / head_dim, per_row = head_dim / 32;
+        for (size_t r = 0; r < n_rows; ++r) {
+            for (size_t b = 0; b < per_row; ++b) {
+                const uint8_t *blk = &blocks[(r * per_row + b) * 34];
+                rows.insert(rows.end(), blk + 2, blk + 34);
+            }
+            std::vector<uint8_t> tail(16, 0);
+            for (size_t b = 0; b < per_row; ++b) {
+                tail[2 * b] = blocks[(r * per_row + b) * 34];
+                tail[2 * b + 1] = blocks[(r * per_row + b) * 34 + 1];
+            }
+            rows.insert(rows.end(), tail.begin(), tail.end());
+        }
+        return upload(rows);
     }
 
-    AttentionShape shape(const ref::AttnShape &s, uint32_t n_tokens, bool f16) {
+    // A Q8_0 cache of rows of head_dim as floats.
+    static std::vector<float> dequantize_q8_0_cache(const std::vector<uint8_t> &bytes,
+                                                    uint32_t head_dim) {
+        size_t row_bytes = head_dim + 16, n_rows = bytes.size() / row_bytes;
+        std::vector<float> out(n_rows * head_dim);
+        for (size_t r = 0; r < n_rows; ++r) {
+            const uint8_t *row = &bytes[r * row_bytes];
+            for (uint32_t i = 0; i < head_dim; ++i) {
+                uint16_t h = uint16_t(row[head_dim + 2 * (i / 32)] |
+                                      (row[head_dim + 2 * (i / 32) + 1] << 8));
+                out[r * head_dim + i] = vkllm::half_to_float(h) * float(int8_t(row[i]));
+            }
+        }
+        return out;
+    }
+
+    AttentionShape shape(const ref::AttnShape &s, uint32_t n_tokens, KvType kv) {
         return AttentionShape{n_tokens,   s.n_heads, s.n_kv_heads, s.head_dim,
-                              s.capacity, s.n_sink,  f16,          float(s.scale)};
+                              s.capacity, s.n_sink,  kv,           float(s.scale)};
+    }
+
+    // The cache types a head size can use.
+    static std::vector<KvType> kv_types(uint32_t head_dim) {
+        if (head_dim % 32) return {KvType::F32, KvType::F16};
+        return {KvType::F32, KvType::F16, KvType::Q8_0};
     }
 
     struct Uploaded {
@@ -51,7 +93,7 @@ class AttentionTest : public GpuTest {
 
     // Random q and caches (changed by `edit` when given), attention by every kernel variant vs
     // the reference. Returns the largest error seen.
-    double check(ref::AttnShape s, uint32_t n_seq, const Step &st, bool f16, const char *what,
+    double check(ref::AttnShape s, uint32_t n_seq, const Step &st, KvType kv, const char *what,
                  const std::function<void(std::vector<float> &, std::vector<float> &,
                                           std::vector<float> &)> &edit = nullptr) {
         s.scale = double(float(1.0 / std::sqrt(double(s.head_dim))));
@@ -62,7 +104,7 @@ class AttentionTest : public GpuTest {
         std::vector<float> v = ref::random(kv_elems, 33 + s.capacity);
         if (edit) edit(q, k, v);
         std::vector<float> ks, vs;
-        Buffer kb = cache(k, f16, ks), vb = cache(v, f16, vs);
+        Buffer kb = cache(k, kv, s.head_dim, ks), vb = cache(v, kv, s.head_dim, vs);
         Buffer qb = upload(q), ob = floats(q.size());
         Uploaded sb = upload_step(st);
         std::vector<float> want = ref::attention(q, ks, vs, st.pos, st.seq, st.begin, s, n_seq);
@@ -72,10 +114,11 @@ class AttentionTest : public GpuTest {
                 r.fill(ob.range(), 0x7fc00000u);  // NaN: every output must be written
                 r.barrier();
                 kern->attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
-                                shape(s, n, f16));
+                                shape(s, n, kv));
             });
             std::vector<float> got = download(ob, q.size());
-            expect_close(got, want, 0, kTol, what);
+            expect_close(got, want, 0, kTol,
+                         (std::string(what) + " kv type " + std::to_string(uint32_t(kv))).c_str());
             for (size_t i = 0; i < got.size(); ++i)
                 worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
         }
@@ -83,8 +126,8 @@ class AttentionTest : public GpuTest {
     }
 
     void check_both(const ref::AttnShape &s, uint32_t n_seq, const Step &st, const char *what) {
-        for (bool f16 : {false, true})
-            check(s, n_seq, st, f16, what);
+        for (KvType kv : kv_types(s.head_dim))
+            check(s, n_seq, st, kv, what);
     }
 };
 
@@ -108,26 +151,24 @@ TEST_F(AttentionTest, SinkPositionsStayVisibleBesideTheWindow) {
 
 TEST_F(AttentionTest, GroupedQueryHeadsReadTheirKvHead) {
     Step st{{70, 9}, {0, 0}, {0, 0}};
-    for (bool f16 : {false, true}) {
-        check(ref::AttnShape{4, 2, 64, 80, 0, 0}, 1, st, f16, "gqa 4/2");
-        check(ref::AttnShape{8, 1, 128, 80, 0, 0}, 1, st, f16, "gqa 8/1");
-        check(ref::AttnShape{14, 2, 64, 80, 0, 0}, 1, st, f16, "gqa 14/2");  // Qwen2.5-0.5B
-        check(ref::AttnShape{6, 6, 80, 80, 0, 0}, 1, st, f16, "mha head_dim 80");
-        check(ref::AttnShape{12, 4, 96, 80, 0, 0}, 1, st, f16, "gqa 12/4 head_dim 96");
-        check(ref::AttnShape{16, 2, 32, 80, 0, 0}, 1, st, f16, "gqa 16/2 head_dim 32");
-    }
+    check_both(ref::AttnShape{4, 2, 64, 80, 0, 0}, 1, st, "gqa 4/2");
+    check_both(ref::AttnShape{8, 1, 128, 80, 0, 0}, 1, st, "gqa 8/1");
+    check_both(ref::AttnShape{14, 2, 64, 80, 0, 0}, 1, st, "gqa 14/2");  // Qwen2.5-0.5B
+    check_both(ref::AttnShape{6, 6, 80, 80, 0, 0}, 1, st, "mha head_dim 80");
+    check_both(ref::AttnShape{12, 4, 96, 80, 0, 0}, 1, st, "gqa 12/4 head_dim 96");
+    check_both(ref::AttnShape{16, 2, 32, 80, 0, 0}, 1, st, "gqa 16/2 head_dim 32");
 }
 
 TEST_F(AttentionTest, SmallAndOddHeadSizesMatchTheReference) {
     // stories260K (8 heads of 8 over 4 KV heads), a random Llama's heads of 4, and sizes the
-    // fast kernel does not take (20, 48): the small-head kernel, with a ring and sinks.
+    // fast kernel does not take (20, 48, 192: the last also with a Q8_0 cache): the small-head
+    // kernel, with a ring and sinks.
     Step st{{0, 7, 30, 95}, {0, 0, 0, 0}, {2, 2, 2, 66}};
-    for (bool f16 : {false, true}) {
-        check(ref::AttnShape{8, 4, 8, 32, 2, 0}, 1, st, f16, "head_dim 8");
-        check(ref::AttnShape{2, 2, 4, 32, 2, 0}, 1, st, f16, "head_dim 4");
-        check(ref::AttnShape{4, 2, 20, 32, 2, 0}, 1, st, f16, "head_dim 20");
-        check(ref::AttnShape{2, 1, 48, 32, 2, 0}, 1, st, f16, "head_dim 48");
-    }
+    check_both(ref::AttnShape{8, 4, 8, 32, 2, 0}, 1, st, "head_dim 8");
+    check_both(ref::AttnShape{2, 2, 4, 32, 2, 0}, 1, st, "head_dim 4");
+    check_both(ref::AttnShape{4, 2, 20, 32, 2, 0}, 1, st, "head_dim 20");
+    check_both(ref::AttnShape{2, 1, 48, 32, 2, 0}, 1, st, "head_dim 48");
+    check_both(ref::AttnShape{2, 1, 192, 32, 2, 0}, 1, st, "head_dim 192");
 }
 
 TEST_F(AttentionTest, SeveralSequencesInOneStepLikeABatchedDecode) {
@@ -172,8 +213,8 @@ TEST_F(AttentionTest, LongContextUsesEveryKey) {
             for (uint32_t i = 0; i < 64; ++i)
                 k[row + i] = q[i] > 0 ? 4.0f : -4.0f;  // score ~ 16 for query head 0
         };
-        for (bool f16 : {false, true})
-            check(s, 1, st, f16, sinks ? "long context with sinks" : "long context", plant);
+        for (KvType kv : kv_types(64))
+            check(s, 1, st, kv, sinks ? "long context with sinks" : "long context", plant);
     }
 }
 
@@ -197,15 +238,15 @@ TEST_F(AttentionTest, KvStoreThenAttentionRoundTrip) {
     Buffer kb = upload(k), vb = upload(v), qb = upload(q), ob = floats(q.size());
     Uploaded fs = upload_step(fill), ds = upload_step(dec);
     size_t cache_elems = size_t(n_seq) * s.capacity * kv_dim;
-    for (bool f16 : {false, true}) {
+    for (KvType kv : kv_types(64)) {
+        bool f16 = kv == KvType::F16;
         // The reference stores the values rounded as F16 would be, nearest even.
         std::vector<float> kr = k, vr = v;
         if (f16) ref::to_f16(k, &kr), ref::to_f16(v, &vr);
         std::vector<float> kc(cache_elems, 0.0f), vc(cache_elems, 0.0f);
         ref::kv_store(kr, vr, fill.pos, fill.seq, s, n_seq, kc, vc);
-        std::vector<float> want = ref::attention(q, kc, vc, dec.pos, dec.seq, dec.begin, s, n_seq);
         for (Kernels *kern : variants()) {
-            size_t bytes = cache_elems * (f16 ? 2 : 4);
+            size_t bytes = size_t(n_seq) * s.capacity * 2 * kv_row_bytes(kv, 64);
             Buffer kcb = ctx_->allocator().allocate(bytes, MemoryKind::Device);
             Buffer vcb = ctx_->allocator().allocate(bytes, MemoryKind::Device);
             run([&](Recording &r) {
@@ -213,15 +254,33 @@ TEST_F(AttentionTest, KvStoreThenAttentionRoundTrip) {
                 r.fill(vcb.range(), 0);
                 r.barrier();
                 kern->kv_store(r, kb.range(), vb.range(), kcb.range(), vcb.range(), fs.view(),
-                               shape(s, n_fill, f16));
+                               shape(s, n_fill, kv));
                 kern->attention(r, qb.range(), kcb.range(), vcb.range(), ob.range(), ds.view(),
-                                shape(s, 2, f16));
+                                shape(s, 2, kv));
             });
             // Stored values: exact for F32; for F16 the device's conversion may round either
-            // way, so within one F16 ulp (2^-10 relative) of the nearest-even value.
+            // way, so within one F16 ulp (2^-10 relative) of the nearest-even value; for Q8_0
+            // within half a quantization step of each value plus the F16 rounding of the
+            // block's scale (127 steps of 2^-11 relative): amax (0.5 / 127 + 2^-10).
+            std::vector<float> read[2];
+            int which = 0;
             for (auto [buf, want_cache] : {std::pair{&kcb, &kc}, std::pair{&vcb, &vc}}) {
-                std::vector<float> got(cache_elems);
-                if (f16) {
+                std::vector<float> &got = read[which++];
+                got.resize(cache_elems);
+                if (kv == KvType::Q8_0) {
+                    std::vector<uint8_t> raw(bytes);
+                    ctx_->transfer().download(*buf, raw.data(), bytes);
+                    got = dequantize_q8_0_cache(raw, 64);
+                    for (size_t b = 0; b < cache_elems / 32; ++b) {
+                        float amax = 0;
+                        for (size_t i = 0; i < 32; ++i)
+                            amax = std::max(amax, std::fabs((*want_cache)[b * 32 + i]));
+                        for (size_t i = 0; i < 32; ++i)
+                            ASSERT_LE(std::fabs(got[b * 32 + i] - (*want_cache)[b * 32 + i]),
+                                      amax * (0.5 / 127 + 1.0 / 1024))
+                                << "q8_0 cache value " << b * 32 + i;
+                    }
+                } else if (f16) {
                     std::vector<uint16_t> h(cache_elems);
                     ctx_->transfer().download(*buf, h.data(), bytes);
                     for (size_t i = 0; i < h.size(); ++i)
@@ -232,6 +291,11 @@ TEST_F(AttentionTest, KvStoreThenAttentionRoundTrip) {
                     expect_close(got, *want_cache, 0, 0, "f32 cache");
                 }
             }
+            // Attention over what was stored (for Q8_0 the values the device quantized).
+            const std::vector<float> &kw = kv == KvType::Q8_0 ? read[0] : kc;
+            const std::vector<float> &vw = kv == KvType::Q8_0 ? read[1] : vc;
+            std::vector<float> want =
+                ref::attention(q, kw, vw, dec.pos, dec.seq, dec.begin, s, n_seq);
             expect_close(download(ob, q.size()), want, 0, f16 ? 1e-3 : kTol, "round trip");
         }
     }
@@ -249,13 +313,16 @@ TEST_F(AttentionTest, UnsupportedShapesAreRefused) {
         }
         return VKLLM_OK;
     };
-    AttentionShape ok{1, 2, 1, 32, 2, 0, false, 0.1f};  // 2 slots x 32 values = 256 bytes
+    AttentionShape ok{1, 2, 1, 32, 2, 0, KvType::F32, 0.1f};  // 2 slots x 32 values = 256 bytes
     EXPECT_EQ(status(ok, r), VKLLM_OK);
     AttentionShape bad = ok;
     bad.head_dim = 300;
     EXPECT_EQ(status(bad, r), VKLLM_ERR_UNSUPPORTED);
     bad = ok;
     bad.n_heads = 3, bad.n_kv_heads = 2;
+    EXPECT_EQ(status(bad, r), VKLLM_ERR_UNSUPPORTED);
+    bad = ok;
+    bad.head_dim = 48, bad.kv_type = KvType::Q8_0;  // Q8_0 rows are whole blocks of 32
     EXPECT_EQ(status(bad, r), VKLLM_ERR_UNSUPPORTED);
     bad = ok;
     bad.n_sink = 2;

@@ -28,6 +28,7 @@ struct Options {
     uint32_t n_ctx = 0;
     uint32_t n_batch = 0;
     bool kv_f32 = false;
+    bool kv_q8 = false;
     vkllm_sampling_params sampling;
     vkllm_runtime_params runtime;
 };
@@ -70,6 +71,8 @@ bool parse(int argc, char **argv, Options &o) {
             o.n_batch = uint32_t(std::strtoul(value(), nullptr, 10));
         } else if (a == "--kv-f32") {
             o.kv_f32 = true;
+        } else if (a == "--kv-q8") {
+            o.kv_q8 = true;
         } else if (a == "--temp" && has_value) {
             o.sampling.temperature = std::strtof(value(), nullptr);
         } else if (a == "--top-k" && has_value) {
@@ -142,6 +145,7 @@ vkllm_status load(const Options &o, Loaded &l) {
     sp.n_ctx = o.n_ctx;
     if (o.n_batch) sp.n_batch = o.n_batch;
     if (o.kv_f32) sp.flags |= VKLLM_SESSION_KV_F32;
+    if (o.kv_q8) sp.flags |= VKLLM_SESSION_KV_Q8_0;
     return vkllm_session_create(l.model, &sp, &l.session);
 }
 

@@ -6,6 +6,7 @@
 //   vkllm info -m FILE                describe a GGUF model file
 //   vkllm tokenize -m FILE [TEXT]     token ids (and pieces) of a text
 //   vkllm self-check [options]        run every kernel against a CPU computation
+//   vkllm quantize IN OUT TYPE        rewrite a model's matrices in another type
 //   vkllm version
 //
 // Options: --device N|NAME   pick a device (also VKLLM_DEVICE)
@@ -32,7 +33,7 @@ int usage(FILE *out) {
         "  run -m FILE -p TEXT [-n N] [--temp T] [--top-k K] [--top-p P] [--min-p P]\n"
         "      [--repeat-penalty R] [--seed S] [--chat] [--system TEXT] [--template NAME]\n"
         "      [--prompt-ids 1,2,3]\n"
-        "      [--print-ids] [-c CTX] [-b BATCH] [--kv-f32]\n"
+        "      [--print-ids] [-c CTX] [-b BATCH] [--kv-f32 | --kv-q8]\n"
         "                generate text from a prompt (statistics on stderr)\n"
         "  chat -m FILE [--system TEXT] [--template chatml|llama3|harmony] [sampling options]\n"
         "                talk with a chat model through its template, one line per turn\n"
@@ -44,6 +45,9 @@ int usage(FILE *out) {
         "                tokenizer throughput on a text file\n"
         "  self-check    run every compute kernel on the chosen device and compare it with\n"
         "                a CPU computation\n"
+        "  quantize [--quiet] IN.gguf OUT.gguf TYPE\n"
+        "                rewrite a model with its matrices in TYPE: F16 BF16 Q8_0 Q4_0 Q4_1\n"
+        "                Q5_0 Q5_1 Q4_K Q5_K Q6_K, or the mixtures Q4_K_M Q5_K_M\n"
         "  version       print the library version\n"
         "\n"
         "options:\n"
@@ -379,6 +383,7 @@ int main(int argc, char **argv) {
     std::string cmd = argv[1];
     if (cmd == "run") return cmd_run(argc - 1, argv + 1);
     if (cmd == "chat") return cmd_chat(argc - 1, argv + 1);
+    if (cmd == "quantize") return cmd_quantize(argc - 1, argv + 1);
     const char *model = nullptr;
     TokenizeOptions tok;
     vkllm_runtime_params params;

@@ -60,7 +60,16 @@ vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params
         o.n_ctx = p.n_ctx;
         o.n_seq = p.n_seq;
         o.n_batch = p.n_batch;
-        o.kv_f32 = p.flags & VKLLM_SESSION_KV_F32;
+        const uint32_t known =
+            VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_Q8_0;
+        if (p.flags & ~known)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn, p.flags & ~known);
+        if ((p.flags & VKLLM_SESSION_KV_F32) && (p.flags & VKLLM_SESSION_KV_Q8_0))
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "%s: VKLLM_SESSION_KV_F32 and VKLLM_SESSION_KV_Q8_0 exclude each other", fn);
+        o.kv_type = p.flags & VKLLM_SESSION_KV_F32    ? vkllm::gpu::KvType::F32
+                    : p.flags & VKLLM_SESSION_KV_Q8_0 ? vkllm::gpu::KvType::Q8_0
+                                                      : vkllm::gpu::KvType::F16;
         o.streaming = p.flags & VKLLM_SESSION_STREAMING;
         o.n_sink = p.n_sink;
         auto s = std::make_unique<vkllm_session>();

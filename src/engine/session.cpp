@@ -51,7 +51,12 @@ Session::Session(const Model &model, const SessionOptions &options)
     step_ = alloc.allocate(step_stride_ * kStepArrays, gpu::MemoryKind::Host);
     ids_ = alloc.allocate(uint64_t(opt_.n_seq) * 4, gpu::MemoryKind::Host);
 
-    uint64_t per_seq = uint64_t(opt_.n_ctx) * c.kv_dim() * (opt_.kv_f32 ? 4 : 2);
+    if (opt_.kv_type == gpu::KvType::Q8_0 && c.head_dim % 32)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "session: a Q8_0 KV cache needs head_dim a multiple of 32; this model's is %u",
+             c.head_dim);
+    uint64_t per_seq =
+        uint64_t(opt_.n_ctx) * c.n_head_kv * gpu::kv_row_bytes(opt_.kv_type, c.head_dim);
     uint64_t layer_bytes = per_seq * opt_.n_seq;
     if (layer_bytes > ctx_.device().info().max_storage_buffer_range)
         fail(VKLLM_ERR_UNSUPPORTED,
@@ -87,7 +92,7 @@ gpu::AttentionShape Session::attention_shape(uint32_t n) const {
     s.head_dim = c.head_dim;
     s.capacity = opt_.n_ctx;
     s.n_sink = opt_.n_sink;
-    s.kv_f16 = !opt_.kv_f32;
+    s.kv_type = opt_.kv_type;
     s.scale = 1.0f / std::sqrt(float(c.head_dim));
     return s;
 }

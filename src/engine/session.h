@@ -14,10 +14,10 @@
 namespace vkllm::engine {
 
 struct SessionOptions {
-    uint32_t n_ctx = 0;      // KV slots per sequence; 0: the model's training context
-    uint32_t n_seq = 1;      // sequences, decoded together in one step
-    uint32_t n_batch = 64;   // prefill chunk length
-    bool kv_f32 = false;     // F16 by default
+    uint32_t n_ctx = 0;     // KV slots per sequence; 0: the model's training context
+    uint32_t n_seq = 1;     // sequences, decoded together in one step
+    uint32_t n_batch = 64;  // prefill chunk length
+    gpu::KvType kv_type = gpu::KvType::F16;
     bool streaming = false;  // when full: keep the first n_sink tokens and the most recent ones
     uint32_t n_sink = 4;
 };

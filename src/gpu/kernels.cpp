@@ -23,20 +23,59 @@ static void require(const BufferRange &r, uint64_t bytes, const char *kernel, co
              (unsigned long long)r.size, (unsigned long long)bytes);
 }
 
-// Bytes of `count` weights as stored (a Q8_0 count is whole blocks of 32).
-static uint64_t stored_bytes(WeightType type, uint64_t count) {
-    switch (type) {
-        case WeightType::F32:
-            return count * 4;
-        case WeightType::Q8_0:
-            return count / 32 * 34;
-        default:
-            return count * 2;
+namespace {
+struct TypeInfo {
+    WeightType type;
+    uint32_t ggml_id;
+    uint32_t block_weights;
+    uint32_t block_bytes;
+};
+// Indexed by WeightType.
+const TypeInfo kTypes[] = {
+    {WeightType::F32, 0, 1, 4},       {WeightType::F16, 1, 1, 2},
+    {WeightType::BF16, 30, 1, 2},     {WeightType::Q8_0, 8, 32, 34},
+    {WeightType::Q4_0, 2, 32, 18},    {WeightType::Q4_1, 3, 32, 20},
+    {WeightType::Q5_0, 6, 32, 22},    {WeightType::Q5_1, 7, 32, 24},
+    {WeightType::Q4_K, 12, 256, 144}, {WeightType::Q5_K, 13, 256, 176},
+    {WeightType::Q6_K, 14, 256, 210}, {WeightType::MXFP4, 39, 32, 17},
+};
+}  // namespace
+
+bool weight_type_from_ggml(uint32_t ggml_id, WeightType *type) {
+    for (const TypeInfo &t : kTypes) {
+        if (t.ggml_id == ggml_id) {
+            *type = t.type;
+            return true;
+        }
     }
+    return false;
+}
+
+uint32_t block_weights(WeightType type) {
+    return kTypes[uint32_t(type)].block_weights;
+}
+uint32_t block_bytes(WeightType type) {
+    return kTypes[uint32_t(type)].block_bytes;
+}
+
+// Bytes of `count` weights as stored (whole blocks).
+static uint64_t stored_bytes(WeightType type, uint64_t count) {
+    return count / block_weights(type) * block_bytes(type);
 }
 
 uint64_t weight_bytes(WeightType type, uint64_t count) {
     return (stored_bytes(type, count) + 3) / 4 * 4;
+}
+
+uint64_t kv_row_bytes(KvType type, uint32_t head_dim) {
+    switch (type) {
+        case KvType::F32:
+            return uint64_t(head_dim) * 4;
+        case KvType::F16:
+            return uint64_t(head_dim) * 2;
+        default:
+            return uint64_t(head_dim) + 16;
+    }
 }
 
 std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base) {
@@ -75,8 +114,9 @@ Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
 }
 
 std::vector<Kernels::Chunk> Kernels::split_rows(const Matrix &m) const {
-    if (m.type == WeightType::Q8_0 && m.cols % 32)
-        fail(VKLLM_ERR_INTERNAL, "a Q8_0 row of %u weights is not whole blocks", m.cols);
+    if (m.cols % block_weights(m.type))
+        fail(VKLLM_ERR_INTERNAL, "a row of %u weights is not whole blocks of %u", m.cols,
+             block_weights(m.type));
     uint64_t row_bytes = stored_bytes(m.type, m.cols);
     uint64_t total = weight_bytes(m.type, uint64_t(m.rows) * m.cols);
     require(m.data, total, "matrix", "weight");
@@ -272,7 +312,8 @@ void Kernels::get_rows(Recording &rec, const Matrix &table, const BufferRange &i
     require(ids, uint64_t(n_ids) * 4, "get_rows", "ids");
     require(out, uint64_t(n_ids) * table.cols * 4, "get_rows", "out");
     const Pipeline &p = pipelines_.get("get_rows", 3, {uint32_t(table.type)});
-    uint64_t n = uint64_t(n_ids) * table.cols;
+    // An invocation decodes 8 weights of a block-quantized table (rows are whole blocks).
+    uint64_t n = uint64_t(n_ids) * table.cols / (block_weights(table.type) > 1 ? 8 : 1);
     for (const Chunk &c : split_rows(table)) {
         struct {
             uint32_t n_ids, cols, row0, rows, total_rows;
@@ -300,7 +341,11 @@ uint32_t Kernels::check_attention(const BufferRange &k_cache, const BufferRange 
     if (s.capacity <= s.n_sink || s.capacity > uint32_t(INT32_MAX))
         fail(VKLLM_ERR_UNSUPPORTED, "%s: a cache of %u slots with %u sink positions", kernel,
              s.capacity, s.n_sink);
-    uint64_t seq_bytes = uint64_t(s.capacity) * s.n_kv_heads * s.head_dim * (s.kv_f16 ? 2 : 4);
+    if (s.kv_type == KvType::Q8_0 && s.head_dim % 32)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "%s: a Q8_0 KV cache needs head_dim a multiple of 32, the model has %u", kernel,
+             s.head_dim);
+    uint64_t seq_bytes = uint64_t(s.capacity) * s.n_kv_heads * kv_row_bytes(s.kv_type, s.head_dim);
     uint64_t max_range = device_.info().max_storage_buffer_range;
     for (const BufferRange *c : {&k_cache, &v_cache}) {
         if (c->size > max_range)
@@ -321,12 +366,14 @@ void Kernels::kv_store(Recording &rec, const BufferRange &k, const BufferRange &
     uint32_t kv_dim = shape.n_kv_heads * shape.head_dim;
     require(k, uint64_t(shape.n_tokens) * kv_dim * 4, "kv_store", "k");
     require(v, uint64_t(shape.n_tokens) * kv_dim * 4, "kv_store", "v");
-    const Pipeline &p = pipelines_.get("kv_store", 6, {uint32_t(shape.kv_f16)});
+    const Pipeline &p = pipelines_.get("kv_store", 6, {uint32_t(shape.kv_type)});
     struct {
-        uint32_t n_tokens, kv_dim, capacity, n_sink, n_seq;
-    } push{shape.n_tokens, kv_dim, shape.capacity, shape.n_sink, n_seq};
-    // One invocation per 8 values of a token.
-    uint64_t n = uint64_t(shape.n_tokens) * (kv_dim / 8);
+        uint32_t n_tokens, kv_dim, head_dim, capacity, n_sink, n_seq;
+    } push{shape.n_tokens, kv_dim, shape.head_dim, shape.capacity, shape.n_sink, n_seq};
+    // One invocation per 8 values of a token, or per head row when quantizing (its blocks need
+    // their absolute maximum, and their scales share words).
+    uint64_t per_token = shape.kv_type == KvType::Q8_0 ? shape.n_kv_heads : kv_dim / 8;
+    uint64_t n = uint64_t(shape.n_tokens) * per_token;
     dispatch_1d(rec, p, {k, v, k_cache, v_cache, step.positions, step.seq_ids}, &push, sizeof push,
                 (n + 63) / 64);
     rec.barrier();
@@ -363,7 +410,7 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
     if (gx > device_.caps().max_groups_x)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: %u heads are too many", shape.n_heads);
     const Pipeline &p =
-        pipelines_.get("attention", 7, {wg, shape.head_dim, uint32_t(shape.kv_f16), g});
+        pipelines_.get("attention", 7, {wg, shape.head_dim, uint32_t(shape.kv_type), g});
     struct {
         uint32_t n_tokens, n_heads, n_kv_heads, capacity, n_sink, n_seq;
         float scale;
@@ -389,7 +436,7 @@ void Kernels::attention_small_head(Recording &rec, const BufferRange &q, const B
     uint32_t wg = 8;
     while (wg < shape.head_dim)
         wg *= 2;
-    const Pipeline &p = pipelines_.get("attention_small_head", 7, {wg, uint32_t(shape.kv_f16)});
+    const Pipeline &p = pipelines_.get("attention_small_head", 7, {wg, uint32_t(shape.kv_type)});
     struct {
         uint32_t n_tokens, n_heads, n_kv_heads, head_dim, capacity, n_sink;
         float scale;

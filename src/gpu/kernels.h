@@ -10,8 +10,29 @@
 
 namespace vkllm::gpu {
 
-// Q8_0: GGUF's blocks of 32 weights, an F16 scale then 32 int8, 34 bytes, read as stored.
-enum class WeightType : uint32_t { F32 = 0, F16 = 1, BF16 = 2, Q8_0 = 3 };
+// How a matrix stores its weights. The block-quantized types are GGUF's blocks read as stored
+// (layouts in shaders/weights.glsl); a row of them is whole blocks (32 weights, 256 for the
+// K-quants). The values are the shaders' WTYPE.
+enum class WeightType : uint32_t {
+    F32 = 0,
+    F16 = 1,
+    BF16 = 2,
+    Q8_0 = 3,
+    Q4_0 = 4,
+    Q4_1 = 5,
+    Q5_0 = 6,
+    Q5_1 = 7,
+    Q4_K = 8,
+    Q5_K = 9,
+    Q6_K = 10,
+    MXFP4 = 11,
+};
+
+// The WeightType of GGUF tensor type `ggml_id`; false when the kernels cannot read it.
+bool weight_type_from_ggml(uint32_t ggml_id, WeightType *type);
+// Weights per block (1 for F32/F16/BF16) and bytes per block.
+uint32_t block_weights(WeightType type);
+uint32_t block_bytes(WeightType type);
 
 // A row-major matrix of `rows` x `cols` weights: row r is output feature r (GGUF's [cols, rows]).
 // Kernels read F16 and BF16 data as 32-bit words, so its binding covers weight_bytes() (rounded
@@ -23,7 +44,7 @@ struct Matrix {
     uint32_t cols = 0;
 };
 
-// Bytes a binding of `count` weights must cover.
+// Bytes a binding of `count` weights (whole blocks) must cover.
 uint64_t weight_bytes(WeightType type, uint64_t count);
 
 // Per-token values of a step, each an int32 array with one entry per token of the step.
@@ -33,19 +54,29 @@ struct StepView {
     BufferRange kv_begin;   // first position (>= n_sink) that token may attend to
 };
 
+// How the KV cache stores K and V rows (one row: one KV head of one slot, head_dim values).
+//   F32, F16: head_dim values (F16 two per word, low half first).
+//   Q8_0: head_dim int8 quants then a 16-byte tail holding one F16 scale per 32 values
+//         (value = scale * quant, blocks of 32 as GGUF's Q8_0; head_dim a multiple of 32, at
+//         most 256), so a row is whole uvec4 and its quants load 16 at a time.
+enum class KvType : uint32_t { F32 = 0, F16 = 1, Q8_0 = 2 };
+
+// Bytes of one K or V row of `head_dim` values.
+uint64_t kv_row_bytes(KvType type, uint32_t head_dim);
+
 struct AttentionShape {
     uint32_t n_tokens;  // tokens in this step
     uint32_t n_heads, n_kv_heads, head_dim;
     uint32_t capacity;  // KV slots per sequence
     uint32_t n_sink;    // positions [0, n_sink) are kept in slots [0, n_sink) forever
-    bool kv_f16;        // KV cache stored as F16 (two per 32-bit word), else F32
-    float scale;        // score scale, normally 1/sqrt(head_dim)
+    KvType kv_type;
+    float scale;  // score scale, normally 1/sqrt(head_dim)
 };
 // Where position p lives: p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink).
 // (n_sink = 0 gives the plain ring slot p % capacity.)
 //
-// KV cache layout per layer: k_cache and v_cache are [n_seq][capacity][n_kv_heads][head_dim]
-// (F16 packed in words, or F32); n_seq is the binding size over the size of one sequence.
+// KV cache layout per layer: k_cache and v_cache are [n_seq][capacity][n_kv_heads] rows of
+// kv_row_bytes(); n_seq is the binding size over the size of one sequence.
 // head_dim must be 32, 64, 80, 96 or 128, and a cache binding must fit in
 // maxStorageBufferRange (VKLLM_ERR_UNSUPPORTED otherwise).
 

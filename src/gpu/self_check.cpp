@@ -221,7 +221,7 @@ void self_check(Context &ctx, vkllm_self_check_result &result) {
     // Attention of one query (2 heads over 1 KV head of 32) on 5 cached positions stored by
     // kv_store: a decode step's path through the KV ring.
     const uint32_t dim = 32, keys = 5;
-    AttentionShape shape{keys, 2, 1, dim, 8, 0, false, 1.0f / std::sqrt(float(dim))};
+    AttentionShape shape{keys, 2, 1, dim, 8, 0, KvType::F32, 1.0f / std::sqrt(float(dim))};
     std::vector<float> kv = pattern(size_t(keys) * dim, 5), vv = pattern(size_t(keys) * dim, 6);
     std::vector<float> q = pattern(size_t(keys) * 2 * dim, 7);
     std::vector<int32_t> positions(keys), seqs(keys, 0), begin(keys, 0);

@@ -20,24 +20,12 @@ class Loader {
     gpu::Matrix matrix(const std::string &name, uint32_t cols, uint32_t rows) {
         const format::TensorInfo &t = tensor(name, cols, rows);
         gpu::WeightType type;
-        switch (t.type->id) {
-            case 0:
-                type = gpu::WeightType::F32;
-                break;
-            case 1:
-                type = gpu::WeightType::F16;
-                break;
-            case 30:
-                type = gpu::WeightType::BF16;
-                break;
-            case 8:
-                type = gpu::WeightType::Q8_0;
-                break;
-            default:
-                fail(VKLLM_ERR_UNSUPPORTED,
-                     "%s: tensor %s has type %s, which this build cannot run", f_.path().c_str(),
-                     name.c_str(), t.type->name);
-        }
+        if (!gpu::weight_type_from_ggml(t.type->id, &type))
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: tensor %s has type %s, which this build cannot run",
+                 f_.path().c_str(), name.c_str(), t.type->name);
+        if (cols % gpu::block_weights(type))
+            fail(VKLLM_ERR_FORMAT, "%s: tensor %s has rows of %u weights, not whole %s blocks",
+                 f_.path().c_str(), name.c_str(), cols, t.type->name);
         // F16/BF16 data is bound in whole words; GGUF's tensor alignment always leaves room.
         uint64_t bytes = gpu::weight_bytes(type, t.n_elements);
         gpu::Buffer b = ctx_.allocator().allocate(bytes, gpu::MemoryKind::Device);

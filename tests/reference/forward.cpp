@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 
-#include "common/half.h"
 #include "format/gguf.h"
+#include "format/quant.h"
 
 namespace ref {
 
@@ -21,37 +20,16 @@ using vkllm::format::TensorInfo;
     throw std::runtime_error(f.path() + ": " + what);
 }
 
-float f32_at(const uint8_t *p, size_t i) {
-    float x;
-    std::memcpy(&x, p + 4 * i, 4);
-    return x;
-}
-
-uint16_t u16_at(const uint8_t *p, size_t i) {
-    uint16_t h;
-    std::memcpy(&h, p + 2 * i, 2);
-    return h;
-}
-
-float bf16_to_float(uint16_t h) {
-    uint32_t bits = uint32_t(h) << 16;
-    float x;
-    std::memcpy(&x, &bits, 4);
-    return x;
-}
-
-// Every element exactly as the file stores it: F16 and BF16 widen to float without rounding.
+// Every element exactly as the file stores it: F16 and BF16 widen to float without rounding;
+// block-quantized types are dequantized as ggml does (format/quant.h, checked against gguf-py
+// by the quantization tests).
 Vec values(const GgufFile &f, const TensorInfo &t) {
     uint32_t type = t.type->id;
-    if (type != 0 && type != 1 && type != 30)
-        bad(f, t.name + " has type " + t.type->name + " (F32, F16 and BF16 are supported)");
-    const uint8_t *p = f.tensor_data(t);
-    Vec v(t.n_elements);
-    for (size_t i = 0; i < v.size(); ++i)
-        v[i] = type == 0   ? f32_at(p, i)
-               : type == 1 ? vkllm::half_to_float(u16_at(p, i))
-                           : bf16_to_float(u16_at(p, i));
-    return v;
+    if (!vkllm::format::can_dequantize(type))
+        bad(f, t.name + " has type " + t.type->name + ", which the reference cannot read");
+    std::vector<float> v(t.n_elements);
+    vkllm::format::dequantize_row(type, f.tensor_data(t), v.data(), t.n_elements);
+    return Vec(v.begin(), v.end());
 }
 
 const TensorInfo &tensor(const GgufFile &f, const std::string &name) {

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "common/half.h"
+#include "format/ggml_types.h"
+#include "format/quant.h"
 #include "gguf_builder.h"
 
 uint16_t float_to_bf16(float f) {
@@ -37,6 +39,12 @@ class Random {
 
 std::vector<uint8_t> encode(const std::vector<float> &v, uint32_t type) {
     if (type == 8) return ref::to_q8_0(v, nullptr);
+    if (type != 0 && type != 1 && type != 30) {  // the library's quantizers (format/quant.h)
+        const vkllm::format::GgmlType *t = vkllm::format::ggml_type(type);
+        std::vector<uint8_t> bytes(v.size() / t->block_elements * t->block_bytes);
+        vkllm::format::quantize_row(type, v.data(), bytes.data(), v.size());
+        return bytes;
+    }
     std::vector<uint8_t> bytes(v.size() * (type == 0 ? 4 : 2));
     for (size_t i = 0; i < v.size(); ++i) {
         if (type == 0) {
@@ -85,11 +93,9 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     const std::string &arch = spec.arch;
     if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
         throw std::runtime_error("write_tiny_model: architecture \"" + arch + "\"");
-    if (spec.weight_type != 0 && spec.weight_type != 1 && spec.weight_type != 8 &&
-        spec.weight_type != 30)
+    if (!vkllm::format::can_quantize(spec.weight_type))
         throw std::runtime_error("write_tiny_model: weight type " +
-                                 std::to_string(spec.weight_type) +
-                                 " (0, 1, 8 and 30 are written)");
+                                 std::to_string(spec.weight_type) + " cannot be written");
     uint32_t head_dim = spec.head_dim ? spec.head_dim : spec.n_embd / spec.n_head;
     if (spec.n_vocab < 3 || spec.n_head == 0 || spec.n_head_kv == 0 ||
         spec.n_head % spec.n_head_kv != 0 || head_dim == 0 || head_dim % 2 != 0)

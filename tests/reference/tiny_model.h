@@ -11,8 +11,9 @@ struct TinyModelSpec {
     uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
     uint32_t head_dim = 0;  // 0: n_embd / n_head
     uint32_t n_ctx = 128;
-    uint32_t weight_type = 0;  // ggml type of the matrices: 0 F32, 1 F16, 8 Q8_0 (rows of whole
-                               // 32-blocks), 30 BF16; norms stay F32
+    uint32_t weight_type = 0;  // ggml type of the matrices: F32, F16, BF16 or any type
+                               // format::can_quantize() takes (rows of whole blocks); norms
+                               // stay F32
     bool tied_output = false;  // omit output.weight
     float rope_base = 10000.0f, rms_eps = 1e-5f;
     uint32_t seed = 1;

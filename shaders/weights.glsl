@@ -1,0 +1,177 @@
+// Reading weights as GGUF stores them, in every type the kernels run. Include after declaring
+// the weight buffer as `uint NAME[]`, `#define WEIGHTS NAME` and the specialization constant
+// WTYPE (gpu::WeightType). Weights are read as 32-bit words so that no 8- or 16-bit storage
+// feature is needed; blocks need not start on a word (Q4_0's 18-byte blocks, Q6_K's 210-byte
+// ones), so multi-byte fields are assembled from the words that hold them. The constant WTYPE
+// folds every branch on the type away.
+//
+// Block layouts (ggml's, little-endian, `h` = F16):
+//   Q8_0  34 B / 32: h d, int8 q[32]                             w = d q
+//   Q4_0  18 B / 32: h d, u8 qs[16]                              w = d (q - 8)
+//   Q4_1  20 B / 32: h d, h m, u8 qs[16]                         w = d q + m
+//   Q5_0  22 B / 32: h d, u32 qh, u8 qs[16]                      w = d (q - 16)
+//   Q5_1  24 B / 32: h d, h m, u32 qh, u8 qs[16]                 w = d q + m
+//   MXFP4 17 B / 32: u8 e, u8 qs[16]                             w = fp4[q] 2^(e - 128)
+//     (element i < 16 is the low nibble of qs[i], element i + 16 the high one; the 5th bit of
+//      element i is bit i of qh)
+//   Q4_K 144 B / 256: h d, h dmin, u8 scales[12], u8 qs[128]     w = d sc q - dmin m
+//   Q5_K 176 B / 256: h d, h dmin, u8 scales[12], u8 qh[32], u8 qs[128]
+//     (sub-block s of 32 has a 6-bit scale sc and min m; its element l is the low (s even) or
+//      high (s odd) nibble of qs[32 (s / 2) + l], Q5_K's 5th bit is bit s of qh[l])
+//   Q6_K 210 B / 256: u8 ql[128], u8 qh[64], int8 sc[16], h d    w = d sc (q - 32)
+//     (half n of 128, group g of 32 within it, element l: low 4 bits from
+//      ql[64 n + 32 (g & 1) + l] (low nibble for g < 2), high 2 bits at bit 2 g of
+//      qh[32 n + l], scale sc[8 n + 2 g + l / 16])
+
+// Byte o of the weights.
+uint w_byte(uint o) { return (WEIGHTS[o >> 2u] >> ((o & 3u) << 3u)) & 0xffu; }
+
+// The 4 bytes at byte o (any alignment). For an unaligned o the second word read still holds
+// byte o + 3, so it is inside a binding that covers the data rounded up to words.
+uint w_word(uint o) {
+    uint s = (o & 3u) << 3u;
+    uint lo = WEIGHTS[o >> 2u];
+    return s == 0u ? lo : (lo >> s) | (WEIGHTS[(o >> 2u) + 1u] << (32u - s));
+}
+
+// The F16 at byte o (o even, so within one word).
+float w_half(uint o) { return unpackHalf2x16(WEIGHTS[o >> 2u] >> ((o & 2u) << 3u)).x; }
+
+// Nibble n (0 = low) of each byte of w as a vec4.
+vec4 nibbles4(uint w, uint n) {
+    uint s = n << 2u;
+    return vec4((w >> s) & 15u, (w >> (s + 8u)) & 15u, (w >> (s + 16u)) & 15u, (w >> (s + 24u)) & 15u);
+}
+
+// Bits [b, b + 1] or [b] (count c) of each byte of w as a vec4.
+vec4 bits4(uint w, uint b, uint c) {
+    uint m = (1u << c) - 1u;
+    return vec4((w >> b) & m, (w >> (b + 8u)) & m, (w >> (b + 16u)) & m, (w >> (b + 24u)) & m);
+}
+
+// The four bytes of w as signed values.
+vec4 int8x4(uint w) {
+    return vec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
+                bitfieldExtract(int(w), 24, 8));
+}
+
+// FP4 (E2M1) values doubled, so that the block scale is 2^(e - 128).
+const float FP4[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0,
+                                -12.0);
+
+vec4 fp4x4(uint w, uint n) {
+    uint s = n << 2u;
+    return vec4(FP4[(w >> s) & 15u], FP4[(w >> (s + 8u)) & 15u], FP4[(w >> (s + 16u)) & 15u],
+                FP4[(w >> (s + 24u)) & 15u]);
+}
+
+// 2^(e - 128) for an E8M0 exponent byte (as ggml: the two smallest are denormals).
+float e8m0_half(uint e) { return uintBitsToFloat(e < 2u ? 0x00200000u << e : (e - 1u) << 23u); }
+
+// Scale and min of sub-block s of a K-quant super-block whose 12 scale bytes start at byte o.
+vec2 k_scale_min(uint o, uint s) {
+    if (s < 4u) return vec2(w_byte(o + s) & 63u, w_byte(o + s + 4u) & 63u);
+    uint a = w_byte(o + s + 4u);
+    return vec2((a & 15u) | ((w_byte(o + s - 4u) >> 6u) << 4u), (a >> 4u) | ((w_byte(o + s) >> 6u) << 4u));
+}
+
+const uint BLOCK_BYTES[12] = uint[12](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u);
+
+// Weights 8 q .. 8 q + 7 of 32-weight unit u (weights 32 u .. 32 u + 31 of the tensor, which is
+// whole blocks: rows are) of a block-quantized type, as a and b.
+void unit_weights8(uint u, uint q, out vec4 a, out vec4 b) {
+    if (WTYPE == 3u) {  // Q8_0
+        uint o = u * 34u;
+        float d = w_half(o);
+        a = d * int8x4(w_word(o + 2u + 8u * q));
+        b = d * int8x4(w_word(o + 6u + 8u * q));
+    } else if (WTYPE == 4u || WTYPE == 5u) {  // Q4_0, Q4_1: quarters 2, 3 are the high nibbles
+        uint o = u * BLOCK_BYTES[WTYPE];
+        uint qs = o + (WTYPE == 4u ? 2u : 4u) + 8u * (q & 1u);
+        vec4 qa = nibbles4(w_word(qs), q >> 1u), qb = nibbles4(w_word(qs + 4u), q >> 1u);
+        if (WTYPE == 4u) {
+            float d = w_half(o);
+            a = d * (qa - 8.0);
+            b = d * (qb - 8.0);
+        } else {
+            vec2 dm = unpackHalf2x16(WEIGHTS[o >> 2u]);
+            a = dm.x * qa + dm.y;
+            b = dm.x * qb + dm.y;
+        }
+    } else if (WTYPE == 6u || WTYPE == 7u) {  // Q5_0, Q5_1
+        uint o = u * BLOCK_BYTES[WTYPE];
+        uint h = WTYPE == 6u ? 2u : 4u;
+        uint qh = w_word(o + h) >> (8u * q);  // the 5th bits of this quarter, one per weight
+        uint qs = o + h + 4u + 8u * (q & 1u);
+        vec4 qa = nibbles4(w_word(qs), q >> 1u) + 16.0 * vec4(qh & 1u, (qh >> 1u) & 1u, (qh >> 2u) & 1u, (qh >> 3u) & 1u);
+        vec4 qb = nibbles4(w_word(qs + 4u), q >> 1u) +
+                  16.0 * vec4((qh >> 4u) & 1u, (qh >> 5u) & 1u, (qh >> 6u) & 1u, (qh >> 7u) & 1u);
+        if (WTYPE == 6u) {
+            float d = w_half(o);
+            a = d * (qa - 16.0);
+            b = d * (qb - 16.0);
+        } else {
+            vec2 dm = unpackHalf2x16(WEIGHTS[o >> 2u]);
+            a = dm.x * qa + dm.y;
+            b = dm.x * qb + dm.y;
+        }
+    } else if (WTYPE == 8u || WTYPE == 9u) {  // Q4_K, Q5_K
+        uint s = u & 7u;
+        uint o = (u >> 3u) * BLOCK_BYTES[WTYPE];
+        vec2 dm = unpackHalf2x16(WEIGHTS[o >> 2u]);
+        vec2 sm = k_scale_min(o + 4u, s);
+        float d = dm.x * sm.x, m = dm.y * sm.y;
+        uint qs = o + (WTYPE == 8u ? 16u : 48u) + 32u * (s >> 1u) + 8u * q;
+        vec4 qa = nibbles4(WEIGHTS[qs >> 2u], s & 1u), qb = nibbles4(WEIGHTS[(qs >> 2u) + 1u], s & 1u);
+        if (WTYPE == 9u) {
+            uint qh = o + 16u + 8u * q;
+            qa += 16.0 * bits4(WEIGHTS[qh >> 2u], s, 1u);
+            qb += 16.0 * bits4(WEIGHTS[(qh >> 2u) + 1u], s, 1u);
+        }
+        a = d * qa - m;
+        b = d * qb - m;
+    } else if (WTYPE == 10u) {  // Q6_K
+        uint s = u & 7u;
+        uint o = (u >> 3u) * 210u;
+        uint n = s >> 2u, g = s & 3u;
+        uint ql = o + 64u * n + 32u * (g & 1u) + 8u * q;
+        uint qh = o + 128u + 32u * n + 8u * q;
+        float d = w_half(o + 208u) * float(bitfieldExtract(int(w_byte(o + 192u + 8u * n + 2u * g + (q >> 1u))), 0, 8));
+        a = d * (nibbles4(w_word(ql), g >> 1u) + 16.0 * bits4(w_word(qh), 2u * g, 2u) - 32.0);
+        b = d * (nibbles4(w_word(ql + 4u), g >> 1u) + 16.0 * bits4(w_word(qh + 4u), 2u * g, 2u) - 32.0);
+    } else {  // MXFP4
+        uint o = u * 17u;
+        float d = e8m0_half(w_byte(o));
+        uint qs = o + 1u + 8u * (q & 1u);
+        a = d * fp4x4(w_word(qs), q >> 1u);
+        b = d * fp4x4(w_word(qs + 4u), q >> 1u);
+    }
+}
+
+// All 32 weights of unit u, as wv[0..7]. Q8_0 reads its 34-byte block as the 9 words that
+// hold it (half the loads of four quarters); the other types go quarter by quarter.
+void unit_weights32(uint u, out vec4 wv[8]) {
+    if (WTYPE == 3u) {
+        uint o = u * 34u;
+        uint bw = o >> 2u;
+        bool aligned = (o & 3u) == 0u;  // else the block starts at byte 2 of its first word
+        uint W[9];
+        [[unroll]] for (uint i = 0; i < 9u; ++i) W[i] = WEIGHTS[bw + i];
+        vec2 dd = unpackHalf2x16(W[0]);
+        float d = aligned ? dd.x : dd.y;
+        [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = d * int8x4(aligned ? (W[i] >> 16u) | (W[i + 1u] << 16u) : W[i + 1u]);
+        return;
+    }
+    [[unroll]] for (uint q = 0; q < 4u; ++q) unit_weights8(u, q, wv[2u * q], wv[2u * q + 1u]);
+}
+
+// Weight e of the tensor (row-major, so weight c of row r is e = r cols + c), any type.
+float weight_at(uint e) {
+    if (WTYPE == 0u) return uintBitsToFloat(WEIGHTS[e]);
+    if (WTYPE == 1u) return unpackHalf2x16(WEIGHTS[e >> 1u])[e & 1u];
+    if (WTYPE == 2u) return uintBitsToFloat((WEIGHTS[e >> 1u] << ((~e & 1u) << 4u)) & 0xffff0000u);
+    vec4 a, b;
+    unit_weights8(e >> 5u, (e >> 3u) & 3u, a, b);
+    uint i = e & 7u;
+    return i < 4u ? a[i] : b[i - 4u];
+}
