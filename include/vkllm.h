@@ -539,9 +539,12 @@ typedef struct vkllm_model_info {
     uint32_t n_kv_heads;
     uint32_t head_dim;
     uint32_t n_ctx_train;
-    uint64_t device_bytes; /* device memory of the weights */
+    uint64_t device_bytes; /* device memory of the weights: their bytes as stored in the file
+                              (quantized blocks stay quantized), norms and biases widened to
+                              F32 */
     uint64_t file_bytes;
     uint64_t rope_table_builds; /* times the RoPE cos/sin table was computed: 1 */
+    uint64_t tensor_bytes;      /* bytes of tensor data in the file */
 } vkllm_model_info;
 
 VKLLM_API vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_model_info *out);

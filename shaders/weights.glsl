@@ -148,10 +148,35 @@ void unit_weights8(uint u, uint q, out vec4 a, out vec4 b) {
     }
 }
 
-// All 32 weights of unit u, as wv[0..7]. Q8_0 reads its 34-byte block as the 9 words that
-// hold it (half the loads of four quarters); the other types go quarter by quarter.
+// The bytes of a block of at most 24 bytes at byte o, as words from its first byte: A[i] holds
+// block bytes 4i .. 4i + 3 (the words holding the block are loaded once, none past it).
+void block_words(uint o, uint nbytes, out uint A[7]) {
+    uint b = o >> 2u, sh = (o & 3u) << 3u;
+    uint W[8];
+    [[unroll]] for (uint i = 0; i < 8u; ++i) W[i] = 4u * i < (o & 3u) + nbytes ? WEIGHTS[b + i] : 0u;
+    [[unroll]] for (uint i = 0; i < 7u; ++i) A[i] = sh == 0u ? W[i] : (W[i] >> sh) | (W[i + 1u] << (32u - sh));
+}
+
+// The 4 bytes at block byte t of A (t a constant once unrolled).
+uint field4(uint A[7], uint t) {
+    uint i = t >> 2u, sh = (t & 3u) << 3u;
+    return sh == 0u ? A[i] : (A[i] >> sh) | (A[i + 1u] << (32u - sh));
+}
+
+// The 32 bytes at byte o (o even), as 8 words.
+void words32(uint o, out uint A[8]) {
+    uint b = o >> 2u;
+    bool odd = (o & 2u) != 0u;
+    uint W[9];
+    [[unroll]] for (uint i = 0; i < 8u; ++i) W[i] = WEIGHTS[b + i];
+    W[8] = odd ? WEIGHTS[b + 8u] : 0u;
+    [[unroll]] for (uint i = 0; i < 8u; ++i) A[i] = odd ? (W[i] >> 16u) | (W[i + 1u] << 16u) : W[i];
+}
+
+// All 32 weights of unit u, as wv[0..7], loading each word of the unit's data once (the
+// quarter-by-quarter decoding of unit_weights8 reloads headers and straddling words).
 void unit_weights32(uint u, out vec4 wv[8]) {
-    if (WTYPE == 3u) {
+    if (WTYPE == 3u) {  // Q8_0: the 9 words holding the 34-byte block
         uint o = u * 34u;
         uint bw = o >> 2u;
         bool aligned = (o & 3u) == 0u;  // else the block starts at byte 2 of its first word
@@ -160,9 +185,63 @@ void unit_weights32(uint u, out vec4 wv[8]) {
         vec2 dd = unpackHalf2x16(W[0]);
         float d = aligned ? dd.x : dd.y;
         [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = d * int8x4(aligned ? (W[i] >> 16u) | (W[i + 1u] << 16u) : W[i + 1u]);
-        return;
+    } else if (WTYPE >= 4u && WTYPE <= 7u || WTYPE == 11u) {  // Q4_0, Q4_1, Q5_0, Q5_1, MXFP4
+        uint A[7];
+        block_words(u * BLOCK_BYTES[WTYPE], BLOCK_BYTES[WTYPE], A);
+        // Where the quants start, the scale (and min), the 5th bits.
+        uint qs = WTYPE == 4u ? 2u : WTYPE == 5u ? 4u : WTYPE == 6u ? 6u : WTYPE == 7u ? 8u : 1u;
+        vec2 dm = unpackHalf2x16(A[0]);
+        float d = WTYPE == 11u ? e8m0_half(A[0] & 0xffu) : dm.x;
+        float m = WTYPE == 5u || WTYPE == 7u ? dm.y : WTYPE == 4u ? -8.0 * d : WTYPE == 6u ? -16.0 * d : 0.0;
+        uint qh = WTYPE == 6u ? field4(A, 2u) : WTYPE == 7u ? A[1] : 0u;
+        [[unroll]] for (uint j = 0; j < 4u; ++j) {
+            uint q = field4(A, qs + 4u * j);
+            if (WTYPE == 11u) {
+                wv[j] = d * fp4x4(q, 0u);
+                wv[4u + j] = d * fp4x4(q, 1u);
+                continue;
+            }
+            vec4 lo = nibbles4(q, 0u), hi = nibbles4(q, 1u);
+            if (WTYPE == 6u || WTYPE == 7u) {
+                uint l = qh >> (4u * j), h = qh >> (16u + 4u * j);
+                lo += 16.0 * vec4(l & 1u, (l >> 1u) & 1u, (l >> 2u) & 1u, (l >> 3u) & 1u);
+                hi += 16.0 * vec4(h & 1u, (h >> 1u) & 1u, (h >> 2u) & 1u, (h >> 3u) & 1u);
+            }
+            wv[j] = d * lo + m;
+            wv[4u + j] = d * hi + m;
+        }
+    } else if (WTYPE == 8u || WTYPE == 9u) {  // Q4_K, Q5_K: super-blocks start on 16 bytes
+        uint s = u & 7u;
+        uint o = (u >> 3u) * BLOCK_BYTES[WTYPE];
+        uint b = o >> 2u;
+        vec2 dm = unpackHalf2x16(WEIGHTS[b]);
+        uint sc[3] = uint[3](WEIGHTS[b + 1u], WEIGHTS[b + 2u], WEIGHTS[b + 3u]);
+        // k_scale_min over the 12 scale bytes held in sc.
+        uint j4 = s & 3u;
+        uint b0 = (sc[0] >> (8u * j4)) & 0xffu, b1 = (sc[1] >> (8u * j4)) & 0xffu, b2 = (sc[2] >> (8u * j4)) & 0xffu;
+        vec2 sm = s < 4u ? vec2(b0 & 63u, b1 & 63u) : vec2((b2 & 15u) | ((b0 >> 6u) << 4u), (b2 >> 4u) | ((b1 >> 6u) << 4u));
+        float d = dm.x * sm.x, m = dm.y * sm.y;
+        uint q0 = b + (WTYPE == 8u ? 4u : 12u) + 8u * (s >> 1u);
+        [[unroll]] for (uint i = 0; i < 8u; ++i) {
+            vec4 q = nibbles4(WEIGHTS[q0 + i], s & 1u);
+            if (WTYPE == 9u) q += 16.0 * bits4(WEIGHTS[b + 4u + i], s, 1u);
+            wv[i] = d * q - m;
+        }
+    } else if (WTYPE == 10u) {  // Q6_K
+        uint s = u & 7u;
+        uint o = (u >> 3u) * 210u;
+        uint n = s >> 2u, g = s & 3u;
+        uint ql[8], qh[8];
+        words32(o + 64u * n + 32u * (g & 1u), ql);
+        words32(o + 128u + 32u * n, qh);
+        uint sw = w_word(o + 192u + 8u * n + 2u * g);  // the scales of l < 16 and l >= 16
+        float d = w_half(o + 208u);
+        float d0 = d * float(bitfieldExtract(int(sw), 0, 8)), d1 = d * float(bitfieldExtract(int(sw), 8, 8));
+        [[unroll]] for (uint i = 0; i < 8u; ++i)
+            wv[i] = (i < 4u ? d0 : d1) * (nibbles4(ql[i], g >> 1u) + 16.0 * bits4(qh[i], 2u * g, 2u) - 32.0);
+    } else {
+        [[unroll]] for (uint q = 0; q < 4u; ++q) unit_weights8(u, q, wv[2u * q], wv[2u * q + 1u]);
     }
-    [[unroll]] for (uint q = 0; q < 4u; ++q) unit_weights8(u, q, wv[2u * q], wv[2u * q + 1u]);
 }
 
 // Weight e of the tensor (row-major, so weight c of row r is e = r cols + c), any type.

@@ -133,6 +133,13 @@ TEST_F(Generation, QuantizedModelsMatchTheReferenceAndTrackTheirF32Original) {
         EXPECT_LE(prefill_err, 1e-4 * std::max(1.0, largest)) << c.name;
         EXPECT_GT(diff, 0.0) << c.name << ": the file really is quantized";
         EXPECT_LE(diff, c.max_rel_diff * std::max(1.0, largest)) << c.name;
+        // Weights stay as stored: device memory is the file's tensor data (the F32 norms as
+        // they are), each tensor rounded up to whole 32-bit words at most.
+        vkllm_model_info info;
+        info.struct_size = sizeof info;
+        ASSERT_EQ(vkllm_model_get_info(m, &info), VKLLM_OK);
+        EXPECT_GE(info.device_bytes, info.tensor_bytes) << c.name;
+        EXPECT_LE(info.device_bytes, info.tensor_bytes + 4 * 64) << c.name;
     }
 }
 

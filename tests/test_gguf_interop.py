@@ -29,18 +29,18 @@ MODEL = os.path.join(DATA, "models", "tiny-qwen2-f32.gguf")
 
 # Relative RMS error bounds, as in tests/test_quant.cpp (the tiny model's weights are
 # Gaussian).
-BOUNDS = {"Q8_0": 0.007, "Q6_K": 0.023, "Q4_0": 0.11, "Q4_K": 0.09}
+BOUNDS = {"Q8_0": 0.007, "Q6_K": 0.023, "Q5_0": 0.055, "Q4_0": 0.11, "Q4_K": 0.09}
 
 # The file type and the type of each tensor: 1-D tensors stay F32; Q4_K_M puts output.weight
 # and (use_more_bits, layer 1 of 2) blk.1.attn_v in Q6_K; ffn_down rows of 384 do not fit
-# 256-element blocks and fall back to Q8_0.
+# 256-element blocks and fall back as llama.cpp's do: Q6_K (blk.1) to Q8_0, Q4_K to Q5_0.
 def expected_type(target, name, n_dims):
     if n_dims == 1:
         return "F32"
     if target != "Q4_K_M":
         return target
     if "ffn_down" in name:
-        return "Q8_0"
+        return "Q8_0" if name.startswith("blk.1.") else "Q5_0"
     if name in ("output.weight", "blk.1.attn_v.weight"):
         return "Q6_K"
     return "Q4_K"

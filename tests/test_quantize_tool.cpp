@@ -43,6 +43,7 @@ double bound(const char *type) {
     std::string t = type;
     if (t == "Q8_0") return 0.007;
     if (t == "Q6_K") return 0.023;
+    if (t == "Q5_0") return 0.055;
     if (t == "Q4_0") return 0.11;
     if (t == "Q4_K") return 0.09;
     return 0.0;
@@ -84,10 +85,12 @@ std::string uniform_q4_0(const std::string &, const TensorInfo &t) {
 }
 
 // Q4_K_M on a 2-layer model: Q6_K for output.weight and, by use_more_bits (layer 1 of 2),
-// blk.1's attn_v and ffn_down; ffn_down rows of 384 are not whole 256-blocks: Q8_0.
+// blk.1's attn_v and ffn_down; ffn_down rows of 384 are not whole 256-blocks: Q6_K falls
+// back to Q8_0, Q4_K to Q5_0 (as llama.cpp's do).
 std::string q4_k_m(const std::string &name, const TensorInfo &t) {
     if (!is_matrix(t)) return "F32";
-    if (name.find("ffn_down") != std::string::npos) return "Q8_0";
+    if (name.find("ffn_down") != std::string::npos)
+        return name.rfind("blk.1.", 0) == 0 ? "Q8_0" : "Q5_0";
     if (name == "output.weight" || name == "blk.1.attn_v.weight") return "Q6_K";
     return "Q4_K";
 }

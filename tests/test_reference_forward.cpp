@@ -70,7 +70,7 @@ TEST_P(NumpyReference, LogitsAndGreedyIdsMatchFloat64Numpy) {
 INSTANTIATE_TEST_SUITE_P(TinyModels, NumpyReference,
                          ::testing::Values("tiny-llama-f32", "tiny-llama-f16", "tiny-qwen2-f32",
                                            "tiny-qwen2-f16", "tiny-qwen2-tied-f32",
-                                           "tiny-qwen2-tied-f16"),
+                                           "tiny-qwen2-tied-f16", "tiny-gpt2-f32", "tiny-gpt2-f16"),
                          [](const ::testing::TestParamInfo<const char *> &param) {
                              std::string s = param.param;
                              std::replace(s.begin(), s.end(), '-', '_');

@@ -207,6 +207,18 @@ void print_stats(const Loaded &l, const vkllm_generate_result &r) {
     vkllm_device_info d;
     d.struct_size = sizeof d;
     vkllm_runtime_device_info(l.rt, &d);
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    vkllm_model_get_info(l.model, &mi);
+    vkllm_runtime_stats rs;
+    rs.struct_size = sizeof rs;
+    vkllm_runtime_stats_get(l.rt, &rs);
+    std::fprintf(stderr,
+                 "\n[%s] weights %.1f MiB on the device for %.1f MiB of tensor data; device "
+                 "memory allocated %.1f MiB (KV cache %.1f MiB)",
+                 d.name, double(mi.device_bytes) / 1048576.0, double(mi.tensor_bytes) / 1048576.0,
+                 double(rs.device_memory_allocated) / 1048576.0,
+                 double(st.kv_cache_bytes) / 1048576.0);
     std::fprintf(stderr,
                  "\n[%s] load %.0f ms | prefill %zu tokens %.1f tok/s | decode %zu tokens %.1f "
                  "tok/s | command buffers recorded %llu, submits %llu\n",

@@ -118,10 +118,12 @@ class Planner {
                      use_more_bits(layer, n_layers_))
                 want = kQ6_K;
         }
-        // Rows must be whole blocks: fall back to Q8_0 (blocks of 32), then F16. llama.cpp
-        // falls back too, to Q5_0/Q5_1 for Q4_K/Q5_K; Q8_0 is one rule and never less exact.
+        // Rows must be whole blocks. K-quants fall back as llama.cpp's do, to the 32-block type
+        // of about the same size (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0: Qwen2.5-0.5B's
+        // 896-wide rows take this path), then anything to F16.
         uint32_t type = want;
-        for (uint32_t fallback : {kQ8_0, kF16}) {
+        uint32_t first = want == kQ4_K ? kQ5_0 : want == kQ5_K ? kQ5_1 : kQ8_0;
+        for (uint32_t fallback : {first, uint32_t(kF16)}) {
             if (t.dims[0] % vkllm::format::ggml_type(type)->block_elements == 0) break;
             type = fallback;
         }

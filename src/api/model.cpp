@@ -83,6 +83,7 @@ vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_model_info *ou
         info.device_bytes = m.weights().device_bytes;
         info.file_bytes = m.file_bytes();
         info.rope_table_builds = m.rope_table_builds();
+        info.tensor_bytes = m.tensor_bytes();
         vkllm::api::copy_struct(info, out);
     });
 }

@@ -12,6 +12,8 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
     : ctx_(ctx) {
     format::GgufFile file(path);
     file_bytes_ = file.file_size();
+    for (const auto &t : file.tensors())
+        tensor_bytes_ += t.n_bytes;
     config_ = models::read_config(file);
     // The tokenizer first: a model that cannot be tokenized is refused before any upload.
     tokenizer_ = std::make_shared<tokenizer::Tokenizer>(tokenizer::load_vocab(file));
@@ -19,13 +21,18 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
         fail(VKLLM_ERR_FORMAT, "%s: %d tokens but only %u embedding rows", path.c_str(),
              tokenizer_->vocab().size(), config_.n_vocab);
     weights_ = models::load_weights(ctx, file, config_, progress);
+    if (config_.learned_positions) {  // positions are the rows of the table the file has
+        max_positions_ = config_.n_ctx_train;
+        return;
+    }
     // The whole table is one binding, so it must also fit the device's binding limit.
     uint64_t per_position = uint64_t(config_.rot_dim) * sizeof(float);
     uint64_t fit =
         ctx.device().info().max_storage_buffer_range / std::max<uint64_t>(per_position, 1);
-    rope_positions_ = uint32_t(std::min<uint64_t>({config_.n_ctx_train, kMaxRopePositions, fit}));
-    std::vector<float> table = gpu::rope_table(rope_positions_, config_.rot_dim, config_.rope_base);
-    rope_table_ = ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device);
+    max_positions_ = uint32_t(std::min<uint64_t>({config_.n_ctx_train, kMaxRopePositions, fit}));
+    std::vector<float> table = gpu::rope_table(max_positions_, config_.rot_dim, config_.rope_base);
+    rope_table_ =
+        ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device, true);
     ctx.transfer().upload(rope_table_, table.data(), table.size() * sizeof(float));
     ++rope_table_builds_;
 }

@@ -24,12 +24,15 @@ class Model {
     const std::shared_ptr<const tokenizer::Tokenizer> &tokenizer() const { return tokenizer_; }
     const std::string &chat_template() const { return tokenizer_->vocab().chat_template; }
 
-    // cos/sin for positions [0, rope_positions()), computed once at load.
+    // cos/sin for positions [0, max_positions()), computed once at load (none for learned
+    // positions).
     gpu::BufferRange rope_table() const { return rope_table_.range(); }
-    uint32_t rope_positions() const { return rope_positions_; }
+    // Positions the model can encode: its RoPE table's, or its learned position table's rows.
+    uint32_t max_positions() const { return max_positions_; }
     // How many times the table was computed (stays 1: sessions never recompute it).
     uint64_t rope_table_builds() const { return rope_table_builds_; }
     uint64_t file_bytes() const { return file_bytes_; }
+    uint64_t tensor_bytes() const { return tensor_bytes_; }  // tensor data in the file
 
   private:
     gpu::Context &ctx_;
@@ -37,9 +40,10 @@ class Model {
     models::ModelWeights weights_;
     std::shared_ptr<const tokenizer::Tokenizer> tokenizer_;
     gpu::Buffer rope_table_;
-    uint32_t rope_positions_ = 0;
+    uint32_t max_positions_ = 0;
     uint64_t rope_table_builds_ = 0;
     uint64_t file_bytes_ = 0;
+    uint64_t tensor_bytes_ = 0;
 };
 
 }  // namespace vkllm::engine

@@ -23,12 +23,17 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 Session::Session(const Model &model, const SessionOptions &options)
     : model_(model), ctx_(model.context()), opt_(options) {
     const models::ModelConfig &c = model.config();
-    if (opt_.n_ctx == 0) opt_.n_ctx = std::min(c.n_ctx_train, model.rope_positions());
+    if (opt_.n_ctx == 0) opt_.n_ctx = std::min(c.n_ctx_train, model.max_positions());
     if (opt_.n_seq == 0 || opt_.n_seq > 256)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "session: n_seq %u must be 1 to 256", opt_.n_seq);
-    if (opt_.n_ctx > model.rope_positions())
+    if (opt_.n_ctx > model.max_positions())
         fail(VKLLM_ERR_INVALID_ARGUMENT, "session: n_ctx %u exceeds the model's %u positions",
-             opt_.n_ctx, model.rope_positions());
+             opt_.n_ctx, model.max_positions());
+    if (opt_.streaming && c.learned_positions)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "session: a streaming window needs rotary positions; %s's positions are learned, "
+             "%u of them, and a position past them has no embedding",
+             c.arch_name.c_str(), model.max_positions());
     if (!opt_.streaming) opt_.n_sink = 0;
     if (opt_.n_sink >= opt_.n_ctx)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "session: n_sink %u must be below n_ctx %u", opt_.n_sink,
@@ -110,7 +115,17 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
                        act(Act::X, rows), rows);
         } else if (auto *n = std::get_if<models::op::RmsNorm>(&o)) {
             uint32_t r = rows * (width(n->in) / n->cols);
-            k.rms_norm(rec, act(n->in, rows), n->weight, act(n->out, rows), r, n->cols, c.rms_eps);
+            k.rms_norm(rec, act(n->in, rows), n->weight, act(n->out, rows), r, n->cols, c.norm_eps);
+        } else if (auto *ln = std::get_if<models::op::LayerNorm>(&o)) {
+            k.layer_norm(rec, act(ln->in, rows), ln->weight, ln->bias, act(ln->out, rows), rows,
+                         c.n_embd, c.norm_eps);
+        } else if (auto *ap = std::get_if<models::op::AddPositions>(&o)) {
+            k.get_rows(rec, ap->table, view.positions, act(Act::H, rows), rows);
+            k.binary(rec, gpu::Binary::Add, act(Act::X, rows), act(Act::H, rows), act(Act::X, rows),
+                     rows * c.n_embd, rows * c.n_embd);
+        } else if (auto *ge = std::get_if<models::op::Gelu>(&o)) {
+            k.unary(rec, gpu::Unary::GELU, act(ge->io, rows), act(ge->io, rows),
+                    rows * width(ge->io));
         } else if (auto *l = std::get_if<models::op::Linear>(&o)) {
             k.linear(rec, l->w, act(l->in, rows), act(l->out, rows), rows);
             if (l->bias.size)
@@ -122,7 +137,7 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
         } else if (auto *r = std::get_if<models::op::Rope>(&o)) {
             k.rope(rec, c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
                    act(r->io, rows), model_.rope_table(), view.positions, rows, r->heads,
-                   c.head_dim, c.rot_dim, model_.rope_positions());
+                   c.head_dim, c.rot_dim, model_.max_positions());
         } else if (auto *s = std::get_if<models::op::StoreKv>(&o)) {
             k.kv_store(rec, act(Act::K, rows), act(Act::V, rows), k_cache_[s->layer].range(),
                        v_cache_[s->layer].range(), view, shape);
@@ -165,10 +180,10 @@ void Session::check_fits(uint32_t seq, size_t n) const {
         fail(VKLLM_ERR_CONTEXT_FULL,
              "sequence %u: %llu tokens do not fit its context of %u (%u already used)", seq,
              (unsigned long long)n, opt_.n_ctx, n_past_[seq]);
-    if (opt_.streaming && end > model_.rope_positions())
+    if (opt_.streaming && end > model_.max_positions())
         fail(VKLLM_ERR_CONTEXT_FULL,
              "sequence %u: position %llu is past the %u positions the model was trained for", seq,
-             (unsigned long long)end - 1, model_.rope_positions());
+             (unsigned long long)end - 1, model_.max_positions());
 }
 
 void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argmax, double &time_ms,

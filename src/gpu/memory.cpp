@@ -8,9 +8,10 @@ static const VkBufferUsageFlags kUsage =
     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
     VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 
-// Large enough that a model is a handful of allocations (drivers limit their count, and
-// each costs), small enough not to strand much memory.
-static const VkDeviceSize kDeviceBlock = VkDeviceSize(256) << 20;
+// Shared blocks hold sessions' activations and KV rings (a model's weights are placed in
+// arenas of their own, models/weights.cpp): few enough allocations (drivers limit their
+// count, and each costs), small enough not to strand much memory.
+static const VkDeviceSize kDeviceBlock = VkDeviceSize(64) << 20;
 static const VkDeviceSize kHostBlock = VkDeviceSize(32) << 20;
 
 Buffer::~Buffer() {
@@ -143,7 +144,7 @@ void Allocator::destroy_block(Block &b) {
     if (b.memory) vk.vkFreeMemory(device_.handle(), b.memory, nullptr);
 }
 
-Buffer Allocator::allocate(VkDeviceSize size, MemoryKind kind) {
+Buffer Allocator::allocate(VkDeviceSize size, MemoryKind kind, bool own_block) {
     if (size == 0) size = 1;
     VkDeviceSize reserved = (size + align_ - 1) / align_ * align_;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -157,7 +158,7 @@ Buffer Allocator::allocate(VkDeviceSize size, MemoryKind kind) {
 
     size_t index = SIZE_MAX;
     VkDeviceSize offset = 0;
-    for (size_t i = 0; i < blocks_.size() && index == SIZE_MAX; ++i) {
+    for (size_t i = 0; i < blocks_.size() && index == SIZE_MAX && !own_block; ++i) {
         Block *b = blocks_[i].get();
         if (!b || b->kind != kind || b->dedicated) continue;
         for (auto &f : b->free) {
@@ -169,7 +170,7 @@ Buffer Allocator::allocate(VkDeviceSize size, MemoryKind kind) {
         }
     }
     if (index == SIZE_MAX) {
-        bool dedicated = reserved > block_size / 2;
+        bool dedicated = own_block || reserved > block_size / 2;
         index = create_block(dedicated ? reserved : block_size, kind, dedicated);
         offset = 0;
     }

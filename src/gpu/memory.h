@@ -61,7 +61,9 @@ class Allocator {
     Allocator &operator=(const Allocator &) = delete;
 
     // Throws VKLLM_ERR_OUT_OF_DEVICE_MEMORY (or _HOST_) when the device refuses. Thread-safe.
-    Buffer allocate(VkDeviceSize size, MemoryKind kind);
+    // Small buffers share blocks; `own_block` gives the buffer a block of exactly its size
+    // (long-lived data such as a model's, which should not pin a shared block).
+    Buffer allocate(VkDeviceSize size, MemoryKind kind, bool own_block = false);
     uint64_t bytes_allocated() const;
     // True when MemoryKind::Device buffers are mapped (no staging copy needed).
     bool device_is_mapped() const { return unified_; }

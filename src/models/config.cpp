@@ -16,9 +16,11 @@ ModelConfig read_config(const format::GgufFile &f) {
         c.arch = Arch::Qwen2;
     else if (c.arch_name == "qwen3")
         c.arch = Arch::Qwen3;
+    else if (c.arch_name == "gpt2")
+        c.arch = Arch::Gpt2;
     else
         fail(VKLLM_ERR_UNSUPPORTED,
-             "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3 are)", path,
+             "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3, gpt2 are)", path,
              c.arch_name.c_str());
 
     const std::string p = c.arch_name + ".";
@@ -39,10 +41,14 @@ ModelConfig read_config(const format::GgufFile &f) {
     c.n_head_kv = opt("attention.head_count_kv", c.n_head);
     c.head_dim = opt("attention.key_length", c.n_embd / c.n_head);
     c.n_ff = need("feed_forward_length");
-    c.n_ctx_train = opt("context_length", 4096);
-    c.rot_dim = opt("rope.dimension_count", c.head_dim);
+    c.learned_positions = c.arch == Arch::Gpt2;
+    // Learned positions: the position table's rows are the context, so it must be stated.
+    c.n_ctx_train = c.learned_positions ? need("context_length") : opt("context_length", 4096);
+    c.rot_dim = c.learned_positions ? 0 : opt("rope.dimension_count", c.head_dim);
     c.rope_base = float(f.get_float(p + "rope.freq_base").value_or(10000.0));
-    c.rms_eps = float(f.get_float(p + "attention.layer_norm_rms_epsilon").value_or(1e-5));
+    c.norm_eps = float(f.get_float(p + (c.learned_positions ? "attention.layer_norm_epsilon"
+                                                            : "attention.layer_norm_rms_epsilon"))
+                           .value_or(1e-5));
     if (c.n_head % c.n_head_kv != 0)
         fail(VKLLM_ERR_FORMAT, "%s: %u heads cannot share %u key/value heads evenly", path,
              c.n_head, c.n_head_kv);

@@ -8,7 +8,7 @@
 
 namespace vkllm::models {
 
-enum class Arch { Llama, Qwen2, Qwen3 };
+enum class Arch { Llama, Qwen2, Qwen3, Gpt2 };
 
 struct ModelConfig {
     Arch arch = Arch::Llama;
@@ -21,9 +21,12 @@ struct ModelConfig {
     uint32_t head_dim = 0;
     uint32_t n_ff = 0;
     uint32_t n_ctx_train = 0;
-    uint32_t rot_dim = 0;  // rotary dimensions of each head
+    uint32_t rot_dim = 0;  // rotary dimensions of each head (0: learned positions)
     float rope_base = 10000.0f;
-    float rms_eps = 1e-5f;
+    float norm_eps = 1e-5f;
+    // GPT-2: learned position embeddings (n_ctx_train rows), LayerNorm with bias, a fused QKV
+    // projection and a GELU MLP, biases everywhere; the others: RoPE, RMSNorm, SwiGLU.
+    bool learned_positions = false;
     bool neox = false;         // RoPE pairs (i, i + rot/2) rather than (2i, 2i+1)
     bool qk_norm = false;      // per-head RMSNorm of q and k (Qwen3)
     bool tied_output = false;  // no output.weight: the embedding is the output head

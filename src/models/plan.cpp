@@ -23,11 +23,37 @@ uint32_t act_width(const ModelConfig &c, Act a) {
     return 0;
 }
 
+namespace {
+
+void gpt2_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
+    auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
+    add(op::AddPositions{w.position_embd});
+    for (uint32_t i = 0; i < c.n_layer; ++i) {
+        const LayerWeights &L = w.layers[i];
+        add(op::LayerNorm{Act::X, Act::H, L.attn_norm, L.attn_norm_b});
+        add(op::Linear{L.wq, Act::H, Act::Q, L.bq});
+        add(op::Linear{L.wk, Act::H, Act::K, L.bk});
+        add(op::Linear{L.wv, Act::H, Act::V, L.bv});
+        add(op::StoreKv{i});
+        add(op::Attend{i});
+        add(op::Linear{L.wo, Act::Attn, Act::H, L.bo});
+        add(op::Add{Act::X, Act::H, Act::X});
+        add(op::LayerNorm{Act::X, Act::H, L.ffn_norm, L.ffn_norm_b});
+        add(op::Linear{L.up, Act::H, Act::Up, L.b_up});
+        add(op::Gelu{Act::Up});
+        add(op::Linear{L.down, Act::Up, Act::H, L.b_down});
+        add(op::Add{Act::X, Act::H, Act::X});
+    }
+}
+
+}  // namespace
+
 Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
     Plan p;
     auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
     add(op::Embed{w.token_embd});
-    for (uint32_t i = 0; i < c.n_layer; ++i) {
+    if (c.arch == Arch::Gpt2) gpt2_layers(c, w, p);
+    for (uint32_t i = 0; i < c.n_layer && c.arch != Arch::Gpt2; ++i) {
         const LayerWeights &L = w.layers[i];
         add(op::RmsNorm{Act::X, Act::H, L.attn_norm, c.n_embd});
         add(op::Linear{L.wq, Act::H, Act::Q, L.bq});
@@ -56,7 +82,10 @@ Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
         add(op::TakeLast{Act::X, Act::Last});
         from = Act::Last;
     }
-    add(op::RmsNorm{from, Act::H, w.output_norm, c.n_embd});
+    if (c.arch == Arch::Gpt2)
+        add(op::LayerNorm{from, Act::H, w.output_norm, w.output_norm_b});
+    else
+        add(op::RmsNorm{from, Act::H, w.output_norm, c.n_embd});
     add(op::Linear{w.output, Act::H, Act::Logits, {}});
     return p;
 }

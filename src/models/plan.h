@@ -36,6 +36,16 @@ struct RmsNorm {  // out = rmsnorm(in) * weight, over rows of `cols` (per head: 
     gpu::BufferRange weight;
     uint32_t cols;
 };
+struct LayerNorm {  // out = layernorm(in) * weight + bias, over rows of n_embd
+    Act in, out;
+    gpu::BufferRange weight, bias;
+};
+struct AddPositions {  // X[t] += table row of the position of token t (learned positions)
+    gpu::Matrix table;
+};
+struct Gelu {  // in place
+    Act io;
+};
 struct Linear {  // out = W in (+ bias)
     gpu::Matrix w;
     Act in, out;
@@ -62,8 +72,9 @@ struct TakeLast {  // out row 0 = in's last row; the ops after it work on that o
 };
 }  // namespace op
 
-using Op = std::variant<op::Embed, op::RmsNorm, op::Linear, op::Add, op::Rope, op::StoreKv,
-                        op::Attend, op::SwiGlu, op::TakeLast>;
+using Op =
+    std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu, op::Linear,
+                 op::Add, op::Rope, op::StoreKv, op::Attend, op::SwiGlu, op::TakeLast>;
 
 struct Plan {
     std::vector<Op> ops;
@@ -73,7 +84,8 @@ struct Plan {
 // Width of each activation for this model.
 uint32_t act_width(const ModelConfig &c, Act a);
 
-// The decoder-only transformer of llama, qwen2 and qwen3 (pre-norm, RoPE, GQA, SwiGLU).
+// The decoder-only transformer of llama, qwen2 and qwen3 (pre-norm, RoPE, GQA, SwiGLU) and of
+// gpt2 (pre-LayerNorm, learned positions, GELU MLP, biases).
 Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape);
 
 }  // namespace vkllm::models

@@ -9,16 +9,35 @@ namespace vkllm::models {
 
 namespace {
 
+// Tensors are placed back to back in a few large buffers sized from the file (arenas), so the
+// device memory of a model is its tensor data, not the unused tail of generic allocation
+// blocks. On failure the arenas go back with the Loader: nothing is kept.
 class Loader {
   public:
     Loader(gpu::Context &ctx, const format::GgufFile &f, const LoadProgress &progress)
         : ctx_(ctx), f_(f), progress_(progress) {
-        for (const auto &t : f.tensors())
+        align_ = ctx.device().caps().storage_offset_align;
+        for (const auto &t : f.tensors()) {
             total_ += t.n_bytes;
+            // Matrices as stored (whole words); vectors widened to F32. Tensors the
+            // architecture does not use make this an overestimate of at most their size.
+            uint64_t bytes = t.n_dims == 1 ? t.n_elements * 4 : (t.n_bytes + 3) / 4 * 4;
+            left_ += (bytes + align_ - 1) / align_ * align_;
+        }
     }
 
     gpu::Matrix matrix(const std::string &name, uint32_t cols, uint32_t rows) {
-        const format::TensorInfo &t = tensor(name, cols, rows);
+        return matrices(name, cols, {rows})[0];
+    }
+
+    // A tensor of sum(rows) rows uploaded as consecutive row blocks of those sizes (GPT-2's
+    // fused QKV as Q, K and V), each a matrix of its own.
+    std::vector<gpu::Matrix> matrices(const std::string &name, uint32_t cols,
+                                      const std::vector<uint32_t> &rows) {
+        uint32_t total_rows = 0;
+        for (uint32_t r : rows)
+            total_rows += r;
+        const format::TensorInfo &t = tensor(name, cols, total_rows);
         gpu::WeightType type;
         if (!gpu::weight_type_from_ggml(t.type->id, &type))
             fail(VKLLM_ERR_UNSUPPORTED, "%s: tensor %s has type %s, which this build cannot run",
@@ -26,26 +45,40 @@ class Loader {
         if (cols % gpu::block_weights(type))
             fail(VKLLM_ERR_FORMAT, "%s: tensor %s has rows of %u weights, not whole %s blocks",
                  f_.path().c_str(), name.c_str(), cols, t.type->name);
-        // F16/BF16 data is bound in whole words; GGUF's tensor alignment always leaves room.
-        uint64_t bytes = gpu::weight_bytes(type, t.n_elements);
-        gpu::Buffer b = ctx_.allocator().allocate(bytes, gpu::MemoryKind::Device);
-        std::vector<uint8_t> padded;
+        uint64_t row_bytes = uint64_t(cols) / gpu::block_weights(type) * gpu::block_bytes(type);
         const uint8_t *src = f_.tensor_data(t);
-        if (bytes != t.n_bytes) {  // the last element of an odd count: pad on the host
-            padded.assign(src, src + t.n_bytes);
-            padded.resize(bytes, 0);
-            src = padded.data();
+        std::vector<gpu::Matrix> out;
+        for (uint32_t r : rows) {
+            // Kernels bind whole words: an F16/BF16 block of an odd count is padded on the host.
+            uint64_t stored = r * row_bytes, bytes = gpu::weight_bytes(type, uint64_t(r) * cols);
+            std::vector<uint8_t> padded;
+            const uint8_t *p = src;
+            if (bytes != stored) {
+                padded.assign(src, src + stored);
+                padded.resize(bytes, 0);
+                p = padded.data();
+            }
+            out.push_back(gpu::Matrix{place(p, bytes), type, r, cols});
+            src += stored;
         }
-        ctx_.transfer().upload(b, src, bytes);
-        gpu::Matrix m{b.range(), type, rows, cols};
-        keep(std::move(b), t.n_bytes);
-        return m;
+        loaded(t.n_bytes);
+        return out;
     }
 
     // Norm weights and biases are small: converted to F32 whatever the file stores.
     gpu::BufferRange vector(const std::string &name, uint32_t n, bool optional = false) {
+        return vectors(name, {n}, optional)[0];
+    }
+
+    // A vector of sum(sizes) values uploaded as consecutive pieces of those sizes.
+    std::vector<gpu::BufferRange> vectors(const std::string &name,
+                                          const std::vector<uint32_t> &sizes,
+                                          bool optional = false) {
         const format::TensorInfo *t = f_.find_tensor(name);
-        if (!t && optional) return gpu::BufferRange{};
+        if (!t && optional) return std::vector<gpu::BufferRange>(sizes.size());
+        uint32_t n = 0;
+        for (uint32_t k : sizes)
+            n += k;
         tensor(name, n, 1);
         std::vector<float> v(n);
         const uint8_t *d = f_.tensor_data(*t);
@@ -66,11 +99,14 @@ class Loader {
                      f_.path().c_str(), name.c_str(), t->type->name);
             }
         }
-        gpu::Buffer b = ctx_.allocator().allocate(uint64_t(n) * 4, gpu::MemoryKind::Device);
-        ctx_.transfer().upload(b, v.data(), v.size() * 4);
-        gpu::BufferRange r = b.range();
-        keep(std::move(b), t->n_bytes);
-        return r;
+        std::vector<gpu::BufferRange> out;
+        uint32_t at = 0;
+        for (uint32_t k : sizes) {
+            out.push_back(place(v.data() + at, uint64_t(k) * 4));
+            at += k;
+        }
+        loaded(t->n_bytes);
+        return out;
     }
 
     ModelWeights take() { return std::move(w_); }
@@ -91,9 +127,26 @@ class Loader {
         return *t;
     }
 
-    void keep(gpu::Buffer b, uint64_t file_bytes) {
-        w_.device_bytes += b.size();
-        w_.storage.push_back(std::move(b));
+    // Copies `bytes` to the device, into the current arena or a new one.
+    gpu::BufferRange place(const void *src, uint64_t bytes) {
+        uint64_t reserved = (bytes + align_ - 1) / align_ * align_;
+        if (w_.storage.empty() || used_ + reserved > w_.storage.back().size()) {
+            // At most 1 GiB per arena (drivers cap single allocations); the rest of the
+            // estimate if that is less, but never less than this tensor.
+            uint64_t size = std::max(reserved, std::min(left_, uint64_t(1) << 30));
+            w_.storage.push_back(ctx_.allocator().allocate(size, gpu::MemoryKind::Device, true));
+            used_ = 0;
+        }
+        gpu::Buffer &arena = w_.storage.back();
+        ctx_.transfer().upload(arena, src, bytes, used_);
+        gpu::BufferRange r = arena.range(used_, bytes);
+        used_ += reserved;
+        left_ -= std::min(left_, reserved);
+        w_.device_bytes += bytes;
+        return r;
+    }
+
+    void loaded(uint64_t file_bytes) {
         done_ += file_bytes;
         if (progress_ && !progress_(done_, total_))
             fail(VKLLM_ERR_CANCELLED, "model load cancelled by the progress callback");
@@ -104,7 +157,30 @@ class Loader {
     const LoadProgress &progress_;
     ModelWeights w_;
     uint64_t done_ = 0, total_ = 0;
+    uint64_t align_ = 256;
+    uint64_t left_ = 0;  // estimated bytes still to place
+    uint64_t used_ = 0;  // bytes used in the last arena
 };
+
+void load_gpt2_layer(Loader &l, const ModelConfig &c, const std::string &b, LayerWeights &L) {
+    uint32_t d = c.n_embd;
+    L.attn_norm = l.vector(b + "attn_norm.weight", d);
+    L.attn_norm_b = l.vector(b + "attn_norm.bias", d);
+    std::vector<gpu::Matrix> qkv =
+        l.matrices(b + "attn_qkv.weight", d, {c.q_dim(), c.kv_dim(), c.kv_dim()});
+    L.wq = qkv[0], L.wk = qkv[1], L.wv = qkv[2];
+    std::vector<gpu::BufferRange> bqkv =
+        l.vectors(b + "attn_qkv.bias", {c.q_dim(), c.kv_dim(), c.kv_dim()});
+    L.bq = bqkv[0], L.bk = bqkv[1], L.bv = bqkv[2];
+    L.wo = l.matrix(b + "attn_output.weight", c.q_dim(), d);
+    L.bo = l.vector(b + "attn_output.bias", d);
+    L.ffn_norm = l.vector(b + "ffn_norm.weight", d);
+    L.ffn_norm_b = l.vector(b + "ffn_norm.bias", d);
+    L.up = l.matrix(b + "ffn_up.weight", d, c.n_ff);
+    L.b_up = l.vector(b + "ffn_up.bias", c.n_ff);
+    L.down = l.matrix(b + "ffn_down.weight", c.n_ff, d);
+    L.b_down = l.vector(b + "ffn_down.bias", d);
+}
 
 }  // namespace
 
@@ -113,9 +189,16 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
     Loader l(ctx, f, progress);
     ModelWeights &w = l.weights();
     w.token_embd = l.matrix("token_embd.weight", c.n_embd, c.n_vocab);
+    if (c.learned_positions)
+        w.position_embd = l.matrix("position_embd.weight", c.n_embd, c.n_ctx_train);
     for (uint32_t i = 0; i < c.n_layer; ++i) {
         std::string b = "blk." + std::to_string(i) + ".";
         LayerWeights L;
+        if (c.arch == Arch::Gpt2) {
+            load_gpt2_layer(l, c, b, L);
+            w.layers.push_back(L);
+            continue;
+        }
         L.attn_norm = l.vector(b + "attn_norm.weight", c.n_embd);
         L.wq = l.matrix(b + "attn_q.weight", c.n_embd, c.q_dim());
         L.wk = l.matrix(b + "attn_k.weight", c.n_embd, c.kv_dim());
@@ -135,6 +218,7 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
         w.layers.push_back(L);
     }
     w.output_norm = l.vector("output_norm.weight", c.n_embd);
+    if (c.arch == Arch::Gpt2) w.output_norm_b = l.vector("output_norm.bias", c.n_embd);
     w.output = c.tied_output ? w.token_embd : l.matrix("output.weight", c.n_embd, c.n_vocab);
     return l.take();
 }

@@ -12,19 +12,23 @@ namespace vkllm::models {
 
 struct LayerWeights {
     gpu::BufferRange attn_norm, ffn_norm;  // F32 vectors
-    gpu::Matrix wq, wk, wv, wo;
+    gpu::Matrix wq, wk, wv, wo;       // GPT-2's fused attn_qkv is uploaded as its three row blocks
     gpu::BufferRange bq, bk, bv;      // size 0 when the model has no biases
     gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3
-    gpu::Matrix gate, up, down;
+    gpu::Matrix gate, up, down;       // no gate for GPT-2
+    // GPT-2 only (size 0 otherwise): LayerNorm biases, output projection and MLP biases.
+    gpu::BufferRange attn_norm_b, ffn_norm_b, bo, b_up, b_down;
 };
 
 struct ModelWeights {
     gpu::Matrix token_embd;
+    gpu::Matrix position_embd;  // GPT-2's learned positions: n_ctx_train rows
+    gpu::BufferRange output_norm_b;
     gpu::Matrix output;  // the embedding again when tied
     gpu::BufferRange output_norm;
     std::vector<LayerWeights> layers;
-    std::vector<gpu::Buffer> storage;  // owns every range above
-    uint64_t device_bytes = 0;
+    std::vector<gpu::Buffer> storage;  // arenas holding every range above
+    uint64_t device_bytes = 0;         // bytes of the tensors placed in them
 };
 
 // Called after each tensor with the bytes uploaded so far and in all; returning false stops

@@ -7,6 +7,7 @@
 
 #include "format/gguf.h"
 #include "format/quant.h"
+#include "reference/cpu_ops.h"
 
 namespace ref {
 
@@ -100,6 +101,25 @@ Vec rms_normed(Vec x, const Vec &w, double eps) {
     return x;
 }
 
+// (x - mean) / sqrt(var + eps) * w + b.
+Vec layer_normed(Vec x, const Vec &w, const Vec &b, double eps) {
+    double mean = 0, var = 0;
+    for (double v : x)
+        mean += v;
+    mean /= double(x.size());
+    for (double v : x)
+        var += (v - mean) * (v - mean);
+    double inv = 1.0 / std::sqrt(var / double(x.size()) + eps);
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] = (x[i] - mean) * inv * w[i] + b[i];
+    return x;
+}
+
+// The model's pre-norm: LayerNorm with bias for gpt2, RMSNorm otherwise.
+Vec normed(const ModelRef &m, const Vec &x, const Vec &w, const Vec &b) {
+    return m.gpt2 ? layer_normed(x, w, b, m.norm_eps) : rms_normed(x, w, m.norm_eps);
+}
+
 // Rotates the first rot_dim values of one head by pos * base^(-2i/rot_dim) for pair i.
 void rope(const ModelRef &m, double *head, int pos) {
     uint32_t half = m.rot_dim / 2;
@@ -124,16 +144,16 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
     uint32_t hd = m.head_dim;
     std::vector<Vec> q(n), k(n), v(n);
     for (size_t t = 0; t < n; ++t) {
-        Vec h = rms_normed(x[t], L.attn_norm, m.rms_eps);
+        Vec h = normed(m, x[t], L.attn_norm, L.attn_norm_b);
         q[t] = project(L.wq, h, L.bq);
         k[t] = project(L.wk, h, L.bk);
         v[t] = project(L.wv, h, L.bv);
         for (uint32_t head = 0; head < m.n_head; ++head) {
-            if (!L.q_norm.empty()) rms_norm(&q[t][head * hd], hd, L.q_norm, m.rms_eps);
+            if (!L.q_norm.empty()) rms_norm(&q[t][head * hd], hd, L.q_norm, m.norm_eps);
             rope(m, &q[t][head * hd], int(t));
         }
         for (uint32_t head = 0; head < m.n_head_kv; ++head) {
-            if (!L.k_norm.empty()) rms_norm(&k[t][head * hd], hd, L.k_norm, m.rms_eps);
+            if (!L.k_norm.empty()) rms_norm(&k[t][head * hd], hd, L.k_norm, m.norm_eps);
             rope(m, &k[t][head * hd], int(t));
         }
     }
@@ -162,7 +182,7 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
                 for (uint32_t i = 0; i < hd; ++i)
                     out[head * hd + i] += score[s] / sum * v[s][kv * hd + i];
         }
-        Vec o = project(L.wo, out);
+        Vec o = project(L.wo, out, L.bo);
         for (uint32_t i = 0; i < m.n_embd; ++i)
             x[t][i] += o[i];
     }
@@ -170,15 +190,45 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
 
 void feed_forward(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x) {
     for (Vec &xt : x) {
-        Vec h = rms_normed(xt, L.ffn_norm, m.rms_eps);
-        Vec gate = project(L.gate, h), up = project(L.up, h);
+        Vec h = normed(m, xt, L.ffn_norm, L.ffn_norm_b);
         Vec act(m.n_ff);
-        for (uint32_t i = 0; i < m.n_ff; ++i)
-            act[i] = silu(gate[i]) * up[i];
-        Vec down = project(L.down, act);
+        if (m.gpt2) {
+            Vec up = project(L.up, h, L.b_up);
+            for (uint32_t i = 0; i < m.n_ff; ++i)
+                act[i] = gelu_tanh(up[i]);
+        } else {
+            Vec gate = project(L.gate, h), up = project(L.up, h);
+            for (uint32_t i = 0; i < m.n_ff; ++i)
+                act[i] = silu(gate[i]) * up[i];
+        }
+        Vec down = project(L.down, act, L.b_down);
         for (uint32_t i = 0; i < m.n_embd; ++i)
             xt[i] += down[i];
     }
+}
+
+// GPT-2's fused attn_qkv: rows [0, q_dim) are Q, then K, then V (so for its bias).
+void read_gpt2_layer(const GgufFile &f, const ModelRef &m, const std::string &b, LayerRef &L) {
+    uint32_t d = m.n_embd;
+    L.attn_norm = read_vector(f, b + "attn_norm.weight", d);
+    L.attn_norm_b = read_vector(f, b + "attn_norm.bias", d);
+    Matrix qkv = read_matrix(f, b + "attn_qkv.weight", d, 3 * d);
+    Vec bqkv = read_vector(f, b + "attn_qkv.bias", 3 * d);
+    Matrix *parts[3] = {&L.wq, &L.wk, &L.wv};
+    Vec *biases[3] = {&L.bq, &L.bk, &L.bv};
+    for (uint32_t i = 0; i < 3; ++i) {
+        *parts[i] = Matrix{
+            d, d, Vec(qkv.w.begin() + size_t(i) * d * d, qkv.w.begin() + size_t(i + 1) * d * d)};
+        *biases[i] = Vec(bqkv.begin() + size_t(i) * d, bqkv.begin() + size_t(i + 1) * d);
+    }
+    L.wo = read_matrix(f, b + "attn_output.weight", d, d);
+    L.bo = read_vector(f, b + "attn_output.bias", d);
+    L.ffn_norm = read_vector(f, b + "ffn_norm.weight", d);
+    L.ffn_norm_b = read_vector(f, b + "ffn_norm.bias", d);
+    L.up = read_matrix(f, b + "ffn_up.weight", d, m.n_ff);
+    L.b_up = read_vector(f, b + "ffn_up.bias", m.n_ff);
+    L.down = read_matrix(f, b + "ffn_down.weight", m.n_ff, d);
+    L.b_down = read_vector(f, b + "ffn_down.bias", d);
 }
 
 }  // namespace
@@ -187,20 +237,23 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     GgufFile f(gguf_path);
     auto m = std::make_unique<ModelRef>();
     m->arch = std::string(f.get_string("general.architecture").value_or(""));
-    if (m->arch != "llama" && m->arch != "qwen2" && m->arch != "qwen3")
-        bad(f, "architecture \"" + m->arch + "\" (llama, qwen2 and qwen3 are supported)");
+    if (m->arch != "llama" && m->arch != "qwen2" && m->arch != "qwen3" && m->arch != "gpt2")
+        bad(f, "architecture \"" + m->arch + "\" (llama, qwen2, qwen3 and gpt2 are supported)");
+    m->gpt2 = m->arch == "gpt2";
     const std::string a = m->arch + ".";
     m->n_embd = key_u32(f, a + "embedding_length", std::nullopt);
     m->n_layer = key_u32(f, a + "block_count", std::nullopt);
     m->n_head = key_u32(f, a + "attention.head_count", std::nullopt);
     m->n_head_kv = key_u32(f, a + "attention.head_count_kv", m->n_head);
     m->head_dim = key_u32(f, a + "attention.key_length", m->n_embd / m->n_head);
-    m->rot_dim = key_u32(f, a + "rope.dimension_count", m->head_dim);
+    m->rot_dim = m->gpt2 ? 0 : key_u32(f, a + "rope.dimension_count", m->head_dim);
     m->n_ff = key_u32(f, a + "feed_forward_length", std::nullopt);
     m->rope_base = f.get_float(a + "rope.freq_base").value_or(10000.0);
-    std::optional<double> eps = f.get_float(a + "attention.layer_norm_rms_epsilon");
-    if (!eps) bad(f, "no key " + a + "attention.layer_norm_rms_epsilon");
-    m->rms_eps = *eps;
+    std::string eps_key =
+        a + (m->gpt2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon");
+    std::optional<double> eps = f.get_float(eps_key);
+    if (!eps) bad(f, "no key " + eps_key);
+    m->norm_eps = *eps;
     m->neox_rope = m->arch != "llama";
     if (m->n_head % m->n_head_kv != 0) bad(f, "head_count is not a multiple of head_count_kv");
     if (m->rot_dim % 2 != 0 || m->rot_dim > m->head_dim)
@@ -212,6 +265,11 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     m->n_vocab = uint32_t(embd.dims[1]);
     m->token_embd = read_matrix(f, "token_embd.weight", m->n_embd, m->n_vocab);
     m->output_norm = read_vector(f, "output_norm.weight", m->n_embd);
+    if (m->gpt2) {
+        m->output_norm_b = read_vector(f, "output_norm.bias", m->n_embd);
+        uint32_t n_pos = key_u32(f, a + "context_length", std::nullopt);
+        m->position_embd = read_matrix(f, "position_embd.weight", m->n_embd, n_pos);
+    }
     m->tied_output = f.find_tensor("output.weight") == nullptr;
     m->output =
         m->tied_output ? m->token_embd : read_matrix(f, "output.weight", m->n_embd, m->n_vocab);
@@ -220,6 +278,11 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     for (uint32_t i = 0; i < m->n_layer; ++i) {
         const std::string b = "blk." + std::to_string(i) + ".";
         LayerRef L;
+        if (m->gpt2) {
+            read_gpt2_layer(f, *m, b, L);
+            m->layers.push_back(std::move(L));
+            continue;
+        }
         L.attn_norm = read_vector(f, b + "attn_norm.weight", m->n_embd);
         L.wq = read_matrix(f, b + "attn_q.weight", m->n_embd, q_dim);
         L.wk = read_matrix(f, b + "attn_k.weight", m->n_embd, kv_dim);
@@ -265,6 +328,14 @@ std::vector<std::vector<double>> forward_logits_masked_f64(const ModelRef &m,
                                      std::to_string(m.n_vocab) + "-token vocabulary");
         const double *row = &m.token_embd.w[size_t(id) * m.n_embd];
         x.emplace_back(row, row + m.n_embd);
+        if (m.gpt2) {
+            size_t p = x.size() - 1;
+            if (p >= m.position_embd.rows)
+                throw std::runtime_error("position " + std::to_string(p) + " is past gpt2's " +
+                                         std::to_string(m.position_embd.rows));
+            for (uint32_t i = 0; i < m.n_embd; ++i)
+                x.back()[i] += m.position_embd.w[p * m.n_embd + i];
+        }
     }
     for (const LayerRef &L : m.layers) {
         attention(m, L, x, visible);
@@ -272,7 +343,7 @@ std::vector<std::vector<double>> forward_logits_masked_f64(const ModelRef &m,
     }
     std::vector<Vec> logits;
     for (const Vec &xt : x)
-        logits.push_back(project(m.output, rms_normed(xt, m.output_norm, m.rms_eps)));
+        logits.push_back(project(m.output, normed(m, xt, m.output_norm, m.output_norm_b)));
     return logits;
 }
 

@@ -25,6 +25,9 @@ struct LayerRef {
     std::vector<double> q_norm, k_norm;  // qwen3: RMSNorm weights over each head's head_dim
     std::vector<double> ffn_norm;
     Matrix gate, up, down;
+    // gpt2 (empty otherwise): LayerNorm biases and the projection biases; wq/wk/wv/bq/bk/bv
+    // are the row blocks of its fused attn_qkv.
+    std::vector<double> attn_norm_b, ffn_norm_b, bo, b_up, b_down;
 };
 
 struct ModelRef {
@@ -32,16 +35,20 @@ struct ModelRef {
     uint32_t n_vocab = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
     uint32_t rot_dim = 0;  // leading dims of each head that RoPE rotates
     uint32_t n_ff = 0;
-    double rope_base = 10000.0, rms_eps = 1e-5;
+    double rope_base = 10000.0, norm_eps = 1e-5;
     bool neox_rope = false;    // pairs (i, i + rot_dim/2) rather than (2i, 2i+1)
     bool tied_output = false;  // the file has no output.weight; `output` is token_embd's copy
+    bool gpt2 = false;         // LayerNorm with bias, learned positions, GELU MLP, no RoPE
     Matrix token_embd;         // row t: the embedding of token t
+    Matrix position_embd;      // gpt2: row p is added at position p
+    std::vector<double> output_norm_b;
     std::vector<double> output_norm;
     Matrix output;
     std::vector<LayerRef> layers;
 };
 
-// Loads architecture "llama", "qwen2" or "qwen3" with F32, F16 or BF16 tensors. Throws
+// Loads architecture "llama", "qwen2", "qwen3" or "gpt2" with tensors of any type
+// format::can_dequantize() reads. Throws
 // std::runtime_error naming what is missing or malformed (vkllm::Error for an unreadable file).
 std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path);
 
