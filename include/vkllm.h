@@ -626,6 +626,12 @@ typedef struct vkllm_session_stats {
 VKLLM_API vkllm_status vkllm_session_get_stats(const vkllm_session *session,
                                                vkllm_session_stats *out);
 
+/* K and V cache bytes of layer `layer` of the model (all sequences). Sliding-window layers
+ * (GPT-OSS's even layers) keep a ring of the window plus one prefill chunk, whatever n_ctx;
+ * the others n_ctx slots. VKLLM_ERR_INVALID_ARGUMENT for a layer the model does not have. */
+VKLLM_API vkllm_status vkllm_session_layer_kv_bytes(const vkllm_session *session, uint32_t layer,
+                                                    uint64_t *bytes);
+
 /* ---------------------------------------------------------------------------------------
  * Generation
  * ------------------------------------------------------------------------------------- */

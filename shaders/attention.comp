@@ -20,6 +20,9 @@
 // the one over keys: capacity / WG + 1 iterations at most, far below llvmpipe's 65,535.
 // When G does not divide the group of query heads of a KV head, the last workgroup of a group
 // serves fewer heads: its extra heads repeat the last one and are not stored.
+// Sliding-window layers (window > 0) see only positions [pos - window + 1, pos]. Attention
+// sinks (GPT-OSS, has_sinks): a learned logit per query head joins each softmax's
+// denominator without a value.
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 8;
@@ -40,6 +43,7 @@ layout(binding = 3) writeonly buffer Out { vec4 o4[]; };  // [n_tokens][n_heads]
 layout(binding = 4) readonly buffer Positions { int positions[]; };
 layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
 layout(binding = 6) readonly buffer KvBegin { int kv_begin[]; };
+layout(binding = 7) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
 layout(push_constant) uniform Params {
     uint n_tokens;
     uint n_heads;
@@ -48,6 +52,8 @@ layout(push_constant) uniform Params {
     uint n_sink;
     uint n_seq;  // sequences the cache bindings hold
     float scale;
+    uint window;     // 0: all positions the ring holds
+    uint has_sinks;
 } p;
 
 const float NO_MAX = -3.0e38;  // running max before any key (finite: exp(NO_MAX - NO_MAX) = 1)
@@ -147,6 +153,7 @@ void main() {
     if (pos >= 0 && seq >= 0 && seq < int(p.n_seq)) {
         n_s = min(p.n_sink, uint(pos) + 1u);
         int lo_i = max(max(kv_begin[t], int(p.n_sink)), pos - int(ring) + 1);
+        if (p.window > 0u) lo_i = max(lo_i, pos - int(p.window) + 1);
         if (lo_i <= pos) {
             lo = uint(lo_i);
             n_w = uint(pos) - lo + 1u;
@@ -179,9 +186,10 @@ void main() {
     }
     barrier();
     [[unroll]] for (uint g = 0; g < G; ++g) {
-        float big = NO_MAX;
+        float sink = p.has_sinks != 0u ? sinks[kvh * group + g0 + min(g, n_g - 1u)] : NO_MAX;
+        float big = sink;
         for (uint i = 0; i < WG; ++i) big = max(big, lane_m[g * WG + i]);
-        float sum = 0.0;
+        float sum = p.has_sinks != 0u ? exp(sink - big) : 0.0;
         for (uint i = 0; i < WG; ++i) sum += lane_l[g * WG + i] * exp(lane_m[g * WG + i] - big);
         float f = sum > 0.0 ? exp(m_run[g] - big) / sum : 0.0;  // no visible key: zeros
         [[unroll]] for (uint i = 0; i < HD4; ++i) lane_acc[(lane * G + g) * HD4 + i] = acc[g * D4 + i] * f;

@@ -24,6 +24,7 @@ layout(binding = 3) writeonly buffer Out { float o[]; };
 layout(binding = 4) readonly buffer Positions { int positions[]; };
 layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
 layout(binding = 6) readonly buffer KvBegin { int kv_begin[]; };
+layout(binding = 7) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
 layout(push_constant) uniform Params {
     uint n_tokens;
     uint n_heads;
@@ -32,6 +33,8 @@ layout(push_constant) uniform Params {
     uint capacity;
     uint n_sink;
     float scale;
+    uint window;  // 0: none; else positions [pos - window + 1, pos] (sliding-window layers)
+    uint has_sinks;
 } p;
 
 shared float partial[WG];
@@ -64,11 +67,13 @@ void main() {
     uint seq = uint(seq_ids[t]);
     uint n_s = min(p.n_sink, pos + 1u);
     uint begin = max(uint(kv_begin[t]), n_s);
+    if (p.window > 0u && pos + 1u > p.window) begin = max(begin, pos + 1u - p.window);
     uint n_keys = n_s + (pos + 1u > begin ? pos + 1u - begin : 0u);
     float qd = in_head ? q[(t * p.n_heads + h) * hd + lane] * p.scale : 0.0;
 
-    float m = -3.0e38;
-    float l = 0.0;
+    // A sink is a key with this logit and no value: the softmax starts from it.
+    float m = p.has_sinks != 0u ? sinks[h] : -3.0e38;
+    float l = p.has_sinks != 0u ? 1.0 : 0.0;
     float acc = 0.0;
     for (uint j = 0; j < n_keys; ++j) {
         uint position = j < n_s ? j : begin + (j - n_s);

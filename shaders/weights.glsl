@@ -174,9 +174,20 @@ void words32(uint o, out uint A[8]) {
 }
 
 // All 32 weights of unit u, as wv[0..7], loading each word of the unit's data once (the
-// quarter-by-quarter decoding of unit_weights8 reloads headers and straddling words).
+// quarter-by-quarter decoding of unit_weights8 reloads headers and straddling words). Any
+// type; for F32/F16/BF16 the rows must be whole units of 32.
 void unit_weights32(uint u, out vec4 wv[8]) {
-    if (WTYPE == 3u) {  // Q8_0: the 9 words holding the 34-byte block
+    if (WTYPE == 0u) {
+        [[unroll]] for (uint i = 0; i < 8u; ++i)
+            wv[i] = uintBitsToFloat(uvec4(WEIGHTS[32u * u + 4u * i], WEIGHTS[32u * u + 4u * i + 1u],
+                                          WEIGHTS[32u * u + 4u * i + 2u], WEIGHTS[32u * u + 4u * i + 3u]));
+    } else if (WTYPE == 1u || WTYPE == 2u) {  // two 16-bit weights per word
+        [[unroll]] for (uint i = 0; i < 8u; ++i) {
+            uint a = WEIGHTS[16u * u + 2u * i], b = WEIGHTS[16u * u + 2u * i + 1u];
+            wv[i] = WTYPE == 1u ? vec4(unpackHalf2x16(a), unpackHalf2x16(b))
+                                : uintBitsToFloat(uvec4(a << 16u, a & 0xffff0000u, b << 16u, b & 0xffff0000u));
+        }
+    } else if (WTYPE == 3u) {  // Q8_0: the 9 words holding the 34-byte block
         uint o = u * 34u;
         uint bw = o >> 2u;
         bool aligned = (o & 3u) == 0u;  // else the block starts at byte 2 of its first word

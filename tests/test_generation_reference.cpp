@@ -123,6 +123,28 @@ TEST_F(SharedReference, TinyGpt2F16MatchesFloat64Reference) {
     check_numpy("tiny-gpt2-f16");
 }
 
+// Mixture of experts: routing, grouped experts, Qwen2-MoE's shared expert; GPT-OSS's sinks,
+// sliding-window layers (window 16: the 128-slot session's sequences pass it, so those layers'
+// rings wrap), clamped SwiGLU, expert biases, MXFP4 experts and YaRN.
+TEST_F(SharedReference, TinyQwen2MoeF32MatchesFloat64Reference) {
+    check_numpy("tiny-qwen2moe-f32");
+}
+TEST_F(SharedReference, TinyQwen2MoeF16MatchesFloat64Reference) {
+    check_numpy("tiny-qwen2moe-f16");
+}
+TEST_F(SharedReference, TinyGptOssF32MatchesFloat64Reference) {
+    check_numpy("tiny-gptoss-f32");
+}
+TEST_F(SharedReference, TinyGptOssF16MatchesFloat64Reference) {
+    check_numpy("tiny-gptoss-f16");
+}
+TEST_F(SharedReference, TinyGptOssMxfp4MatchesFloat64Reference) {
+    check_numpy("tiny-gptoss-mxfp4");
+}
+TEST_F(SharedReference, TinyGptOssYarnMatchesFloat64Reference) {
+    check_numpy("tiny-gptoss-yarn-f32");
+}
+
 // llama.cpp's CPU backend computes GELU through an F16 lookup table, which moves its gpt2
 // logits by up to 0.011 from exact math (../shared/data/reference/README.md); ours are exact
 // math (the numpy tests above hold them to 1e-4), so the bound here is that table's error with

@@ -1,13 +1,15 @@
 // The CPU reference forward pass (reference/forward.h) against outputs other implementations
-// produced from the same files: an independent float64 numpy forward pass of the tiny models,
-// and llama2.c's run.c on stories260K. The GPU engine is judged by this reference, so the
-// reference is first judged here. Also the tiny random-model writer (tiny_model.h).
+// produced from the same files: an independent float64 numpy forward pass of the tiny models
+// (dense and mixture-of-experts), and llama2.c's run.c on stories260K. The GPU engine is judged
+// by this reference, so the reference is first judged here. Also its router (route()), its
+// masks on sliding-window models, and the tiny random-model writer (tiny_model.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include <unistd.h>
@@ -31,10 +33,18 @@ class NumpyReference : public ::testing::TestWithParam<const char *> {};
 
 // Max |logit - numpy| measured over all three sequences, prompt and greedy logits:
 //   tiny-llama f32 5.0e-8, f16 5.0e-8; tiny-qwen2 f32 5.0e-8, f16 5.0e-8;
-//   tiny-qwen2-tied f32 5.0e-7, f16 4.9e-7 (|logit| up to 195 there).
+//   tiny-qwen2-tied f32 5.0e-7, f16 4.9e-7 (|logit| up to 195 there); tiny-gpt2 f32 5.0e-8,
+//   f16 5.0e-8; tiny-qwen2moe f32 5.0e-8, f16 5.0e-8; tiny-gptoss f32 5.0e-8, f16 5.0e-8,
+//   mxfp4 5.0e-8, yarn-f32 5.0e-8.
 // That is the JSON's rounding to 9 significant digits, nothing more. The 1e-4 bound is far
 // below any modelling mistake: on stories260K, RMS eps 1e-6 instead of 1e-5 already moves
-// logits by 5e-3, and a wrong RoPE pairing or base by more than 1.
+// logits by 5e-3, and a wrong RoPE pairing or base by more than 1. On the MoE models each
+// alternative reading tried moves them by far more (max |diff| over the file): the sliding
+// window on odd layers instead of even 19.6, no window 17.9, window 15 or 17 instead of 16
+// 13.7 / 6.7, no sinks 8.3, qwen2moe's routing order on gpt-oss 6.3 and gpt-oss's on qwen2moe
+// 3.3, plain SwiGLU for swiglu_oai 16.8; on the YaRN model, YaRN off 16.9, attn_factor
+// 1/(1 + 0.1 ln 32) instead of 1 16.8, 0.99 0.66, unrounded corr dims (7.93, 17.4 instead of
+// ggml's floor/ceil 8, 18) 0.024.
 TEST_P(NumpyReference, LogitsAndGreedyIdsMatchFloat64Numpy) {
     std::string dir = shared_data_dir();
     if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
@@ -70,12 +80,85 @@ TEST_P(NumpyReference, LogitsAndGreedyIdsMatchFloat64Numpy) {
 INSTANTIATE_TEST_SUITE_P(TinyModels, NumpyReference,
                          ::testing::Values("tiny-llama-f32", "tiny-llama-f16", "tiny-qwen2-f32",
                                            "tiny-qwen2-f16", "tiny-qwen2-tied-f32",
-                                           "tiny-qwen2-tied-f16", "tiny-gpt2-f32", "tiny-gpt2-f16"),
+                                           "tiny-qwen2-tied-f16", "tiny-gpt2-f32", "tiny-gpt2-f16",
+                                           "tiny-qwen2moe-f32", "tiny-qwen2moe-f16",
+                                           "tiny-gptoss-f32", "tiny-gptoss-f16",
+                                           "tiny-gptoss-mxfp4", "tiny-gptoss-yarn-f32"),
                          [](const ::testing::TestParamInfo<const char *> &param) {
                              std::string s = param.param;
                              std::replace(s.begin(), s.end(), '-', '_');
                              return s;
                          });
+
+// qwen2moe keeps the top-k of the softmax over all experts as they are; gpt-oss softmaxes the
+// top-k logits among themselves. Ties go to the lower expert index.
+TEST(Route, FollowsEachArchitecturesOrder) {
+    ref::ModelRef m;
+    m.n_expert = 4;
+    m.n_expert_used = 2;
+    std::vector<int> experts;
+    std::vector<double> weights;
+    EXPECT_THROW(ref::route(m, {0, 0, 0, 0}, &experts, &weights), std::invalid_argument);
+
+    const std::vector<double> tied = {0.5, 2.0, -1.0, 2.0};
+    m.routing = ref::Routing::softmax_then_top_k;
+    ref::route(m, tied, &experts, &weights);
+    double z = std::exp(0.5) + 2 * std::exp(2.0) + std::exp(-1.0);
+    EXPECT_EQ(experts, (std::vector<int>{1, 3}));
+    ASSERT_EQ(weights.size(), 2u);
+    EXPECT_NEAR(weights[0], std::exp(2.0) / z, 1e-15);
+    EXPECT_NEAR(weights[1], std::exp(2.0) / z, 1e-15);
+    EXPECT_THROW(ref::route(m, {1, 2, 3}, &experts, &weights), std::invalid_argument);
+
+    m.routing = ref::Routing::top_k_then_softmax;
+    ref::route(m, tied, &experts, &weights);
+    EXPECT_EQ(experts, (std::vector<int>{1, 3}));
+    EXPECT_EQ(weights, (std::vector<double>{0.5, 0.5}));
+    ref::route(m, {3.0, 1.0, 0.0, 2.0}, &experts, &weights);
+    EXPECT_EQ(experts, (std::vector<int>{0, 3}));
+    ASSERT_EQ(weights.size(), 2u);
+    EXPECT_NEAR(weights[0], 1 / (1 + std::exp(-1.0)), 1e-15);
+    EXPECT_NEAR(weights[1], 1 / (1 + std::exp(1.0)), 1e-15);
+}
+
+// On gpt-oss a caller's mask narrows the sliding window and never widens it: a mask of the 8
+// latest keys is every layer with an 8-key window; one of the 32 latest leaves the even
+// layers at their 16 and gives the odd (full-attention) layers a 32-key window.
+TEST(SlidingWindow, CallersMaskCombinesWithTheWindow) {
+    std::string dir = shared_data_dir();
+    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    auto model = ref::load_model_ref(dir + "/models/tiny-gptoss-f32.gguf");
+    ASSERT_EQ(model->layers.size(), 2u);
+    EXPECT_EQ(model->layers[0].window, 16u);
+    EXPECT_EQ(model->layers[1].window, 0u);
+    std::vector<int32_t> tokens;
+    for (int32_t i = 0; i < 40; ++i)
+        tokens.push_back((i * 37 + 11) % 316);
+    auto latest = [](uint32_t n) { return [n](uint32_t q, uint32_t k) { return q - k < n; }; };
+    auto max_diff = [](const std::vector<std::vector<double>> &a,
+                       const std::vector<std::vector<double>> &b) {
+        double worst = 0;
+        for (size_t t = 0; t < a.size(); ++t)
+            for (size_t i = 0; i < a[t].size(); ++i)
+                worst = std::max(worst, std::fabs(a[t][i] - b[t][i]));
+        return worst;
+    };
+    for (uint32_t n : {8u, 32u}) {
+        ref::ModelRef windowed = *model;
+        windowed.layers[0].window = std::min(n, 16u);
+        windowed.layers[1].window = n;
+        EXPECT_EQ(max_diff(ref::forward_logits_masked_f64(*model, tokens, latest(n)),
+                           ref::forward_logits_f64(windowed, tokens)),
+                  0.0)
+            << n << "-key mask";
+    }
+    // And the window matters here: without it the logits move.
+    ref::ModelRef full = *model;
+    full.layers[0].window = 0;
+    EXPECT_GT(
+        max_diff(ref::forward_logits_f64(*model, tokens), ref::forward_logits_f64(full, tokens)),
+        1e-3);
+}
 
 class Stories260K : public ::testing::Test {
   protected:

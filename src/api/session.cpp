@@ -150,6 +150,19 @@ vkllm_status vkllm_session_get_stats(const vkllm_session *session, vkllm_session
     });
 }
 
+vkllm_status vkllm_session_layer_kv_bytes(const vkllm_session *session, uint32_t layer,
+                                          uint64_t *bytes) {
+    return guard([&] {
+        const char *fn = "vkllm_session_layer_kv_bytes";
+        require_arg(session, fn, "session");
+        require_arg(bytes, fn, "bytes");
+        uint32_t n_layer = session->session->model().config().n_layer;
+        if (layer >= n_layer)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: layer %u of a model with %u", fn, layer, n_layer);
+        *bytes = session->session->layer_kv_bytes(layer);
+    });
+}
+
 void vkllm_sampling_params_init(vkllm_sampling_params *p) {
     if (!p) return;
     std::memset(p, 0, sizeof *p);

@@ -30,7 +30,11 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
     uint64_t fit =
         ctx.device().info().max_storage_buffer_range / std::max<uint64_t>(per_position, 1);
     max_positions_ = uint32_t(std::min<uint64_t>({config_.n_ctx_train, kMaxRopePositions, fit}));
-    std::vector<float> table = gpu::rope_table(max_positions_, config_.rot_dim, config_.rope_base);
+    gpu::Yarn yarn;
+    yarn.factor = config_.yarn_factor;
+    yarn.orig_ctx = config_.yarn_orig_ctx;
+    std::vector<float> table =
+        gpu::rope_table(max_positions_, config_.rot_dim, config_.rope_base, yarn);
     rope_table_ =
         ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device, true);
     ctx.transfer().upload(rope_table_, table.data(), table.size() * sizeof(float));

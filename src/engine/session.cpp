@@ -60,18 +60,27 @@ Session::Session(const Model &model, const SessionOptions &options)
         fail(VKLLM_ERR_UNSUPPORTED,
              "session: a Q8_0 KV cache needs head_dim a multiple of 32; this model's is %u",
              c.head_dim);
-    uint64_t per_seq =
-        uint64_t(opt_.n_ctx) * c.n_head_kv * gpu::kv_row_bytes(opt_.kv_type, c.head_dim);
-    uint64_t layer_bytes = per_seq * opt_.n_seq;
-    if (layer_bytes > ctx_.device().info().max_storage_buffer_range)
-        fail(VKLLM_ERR_UNSUPPORTED,
-             "session: a layer's KV cache of %llu MiB exceeds the device's largest binding "
-             "(%llu MiB); use a smaller n_ctx or n_seq",
-             (unsigned long long)(layer_bytes >> 20),
-             (unsigned long long)(ctx_.device().info().max_storage_buffer_range >> 20));
+    if (c.moe())
+        route_ = alloc.allocate(gpu::moe_route_words(max_rows_, c.n_expert_used, c.n_expert) * 4,
+                                gpu::MemoryKind::Device);
     for (uint32_t l = 0; l < c.n_layer; ++l) {
+        // A sliding-window layer's ring holds the window and one prefill chunk (whose first
+        // token still sees window - 1 earlier keys while its last is stored): its memory does
+        // not grow with the context.
+        uint32_t cap = opt_.n_ctx;
+        if (c.swa_layer(l)) cap = std::min(cap, c.sliding_window + opt_.n_batch - 1);
+        capacity_.push_back(cap);
+        uint64_t layer_bytes =
+            uint64_t(cap) * c.n_head_kv * gpu::kv_row_bytes(opt_.kv_type, c.head_dim) * opt_.n_seq;
+        if (layer_bytes > ctx_.device().info().max_storage_buffer_range)
+            fail(VKLLM_ERR_UNSUPPORTED,
+                 "session: a layer's KV cache of %llu MiB exceeds the device's largest binding "
+                 "(%llu MiB); use a smaller n_ctx or n_seq",
+                 (unsigned long long)(layer_bytes >> 20),
+                 (unsigned long long)(ctx_.device().info().max_storage_buffer_range >> 20));
         k_cache_.push_back(alloc.allocate(layer_bytes, gpu::MemoryKind::Device));
         v_cache_.push_back(alloc.allocate(layer_bytes, gpu::MemoryKind::Device));
+        layer_kv_bytes_.push_back(2 * layer_bytes);
         kv_bytes_ += 2 * layer_bytes;
     }
     n_past_.assign(opt_.n_seq, 0);
@@ -88,17 +97,19 @@ gpu::StepView Session::step_view(uint32_t n) const {
                          step_.range(kKvBegin * step_stride_, uint64_t(n) * 4)};
 }
 
-gpu::AttentionShape Session::attention_shape(uint32_t n) const {
+gpu::AttentionShape Session::attention_shape(uint32_t n, uint32_t layer) const {
     const models::ModelConfig &c = model_.config();
     gpu::AttentionShape s;
     s.n_tokens = n;
     s.n_heads = c.n_head;
     s.n_kv_heads = c.n_head_kv;
     s.head_dim = c.head_dim;
-    s.capacity = opt_.n_ctx;
-    s.n_sink = opt_.n_sink;
+    s.capacity = capacity_[layer];
+    // Sliding-window layers see only their window: streaming sinks are a full layer's matter.
+    s.n_sink = c.swa_layer(layer) ? 0 : opt_.n_sink;
     s.kv_type = opt_.kv_type;
     s.scale = 1.0f / std::sqrt(float(c.head_dim));
+    s.window = c.swa_layer(layer) ? c.sliding_window : 0;
     return s;
 }
 
@@ -107,7 +118,6 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
     gpu::Kernels &k = ctx_.kernels();
     uint32_t rows = n_tokens;
     gpu::StepView view = step_view(n_tokens);
-    gpu::AttentionShape shape = attention_shape(n_tokens);
     auto width = [&c](Act a) { return models::act_width(c, a); };
     for (const models::Op &o : plan.ops) {
         if (auto *e = std::get_if<models::op::Embed>(&o)) {
@@ -140,13 +150,27 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
                    c.head_dim, c.rot_dim, model_.max_positions());
         } else if (auto *s = std::get_if<models::op::StoreKv>(&o)) {
             k.kv_store(rec, act(Act::K, rows), act(Act::V, rows), k_cache_[s->layer].range(),
-                       v_cache_[s->layer].range(), view, shape);
+                       v_cache_[s->layer].range(), view, attention_shape(rows, s->layer));
         } else if (auto *at = std::get_if<models::op::Attend>(&o)) {
             k.attention(rec, act(Act::Q, rows), k_cache_[at->layer].range(),
-                        v_cache_[at->layer].range(), act(Act::Attn, rows), view, shape);
+                        v_cache_[at->layer].range(), act(Act::Attn, rows), view,
+                        attention_shape(rows, at->layer), at->sinks);
         } else if (auto *g = std::get_if<models::op::SwiGlu>(&o)) {
-            k.binary(rec, gpu::Binary::SwiGLU, act(g->gate, rows), act(g->up, rows),
-                     act(g->out, rows), rows * width(g->out), rows * width(g->out));
+            k.binary(rec, g->oai ? gpu::Binary::SwiGLUOai : gpu::Binary::SwiGLU, act(g->gate, rows),
+                     act(g->up, rows), act(g->out, rows), rows * width(g->out),
+                     rows * width(g->out));
+        } else if (auto *mr = std::get_if<models::op::MoeRoute>(&o)) {
+            k.moe_route(rec, act(Act::Router, rows), route_.range(), rows, c.n_expert,
+                        c.n_expert_used, mr->gating, mr->norm);
+        } else if (auto *ml = std::get_if<models::op::MoeLinear>(&o)) {
+            k.moe_matvec(rec, ml->w, act(ml->in, rows), act(ml->out, rows), route_.range(),
+                         ml->bias, rows, c.n_expert_used, ml->per_entry);
+        } else if (auto *mc = std::get_if<models::op::MoeCombine>(&o)) {
+            gpu::BufferRange none{};
+            k.moe_combine(rec, act(Act::ExpOut, rows), route_.range(),
+                          mc->shared ? act(Act::Shared, rows) : none,
+                          mc->shared ? act(Act::SharedGate, rows) : none, act(Act::H, rows), rows,
+                          c.n_embd, c.n_expert_used);
         } else if (auto *t = std::get_if<models::op::TakeLast>(&o)) {
             uint64_t row_bytes = uint64_t(width(t->in)) * sizeof(float);
             rec.copy(acts_[size_t(t->in)].range((rows - 1) * row_bytes, row_bytes), act(t->out, 1));

@@ -41,6 +41,8 @@ class Session {
     const SessionOptions &options() const { return opt_; }
     const SessionStats &stats() const { return stats_; }
     uint64_t kv_bytes() const { return kv_bytes_; }
+    // K and V bytes of layer `layer` (sliding-window layers hold a fixed window).
+    uint64_t layer_kv_bytes(uint32_t layer) const { return layer_kv_bytes_.at(layer); }
 
     // Runs `n` tokens of sequence `seq` through the model in chunks of n_batch. The logits after
     // the last token go to `logits` (n_vocab floats) when it is not null. `between_chunks`, called
@@ -71,7 +73,7 @@ class Session {
     void record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens);
     gpu::BufferRange act(models::Act a, uint32_t rows) const;
     gpu::StepView step_view(uint32_t n_tokens) const;
-    gpu::AttentionShape attention_shape(uint32_t n_tokens) const;
+    gpu::AttentionShape attention_shape(uint32_t n_tokens, uint32_t layer) const;
     void check_fits(uint32_t seq, size_t n) const;
 
     const Model &model_;
@@ -83,7 +85,10 @@ class Session {
     uint64_t step_stride_ = 0;
     gpu::Buffer ids_;  // host-visible argmax of each logits row
     std::vector<gpu::Buffer> k_cache_, v_cache_;
+    std::vector<uint32_t> capacity_;  // KV slots per sequence of each layer
+    std::vector<uint64_t> layer_kv_bytes_;
     uint64_t kv_bytes_ = 0;
+    gpu::Buffer route_;  // mixture of experts: the step's routing and expert groups
     std::vector<uint32_t> n_past_;
     std::map<std::pair<uint32_t, int>, std::unique_ptr<gpu::Recording>> recordings_;
     SessionStats stats_;

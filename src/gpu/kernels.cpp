@@ -78,15 +78,34 @@ uint64_t kv_row_bytes(KvType type, uint32_t head_dim) {
     }
 }
 
-std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base) {
+std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base, const Yarn &yarn) {
     uint32_t half = rot_dim / 2;
     std::vector<float> t(size_t(n_pos) * half * 2);
+    // YaRN: pairs below `low` keep their angle (extrapolation), above `high` take angle /
+    // factor (interpolation), a linear ramp between; the dimension where a pair turns n_rot
+    // times over the original context is rot_dim ln(orig_ctx / (2 pi n_rot)) / (2 ln base).
+    double low = 0, high = 0, mscale = 1;
+    if (yarn.factor > 0) {
+        const double pi = 3.14159265358979323846;
+        auto corr_dim = [&](double n_rot) {
+            return rot_dim * std::log(yarn.orig_ctx / (n_rot * 2 * pi)) / (2 * std::log(base));
+        };
+        low = std::max(0.0, std::floor(corr_dim(yarn.beta_fast)));
+        high = std::min(double(rot_dim - 1), std::ceil(corr_dim(yarn.beta_slow)));
+        mscale = yarn.attn_factor * (1 + 0.1 * std::log(yarn.factor));
+    }
     for (uint32_t i = 0; i < half; ++i) {
         double theta = std::pow(base, -2.0 * i / double(rot_dim));
+        double mix = 1;  // share of the extrapolated angle
+        if (yarn.factor > 0) {
+            double y = (double(i) - low) / std::max(0.001, high - low);
+            mix = 1 - std::min(1.0, std::max(0.0, y));
+        }
         for (uint32_t p = 0; p < n_pos; ++p) {
-            double a = double(p) * theta;
-            t[(size_t(p) * half + i) * 2] = float(std::cos(a));
-            t[(size_t(p) * half + i) * 2 + 1] = float(std::sin(a));
+            double extrap = double(p) * theta;
+            double a = yarn.factor > 0 ? extrap / yarn.factor * (1 - mix) + extrap * mix : extrap;
+            t[(size_t(p) * half + i) * 2] = float(std::cos(a) * mscale);
+            t[(size_t(p) * half + i) * 2 + 1] = float(std::sin(a) * mscale);
         }
     }
     return t;
@@ -323,6 +342,89 @@ void Kernels::get_rows(Recording &rec, const Matrix &table, const BufferRange &i
     rec.barrier();
 }
 
+uint64_t moe_route_words(uint32_t n_tokens, uint32_t k, uint32_t n_expert) {
+    return 3 * uint64_t(n_tokens) * k + n_expert + 1;
+}
+
+void Kernels::moe_route(Recording &rec, const BufferRange &logits, const BufferRange &route,
+                        uint32_t n_tokens, uint32_t n_expert, uint32_t k, Gating gating,
+                        bool norm) {
+    if (k == 0 || k > 8 || n_expert == 0 || n_expert > 256 || k > n_expert)
+        fail(VKLLM_ERR_UNSUPPORTED, "moe: %u of %u experts per token (at most 8 of 256)", k,
+             n_expert);
+    require(logits, uint64_t(n_tokens) * n_expert * 4, "moe_route", "logits");
+    require(route, moe_route_words(n_tokens, k, n_expert) * 4, "moe_route", "route");
+    // One workgroup: its lanes scan every entry once per expert they count.
+    check_loops(uint64_t(n_tokens) * k * (n_expert / 64 + 1) + uint64_t(k) * k * n_expert,
+                "moe_route", n_expert);
+    const Pipeline &p = pipelines_.get("moe_route", 2, {uint32_t(gating), 8});
+    struct {
+        uint32_t n_tokens, n_expert, k, norm;
+    } push{n_tokens, n_expert, k, norm};
+    if (n_tokens > 0) rec.dispatch(p, {logits, route}, &push, sizeof push, 1, 1);
+    rec.barrier();
+}
+
+void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
+                         const BufferRange &y, const BufferRange &route, const BufferRange &bias,
+                         uint32_t n_tokens, uint32_t k, bool x_per_entry) {
+    if (w.cols % 32)
+        fail(VKLLM_ERR_UNSUPPORTED, "moe: expert rows of %u weights are not whole units of 32",
+             w.cols);
+    uint64_t entries = uint64_t(n_tokens) * k;
+    require(x, (x_per_entry ? entries : n_tokens) * w.cols * 4, "moe_matvec", "x");
+    require(y, entries * w.rows * 4, "moe_matvec", "y");
+    require(route, moe_route_words(n_tokens, k, w.n_expert) * 4, "moe_matvec", "route");
+    if (bias.size) require(bias, uint64_t(w.n_expert) * w.rows * 4, "moe_matvec", "bias");
+    // Per lane: the group's entries NB at a time, each over cols / 32 / WG units.
+    check_loops((entries / 4 + 1) * (w.cols / 32 / matvec_wg_ + 1), "moe_matvec", w.cols);
+    uint64_t expert_bytes =
+        uint64_t(w.rows) * (w.cols / block_weights(w.type)) * block_bytes(w.type);
+    require(w.data, weight_bytes(w.type, uint64_t(w.n_expert) * w.rows * w.cols), "moe_matvec",
+            "weight");
+    // Bind the experts in chunks within maxStorageBufferRange whose offsets keep the binding
+    // alignment (whole experts: each workgroup's expert lies in its chunk).
+    uint64_t max_range = device_.info().max_storage_buffer_range;
+    uint64_t align = device_.caps().storage_offset_align;
+    uint64_t step = align / std::gcd(expert_bytes, align);
+    uint64_t per_chunk = std::min<uint64_t>(w.n_expert, max_range / expert_bytes) / step * step;
+    if (per_chunk == 0) per_chunk = w.n_expert <= max_range / expert_bytes ? w.n_expert : 0;
+    if (per_chunk == 0)
+        fail(VKLLM_ERR_UNSUPPORTED, "moe: an expert of %llu bytes cannot be bound on this device",
+             (unsigned long long)expert_bytes);
+    const Pipeline &p = pipelines_.get(
+        "moe_matvec", 5, {matvec_wg_, matvec_rows_, uint32_t(w.type), 4, uint32_t(x_per_entry)});
+    for (uint64_t e0 = 0; e0 < w.n_expert && n_tokens > 0; e0 += per_chunk) {
+        uint64_t n_here = std::min<uint64_t>(per_chunk, w.n_expert - e0);
+        BufferRange chunk{w.data.buffer, w.data.offset + e0 * expert_bytes,
+                          weight_bytes(w.type, n_here * w.rows * w.cols)};
+        struct {
+            uint32_t rows, cols, k, n_entries, n_expert, e0, has_bias;
+        } push{w.rows, w.cols, k, uint32_t(entries), w.n_expert, uint32_t(e0), bias.size > 0};
+        dispatch_1d(rec, p, {chunk, x, y, route, bias.size ? bias : x}, &push, sizeof push,
+                    (w.rows + matvec_rows_ - 1) / matvec_rows_, uint32_t(n_here));
+    }
+    rec.barrier();
+}
+
+void Kernels::moe_combine(Recording &rec, const BufferRange &y, const BufferRange &route,
+                          const BufferRange &shared, const BufferRange &shared_gate,
+                          const BufferRange &out, uint32_t n_tokens, uint32_t n, uint32_t k) {
+    require(y, uint64_t(n_tokens) * k * n * 4, "moe_combine", "y");
+    require(out, uint64_t(n_tokens) * n * 4, "moe_combine", "out");
+    if (shared.size) {
+        require(shared, uint64_t(n_tokens) * n * 4, "moe_combine", "shared");
+        require(shared_gate, uint64_t(n_tokens) * 4, "moe_combine", "shared_gate");
+    }
+    const Pipeline &p = pipelines_.get("moe_combine", 5, {});
+    struct {
+        uint32_t n_tokens, n, k, has_shared;
+    } push{n_tokens, n, k, shared.size > 0};
+    dispatch_1d(rec, p, {y, route, shared.size ? shared : y, shared.size ? shared_gate : y, out},
+                &push, sizeof push, (uint64_t(n_tokens) * n + 63) / 64);
+    rec.barrier();
+}
+
 static bool supported_head_dim(uint32_t d) {
     return d == 32 || d == 64 || d == 80 || d == 96 || d == 128;
 }
@@ -381,14 +483,15 @@ void Kernels::kv_store(Recording &rec, const BufferRange &k, const BufferRange &
 
 void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                         const BufferRange &v_cache, const BufferRange &out, const StepView &step,
-                        const AttentionShape &shape) {
+                        const AttentionShape &shape, const BufferRange &sinks) {
     uint32_t n_seq = check_attention(k_cache, v_cache, step, shape, "attention");
     uint64_t q_bytes = uint64_t(shape.n_tokens) * shape.n_heads * shape.head_dim * 4;
     require(q, q_bytes, "attention", "q");
     require(out, q_bytes, "attention", "out");
     require(step.kv_begin, uint64_t(shape.n_tokens) * 4, "attention", "kv_begin");
+    if (sinks.size) require(sinks, uint64_t(shape.n_heads) * 4, "attention", "sinks");
     if (!supported_head_dim(shape.head_dim)) {
-        attention_small_head(rec, q, k_cache, v_cache, out, step, shape);
+        attention_small_head(rec, q, k_cache, v_cache, out, step, shape, sinks);
         return;
     }
     // Each lane visits at most capacity / WG + 1 keys, one loop iteration each (the loops over
@@ -410,14 +513,17 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
     if (gx > device_.caps().max_groups_x)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: %u heads are too many", shape.n_heads);
     const Pipeline &p =
-        pipelines_.get("attention", 7, {wg, shape.head_dim, uint32_t(shape.kv_type), g});
+        pipelines_.get("attention", 8, {wg, shape.head_dim, uint32_t(shape.kv_type), g});
     struct {
         uint32_t n_tokens, n_heads, n_kv_heads, capacity, n_sink, n_seq;
         float scale;
-    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity,
-           shape.n_sink,   n_seq,         shape.scale};
+        uint32_t window, has_sinks;
+    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity, shape.n_sink,
+           n_seq,          shape.scale,   shape.window,     sinks.size > 0};
     if (shape.n_tokens > 0)
-        rec.dispatch(p, {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin},
+        rec.dispatch(p,
+                     {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin,
+                      sinks.size ? sinks : q},
                      &push, sizeof push, uint32_t(gx), shape.n_tokens);
     rec.barrier();
 }
@@ -426,7 +532,8 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
 // loop iteration per key, so the cache length is bounded by the loop limit.
 void Kernels::attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                                    const BufferRange &v_cache, const BufferRange &out,
-                                   const StepView &step, const AttentionShape &shape) {
+                                   const StepView &step, const AttentionShape &shape,
+                                   const BufferRange &sinks) {
     if (uint64_t(shape.capacity) + 64 > kMaxLoopIterations)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: head_dim %u supports caches up to %llu slots",
              shape.head_dim, (unsigned long long)(kMaxLoopIterations - 64));
@@ -436,14 +543,17 @@ void Kernels::attention_small_head(Recording &rec, const BufferRange &q, const B
     uint32_t wg = 8;
     while (wg < shape.head_dim)
         wg *= 2;
-    const Pipeline &p = pipelines_.get("attention_small_head", 7, {wg, uint32_t(shape.kv_type)});
+    const Pipeline &p = pipelines_.get("attention_small_head", 8, {wg, uint32_t(shape.kv_type)});
     struct {
         uint32_t n_tokens, n_heads, n_kv_heads, head_dim, capacity, n_sink;
         float scale;
-    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.head_dim,
-           shape.capacity, shape.n_sink,  shape.scale};
+        uint32_t window, has_sinks;
+    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.head_dim, shape.capacity,
+           shape.n_sink,   shape.scale,   shape.window,     sinks.size > 0};
     if (shape.n_tokens > 0)
-        rec.dispatch(p, {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin},
+        rec.dispatch(p,
+                     {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin,
+                      sinks.size ? sinks : q},
                      &push, sizeof push, shape.n_heads, shape.n_tokens);
     rec.barrier();
 }

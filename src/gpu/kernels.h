@@ -70,7 +70,8 @@ struct AttentionShape {
     uint32_t capacity;  // KV slots per sequence
     uint32_t n_sink;    // positions [0, n_sink) are kept in slots [0, n_sink) forever
     KvType kv_type;
-    float scale;  // score scale, normally 1/sqrt(head_dim)
+    float scale;          // score scale, normally 1/sqrt(head_dim)
+    uint32_t window = 0;  // sliding-window layers: only positions [pos - window + 1, pos]
 };
 // Where position p lives: p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink).
 // (n_sink = 0 gives the plain ring slot p % capacity.)
@@ -85,12 +86,39 @@ enum class RopeLayout : uint32_t {
     Neox = 1,         // rotate (i, i + rot_dim/2): Qwen2, GPT-OSS
 };
 
-enum class Binary : uint32_t { Add = 0, Mul = 1, SwiGLU = 4 };
+// SwiGLUOai: GPT-OSS's clamped form, (clamp(b, -7, 7) + 1) * g * sigmoid(1.702 g), g = min(a, 7).
+enum class Binary : uint32_t { Add = 0, Mul = 1, SwiGLU = 4, SwiGLUOai = 5 };
+
+// The experts of one mixture-of-experts tensor (GGUF [cols, rows, n_expert]): n_expert matrices
+// of rows x cols one after the other, each stored like a Matrix; cols is whole units of 32.
+struct ExpertMatrix {
+    BufferRange data;
+    WeightType type = WeightType::F32;
+    uint32_t rows = 0, cols = 0, n_expert = 0;
+};
+
+// How a router's logits choose k experts: Qwen2-MoE takes the softmax over all experts then the
+// k largest (optionally renormalised); GPT-OSS the k largest logits then a softmax over them.
+enum class Gating : uint32_t { SoftmaxTopK = 0, TopKSoftmax = 1 };
+
+// Words (int32) of a route buffer for n_tokens tokens of k experts among n_expert (layout in
+// shaders/moe_route.comp).
+uint64_t moe_route_words(uint32_t n_tokens, uint32_t k, uint32_t n_expert);
 enum class Unary : uint32_t { SiLU = 2, GELU = 3 };
 
+// YaRN context extension (GPT-OSS): factor 0 means none.
+struct Yarn {
+    double factor = 0;      // context extension factor (freq_scale = 1 / factor)
+    uint32_t orig_ctx = 0;  // the training context before extension
+    double beta_fast = 32, beta_slow = 1;
+    double attn_factor = 1;  // times 1 + 0.1 ln(factor): the magnitude of cos and sin
+};
+
 // cos/sin pairs for positions [0, n_pos) and pairs [0, rot_dim/2), angle = pos *
-// base^(-2i/rot_dim), computed in double once per model: [n_pos][rot_dim/2][2] floats.
-std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base);
+// base^(-2i/rot_dim) (with YaRN, ggml's blend of that and the angle / factor by a ramp over the
+// pairs, and the magnitude scale), computed in double once per model: [n_pos][rot_dim/2][2]
+// floats.
+std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base, const Yarn &yarn = {});
 
 // Which kernel shapes to use: lavapipe runs a workgroup as one 8-wide SIMD program and wants
 // few lanes owning many rows (LAVAPIPE.md); GPUs want wide workgroups.
@@ -141,10 +169,27 @@ class Kernels {
     // visible keys of token t are the positions [0, min(n_sink, positions[t]+1)) and
     // [kv_begin[t], positions[t]] of sequence seq_ids[t], read from their slots; query head h
     // reads KV head h / (n_heads / n_kv_heads). q and out are F32 [n_tokens][n_heads][head_dim].
-    // A token with no visible key (a sequence outside the cache) gets zeros.
+    // A token with no visible key (a sequence outside the cache) gets zeros. `sinks` (F32 per
+    // query head, GPT-OSS) adds a logit without a value to each head's softmax.
     void attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                    const BufferRange &v_cache, const BufferRange &out, const StepView &step,
-                   const AttentionShape &shape);
+                   const AttentionShape &shape, const BufferRange &sinks = {});
+    // Mixture of experts. moe_route: from router logits [n_tokens][n_expert] (F32), each token's
+    // k experts and weights, then the entries (token t's j-th expert is entry t k + j) grouped
+    // by expert, into `route`. k <= 8, n_expert <= 256.
+    void moe_route(Recording &rec, const BufferRange &logits, const BufferRange &route,
+                   uint32_t n_tokens, uint32_t n_expert, uint32_t k, Gating gating, bool norm);
+    // y[e][:] = W_x in_e (+ bias_x) for every entry e routed to expert x, each expert's weights
+    // read once for its group. in_e is x[e / k] (x_per_entry false: [n_tokens][cols]) or x[e]
+    // (true: [n_tokens k][cols]); y is [n_tokens k][rows]; bias [n_expert][rows] F32 or empty.
+    void moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
+                    const BufferRange &y, const BufferRange &route, const BufferRange &bias,
+                    uint32_t n_tokens, uint32_t k, bool x_per_entry);
+    // out[t][:] = sum_j weight(t k + j) y[t k + j][:] (+ sigmoid(shared_gate[t]) shared[t][:]
+    // when shared is not empty); out is [n_tokens][n].
+    void moe_combine(Recording &rec, const BufferRange &y, const BufferRange &route,
+                     const BufferRange &shared, const BufferRange &shared_gate,
+                     const BufferRange &out, uint32_t n_tokens, uint32_t n, uint32_t k);
     // ids[r] (int32) = index of the largest value of row r of x ([rows][cols] F32), lowest
     // index on ties (NaNs are never chosen over a number).
     void argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
@@ -153,7 +198,8 @@ class Kernels {
   private:
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
-                              const StepView &step, const AttentionShape &shape);
+                              const StepView &step, const AttentionShape &shape,
+                              const BufferRange &sinks);
     struct Chunk {
         uint32_t row0;
         uint32_t rows;

@@ -18,10 +18,15 @@ ModelConfig read_config(const format::GgufFile &f) {
         c.arch = Arch::Qwen3;
     else if (c.arch_name == "gpt2")
         c.arch = Arch::Gpt2;
+    else if (c.arch_name == "qwen2moe")
+        c.arch = Arch::Qwen2Moe;
+    else if (c.arch_name == "gpt-oss")
+        c.arch = Arch::GptOss;
     else
         fail(VKLLM_ERR_UNSUPPORTED,
-             "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3, gpt2 are)", path,
-             c.arch_name.c_str());
+             "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3, gpt2, qwen2moe, "
+             "gpt-oss are)",
+             path, c.arch_name.c_str());
 
     const std::string p = c.arch_name + ".";
     auto need = [&](const std::string &key) -> uint32_t {
@@ -58,6 +63,32 @@ ModelConfig read_config(const format::GgufFile &f) {
     if (auto v = f.get_int(p + "attention.value_length"); v && *v != int64_t(c.head_dim))
         fail(VKLLM_ERR_UNSUPPORTED, "%s: value heads of %lld differ from key heads of %u", path,
              (long long)*v, c.head_dim);
+    if (c.arch == Arch::Qwen2Moe || c.arch == Arch::GptOss) {
+        c.n_expert = need("expert_count");
+        c.n_expert_used = need("expert_used_count");
+        c.n_ff_exp = need("expert_feed_forward_length");
+        if (c.arch == Arch::Qwen2Moe) {
+            c.n_ff_shexp = need("expert_shared_feed_forward_length");
+            c.norm_topk = f.get_int(p + "expert_weights_norm").value_or(0) != 0;
+        }
+        if (c.n_expert > 256 || c.n_expert_used > 8 || c.n_expert_used > c.n_expert)
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: %u of %u experts per token (at most 8 of 256)", path,
+                 c.n_expert_used, c.n_expert);
+    }
+    if (c.arch == Arch::GptOss) {
+        c.attn_sinks = true;
+        c.sliding_window = opt("attention.sliding_window", 0);
+        if (auto type = f.get_string(p + "rope.scaling.type"); type && *type == "yarn") {
+            c.yarn_factor = float(f.get_float(p + "rope.scaling.factor").value_or(1.0));
+            c.yarn_orig_ctx = need("rope.scaling.original_context_length");
+            if (!(c.yarn_factor >= 1.0f))
+                fail(VKLLM_ERR_FORMAT, "%s: rope.scaling.factor %g is below 1", path,
+                     double(c.yarn_factor));
+        } else if (type && *type != "none") {
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: RoPE scaling \"%s\" is not supported", path,
+                 std::string(*type).c_str());
+        }
+    }
     // GGUF llama files carry q/k rows permuted for adjacent-pair RoPE; Qwen ones are NEOX.
     c.neox = c.arch != Arch::Llama;
     c.qk_norm = c.arch == Arch::Qwen3;

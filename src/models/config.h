@@ -8,7 +8,7 @@
 
 namespace vkllm::models {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gpt2 };
+enum class Arch { Llama, Qwen2, Qwen3, Gpt2, Qwen2Moe, GptOss };
 
 struct ModelConfig {
     Arch arch = Arch::Llama;
@@ -27,6 +27,19 @@ struct ModelConfig {
     // GPT-2: learned position embeddings (n_ctx_train rows), LayerNorm with bias, a fused QKV
     // projection and a GELU MLP, biases everywhere; the others: RoPE, RMSNorm, SwiGLU.
     bool learned_positions = false;
+    // Mixture of experts (Qwen2-MoE, GPT-OSS): n_expert experts of n_ff_exp, n_expert_used per
+    // token; Qwen2-MoE adds a shared expert of n_ff_shexp behind a sigmoid gate.
+    uint32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
+    bool norm_topk = false;  // renormalise the chosen experts' probabilities (Qwen2-MoE option)
+    // GPT-OSS: attention sinks, sliding-window attention on even layers, YaRN RoPE scaling.
+    bool attn_sinks = false;
+    uint32_t sliding_window = 0;  // 0: none
+    float yarn_factor = 0;        // 0: no YaRN; else the context extension factor
+    uint32_t yarn_orig_ctx = 0;   // the context the model was trained at before extension
+
+    bool moe() const { return n_expert > 0; }
+    // Whether layer `il` attends over a sliding window (GPT-OSS: layers 0, 2, 4, ...).
+    bool swa_layer(uint32_t il) const { return sliding_window > 0 && il % 2 == 0; }
     bool neox = false;         // RoPE pairs (i, i + rot/2) rather than (2i, 2i+1)
     bool qk_norm = false;      // per-head RMSNorm of q and k (Qwen3)
     bool tied_output = false;  // no output.weight: the embedding is the output head

@@ -1,5 +1,7 @@
 #include "models/plan.h"
 
+#include <algorithm>
+
 namespace vkllm::models {
 
 uint32_t act_width(const ModelConfig &c, Act a) {
@@ -16,9 +18,20 @@ uint32_t act_width(const ModelConfig &c, Act a) {
             return c.kv_dim();
         case Act::Gate:
         case Act::Up:
-            return c.n_ff;
+            return std::max(c.n_ff, c.n_ff_shexp);
         case Act::Logits:
             return c.n_vocab;
+        case Act::Router:
+            return c.n_expert;
+        case Act::ExpGate:
+        case Act::ExpUp:
+            return c.n_expert_used * c.n_ff_exp;
+        case Act::ExpOut:
+            return c.n_expert_used * c.n_embd;
+        case Act::Shared:
+            return c.n_ff_shexp ? c.n_embd : 0;
+        case Act::SharedGate:
+            return c.n_ff_shexp ? 1 : 0;
     }
     return 0;
 }
@@ -46,6 +59,40 @@ void gpt2_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
     }
 }
 
+void moe_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
+    auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
+    bool oss = c.arch == Arch::GptOss;
+    for (uint32_t i = 0; i < c.n_layer; ++i) {
+        const LayerWeights &L = w.layers[i];
+        add(op::RmsNorm{Act::X, Act::H, L.attn_norm, c.n_embd});
+        add(op::Linear{L.wq, Act::H, Act::Q, L.bq});
+        add(op::Linear{L.wk, Act::H, Act::K, L.bk});
+        add(op::Linear{L.wv, Act::H, Act::V, L.bv});
+        add(op::Rope{Act::Q, c.n_head});
+        add(op::Rope{Act::K, c.n_head_kv});
+        add(op::StoreKv{i});
+        add(op::Attend{i, L.sinks});
+        add(op::Linear{L.wo, Act::Attn, Act::H, L.bo});
+        add(op::Add{Act::X, Act::H, Act::X});
+        add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});
+        add(op::Linear{L.gate_inp, Act::H, Act::Router, L.gate_inp_b});
+        add(op::MoeRoute{oss ? gpu::Gating::TopKSoftmax : gpu::Gating::SoftmaxTopK, c.norm_topk});
+        add(op::MoeLinear{L.gate_exps, Act::H, Act::ExpGate, L.gate_exps_b, false});
+        add(op::MoeLinear{L.up_exps, Act::H, Act::ExpUp, L.up_exps_b, false});
+        add(op::SwiGlu{Act::ExpGate, Act::ExpUp, Act::ExpGate, oss});
+        add(op::MoeLinear{L.down_exps, Act::ExpGate, Act::ExpOut, L.down_exps_b, true});
+        if (c.n_ff_shexp) {
+            add(op::Linear{L.gate, Act::H, Act::Gate, {}});
+            add(op::Linear{L.up, Act::H, Act::Up, {}});
+            add(op::SwiGlu{Act::Gate, Act::Up, Act::Gate});
+            add(op::Linear{L.down, Act::Gate, Act::Shared, {}});
+            add(op::Linear{L.gate_inp_shexp, Act::H, Act::SharedGate, {}});
+        }
+        add(op::MoeCombine{c.n_ff_shexp > 0});
+        add(op::Add{Act::X, Act::H, Act::X});
+    }
+}
+
 }  // namespace
 
 Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
@@ -53,7 +100,8 @@ Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
     auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
     add(op::Embed{w.token_embd});
     if (c.arch == Arch::Gpt2) gpt2_layers(c, w, p);
-    for (uint32_t i = 0; i < c.n_layer && c.arch != Arch::Gpt2; ++i) {
+    if (c.moe()) moe_layers(c, w, p);
+    for (uint32_t i = 0; i < c.n_layer && c.arch != Arch::Gpt2 && !c.moe(); ++i) {
         const LayerWeights &L = w.layers[i];
         add(op::RmsNorm{Act::X, Act::H, L.attn_norm, c.n_embd});
         add(op::Linear{L.wq, Act::H, Act::Q, L.bq});

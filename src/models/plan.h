@@ -12,8 +12,27 @@
 namespace vkllm::models {
 
 // The activations of a step, each [rows][width] F32, owned by the session.
-enum class Act { X, H, Q, K, V, Attn, Gate, Up, Last, Logits };
-constexpr int kActCount = 10;
+// Mixture of experts adds the router logits, the per-entry (token x chosen expert) expert
+// activations and outputs, and Qwen2-MoE's shared expert output and gate.
+enum class Act {
+    X,
+    H,
+    Q,
+    K,
+    V,
+    Attn,
+    Gate,
+    Up,
+    Last,
+    Logits,
+    Router,
+    ExpGate,
+    ExpUp,
+    ExpOut,
+    Shared,
+    SharedGate
+};
+constexpr int kActCount = 16;
 
 // How many rows of logits a step produces.
 enum class LogitRows {
@@ -63,18 +82,33 @@ struct StoreKv {  // K, V rows into the layer's cache ring
 };
 struct Attend {  // Attn = attention of Q over the layer's cache
     uint32_t layer;
+    gpu::BufferRange sinks;  // GPT-OSS: a logit per head; size 0: none
 };
-struct SwiGlu {  // out = silu(gate) * up
+struct SwiGlu {  // out = silu(gate) * up, or GPT-OSS's clamped form (oai)
     Act gate, up, out;
+    bool oai = false;
+};
+struct MoeRoute {  // Router logits -> each token's experts and weights, grouped by expert
+    gpu::Gating gating;
+    bool norm;
+};
+struct MoeLinear {  // out[entry] = W_expert in (+ bias_expert), for every (token, chosen expert)
+    gpu::ExpertMatrix w;
+    Act in, out;
+    gpu::BufferRange bias;
+    bool per_entry;  // in holds a row per entry (else per token)
+};
+struct MoeCombine {  // H = router-weighted sum of ExpOut (+ sigmoid(SharedGate) * Shared)
+    bool shared;
 };
 struct TakeLast {  // out row 0 = in's last row; the ops after it work on that one row
     Act in, out;
 };
 }  // namespace op
 
-using Op =
-    std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu, op::Linear,
-                 op::Add, op::Rope, op::StoreKv, op::Attend, op::SwiGlu, op::TakeLast>;
+using Op = std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu,
+                        op::Linear, op::Add, op::Rope, op::StoreKv, op::Attend, op::SwiGlu,
+                        op::TakeLast, op::MoeRoute, op::MoeLinear, op::MoeCombine>;
 
 struct Plan {
     std::vector<Op> ops;
@@ -85,7 +119,8 @@ struct Plan {
 uint32_t act_width(const ModelConfig &c, Act a);
 
 // The decoder-only transformer of llama, qwen2 and qwen3 (pre-norm, RoPE, GQA, SwiGLU) and of
-// gpt2 (pre-LayerNorm, learned positions, GELU MLP, biases).
+// gpt2 (pre-LayerNorm, learned positions, GELU MLP, biases), and the mixture-of-experts
+// qwen2moe and gpt-oss (routed experts grouped by expert; sinks and sliding windows).
 Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape);
 
 }  // namespace vkllm::models

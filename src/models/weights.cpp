@@ -32,12 +32,23 @@ class Loader {
 
     // A tensor of sum(rows) rows uploaded as consecutive row blocks of those sizes (GPT-2's
     // fused QKV as Q, K and V), each a matrix of its own.
+    // The experts of a mixture-of-experts tensor [cols, rows, n_expert], uploaded as stored.
+    gpu::ExpertMatrix experts(const std::string &name, uint32_t cols, uint32_t rows,
+                              uint32_t n_expert) {
+        tensor(name, cols, rows, n_expert);
+        gpu::ExpertMatrix e;
+        gpu::Matrix all = matrices(name, cols, {rows * n_expert}, n_expert)[0];
+        e.data = all.data, e.type = all.type, e.rows = rows, e.cols = cols, e.n_expert = n_expert;
+        return e;
+    }
+
     std::vector<gpu::Matrix> matrices(const std::string &name, uint32_t cols,
-                                      const std::vector<uint32_t> &rows) {
+                                      const std::vector<uint32_t> &rows, uint32_t planes = 1) {
         uint32_t total_rows = 0;
         for (uint32_t r : rows)
             total_rows += r;
-        const format::TensorInfo &t = tensor(name, cols, total_rows);
+        const format::TensorInfo &t = planes == 1 ? tensor(name, cols, total_rows)
+                                                  : tensor(name, cols, total_rows / planes, planes);
         gpu::WeightType type;
         if (!gpu::weight_type_from_ggml(t.type->id, &type))
             fail(VKLLM_ERR_UNSUPPORTED, "%s: tensor %s has type %s, which this build cannot run",
@@ -72,14 +83,14 @@ class Loader {
 
     // A vector of sum(sizes) values uploaded as consecutive pieces of those sizes.
     std::vector<gpu::BufferRange> vectors(const std::string &name,
-                                          const std::vector<uint32_t> &sizes,
-                                          bool optional = false) {
+                                          const std::vector<uint32_t> &sizes, bool optional = false,
+                                          uint32_t planes = 1) {
         const format::TensorInfo *t = f_.find_tensor(name);
         if (!t && optional) return std::vector<gpu::BufferRange>(sizes.size());
         uint32_t n = 0;
         for (uint32_t k : sizes)
             n += k;
-        tensor(name, n, 1);
+        tensor(name, n / planes, planes);
         std::vector<float> v(n);
         const uint8_t *d = f_.tensor_data(*t);
         for (uint32_t i = 0; i < n; ++i) {
@@ -109,21 +120,28 @@ class Loader {
         return out;
     }
 
+    // A [n, planes] tensor (one vector per expert) as planes x n F32 values.
+    gpu::BufferRange planes(const std::string &name, uint32_t n, uint32_t planes) {
+        return vectors(name, {n * planes}, false, planes)[0];
+    }
+
     ModelWeights take() { return std::move(w_); }
     ModelWeights &weights() { return w_; }
 
   private:
-    const format::TensorInfo &tensor(const std::string &name, uint64_t cols, uint64_t rows) {
+    const format::TensorInfo &tensor(const std::string &name, uint64_t cols, uint64_t rows,
+                                     uint64_t planes = 1) {
         const format::TensorInfo *t = f_.find_tensor(name);
         if (!t) fail(VKLLM_ERR_FORMAT, "%s: tensor %s is missing", f_.path().c_str(), name.c_str());
-        bool ok = t->dims[0] == cols && t->dims[1] == rows && t->dims[2] == 1 && t->dims[3] == 1;
+        bool ok =
+            t->dims[0] == cols && t->dims[1] == rows && t->dims[2] == planes && t->dims[3] == 1;
         if (!ok)
             fail(VKLLM_ERR_FORMAT,
-                 "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu]",
+                 "%s: tensor %s has shape [%llu, %llu, %llu, %llu], expected [%llu, %llu, %llu]",
                  f_.path().c_str(), name.c_str(), (unsigned long long)t->dims[0],
                  (unsigned long long)t->dims[1], (unsigned long long)t->dims[2],
-                 (unsigned long long)t->dims[3], (unsigned long long)cols,
-                 (unsigned long long)rows);
+                 (unsigned long long)t->dims[3], (unsigned long long)cols, (unsigned long long)rows,
+                 (unsigned long long)planes);
         return *t;
     }
 
@@ -162,6 +180,40 @@ class Loader {
     uint64_t used_ = 0;  // bytes used in the last arena
 };
 
+// Qwen2-MoE and GPT-OSS: attention as qwen2 (GPT-OSS adds an output bias and sinks), then a
+// router over n_expert experts (Qwen2-MoE also a shared expert; GPT-OSS expert biases).
+void load_moe_layer(Loader &l, const ModelConfig &c, const std::string &b, LayerWeights &L) {
+    uint32_t d = c.n_embd;
+    bool oss = c.arch == Arch::GptOss;
+    L.attn_norm = l.vector(b + "attn_norm.weight", d);
+    L.wq = l.matrix(b + "attn_q.weight", d, c.q_dim());
+    L.wk = l.matrix(b + "attn_k.weight", d, c.kv_dim());
+    L.wv = l.matrix(b + "attn_v.weight", d, c.kv_dim());
+    L.bq = l.vector(b + "attn_q.bias", c.q_dim(), true);
+    L.bk = l.vector(b + "attn_k.bias", c.kv_dim(), true);
+    L.bv = l.vector(b + "attn_v.bias", c.kv_dim(), true);
+    L.wo = l.matrix(b + "attn_output.weight", c.q_dim(), d);
+    L.bo = l.vector(b + "attn_output.bias", d, true);
+    if (oss) L.sinks = l.vector(b + "attn_sinks.weight", c.n_head);
+    L.ffn_norm = l.vector(b + (oss ? "post_attention_norm.weight" : "ffn_norm.weight"), d);
+    L.gate_inp = l.matrix(b + "ffn_gate_inp.weight", d, c.n_expert);
+    L.gate_inp_b = l.vector(b + "ffn_gate_inp.bias", c.n_expert, true);
+    L.gate_exps = l.experts(b + "ffn_gate_exps.weight", d, c.n_ff_exp, c.n_expert);
+    L.up_exps = l.experts(b + "ffn_up_exps.weight", d, c.n_ff_exp, c.n_expert);
+    L.down_exps = l.experts(b + "ffn_down_exps.weight", c.n_ff_exp, d, c.n_expert);
+    if (oss) {
+        L.gate_exps_b = l.planes(b + "ffn_gate_exps.bias", c.n_ff_exp, c.n_expert);
+        L.up_exps_b = l.planes(b + "ffn_up_exps.bias", c.n_ff_exp, c.n_expert);
+        L.down_exps_b = l.planes(b + "ffn_down_exps.bias", d, c.n_expert);
+    }
+    if (c.n_ff_shexp) {
+        L.gate_inp_shexp = l.matrix(b + "ffn_gate_inp_shexp.weight", d, 1);
+        L.gate = l.matrix(b + "ffn_gate_shexp.weight", d, c.n_ff_shexp);
+        L.up = l.matrix(b + "ffn_up_shexp.weight", d, c.n_ff_shexp);
+        L.down = l.matrix(b + "ffn_down_shexp.weight", c.n_ff_shexp, d);
+    }
+}
+
 void load_gpt2_layer(Loader &l, const ModelConfig &c, const std::string &b, LayerWeights &L) {
     uint32_t d = c.n_embd;
     L.attn_norm = l.vector(b + "attn_norm.weight", d);
@@ -194,8 +246,11 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
     for (uint32_t i = 0; i < c.n_layer; ++i) {
         std::string b = "blk." + std::to_string(i) + ".";
         LayerWeights L;
-        if (c.arch == Arch::Gpt2) {
-            load_gpt2_layer(l, c, b, L);
+        if (c.arch == Arch::Gpt2 || c.moe()) {
+            if (c.moe())
+                load_moe_layer(l, c, b, L);
+            else
+                load_gpt2_layer(l, c, b, L);
             w.layers.push_back(L);
             continue;
         }

@@ -16,8 +16,17 @@ struct LayerWeights {
     gpu::BufferRange bq, bk, bv;      // size 0 when the model has no biases
     gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3
     gpu::Matrix gate, up, down;       // no gate for GPT-2
-    // GPT-2 only (size 0 otherwise): LayerNorm biases, output projection and MLP biases.
+    // GPT-2 only (size 0 otherwise): LayerNorm biases, output projection and MLP biases (GPT-OSS
+    // has bo too).
     gpu::BufferRange attn_norm_b, ffn_norm_b, bo, b_up, b_down;
+    // Mixture of experts: the router (bias: GPT-OSS), the experts and their biases (GPT-OSS,
+    // [n_expert][rows] F32); Qwen2-MoE's shared expert is gate/up/down above, gated by the
+    // single row gate_inp_shexp. GPT-OSS's attention sinks, one logit per query head.
+    gpu::Matrix gate_inp, gate_inp_shexp;
+    gpu::BufferRange gate_inp_b;
+    gpu::ExpertMatrix gate_exps, up_exps, down_exps;
+    gpu::BufferRange gate_exps_b, up_exps_b, down_exps_b;
+    gpu::BufferRange sinks;
 };
 
 struct ModelWeights {

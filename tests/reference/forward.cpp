@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 
@@ -59,6 +60,32 @@ Vec read_vector(const GgufFile &f, const std::string &name, uint32_t n) {
     if (t.n_dims != 1 || t.dims[0] != n)
         bad(f, name + " is " + shape(t) + ", expected [" + std::to_string(n) + "]");
     return values(f, t);
+}
+
+// The n [cols, rows] slabs of a GGUF tensor [cols, rows, n]: slab e is expert e's matrix.
+std::vector<Matrix> read_experts(const GgufFile &f, const std::string &name, uint32_t cols,
+                                 uint32_t rows, uint32_t n) {
+    const TensorInfo &t = tensor(f, name);
+    if (t.n_dims != 3 || t.dims[0] != cols || t.dims[1] != rows || t.dims[2] != n)
+        bad(f, name + " is " + shape(t) + ", expected [" + std::to_string(cols) + ", " +
+                   std::to_string(rows) + ", " + std::to_string(n) + "]");
+    Vec all = values(f, t);
+    size_t slab = size_t(rows) * cols;
+    std::vector<Matrix> out;
+    for (uint32_t e = 0; e < n; ++e)
+        out.push_back(
+            Matrix{rows, cols, Vec(all.begin() + e * slab, all.begin() + (e + 1) * slab)});
+    return out;
+}
+
+// The n columns of a GGUF tensor [rows, n]: column e is expert e's bias.
+std::vector<Vec> read_expert_biases(const GgufFile &f, const std::string &name, uint32_t rows,
+                                    uint32_t n) {
+    Matrix m = read_matrix(f, name, rows, n);
+    std::vector<Vec> out;
+    for (uint32_t e = 0; e < n; ++e)
+        out.emplace_back(m.w.begin() + size_t(e) * rows, m.w.begin() + size_t(e + 1) * rows);
+    return out;
 }
 
 Vec read_optional_vector(const GgufFile &f, const std::string &name, uint32_t n) {
@@ -120,16 +147,38 @@ Vec normed(const ModelRef &m, const Vec &x, const Vec &w, const Vec &b) {
     return m.gpt2 ? layer_normed(x, w, b, m.norm_eps) : rms_normed(x, w, m.norm_eps);
 }
 
-// Rotates the first rot_dim values of one head by pos * base^(-2i/rot_dim) for pair i.
+// ggml_rope_yarn_corr_dim: the pair index whose wavelength fits n_rot times into the original
+// context, i.e. n_dims * ln(n_ctx_orig / (n_rot * 2 pi)) / (2 ln base).
+double yarn_corr_dim(double n_dims, double n_ctx_orig, double n_rot, double base) {
+    return n_dims * std::log(n_ctx_orig / (n_rot * 2.0 * 3.14159265358979323846)) /
+           (2.0 * std::log(base));
+}
+
+// Rotates the first rot_dim values of one head by pos * base^(-2i/rot_dim) for pair i. With
+// YaRN (ggml's rope_yarn, i being i0/2 there): the angle mixes the interpolated angle
+// (divided by the factor) with that one by ramp(i) * ext_factor, ramp(i) = 1 - clamp((i - low)
+// / max(0.001, high - low), 0, 1), and cos and sin are scaled by attn_factor * (1 + 0.1 ln
+// factor) (the log term only when ext_factor != 0).
 void rope(const ModelRef &m, double *head, int pos) {
     uint32_t half = m.rot_dim / 2;
     for (uint32_t i = 0; i < half; ++i) {
         double angle = pos * std::pow(m.rope_base, -2.0 * i / m.rot_dim);
+        double mscale = 1.0;
+        if (m.yarn) {
+            double interpolated = angle / m.yarn_factor;
+            double low = m.yarn_corr_dims[0], high = m.yarn_corr_dims[1];
+            double y = (double(i) - low) / std::max(0.001, high - low);
+            double mix = (1.0 - std::clamp(y, 0.0, 1.0)) * m.yarn_ext_factor;
+            angle = interpolated * (1.0 - mix) + angle * mix;
+            mscale = m.yarn_attn_factor;
+            if (m.yarn_ext_factor != 0.0) mscale *= 1.0 + 0.1 * std::log(m.yarn_factor);
+        }
+        double c = std::cos(angle) * mscale, s = std::sin(angle) * mscale;
         double *a = m.neox_rope ? &head[i] : &head[2 * i];
         double *b = m.neox_rope ? &head[i + half] : &head[2 * i + 1];
         double x0 = *a, x1 = *b;
-        *a = x0 * std::cos(angle) - x1 * std::sin(angle);
-        *b = x0 * std::sin(angle) + x1 * std::cos(angle);
+        *a = x0 * c - x1 * s;
+        *b = x0 * s + x1 * c;
     }
 }
 
@@ -137,7 +186,20 @@ double silu(double v) {
     return v / (1.0 + std::exp(-v));
 }
 
-// x[t] += attention over the positions s <= t with visible(t, s), of layer L, for every t.
+double sigmoid(double v) {
+    return 1.0 / (1.0 + std::exp(-v));
+}
+
+// gpt-oss's clamped SwiGLU (ggml's swiglu_oai with alpha 1.702, limit 7).
+double swiglu_oai(double gate, double up) {
+    double g = std::min(gate, 7.0);
+    double u = std::clamp(up, -7.0, 7.0);
+    return (u + 1.0) * g * sigmoid(1.702 * g);
+}
+
+// x[t] += attention over the positions s <= t with visible(t, s), of layer L, for every t; on
+// a sliding-window layer only the keys s > t - window. A head's sink logit, if any, joins the
+// softmax's denominator (unscaled, with no value).
 void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
                const Visibility &visible) {
     size_t n = x.size();
@@ -165,15 +227,17 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
             const double *qh = &q[t][head * hd];
             uint32_t kv = head / group;
             Vec score(t + 1);
-            double max_score = -INFINITY;
+            double max_score = L.sinks.empty() ? -INFINITY : L.sinks[head];
             for (size_t s = 0; s <= t; ++s) {
                 double dot = 0;
                 for (uint32_t i = 0; i < hd; ++i)
                     dot += qh[i] * k[s][kv * hd + i];
-                score[s] = visible(uint32_t(t), uint32_t(s)) ? dot * scale : -INFINITY;
+                bool in_window = L.window == 0 || t - s < L.window;
+                bool seen = in_window && visible(uint32_t(t), uint32_t(s));
+                score[s] = seen ? dot * scale : -INFINITY;
                 max_score = std::max(max_score, score[s]);
             }
-            double sum = 0;
+            double sum = L.sinks.empty() ? 0.0 : std::exp(L.sinks[head] - max_score);
             for (double &sc : score) {
                 sc = std::exp(sc - max_score);
                 sum += sc;
@@ -188,9 +252,49 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
     }
 }
 
+// The mixture-of-experts FFN of one normed input h: the routed experts' outputs, weighted,
+// plus the shared expert's, if any.
+Vec moe(const ModelRef &m, const LayerRef &L, const Vec &h) {
+    Vec out(m.n_embd, 0.0);
+    std::vector<int> experts;
+    Vec weights;
+    route(m, project(L.router, h, L.router_b), &experts, &weights);
+    auto bias = [](const std::vector<Vec> &b, int e) { return b.empty() ? Vec() : b[e]; };
+    for (size_t k = 0; k < experts.size(); ++k) {
+        int e = experts[k];
+        Vec gate = project(L.gate_exps[e], h, bias(L.gate_exps_b, e));
+        Vec up = project(L.up_exps[e], h, bias(L.up_exps_b, e));
+        Vec act(m.n_ff_exp);
+        for (uint32_t i = 0; i < m.n_ff_exp; ++i)
+            act[i] = m.swiglu_oai ? swiglu_oai(gate[i], up[i]) : silu(gate[i]) * up[i];
+        Vec down = project(L.down_exps[e], act, bias(L.down_exps_b, e));
+        for (uint32_t i = 0; i < m.n_embd; ++i)
+            out[i] += weights[k] * down[i];
+    }
+    if (!L.shexp_gate.empty()) {
+        double g = 0;
+        for (uint32_t i = 0; i < m.n_embd; ++i)
+            g += L.shexp_gate[i] * h[i];
+        Vec gate = project(L.gate_shexp, h), up = project(L.up_shexp, h);
+        Vec act(m.n_ff_shexp);
+        for (uint32_t i = 0; i < m.n_ff_shexp; ++i)
+            act[i] = silu(gate[i]) * up[i];
+        Vec down = project(L.down_shexp, act);
+        for (uint32_t i = 0; i < m.n_embd; ++i)
+            out[i] += sigmoid(g) * down[i];
+    }
+    return out;
+}
+
 void feed_forward(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x) {
     for (Vec &xt : x) {
         Vec h = normed(m, xt, L.ffn_norm, L.ffn_norm_b);
+        if (m.routing != Routing::none) {
+            Vec out = moe(m, L, h);
+            for (uint32_t i = 0; i < m.n_embd; ++i)
+                xt[i] += out[i];
+            continue;
+        }
         Vec act(m.n_ff);
         if (m.gpt2) {
             Vec up = project(L.up, h, L.b_up);
@@ -237,9 +341,13 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     GgufFile f(gguf_path);
     auto m = std::make_unique<ModelRef>();
     m->arch = std::string(f.get_string("general.architecture").value_or(""));
-    if (m->arch != "llama" && m->arch != "qwen2" && m->arch != "qwen3" && m->arch != "gpt2")
-        bad(f, "architecture \"" + m->arch + "\" (llama, qwen2, qwen3 and gpt2 are supported)");
+    const std::vector<std::string> known = {"llama", "qwen2",    "qwen3",
+                                            "gpt2",  "qwen2moe", "gpt-oss"};
+    if (std::find(known.begin(), known.end(), m->arch) == known.end())
+        bad(f, "architecture \"" + m->arch +
+                   "\" (llama, qwen2, qwen3, gpt2, qwen2moe and gpt-oss are supported)");
     m->gpt2 = m->arch == "gpt2";
+    const bool qwen2moe = m->arch == "qwen2moe", gpt_oss = m->arch == "gpt-oss";
     const std::string a = m->arch + ".";
     m->n_embd = key_u32(f, a + "embedding_length", std::nullopt);
     m->n_layer = key_u32(f, a + "block_count", std::nullopt);
@@ -248,6 +356,16 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     m->head_dim = key_u32(f, a + "attention.key_length", m->n_embd / m->n_head);
     m->rot_dim = m->gpt2 ? 0 : key_u32(f, a + "rope.dimension_count", m->head_dim);
     m->n_ff = key_u32(f, a + "feed_forward_length", std::nullopt);
+    if (qwen2moe || gpt_oss) {
+        m->routing = qwen2moe ? Routing::softmax_then_top_k : Routing::top_k_then_softmax;
+        m->n_expert = key_u32(f, a + "expert_count", std::nullopt);
+        m->n_expert_used = key_u32(f, a + "expert_used_count", std::nullopt);
+        m->n_ff_exp = key_u32(f, a + "expert_feed_forward_length", std::nullopt);
+        if (qwen2moe)
+            m->n_ff_shexp = key_u32(f, a + "expert_shared_feed_forward_length", std::nullopt);
+        m->swiglu_oai = gpt_oss;
+        if (m->n_expert_used > m->n_expert) bad(f, "expert_used_count > expert_count");
+    }
     m->rope_base = f.get_float(a + "rope.freq_base").value_or(10000.0);
     std::string eps_key =
         a + (m->gpt2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon");
@@ -259,6 +377,34 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     if (m->rot_dim % 2 != 0 || m->rot_dim > m->head_dim)
         bad(f, "rope.dimension_count " + std::to_string(m->rot_dim) + " for head_dim " +
                    std::to_string(m->head_dim));
+    std::string scaling(f.get_string(a + "rope.scaling.type").value_or("none"));
+    if (scaling == "yarn") {
+        // llama.cpp's defaults (ext_factor 1 for YaRN, attn_factor 1, beta_fast 32,
+        // beta_slow 1) unless the file sets them.
+        m->yarn = true;
+        std::optional<double> factor = f.get_float(a + "rope.scaling.factor");
+        if (!factor || *factor <= 0) bad(f, "YaRN without a positive rope.scaling.factor");
+        m->yarn_factor = *factor;
+        m->yarn_orig_ctx = key_u32(f, a + "rope.scaling.original_context_length", std::nullopt);
+        m->yarn_ext_factor = f.get_float(a + "rope.scaling.yarn_ext_factor").value_or(1.0);
+        m->yarn_attn_factor = f.get_float(a + "rope.scaling.yarn_attn_factor").value_or(1.0);
+        m->yarn_beta_fast = f.get_float(a + "rope.scaling.yarn_beta_fast").value_or(32.0);
+        m->yarn_beta_slow = f.get_float(a + "rope.scaling.yarn_beta_slow").value_or(1.0);
+        // ggml_rope_yarn_corr_dims: floor of the fast end, ceil of the slow end, clamped to
+        // [0, rot_dim - 1].
+        double n_dims = m->rot_dim;
+        double start =
+            std::floor(yarn_corr_dim(n_dims, m->yarn_orig_ctx, m->yarn_beta_fast, m->rope_base));
+        double end =
+            std::ceil(yarn_corr_dim(n_dims, m->yarn_orig_ctx, m->yarn_beta_slow, m->rope_base));
+        m->yarn_corr_dims[0] = std::max(0.0, start);
+        m->yarn_corr_dims[1] = std::min(n_dims - 1, end);
+    } else if (scaling != "none") {
+        bad(f, "rope.scaling.type \"" + scaling + "\" (none and yarn are supported)");
+    }
+    // gpt-oss: sliding-window attention on even layers, full on odd ones (llama.cpp's
+    // swa pattern 2: layer il slides when il % 2 < 1).
+    uint32_t window = gpt_oss ? key_u32(f, a + "attention.sliding_window", std::nullopt) : 0;
 
     const TensorInfo &embd = tensor(f, "token_embd.weight");
     if (embd.n_dims != 2) bad(f, "token_embd.weight is " + shape(embd));
@@ -295,10 +441,39 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
             L.q_norm = read_vector(f, b + "attn_q_norm.weight", m->head_dim);
             L.k_norm = read_vector(f, b + "attn_k_norm.weight", m->head_dim);
         }
-        L.ffn_norm = read_vector(f, b + "ffn_norm.weight", m->n_embd);
-        L.gate = read_matrix(f, b + "ffn_gate.weight", m->n_embd, m->n_ff);
-        L.up = read_matrix(f, b + "ffn_up.weight", m->n_embd, m->n_ff);
-        L.down = read_matrix(f, b + "ffn_down.weight", m->n_ff, m->n_embd);
+        if (gpt_oss) {
+            L.bo = read_vector(f, b + "attn_output.bias", m->n_embd);
+            L.sinks = read_vector(f, b + "attn_sinks.weight", m->n_head);
+            L.window = i % 2 == 0 ? window : 0;
+        }
+        if (m->routing == Routing::none) {
+            L.ffn_norm = read_vector(f, b + "ffn_norm.weight", m->n_embd);
+            L.gate = read_matrix(f, b + "ffn_gate.weight", m->n_embd, m->n_ff);
+            L.up = read_matrix(f, b + "ffn_up.weight", m->n_embd, m->n_ff);
+            L.down = read_matrix(f, b + "ffn_down.weight", m->n_ff, m->n_embd);
+            m->layers.push_back(std::move(L));
+            continue;
+        }
+        // gpt-oss calls its pre-FFN norm post_attention_norm.
+        L.ffn_norm = read_vector(
+            f, b + (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"), m->n_embd);
+        uint32_t d = m->n_embd, ne = m->n_expert, ff = m->n_ff_exp;
+        L.router = read_matrix(f, b + "ffn_gate_inp.weight", d, ne);
+        L.gate_exps = read_experts(f, b + "ffn_gate_exps.weight", d, ff, ne);
+        L.up_exps = read_experts(f, b + "ffn_up_exps.weight", d, ff, ne);
+        L.down_exps = read_experts(f, b + "ffn_down_exps.weight", ff, d, ne);
+        if (gpt_oss) {
+            L.router_b = read_vector(f, b + "ffn_gate_inp.bias", ne);
+            L.gate_exps_b = read_expert_biases(f, b + "ffn_gate_exps.bias", ff, ne);
+            L.up_exps_b = read_expert_biases(f, b + "ffn_up_exps.bias", ff, ne);
+            L.down_exps_b = read_expert_biases(f, b + "ffn_down_exps.bias", d, ne);
+        }
+        if (qwen2moe) {
+            L.shexp_gate = read_vector(f, b + "ffn_gate_inp_shexp.weight", d);
+            L.gate_shexp = read_matrix(f, b + "ffn_gate_shexp.weight", d, m->n_ff_shexp);
+            L.up_shexp = read_matrix(f, b + "ffn_up_shexp.weight", d, m->n_ff_shexp);
+            L.down_shexp = read_matrix(f, b + "ffn_down_shexp.weight", m->n_ff_shexp, d);
+        }
         m->layers.push_back(std::move(L));
     }
     return m;
@@ -353,6 +528,47 @@ std::vector<std::vector<float>> forward_logits(const ModelRef &m,
     for (const Vec &l : forward_logits_f64(m, tokens))
         out.emplace_back(l.begin(), l.end());
     return out;
+}
+
+void route(const ModelRef &m, const std::vector<double> &logits, std::vector<int> *experts,
+           std::vector<double> *weights) {
+    if (m.routing == Routing::none) throw std::invalid_argument("route: a dense model");
+    if (logits.size() != m.n_expert)
+        throw std::invalid_argument("route: " + std::to_string(logits.size()) + " logits for " +
+                                    std::to_string(m.n_expert) + " experts");
+    // softmax(v) over all of v.
+    auto softmax = [](Vec v) {
+        double max_v = *std::max_element(v.begin(), v.end()), sum = 0;
+        for (double &x : v) {
+            x = std::exp(x - max_v);
+            sum += x;
+        }
+        for (double &x : v)
+            x /= sum;
+        return v;
+    };
+    // The k largest of v by index, largest first, the lower index first on ties.
+    auto top_k = [](const Vec &v, uint32_t k) {
+        std::vector<int> order(v.size());
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return v[a] > v[b]; });
+        order.resize(k);
+        return order;
+    };
+    experts->clear();
+    weights->clear();
+    if (m.routing == Routing::softmax_then_top_k) {
+        Vec probs = softmax(logits);
+        *experts = top_k(probs, m.n_expert_used);
+        for (int e : *experts)
+            weights->push_back(probs[e]);
+    } else {
+        *experts = top_k(logits, m.n_expert_used);
+        Vec chosen;
+        for (int e : *experts)
+            chosen.push_back(logits[e]);
+        *weights = softmax(chosen);
+    }
 }
 
 std::vector<int32_t> greedy(const ModelRef &m, std::vector<int32_t> prompt, int n) {

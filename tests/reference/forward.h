@@ -1,7 +1,17 @@
-// A plain C++ forward pass of Llama, Qwen2 and Qwen3 GGUF models, in double precision: the
-// reference the GPU engine's logits are tested against. It is written to be checked line by
-// line against the model definitions, not to be fast: weights are held as doubles, nothing is
-// cached between calls and every position is recomputed from the tokens.
+// A plain C++ forward pass of Llama, Qwen2, Qwen3, GPT-2, Qwen2-MoE and gpt-oss GGUF models, in
+// double precision: the reference the GPU engine's logits are tested against. It is written to
+// be checked line by line against the model definitions, not to be fast: weights are held as
+// doubles, nothing is cached between calls and every position is recomputed from the tokens.
+//
+// The mixture-of-experts models replace the dense FFN by a router and n_expert experts, of
+// which n_expert_used run per token (see route()):
+//   qwen2moe: probs = softmax(W_router x) over all experts; the top-k probs, not renormalised,
+//             weight silu(gate_e x) * up_e x through down_e; plus a shared expert scaled by
+//             sigmoid(w_shexp . x).
+//   gpt-oss:  logits = W_router x + b; the top-k logits, softmaxed over those k, weight
+//             down_e(swiglu_oai(gate_e x + bg, up_e x + bu)) + bd. Attention has biases
+//             (output included), a learned sink logit per head in every softmax's denominator,
+//             and a sliding window on even layers; RoPE may be YaRN-scaled as ggml does it.
 #pragma once
 
 #include <cstdint>
@@ -26,17 +36,59 @@ struct LayerRef {
     std::vector<double> ffn_norm;
     Matrix gate, up, down;
     // gpt2 (empty otherwise): LayerNorm biases and the projection biases; wq/wk/wv/bq/bk/bv
-    // are the row blocks of its fused attn_qkv.
+    // are the row blocks of its fused attn_qkv. gpt-oss also has bo (attn_output.bias).
     std::vector<double> attn_norm_b, ffn_norm_b, bo, b_up, b_down;
+
+    // Attention window: 0 for full causal attention, else a query at position p sees only the
+    // keys at p-window+1..p (gpt-oss's even layers).
+    uint32_t window = 0;
+    // gpt-oss: attn_sinks.weight, one logit per query head that joins each softmax's
+    // denominator and contributes no value. Empty otherwise.
+    std::vector<double> sinks;
+
+    // Mixture of experts (gate/up/down above are then empty; ffn_norm is the pre-FFN norm,
+    // gpt-oss's post_attention_norm). router: ffn_gate_inp, n_expert rows of n_embd;
+    // router_b its bias (gpt-oss). Expert e's matrices are slab e of the [cols, rows, n_expert]
+    // tensors ffn_{gate,up,down}_exps; their biases (gpt-oss) are column e of [rows, n_expert].
+    Matrix router;
+    std::vector<double> router_b;
+    std::vector<Matrix> gate_exps, up_exps, down_exps;
+    std::vector<std::vector<double>> gate_exps_b, up_exps_b, down_exps_b;
+    // qwen2moe's shared expert, run for every token: its output is scaled by
+    // sigmoid(shexp_gate . x) (ffn_gate_inp_shexp, n_embd values).
+    std::vector<double> shexp_gate;
+    Matrix gate_shexp, up_shexp, down_shexp;
+};
+
+// How router logits become the chosen experts' weights.
+enum class Routing {
+    none,                // a dense FFN
+    softmax_then_top_k,  // qwen2moe: softmax over all experts, the top k probabilities as is
+    top_k_then_softmax,  // gpt-oss: the top k logits, softmaxed over those k
 };
 
 struct ModelRef {
     std::string arch;
     uint32_t n_vocab = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0;
     uint32_t rot_dim = 0;  // leading dims of each head that RoPE rotates
-    uint32_t n_ff = 0;
+    uint32_t n_ff = 0;     // feed_forward_length (dense FFN width)
     double rope_base = 10000.0, norm_eps = 1e-5;
-    bool neox_rope = false;    // pairs (i, i + rot_dim/2) rather than (2i, 2i+1)
+    // YaRN RoPE scaling (rope.scaling.type "yarn"), as ggml's rope_yarn: rotated pair i keeps
+    // the unscaled angle pos * base^(-2i/rot_dim) for i <= corr_dims[0], takes that angle /
+    // yarn_factor for i >= corr_dims[1] and mixes the two linearly between (the mix scaled by
+    // yarn_ext_factor); cos and sin are multiplied by yarn_attn_factor * (1 + 0.1 ln
+    // yarn_factor). llama.cpp's defaults: ext_factor 1, attn_factor 1, betas 32 and 1.
+    bool yarn = false;
+    double yarn_factor = 1.0, yarn_ext_factor = 0.0, yarn_attn_factor = 1.0;
+    double yarn_beta_fast = 32.0, yarn_beta_slow = 1.0;
+    uint32_t yarn_orig_ctx = 0;
+    double yarn_corr_dims[2] = {0.0, 0.0};  // ggml_rope_yarn_corr_dims of the above
+    // Mixture of experts (0 and Routing::none for dense models).
+    Routing routing = Routing::none;
+    uint32_t n_expert = 0, n_expert_used = 0;
+    uint32_t n_ff_exp = 0, n_ff_shexp = 0;  // each expert's and the shared expert's width
+    bool swiglu_oai = false;  // gpt-oss experts: (clamp(u,-7,7)+1) * g*sigmoid(1.702 g), g=min(g,7)
+    bool neox_rope = false;   // pairs (i, i + rot_dim/2) rather than (2i, 2i+1)
     bool tied_output = false;  // the file has no output.weight; `output` is token_embd's copy
     bool gpt2 = false;         // LayerNorm with bias, learned positions, GELU MLP, no RoPE
     Matrix token_embd;         // row t: the embedding of token t
@@ -47,8 +99,8 @@ struct ModelRef {
     std::vector<LayerRef> layers;
 };
 
-// Loads architecture "llama", "qwen2", "qwen3" or "gpt2" with tensors of any type
-// format::can_dequantize() reads. Throws
+// Loads architecture "llama", "qwen2", "qwen3", "gpt2", "qwen2moe" or "gpt-oss" with tensors of
+// any type format::can_dequantize() reads (MXFP4 experts included). Throws
 // std::runtime_error naming what is missing or malformed (vkllm::Error for an unreadable file).
 std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path);
 
@@ -60,7 +112,8 @@ std::vector<std::vector<float>> forward_logits(const ModelRef &m,
 // that keeps only some positions, such as a streaming window, is this mask.
 using Visibility = std::function<bool(uint32_t query, uint32_t key)>;
 
-// forward_logits with attention restricted to the keys `visible` allows.
+// forward_logits with attention restricted to the keys `visible` allows (on sliding-window
+// layers, to those the window also allows).
 std::vector<std::vector<float>> forward_logits_masked(const ModelRef &m,
                                                       const std::vector<int32_t> &tokens,
                                                       const Visibility &visible);
@@ -71,6 +124,13 @@ std::vector<std::vector<double>> forward_logits_masked_f64(const ModelRef &m,
 // The same in double, before rounding to float.
 std::vector<std::vector<double>> forward_logits_f64(const ModelRef &m,
                                                     const std::vector<int32_t> &tokens);
+
+// The experts chosen for one token's router logits and their weights, in the architecture's
+// order (qwen2moe: softmax then top-k; gpt-oss: top-k then softmax over the chosen). Experts
+// come in decreasing order of logit, the lower index first on ties; `logits` has n_expert
+// values (bias included). Throws std::invalid_argument for a dense model or a wrong size.
+void route(const ModelRef &m, const std::vector<double> &logits, std::vector<int> *experts,
+           std::vector<double> *weights);
 
 // `n` ids continuing a non-empty `prompt`, each the argmax (lowest id on ties) of the double
 // logits after the sequence so far, which is recomputed from scratch for every id.

@@ -1,0 +1,90 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+// Expert matrices over their groups of tokens: for each entry e (token t = e / k, its j-th
+// expert) routed to expert x, y[e][r] = sum_c W_x[r][c] * in[c] (+ bias_x[r]), where `in` is
+// the token's row (X_PER_ENTRY 0: the normed hidden state, shared by its k entries) or the
+// entry's own row (1: the activation before the down projection).
+// A workgroup owns ROWS rows of one expert (gl_WorkGroupID.z) and walks that expert's group
+// (moe_route.comp) NB entries at a time, so each selected expert's weights are read once per
+// NB tokens and an expert no token chose costs one early exit. The binding holds experts
+// [e0, e0 + n_here) of the tensor, expert x at units (x - e0) * rows * (cols / 32).
+// Weights of any type, decoded 32 at a time (shaders/weights.glsl); cols is whole units of
+// 32. Lanes split the units; partial sums meet in shared memory. Accumulation is F32.
+#include "common.glsl"
+
+layout(constant_id = 0) const uint WG = 64;
+layout(constant_id = 1) const uint ROWS = 4;
+layout(constant_id = 2) const uint WTYPE = 0;
+layout(constant_id = 3) const uint NB = 1;
+layout(constant_id = 4) const uint X_PER_ENTRY = 0;
+layout(local_size_x_id = 0) in;
+
+layout(binding = 0) readonly buffer Weights { uint w[]; };
+#define WEIGHTS w
+#include "weights.glsl"
+layout(binding = 1) readonly buffer Input { float x[]; };
+layout(binding = 2) writeonly buffer Output { float y[]; };  // [n_entries][rows]
+layout(binding = 3) readonly buffer Route { int route[]; };
+layout(binding = 4) readonly buffer Bias { float bias[]; };  // [n_expert][rows] if has_bias
+layout(push_constant) uniform Params {
+    uint rows;
+    uint cols;
+    uint k;          // experts per token
+    uint n_entries;  // n_tokens * k
+    uint n_expert;
+    uint e0;  // first expert of this binding
+    uint has_bias;
+} p;
+
+shared float partial[ROWS * NB * WG];
+
+void main() {
+    uint lane = gl_LocalInvocationID.x;
+    uint row0 = flat_group() * ROWS;
+    uint ex = p.e0 + gl_WorkGroupID.z;
+    uint off = 2u * p.n_entries;
+    uint begin = uint(route[off + ex]), end = uint(route[off + ex + 1u]);
+    uint list = off + p.n_expert + 1u;
+    uint units = p.cols / 32u;
+    uint wbase = gl_WorkGroupID.z * p.rows;  // this expert's first row in the binding
+    for (uint g = begin; g < end; g += NB) {
+        uint entry[NB], xbase[NB];
+        [[unroll]] for (uint j = 0; j < NB; ++j) {
+            // Past the group's end the last entry repeats: computed, never stored.
+            entry[j] = uint(route[list + min(g + j, end - 1u)]);
+            xbase[j] = (X_PER_ENTRY != 0u ? entry[j] : entry[j] / p.k) * p.cols;
+        }
+        float acc[ROWS * NB];
+        [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
+        for (uint u = lane; u < units; u += WG) {
+            vec4 xv[NB * 8u];
+            [[unroll]] for (uint j = 0; j < NB; ++j) {
+                [[unroll]] for (uint i = 0; i < 8u; ++i) {
+                    uint e = xbase[j] + u * 32u + i * 4u;
+                    xv[j * 8u + i] = vec4(x[e], x[e + 1u], x[e + 2u], x[e + 3u]);
+                }
+            }
+            [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+                vec4 wv[8];
+                unit_weights32((wbase + min(row0 + r, p.rows - 1u)) * units + u, wv);
+                [[unroll]] for (uint j = 0; j < NB; ++j) {
+                    float sum = 0.0;
+                    [[unroll]] for (uint i = 0; i < 8u; ++i) sum += dot(wv[i], xv[j * 8u + i]);
+                    acc[r * NB + j] += sum;
+                }
+            }
+        }
+        [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) partial[i * WG + lane] = acc[i];
+        barrier();
+        for (uint i = lane; i < ROWS * NB; i += WG) {
+            float sum = 0.0;
+            for (uint l = 0; l < WG; ++l) sum += partial[i * WG + l];
+            uint r = row0 + i / NB;
+            uint j = i % NB;
+            if (r < p.rows && g + j < end)
+                y[entry[j] * p.rows + r] = sum + (p.has_bias != 0u ? bias[ex * p.rows + r] : 0.0);
+        }
+        barrier();
+    }
+}
