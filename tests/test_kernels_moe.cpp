@@ -1,0 +1,186 @@
+// Mixture-of-experts kernels against per-token CPU computation: the router's choices and
+// weights (ref::route, both architectures' orders), the grouping of entries by expert, and the
+// grouped expert products (each expert's matrix once over its group) against the ungrouped
+// product of every token with each of its chosen experts, then the weighted combination.
+// Expert weights are F32 (exact reference) and MXFP4/Q4_K blocks (compared with their CPU
+// dequantization). Tolerance as the matrix kernels: 1e-5 * sum |w x| + 1e-6.
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "format/quant.h"
+#include "gpu_fixture.h"
+#include "reference/cpu_ops.h"
+#include "reference/forward.h"
+
+using namespace vkllm::gpu;
+
+namespace {
+
+struct Routed {
+    std::vector<int> experts;  // [n_tokens * k]
+    std::vector<double> weights;
+};
+
+class MoeTest : public GpuTest {
+  protected:
+    // Router logits with planted ties (equal logits: the lower expert must win).
+    std::vector<float> logits(uint32_t n_tokens, uint32_t n_expert, uint32_t seed) {
+        std::vector<float> l = ref::random(size_t(n_tokens) * n_expert, seed, -3, 3);
+        for (uint32_t t = 0; t < n_tokens; t += 3)
+            l[size_t(t) * n_expert + 1] = l[size_t(t) * n_expert + n_expert - 1] = 3.5f;
+        return l;
+    }
+
+    Routed cpu_route(const std::vector<float> &l, uint32_t n_tokens, uint32_t n_expert, uint32_t k,
+                     ref::Routing routing) {
+        ref::ModelRef m;
+        m.routing = routing;
+        m.n_expert = n_expert;
+        m.n_expert_used = k;
+        Routed r;
+        for (uint32_t t = 0; t < n_tokens; ++t) {
+            std::vector<double> row(l.begin() + size_t(t) * n_expert,
+                                    l.begin() + size_t(t + 1) * n_expert);
+            std::vector<int> e;
+            std::vector<double> w;
+            ref::route(m, row, &e, &w);
+            r.experts.insert(r.experts.end(), e.begin(), e.end());
+            r.weights.insert(r.weights.end(), w.begin(), w.end());
+        }
+        return r;
+    }
+
+    std::vector<int32_t> read_route(const Buffer &b, uint64_t words) {
+        std::vector<int32_t> v(words);
+        ctx_->transfer().download(b, v.data(), words * 4);
+        return v;
+    }
+};
+
+}  // namespace
+
+TEST_F(MoeTest, RouterPicksTheArchitecturesExpertsAndGroupsThem) {
+    const uint32_t n_expert = 32, k = 4;
+    for (ref::Routing routing :
+         {ref::Routing::softmax_then_top_k, ref::Routing::top_k_then_softmax})
+        for (uint32_t n_tokens : {1u, 7u, 64u}) {
+            std::vector<float> l = logits(n_tokens, n_expert, n_tokens);
+            Routed want = cpu_route(l, n_tokens, n_expert, k, routing);
+            uint64_t words = moe_route_words(n_tokens, k, n_expert);
+            Buffer lb = upload(l), rb = floats(words);
+            Gating g = routing == ref::Routing::softmax_then_top_k ? Gating::SoftmaxTopK
+                                                                   : Gating::TopKSoftmax;
+            run([&](Recording &r) {
+                kernels().moe_route(r, lb.range(), rb.range(), n_tokens, n_expert, k, g, false);
+            });
+            std::vector<int32_t> got = read_route(rb, words);
+            uint32_t nk = n_tokens * k;
+            for (uint32_t e = 0; e < nk; ++e) {
+                ASSERT_EQ(got[e], want.experts[e]) << "entry " << e << " of " << n_tokens;
+                float w;
+                std::memcpy(&w, &got[nk + e], 4);
+                ASSERT_NEAR(w, want.weights[e], 1e-6) << "entry " << e;
+            }
+            // Groups: offsets are the prefix sums of the counts, and each expert's group lists
+            // exactly its entries in entry order.
+            const int32_t *off = &got[2 * nk], *list = &got[2 * nk + n_expert + 1];
+            ASSERT_EQ(off[0], 0);
+            ASSERT_EQ(uint32_t(off[n_expert]), nk);
+            for (uint32_t x = 0; x < n_expert; ++x) {
+                std::vector<int32_t> mine;
+                for (uint32_t e = 0; e < nk; ++e)
+                    if (want.experts[e] == int(x)) mine.push_back(int32_t(e));
+                ASSERT_EQ(std::vector<int32_t>(list + off[x], list + off[x + 1]), mine)
+                    << "expert " << x;
+            }
+        }
+}
+
+// The grouped product (moe_matvec) equals each token times each of its chosen experts, for
+// inputs shared by a token's entries (gate/up) and per entry (down), with expert biases, and
+// the combination weights them as the router said.
+TEST_F(MoeTest, GroupedExpertsEqualUngroupedPerTokenProducts) {
+    const uint32_t n_expert = 8, k = 2, rows = 40, cols = 256;
+    for (uint32_t ggml : {0u, 39u, 12u}) {  // F32, MXFP4, Q4_K
+        WeightType type;
+        ASSERT_TRUE(weight_type_from_ggml(ggml, &type));
+        // Weights: F32 as is; quantized as random blocks with sane scales, via the CPU
+        // quantizer of random values (MXFP4 has none: random bytes with small exponents).
+        uint64_t count = uint64_t(n_expert) * rows * cols;
+        std::vector<float> w(count);
+        std::vector<uint8_t> bytes;
+        if (type == WeightType::F32) {
+            w = ref::random(count, 5);
+            bytes.resize(count * 4);
+            std::memcpy(bytes.data(), w.data(), bytes.size());
+        } else {
+            bytes.resize(count / block_weights(type) * block_bytes(type));
+            if (type == WeightType::MXFP4) {
+                std::mt19937 rng(3);
+                for (size_t i = 0; i < bytes.size(); ++i)
+                    bytes[i] = i % 17 == 0 ? uint8_t(120 + rng() % 8) : uint8_t(rng());
+            } else {
+                std::vector<float> v = ref::random(count, 6);
+                vkllm::format::quantize_row(ggml, v.data(), bytes.data(), count);
+            }
+            vkllm::format::dequantize_row(ggml, bytes.data(), w.data(), count);
+        }
+        bytes.resize((bytes.size() + 3) / 4 * 4);
+        std::vector<float> bias = ref::random(size_t(n_expert) * rows, 8);
+        Buffer wb = upload(bytes), bb = upload(bias);
+        ExpertMatrix m{wb.range(), type, rows, cols, n_expert};
+        for (uint32_t n_tokens : {1u, 5u, 33u}) {
+            std::vector<float> l = logits(n_tokens, n_expert, 40 + n_tokens);
+            Routed routed = cpu_route(l, n_tokens, n_expert, k, ref::Routing::top_k_then_softmax);
+            uint32_t nk = n_tokens * k;
+            std::vector<float> x = ref::random(size_t(n_tokens) * cols, 9 + n_tokens);
+            std::vector<float> xe = ref::random(size_t(nk) * cols, 10 + n_tokens);
+            Buffer lb = upload(l), rb = floats(moe_route_words(n_tokens, k, n_expert));
+            Buffer xb = upload(x), xeb = upload(xe), yb = floats(size_t(nk) * rows),
+                   ye = floats(size_t(nk) * rows), ob = floats(size_t(n_tokens) * rows);
+            for (Kernels *kern : variants()) {
+                run([&](Recording &r) {
+                    kern->moe_route(r, lb.range(), rb.range(), n_tokens, n_expert, k,
+                                    Gating::TopKSoftmax, false);
+                    kern->moe_matvec(r, m, xb.range(), yb.range(), rb.range(), bb.range(), n_tokens,
+                                     k, false);
+                    kern->moe_matvec(r, m, xeb.range(), ye.range(), rb.range(), {}, n_tokens, k,
+                                     true);
+                    kern->moe_combine(r, yb.range(), rb.range(), {}, {}, ob.range(), n_tokens, rows,
+                                      k);
+                });
+                std::vector<float> got = download(yb, size_t(nk) * rows);
+                std::vector<float> got_e = download(ye, size_t(nk) * rows);
+                std::vector<float> got_o = download(ob, size_t(n_tokens) * rows);
+                for (uint32_t e = 0; e < nk; ++e) {
+                    uint32_t t = e / k;
+                    const float *we = &w[size_t(routed.experts[e]) * rows * cols];
+                    for (uint32_t r = 0; r < rows; ++r) {
+                        double s = 0, se = 0, mag = 0, mag_e = 0;
+                        for (uint32_t c = 0; c < cols; ++c) {
+                            double wv = we[size_t(r) * cols + c];
+                            s += wv * x[size_t(t) * cols + c];
+                            se += wv * xe[size_t(e) * cols + c];
+                            mag += std::fabs(wv * x[size_t(t) * cols + c]);
+                            mag_e += std::fabs(wv * xe[size_t(e) * cols + c]);
+                        }
+                        s += bias[size_t(routed.experts[e]) * rows + r];
+                        ASSERT_NEAR(got[size_t(e) * rows + r], s, 1e-5 * mag + 1e-6)
+                            << "type " << ggml << " entry " << e << " row " << r;
+                        ASSERT_NEAR(got_e[size_t(e) * rows + r], se, 1e-5 * mag_e + 1e-6)
+                            << "type " << ggml << " entry " << e << " row " << r;
+                    }
+                }
+                for (uint32_t t = 0; t < n_tokens; ++t)
+                    for (uint32_t r = 0; r < rows; ++r) {
+                        double s = 0;
+                        for (uint32_t j = 0; j < k; ++j)
+                            s += routed.weights[t * k + j] * got[size_t(t * k + j) * rows + r];
+                        ASSERT_NEAR(got_o[size_t(t) * rows + r], s, 1e-5 * (1 + std::fabs(s)))
+                            << "combined token " << t;
+                    }
+            }
+        }
+    }
+}
