@@ -1,4 +1,5 @@
-"""Files written by `vkllm quantize`, read by llama.cpp's own Python reader (gguf-py).
+"""Files written by `vkllm quantize` and `vkllm make-model`, read by llama.cpp's own Python
+reader (gguf-py).
 
 gguf-py parses the files, and its numpy dequantizers (independent of vkllm's C++ code) must
 give back the original F32 weights within each type's error bound. Run by ctest with
@@ -124,6 +125,68 @@ class GgufInterop(unittest.TestCase):
 
     def test_q4_k_m(self):
         self.check("Q4_K_M")
+
+
+class MadeModelInterop(unittest.TestCase):
+    """A file of `vkllm make-model` as gguf-py reads it: Qwen2.5-0.5B's metadata and shapes
+    (one layer), F16 matrices and F32 vectors, values in the documented ranges."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not CLI:
+            raise RuntimeError("VKLLM_CLI is not set")
+        cls.tmp = tempfile.TemporaryDirectory()
+        path = os.path.join(cls.tmp.name, "qwen2.5-0.5b-1l.gguf")
+        subprocess.run([CLI, "make-model", "--preset", "qwen2.5-0.5b", "--layers", "1",
+                        "--type", "F16", path], check=True, stdout=subprocess.DEVNULL)
+        cls.reader = GGUFReader(path)
+
+    @classmethod
+    def tearDownClass(cls):
+        del cls.reader  # unmaps the file before its directory goes
+        cls.tmp.cleanup()
+
+    def value(self, key):
+        return field_value(self.reader.fields[key])
+
+    def test_metadata_is_qwen2_5_0_5b(self):
+        want = {"general.architecture": "qwen2", "qwen2.block_count": 1,
+                "qwen2.context_length": 32768, "qwen2.embedding_length": 896,
+                "qwen2.feed_forward_length": 4864, "qwen2.attention.head_count": 14,
+                "qwen2.attention.head_count_kv": 2, "general.file_type": 1,
+                "tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "qwen2"}
+        for key, value in want.items():
+            self.assertEqual(self.value(key), value, key)
+        self.assertEqual(self.value("qwen2.rope.freq_base"), 1e6)
+        self.assertAlmostEqual(self.value("qwen2.attention.layer_norm_rms_epsilon"), 1e-6)
+
+    def test_tensors_have_the_real_shapes(self):
+        want = [("token_embd.weight", [896, 151936]), ("blk.0.attn_norm.weight", [896]),
+                ("blk.0.attn_q.weight", [896, 896]), ("blk.0.attn_q.bias", [896]),
+                ("blk.0.attn_k.weight", [896, 128]), ("blk.0.attn_k.bias", [128]),
+                ("blk.0.attn_v.weight", [896, 128]), ("blk.0.attn_v.bias", [128]),
+                ("blk.0.attn_output.weight", [896, 896]), ("blk.0.ffn_norm.weight", [896]),
+                ("blk.0.ffn_gate.weight", [896, 4864]), ("blk.0.ffn_up.weight", [896, 4864]),
+                ("blk.0.ffn_down.weight", [4864, 896]), ("output_norm.weight", [896])]
+        got = [(t.name, [int(d) for d in t.shape]) for t in self.reader.tensors]
+        self.assertEqual(got, want)
+        for t in self.reader.tensors:
+            self.assertEqual(t.tensor_type.name, "F16" if len(t.shape) == 2 else "F32", t.name)
+
+    def test_values_are_in_their_ranges(self):
+        tensors = {t.name: t for t in self.reader.tensors}
+        # Matrices: uniform in +-sqrt(3 / columns), so a standard deviation of 1 / sqrt(cols).
+        for name, cols in (("token_embd.weight", 896), ("blk.0.ffn_down.weight", 4864)):
+            w = np.asarray(tensors[name].data[:2000], dtype=np.float32)
+            bound = np.sqrt(3.0 / cols)
+            self.assertLessEqual(float(np.abs(w).max()), bound * (1 + 2**-10), name)
+            self.assertAlmostEqual(float(w.std()) * np.sqrt(cols), 1.0, delta=0.01, msg=name)
+            self.assertAlmostEqual(float(w.mean()) / bound, 0.0, delta=0.01, msg=name)
+        norm = np.asarray(tensors["blk.0.attn_norm.weight"].data)
+        self.assertTrue(np.all((norm >= 0.8) & (norm <= 1.2)))
+        bias = np.asarray(tensors["blk.0.attn_q.bias"].data)
+        self.assertTrue(np.all(np.abs(bias) <= 0.05))
+        self.assertGreater(float(np.abs(bias).max()), 0.04)
 
 
 if __name__ == "__main__":

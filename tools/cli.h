@@ -8,3 +8,8 @@ int cmd_chat(int argc, char **argv);
 // vkllm quantize: rewrite a GGUF model with its matrices in another ggml type. argv[0] is
 // "quantize".
 int cmd_quantize(int argc, char **argv);
+// vkllm make-model: write a random-weight GGUF with a real model's shape. argv[0] is
+// "make-model".
+int cmd_make_model(int argc, char **argv);
+// vkllm bench: prompt-processing and generation speed, like llama-bench. argv[0] is "bench".
+int cmd_bench(int argc, char **argv);

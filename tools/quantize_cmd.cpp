@@ -2,18 +2,15 @@
 // way llama.cpp's llama-quantize does (same type names, file types and Q4_K_M/Q5_K_M
 // mixtures, in simplified form). Unlike the rest of the tool it works on the file format
 // directly (src/format), not through the C API: it is a file transform, not an ABI user.
-#include <strings.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <new>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "cli.h"
@@ -21,64 +18,24 @@
 #include "format/gguf.h"
 #include "format/gguf_writer.h"
 #include "format/quant.h"
+#include "quant_targets.h"
+#include "split_rows.h"
 
 namespace {
 
 using vkllm::format::GgufFile;
 using vkllm::format::TensorInfo;
 
-enum : uint32_t {
-    kF32 = 0,
-    kF16 = 1,
-    kQ4_0 = 2,
-    kQ4_1 = 3,
-    kQ5_0 = 6,
-    kQ5_1 = 7,
-    kQ8_0 = 8,
-    kQ4_K = 12,
-    kQ5_K = 13,
-    kQ6_K = 14,
-    kBF16 = 30,
-};
-
-struct Target {
-    const char *name;
-    uint32_t type;   // the type of most matrices
-    uint32_t ftype;  // llama.cpp's LLAMA_FTYPE_MOSTLY_*, stored as general.file_type
-    bool mixture;    // the _M rules: more bits where llama.cpp found them to matter
-};
-
-const Target kTargets[] = {
-    {"F16", kF16, 1, false},    {"BF16", kBF16, 32, false},  {"Q8_0", kQ8_0, 7, false},
-    {"Q4_0", kQ4_0, 2, false},  {"Q4_1", kQ4_1, 3, false},   {"Q5_0", kQ5_0, 8, false},
-    {"Q5_1", kQ5_1, 9, false},  {"Q4_K", kQ4_K, 14, false},  {"Q5_K", kQ5_K, 16, false},
-    {"Q6_K", kQ6_K, 18, false}, {"Q4_K_M", kQ4_K, 15, true}, {"Q5_K_M", kQ5_K, 17, true},
-};
+using vkllm_tool::Target;
 
 void usage(FILE *out) {
-    std::fputs(
-        "usage: vkllm quantize [--quiet] IN.gguf OUT.gguf TYPE\n"
-        "TYPE: F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K Q4_K_M Q5_K_M\n",
-        out);
+    std::fprintf(out, "usage: vkllm quantize [--quiet] IN.gguf OUT.gguf TYPE\nTYPE: %s\n",
+                 vkllm_tool::target_names().c_str());
 }
 
 bool ends_with(const std::string &s, const char *suffix) {
     size_t n = std::strlen(suffix);
     return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
-// The layer of a "blk.N.*" tensor, or -1.
-int layer_of(const std::string &name) {
-    int layer = -1, consumed = 0;
-    if (std::sscanf(name.c_str(), "blk.%d.%n", &layer, &consumed) == 1 && consumed > 0)
-        return layer;
-    return -1;
-}
-
-// llama.cpp's use_more_bits: the first and last eighth of the layers and every third one
-// between them.
-bool use_more_bits(int layer, int n_layers) {
-    return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
 }
 
 struct Plan {
@@ -93,7 +50,7 @@ class Planner {
     Planner(const GgufFile &in, const Target &target) : target_(target) {
         has_output_ = in.find_tensor("output.weight") != nullptr;
         for (const TensorInfo &t : in.tensors())
-            n_layers_ = std::max(n_layers_, layer_of(t.name) + 1);
+            n_layers_ = std::max(n_layers_, vkllm_tool::layer_of(t.name) + 1);
     }
 
     Plan plan(const TensorInfo &t) const {
@@ -107,32 +64,11 @@ class Planner {
             p.note = "no conversion from this type";
             return p;
         }
-        uint32_t want = target_.type;
-        if (target_.mixture) {
-            int layer = layer_of(t.name);
-            if (t.name == "output.weight" || (!has_output_ && t.name == "token_embd.weight"))
-                want = kQ6_K;
-            else if (layer >= 0 &&
-                     (ends_with(t.name, ".attn_v.weight") ||
-                      ends_with(t.name, ".ffn_down.weight")) &&
-                     use_more_bits(layer, n_layers_))
-                want = kQ6_K;
-        }
-        // Rows must be whole blocks. K-quants fall back as llama.cpp's do, to the 32-block type
-        // of about the same size (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0: Qwen2.5-0.5B's
-        // 896-wide rows take this path), then anything to F16.
-        uint32_t type = want;
-        uint32_t first = want == kQ4_K ? kQ5_0 : want == kQ5_K ? kQ5_1 : kQ8_0;
-        for (uint32_t fallback : {first, uint32_t(kF16)}) {
-            if (t.dims[0] % vkllm::format::ggml_type(type)->block_elements == 0) break;
-            type = fallback;
-        }
-        if (type != want)
-            p.note =
-                vkllm::sformat("row of %llu is not whole %s blocks", (unsigned long long)t.dims[0],
-                               vkllm::format::ggml_type(want)->name);
-        p.type = type;
-        p.convert = type != t.type->id;
+        vkllm_tool::TypeChoice c =
+            vkllm_tool::choose_type(target_, t.name, t.dims[0], n_layers_, has_output_);
+        p.type = c.type;
+        p.note = c.note;
+        p.convert = c.type != t.type->id;
         return p;
     }
 
@@ -142,8 +78,7 @@ class Planner {
     int n_layers_ = 0;
 };
 
-// Converts the rows of one tensor, split between at most two threads (the rows are
-// independent; more threads would not pay on the small machines this runs on).
+// Converts the rows of one tensor.
 void convert(const GgufFile &in, const Plan &p, std::vector<uint8_t> &out) {
     const TensorInfo &t = *p.in;
     const vkllm::format::GgmlType &dst = *vkllm::format::ggml_type(p.type);
@@ -159,27 +94,7 @@ void convert(const GgufFile &in, const Plan &p, std::vector<uint8_t> &out) {
             vkllm::format::quantize_row(p.type, row.data(), out.data() + r * dst_row, cols);
         }
     };
-    unsigned threads = std::min(2u, std::max(1u, std::thread::hardware_concurrency()));
-    if (threads < 2 || rows < 2 || rows * cols < 65536) {
-        work(0, rows);
-        return;
-    }
-    std::exception_ptr error;
-    std::thread helper([&]() {
-        try {
-            work(rows / 2, rows);
-        } catch (...) {
-            error = std::current_exception();
-        }
-    });
-    try {
-        work(0, rows / 2);
-    } catch (...) {
-        helper.join();
-        throw;
-    }
-    helper.join();
-    if (error) std::rethrow_exception(error);
+    vkllm_tool::split_rows(rows, cols, work);
 }
 
 std::string shape(const TensorInfo &t) {
@@ -260,9 +175,7 @@ int cmd_quantize(int argc, char **argv) {
         usage(stderr);
         return 2;
     }
-    const Target *target = nullptr;
-    for (const Target &t : kTargets)
-        if (strcasecmp(args[2].c_str(), t.name) == 0) target = &t;
+    const Target *target = vkllm_tool::find_target(args[2]);
     if (!target) {
         std::fprintf(stderr, "vkllm: quantize: unknown type %s\n", args[2].c_str());
         usage(stderr);

@@ -7,6 +7,8 @@
 //   vkllm tokenize -m FILE [TEXT]     token ids (and pieces) of a text
 //   vkllm self-check [options]        run every kernel against a CPU computation
 //   vkllm quantize IN OUT TYPE        rewrite a model's matrices in another type
+//   vkllm make-model --preset P OUT   a random-weight model of a real model's shape
+//   vkllm bench -m FILE               prompt and generation speed, like llama-bench
 //   vkllm version
 //
 // Options: --device N|NAME   pick a device (also VKLLM_DEVICE)
@@ -48,6 +50,13 @@ int usage(FILE *out) {
         "  quantize [--quiet] IN.gguf OUT.gguf TYPE\n"
         "                rewrite a model with its matrices in TYPE: F16 BF16 Q8_0 Q4_0 Q4_1\n"
         "                Q5_0 Q5_1 Q4_K Q5_K Q6_K, or the mixtures Q4_K_M Q5_K_M\n"
+        "  make-model --preset gpt2-124m|qwen2.5-0.5b|qwen2.5-1.5b|llama-3.2-1b [--type TYPE]\n"
+        "      [--vocab VOCAB.gguf] [--seed N] [--layers N] OUT.gguf\n"
+        "                write a model of that shape with random weights (TYPE as for\n"
+        "                quantize, F32 too; default F16)\n"
+        "  bench -m FILE [-p 512] [-n 128] [-r 3] [--no-kv-cache] [-c CTX] [-b BATCH] [--json]\n"
+        "      [--no-warmup]\n"
+        "                prompt processing and greedy generation speed, like llama-bench\n"
         "  version       print the library version\n"
         "\n"
         "options:\n"
@@ -384,6 +393,8 @@ int main(int argc, char **argv) {
     if (cmd == "run") return cmd_run(argc - 1, argv + 1);
     if (cmd == "chat") return cmd_chat(argc - 1, argv + 1);
     if (cmd == "quantize") return cmd_quantize(argc - 1, argv + 1);
+    if (cmd == "make-model") return cmd_make_model(argc - 1, argv + 1);
+    if (cmd == "bench") return cmd_bench(argc - 1, argv + 1);
     const char *model = nullptr;
     TokenizeOptions tok;
     vkllm_runtime_params params;

@@ -1,0 +1,454 @@
+// vkllm bench: prompt-processing and generation speed in the manner of llama-bench, through
+// the public C API only, so it measures what an application gets.
+//
+// Each repetition empties the session, prefills p tokens (pp) and then generates n tokens
+// greedily after them (tg: each step decodes one token, reads its logits back and takes the
+// argmax on the host, as an application sampling on the CPU would). With --no-kv-cache each
+// generated token instead recomputes the whole sequence from an empty cache: the ablation
+// that shows what the KV cache is worth. A warm-up repetition first compiles the pipelines
+// and records the command buffers; it is not measured.
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "quant_targets.h"
+#include "vkllm.h"
+
+namespace {
+
+struct Options {
+    const char *model = nullptr;
+    uint32_t n_prompt = 512;
+    uint32_t n_gen = 128;
+    uint32_t reps = 3;
+    uint32_t n_ctx = 0;    // 0: n_prompt + n_gen
+    uint32_t n_batch = 0;  // 0: the library's default
+    bool kv_cache = true;
+    bool json = false;
+    bool warm_up = true;
+    vkllm_runtime_params runtime;
+};
+
+void usage(FILE *out) {
+    std::fputs(
+        "usage: vkllm bench -m MODEL [-p 512] [-n 128] [-r 3] [--no-kv-cache] [-c CTX] [-b BATCH]\n"
+        "                   [--json] [--no-warmup] [--device N|NAME]\n"
+        "  -p N            prompt tokens, prefilled in one call (0: no pp test)\n"
+        "  -n N            tokens generated greedily after the prompt (0: no tg test)\n"
+        "  -r N            measured repetitions (after one warm-up)\n"
+        "  --no-kv-cache   recompute the whole sequence for every generated token\n"
+        "  -c CTX          session context (default p + n; it must hold them)\n"
+        "  -b BATCH        prefill chunk (default: the library's)\n"
+        "  --json          one JSON object per test instead of a markdown table\n"
+        "  --no-warmup     measure from the first run (which then includes compiling the\n"
+        "                  pipelines): for long runs on slow devices\n",
+        out);
+}
+
+int report(vkllm_status s, const char *what) {
+    std::fprintf(stderr, "vkllm: bench: %s: %s: %s\n", what, vkllm_status_string(s),
+                 vkllm_last_error());
+    return 1;
+}
+
+bool parse_u32(const char *s, uint32_t *out) {
+    char *end = nullptr;
+    errno = 0;
+    unsigned long v = std::strtoul(s, &end, 10);
+    if (!*s || *end || errno || v > 0xFFFFFFFFul || s[0] == '-') return false;
+    *out = uint32_t(v);
+    return true;
+}
+
+bool parse(int argc, char **argv, Options &o) {
+    vkllm_runtime_params_init(&o.runtime);
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
+        bool ok = true;
+        if ((a == "-m" || a == "--model") && v) {
+            o.model = v;
+        } else if ((a == "-p" || a == "--n-prompt") && v) {
+            ok = parse_u32(v, &o.n_prompt);
+        } else if ((a == "-n" || a == "--n-gen") && v) {
+            ok = parse_u32(v, &o.n_gen);
+        } else if ((a == "-r" || a == "--repetitions") && v) {
+            ok = parse_u32(v, &o.reps) && o.reps > 0;
+        } else if ((a == "-c" || a == "--ctx-size") && v) {
+            ok = parse_u32(v, &o.n_ctx);
+        } else if ((a == "-b" || a == "--batch-size") && v) {
+            ok = parse_u32(v, &o.n_batch) && o.n_batch > 0;
+        } else if (a == "--device" && v) {
+            char *end = nullptr;
+            long idx = std::strtol(v, &end, 10);
+            if (*v && *end == '\0' && idx >= 0)
+                o.runtime.device_index = int32_t(idx);
+            else
+                o.runtime.device_name = v;
+        } else if (a == "--no-kv-cache") {
+            o.kv_cache = false;
+            continue;
+        } else if (a == "--json") {
+            o.json = true;
+            continue;
+        } else if (a == "--no-warmup") {
+            o.warm_up = false;
+            continue;
+        } else {
+            std::fprintf(stderr, "vkllm: bench: unknown or incomplete option %s\n", a.c_str());
+            return false;
+        }
+        if (!ok) {
+            std::fprintf(stderr, "vkllm: bench: bad value for %s: %s\n", a.c_str(), v);
+            return false;
+        }
+        ++i;
+    }
+    if (!o.model) {
+        std::fprintf(stderr, "vkllm: bench: -m MODEL is required\n");
+        return false;
+    }
+    if (o.n_prompt == 0 && o.n_gen == 0) {
+        std::fprintf(stderr, "vkllm: bench: nothing to measure (-p 0 -n 0)\n");
+        return false;
+    }
+    // The cache holds the prompt and every generated token but the last (which is never
+    // decoded); the no-cache path evaluates the same sequence at most.
+    uint64_t needed = uint64_t(o.n_prompt) + o.n_gen;
+    if (o.n_ctx && o.n_ctx < needed) {
+        std::fprintf(stderr,
+                     "vkllm: bench: -p %u and -n %u need a context of %llu tokens; -c %u is "
+                     "smaller\n",
+                     o.n_prompt, o.n_gen, (unsigned long long)needed, o.n_ctx);
+        return false;
+    }
+    return true;
+}
+
+// What the table says about the model, from its file.
+struct ModelFacts {
+    std::string model;  // "gpt2 124M"
+    std::string type;   // "Q8_0"
+    uint64_t size = 0;  // bytes of tensor data
+    uint64_t params = 0;
+};
+
+// The file type as llama.cpp names it; files without general.file_type (or with one this
+// tool does not name) get the type of most of their matrix bytes.
+std::string file_type(const vkllm_gguf *g, uint64_t n_tensors) {
+    int64_t ftype = -1;
+    if (vkllm_gguf_get_int(g, "general.file_type", &ftype) == VKLLM_OK && ftype >= 0)
+        if (const vkllm_tool::Target *t = vkllm_tool::find_target_by_ftype(uint32_t(ftype)))
+            return t->name;
+    std::vector<uint64_t> bytes(VKLLM_GGML_TYPE_COUNT, 0);
+    for (size_t i = 0; i < n_tensors; ++i) {
+        vkllm_tensor_info t;
+        t.struct_size = sizeof t;
+        if (vkllm_gguf_tensor_at(g, i, &t) == VKLLM_OK && t.n_dims >= 2 &&
+            t.type < VKLLM_GGML_TYPE_COUNT)
+            bytes[t.type] += t.n_bytes;
+    }
+    size_t most = size_t(std::max_element(bytes.begin(), bytes.end()) - bytes.begin());
+    const char *name = vkllm_ggml_type_name(uint32_t(most));
+    return name ? name : "?";
+}
+
+vkllm_status read_facts(const char *path, ModelFacts &f) {
+    vkllm_gguf *g = nullptr;
+    vkllm_status s = vkllm_gguf_open(path, &g);
+    if (s != VKLLM_OK) return s;
+    vkllm_model_summary m;
+    m.struct_size = sizeof m;
+    s = vkllm_gguf_summary(g, &m);
+    if (s == VKLLM_OK) {
+        char label[32];
+        if (m.n_params >= 1000000000ull)
+            std::snprintf(label, sizeof label, "%.1fB", double(m.n_params) / 1e9);
+        else
+            std::snprintf(label, sizeof label, "%.0fM", double(m.n_params) / 1e6);
+        f.model = std::string(m.architecture) + " " + label;
+        f.type = file_type(g, m.n_tensors);
+        f.size = m.tensor_bytes;
+        f.params = m.n_params;
+    }
+    vkllm_gguf_close(g);
+    return s;
+}
+
+// Runtime, model and session, released in order.
+struct Handles {
+    vkllm_runtime *rt = nullptr;
+    vkllm_model *model = nullptr;
+    vkllm_session *session = nullptr;
+    Handles() = default;
+    Handles(const Handles &) = delete;
+    Handles &operator=(const Handles &) = delete;
+    ~Handles() {
+        vkllm_session_destroy(session);
+        vkllm_model_destroy(model);
+        vkllm_runtime_destroy(rt);
+    }
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Timing {
+    double pp_ms = 0;
+    double tg_ms = 0;
+};
+
+// One repetition: empty cache, prompt, then n_gen greedy tokens.
+class Runner {
+  public:
+    Runner(vkllm_session *session, const Options &o, uint32_t n_vocab)
+        : session_(session), o_(o), logits_(n_vocab) {
+        // Spread over the vocabulary, away from the first ids (often control tokens), and
+        // the same for every run of a model.
+        for (uint32_t i = 0; i < o.n_prompt; ++i)
+            prompt_.push_back(int32_t(3 + (uint64_t(i) * 7919) % (n_vocab - 3)));
+    }
+
+    vkllm_status run(Timing &t) {
+        vkllm_status s = vkllm_session_reset(session_, -1);
+        if (s != VKLLM_OK) return s;
+        std::vector<int32_t> sequence = prompt_;
+        int32_t next = 3;  // what generation starts from without a prompt
+        if (!prompt_.empty()) {
+            auto t0 = std::chrono::steady_clock::now();
+            s = vkllm_session_eval(session_, 0, prompt_.data(), prompt_.size(), logits_.data());
+            if (s != VKLLM_OK) return s;
+            next = argmax();
+            t.pp_ms = ms_since(t0);
+        }
+        auto t0 = std::chrono::steady_clock::now();
+        for (uint32_t i = 0; i < o_.n_gen; ++i) {
+            if (o_.kv_cache) {
+                uint32_t seq = 0;
+                s = vkllm_session_decode(session_, &seq, &next, 1, logits_.data());
+            } else {
+                sequence.push_back(next);
+                s = vkllm_session_reset(session_, -1);
+                if (s == VKLLM_OK)
+                    s = vkllm_session_eval(session_, 0, sequence.data(), sequence.size(),
+                                           logits_.data());
+            }
+            if (s != VKLLM_OK) return s;
+            next = argmax();
+        }
+        t.tg_ms = ms_since(t0);
+        return VKLLM_OK;
+    }
+
+  private:
+    int32_t argmax() const {
+        return int32_t(std::max_element(logits_.begin(), logits_.end()) - logits_.begin());
+    }
+
+    vkllm_session *session_;
+    const Options &o_;
+    std::vector<float> logits_;
+    std::vector<int32_t> prompt_;
+};
+
+struct Result {
+    std::string test;  // "pp512", "tg128", "tg128 no-kv"
+    uint32_t n_prompt, n_gen;
+    std::vector<double> samples;  // tokens per second
+    double mean() const {
+        double sum = 0;
+        for (double x : samples)
+            sum += x;
+        return sum / double(samples.size());
+    }
+    // The sample standard deviation, as llama-bench reports it (0 for one sample).
+    double stddev() const {
+        if (samples.size() < 2) return 0;
+        double m = mean(), sum = 0;
+        for (double x : samples)
+            sum += (x - m) * (x - m);
+        return std::sqrt(sum / double(samples.size() - 1));
+    }
+};
+
+std::string json_string(const std::string &s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+void print_json(const ModelFacts &f, const std::string &device, bool kv_cache, const Result &r) {
+    std::printf(
+        "{\"model\": %s, \"type\": %s, \"size\": %llu, \"params\": %llu, \"test\": %s, "
+        "\"n_prompt\": %u, \"n_gen\": %u, \"kv_cache\": %s, \"samples_ts\": [",
+        json_string(f.model).c_str(), json_string(f.type).c_str(), (unsigned long long)f.size,
+        (unsigned long long)f.params, json_string(r.test).c_str(), r.n_prompt, r.n_gen,
+        kv_cache ? "true" : "false");
+    for (size_t i = 0; i < r.samples.size(); ++i)
+        std::printf("%s%.6g", i ? ", " : "", r.samples[i]);
+    std::printf("], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s}\n", r.mean(), r.stddev(),
+                json_string(device).c_str());
+}
+
+// llama-bench's markdown table, a row per test.
+class Table {
+  public:
+    Table(const ModelFacts &f, const std::string &device, const std::string &widest_test) {
+        char buf[64];
+        double mib = double(f.size) / 1048576.0;
+        if (mib >= 1024)
+            std::snprintf(buf, sizeof buf, "%.2f GiB", mib / 1024);
+        else
+            std::snprintf(buf, sizeof buf, "%.2f MiB", mib);
+        std::string size = buf;
+        if (f.params >= 1000000000ull)
+            std::snprintf(buf, sizeof buf, "%.2f B", double(f.params) / 1e9);
+        else
+            std::snprintf(buf, sizeof buf, "%.2f M", double(f.params) / 1e6);
+        cells_ = {f.model, f.type, size, buf, device};
+        widths_ = {5, 4, 4, 6, 7, 4, 20};  // the headers' lengths, t/s wide enough for values
+        for (size_t i = 0; i < cells_.size(); ++i)
+            widths_[i] = std::max(widths_[i], cells_[i].size());
+        widths_[5] = std::max(widths_[5], widest_test.size());
+    }
+
+    void header() const {
+        row({"model", "type", "size", "params", "backend", "test", "t/s"});
+        std::string rule = "|";
+        for (size_t i = 0; i < widths_.size(); ++i) {
+            // Numbers right-aligned, as llama-bench aligns them.
+            bool right = i == 2 || i == 3 || i == 6;
+            rule +=
+                " " + std::string(widths_[i] - (right ? 1 : 0), '-') + (right ? ":" : "") + " |";
+        }
+        std::printf("%s\n", rule.c_str());
+    }
+
+    void add(const Result &r) const {
+        char ts[64];
+        std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.mean(), r.stddev());
+        std::vector<std::string> cells = cells_;
+        cells.push_back(r.test);
+        cells.push_back(ts);
+        row(cells);
+    }
+
+  private:
+    void row(const std::vector<std::string> &cells) const {
+        std::string line = "|";
+        for (size_t i = 0; i < cells.size(); ++i) {
+            bool right = i == 2 || i == 3 || i == 6;
+            // "±" is two bytes but one column.
+            size_t shown = cells[i].size() - (cells[i].find("±") != std::string::npos ? 1 : 0);
+            std::string pad(widths_[i] > shown ? widths_[i] - shown : 0, ' ');
+            line += " " + (right ? pad + cells[i] : cells[i] + pad) + " |";
+        }
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+    }
+
+    std::vector<std::string> cells_;
+    std::vector<size_t> widths_;
+};
+
+int bench(const Options &o) {
+    ModelFacts facts;
+    vkllm_status s = read_facts(o.model, facts);
+    if (s != VKLLM_OK) return report(s, "reading the model");
+
+    Handles h;
+    s = vkllm_runtime_create(&o.runtime, &h.rt);
+    if (s != VKLLM_OK) return report(s, "creating the runtime");
+    vkllm_device_info device;
+    device.struct_size = sizeof device;
+    s = vkllm_runtime_device_info(h.rt, &device);
+    if (s != VKLLM_OK) return report(s, "reading the device");
+    s = vkllm_model_load(h.rt, o.model, nullptr, &h.model);
+    if (s != VKLLM_OK) return report(s, "loading the model");
+    vkllm_model_info info;
+    info.struct_size = sizeof info;
+    s = vkllm_model_get_info(h.model, &info);
+    if (s != VKLLM_OK) return report(s, "reading the model");
+    if (info.n_vocab < 4) {
+        std::fprintf(stderr, "vkllm: bench: a vocabulary of %u tokens is too small\n",
+                     info.n_vocab);
+        return 1;
+    }
+
+    uint64_t n_ctx = o.n_ctx ? o.n_ctx : uint64_t(o.n_prompt) + o.n_gen;
+    if (n_ctx > info.n_ctx_train) {
+        std::fprintf(stderr,
+                     "vkllm: bench: a context of %llu tokens is more than the %u positions the "
+                     "model was trained for; use smaller -p and -n\n",
+                     (unsigned long long)n_ctx, info.n_ctx_train);
+        return 1;
+    }
+    vkllm_session_params sp;
+    vkllm_session_params_init(&sp);
+    sp.n_ctx = uint32_t(n_ctx);
+    if (o.n_batch) sp.n_batch = o.n_batch;
+    s = vkllm_session_create(h.model, &sp, &h.session);
+    if (s != VKLLM_OK) return report(s, "creating the session");
+
+    Runner runner(h.session, o, info.n_vocab);
+    Result pp{"pp" + std::to_string(o.n_prompt), o.n_prompt, 0, {}};
+    Result tg{
+        "tg" + std::to_string(o.n_gen) + (o.kv_cache ? "" : " no-kv"), o.n_prompt, o.n_gen, {}};
+    Table table(facts, device.name, tg.test.size() > pp.test.size() ? tg.test : pp.test);
+    if (!o.json) table.header();
+    if (o.warm_up) {
+        Timing ignored;
+        s = runner.run(ignored);
+        if (s != VKLLM_OK) return report(s, "warm-up");
+    }
+    for (uint32_t r = 0; r < o.reps; ++r) {
+        Timing t;
+        s = runner.run(t);
+        if (s != VKLLM_OK) return report(s, "benchmark");
+        pp.samples.push_back(1000.0 * o.n_prompt / std::max(t.pp_ms, 1e-6));
+        tg.samples.push_back(1000.0 * o.n_gen / std::max(t.tg_ms, 1e-6));
+    }
+    for (const Result *r : {&pp, &tg}) {
+        if (r == &pp ? o.n_prompt == 0 : o.n_gen == 0) continue;
+        if (o.json)
+            print_json(facts, device.name, o.kv_cache, *r);
+        else
+            table.add(*r);
+    }
+    return 0;
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char **argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+    if (!parse(argc, argv, o)) {
+        usage(stderr);
+        return 2;
+    }
+    return bench(o);
+}

@@ -1,0 +1,61 @@
+// The shapes of real models, for `vkllm make-model`: hyperparameters, the metadata keys
+// llama.cpp's converters write for each architecture, and every tensor with its shape, so a
+// random-weight file costs the same to load and run as the real model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/gguf_writer.h"
+
+namespace vkllm_tool {
+
+// What the built-in byte-level vocabulary of a preset looks like (used without --vocab).
+struct VocabStyle {
+    const char *pre;                    // tokenizer.ggml.pre
+    std::vector<const char *> control;  // control tokens, after the byte and merged tokens
+    int bos, eos, pad;                  // indices into `control`; -1: none
+    int add_bos;                        // tokenizer.ggml.add_bos_token: 0, 1, or -1 (absent)
+};
+
+struct Preset {
+    const char *name;          // as given to --preset
+    const char *arch;          // general.architecture
+    const char *display_name;  // general.name
+    uint32_t n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
+    double rope_base;  // 0 for learned positions (gpt2)
+    double norm_eps;
+    bool qkv_bias;              // qwen2's attn_q/k/v biases
+    double llama3_rope_factor;  // > 0: a rope_freqs.weight tensor as Llama 3.1+ files carry
+    VocabStyle vocab;
+};
+
+const Preset *find_preset(const std::string &name);
+std::string preset_names();  // "gpt2-124m qwen2.5-0.5b ...", for usage texts
+
+// How make-model fills a tensor.
+enum class Fill {
+    Matrix,       // uniform in +-sqrt(3 / columns)
+    NormWeight,   // 1 +- 0.2
+    Bias,         // +- 0.05 (norm biases too)
+    RopeFactors,  // Llama 3's frequency factors, computed
+};
+
+struct TensorSpec {
+    std::string name;
+    std::vector<uint64_t> dims;  // innermost first
+    Fill fill;
+};
+
+// Every tensor of the preset with `n_layers` blocks, in file order.
+std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers);
+
+// general.architecture, general.type, general.name and the <arch>.* hyperparameters, in the
+// order llama.cpp's converters write them.
+void write_hparams(const Preset &p, uint32_t n_layers, vkllm::format::GgufWriter &w);
+
+// Llama 3's rope_freqs.weight (head_dim / 2 factors), as convert_hf_to_gguf.py computes it.
+std::vector<float> llama3_rope_factors(const Preset &p);
+
+}  // namespace vkllm_tool
