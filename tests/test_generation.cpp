@@ -53,6 +53,9 @@ TEST_F(Generation, TinyModelsMatchTheCpuReference) {
     qwen2.weight_type = 1;
     qwen2.n_embd = 128, qwen2.n_head = 2, qwen2.n_head_kv = 1, qwen2.n_ff = 96;  // head_dim 64
     cases.push_back({"qwen2_f16", qwen2, 1e-4});
+    TinyModelSpec llama3;  // Llama 3.1-style per-pair RoPE frequency factors
+    llama3.rope_freqs = true;
+    cases.push_back({"llama_rope_freqs", llama3, 1e-4});
     TinyModelSpec qwen3;
     qwen3.arch = "qwen3";
     qwen3.weight_type = 30;

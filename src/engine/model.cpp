@@ -1,6 +1,8 @@
 #include "engine/model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 namespace vkllm::engine {
 
@@ -30,11 +32,27 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
     uint64_t fit =
         ctx.device().info().max_storage_buffer_range / std::max<uint64_t>(per_position, 1);
     max_positions_ = uint32_t(std::min<uint64_t>({config_.n_ctx_train, kMaxRopePositions, fit}));
-    gpu::Yarn yarn;
-    yarn.factor = config_.yarn_factor;
-    yarn.orig_ctx = config_.yarn_orig_ctx;
+    gpu::RopeScaling scaling;
+    scaling.factor = config_.yarn_factor;
+    scaling.orig_ctx = config_.yarn_orig_ctx;
+    scaling.ext_factor = config_.yarn_ext_factor;
+    scaling.attn_factor = config_.yarn_attn_factor;
+    scaling.beta_fast = config_.yarn_beta_fast;
+    scaling.beta_slow = config_.yarn_beta_slow;
+    // Llama 3.1+ files carry per-pair frequency factors for their long-context scaling.
+    if (const format::TensorInfo *t = file.find_tensor("rope_freqs.weight")) {
+        if (t->type->id != 0 || t->n_dims != 1 || t->dims[0] != config_.rot_dim / 2)
+            fail(VKLLM_ERR_FORMAT, "%s: rope_freqs.weight must be %u F32 values, one per pair",
+                 path.c_str(), config_.rot_dim / 2);
+        scaling.freq_factors.resize(config_.rot_dim / 2);
+        std::memcpy(scaling.freq_factors.data(), file.tensor_data(*t),
+                    scaling.freq_factors.size() * 4);
+        for (float v : scaling.freq_factors)
+            if (!(v > 0) || !std::isfinite(v))
+                fail(VKLLM_ERR_FORMAT, "%s: rope_freqs.weight holds %g", path.c_str(), double(v));
+    }
     std::vector<float> table =
-        gpu::rope_table(max_positions_, config_.rot_dim, config_.rope_base, yarn);
+        gpu::rope_table(max_positions_, config_.rot_dim, config_.rope_base, scaling);
     rope_table_ =
         ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device, true);
     ctx.transfer().upload(rope_table_, table.data(), table.size() * sizeof(float));

@@ -78,7 +78,8 @@ uint64_t kv_row_bytes(KvType type, uint32_t head_dim) {
     }
 }
 
-std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base, const Yarn &yarn) {
+std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base,
+                              const RopeScaling &yarn) {
     uint32_t half = rot_dim / 2;
     std::vector<float> t(size_t(n_pos) * half * 2);
     // YaRN: pairs below `low` keep their angle (extrapolation), above `high` take angle /
@@ -92,14 +93,16 @@ std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base, con
         };
         low = std::max(0.0, std::floor(corr_dim(yarn.beta_fast)));
         high = std::min(double(rot_dim - 1), std::ceil(corr_dim(yarn.beta_slow)));
-        mscale = yarn.attn_factor * (1 + 0.1 * std::log(yarn.factor));
+        mscale = yarn.attn_factor;
+        if (yarn.ext_factor != 0) mscale *= 1 + 0.1 * std::log(yarn.factor);
     }
     for (uint32_t i = 0; i < half; ++i) {
         double theta = std::pow(base, -2.0 * i / double(rot_dim));
+        if (i < yarn.freq_factors.size()) theta /= double(yarn.freq_factors[i]);
         double mix = 1;  // share of the extrapolated angle
         if (yarn.factor > 0) {
             double y = (double(i) - low) / std::max(0.001, high - low);
-            mix = 1 - std::min(1.0, std::max(0.0, y));
+            mix = (1 - std::min(1.0, std::max(0.0, y))) * yarn.ext_factor;
         }
         for (uint32_t p = 0; p < n_pos; ++p) {
             double extrap = double(p) * theta;

@@ -104,21 +104,27 @@ enum class Gating : uint32_t { SoftmaxTopK = 0, TopKSoftmax = 1 };
 // Words (int32) of a route buffer for n_tokens tokens of k experts among n_expert (layout in
 // shaders/moe_route.comp).
 uint64_t moe_route_words(uint32_t n_tokens, uint32_t k, uint32_t n_expert);
+
 enum class Unary : uint32_t { SiLU = 2, GELU = 3 };
 
-// YaRN context extension (GPT-OSS): factor 0 means none.
-struct Yarn {
-    double factor = 0;      // context extension factor (freq_scale = 1 / factor)
+// How a model scales its rotary angles: YaRN context extension (GPT-OSS; factor 0 means none)
+// and per-pair frequency factors (Llama 3.1+'s rope_freqs: pair i's angle is divided by
+// freq_factors[i]; empty means none).
+struct RopeScaling {
+    double factor = 0;      // YaRN context extension factor (freq_scale = 1 / factor)
     uint32_t orig_ctx = 0;  // the training context before extension
+    double ext_factor = 1;  // how much of the ramp applies (ggml's ext_factor)
     double beta_fast = 32, beta_slow = 1;
     double attn_factor = 1;  // times 1 + 0.1 ln(factor): the magnitude of cos and sin
+    std::vector<float> freq_factors;
 };
 
 // cos/sin pairs for positions [0, n_pos) and pairs [0, rot_dim/2), angle = pos *
-// base^(-2i/rot_dim) (with YaRN, ggml's blend of that and the angle / factor by a ramp over the
-// pairs, and the magnitude scale), computed in double once per model: [n_pos][rot_dim/2][2]
-// floats.
-std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base, const Yarn &yarn = {});
+// base^(-2i/rot_dim) / freq_factors[i] (with YaRN, ggml's blend of that and the angle / factor
+// by a ramp over the pairs, and the magnitude scale), computed in double once per model:
+// [n_pos][rot_dim/2][2] floats.
+std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base,
+                              const RopeScaling &scaling = {});
 
 // Which kernel shapes to use: lavapipe runs a workgroup as one 8-wide SIMD program and wants
 // few lanes owning many rows (LAVAPIPE.md); GPUs want wide workgroups.

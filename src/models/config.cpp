@@ -81,6 +81,13 @@ ModelConfig read_config(const format::GgufFile &f) {
         if (auto type = f.get_string(p + "rope.scaling.type"); type && *type == "yarn") {
             c.yarn_factor = float(f.get_float(p + "rope.scaling.factor").value_or(1.0));
             c.yarn_orig_ctx = need("rope.scaling.original_context_length");
+            auto knob = [&](const char *key, float def) {
+                return float(f.get_float(p + "rope.scaling." + key).value_or(def));
+            };
+            c.yarn_ext_factor = knob("yarn_ext_factor", 1);
+            c.yarn_attn_factor = knob("yarn_attn_factor", 1);
+            c.yarn_beta_fast = knob("yarn_beta_fast", 32);
+            c.yarn_beta_slow = knob("yarn_beta_slow", 1);
             if (!(c.yarn_factor >= 1.0f))
                 fail(VKLLM_ERR_FORMAT, "%s: rope.scaling.factor %g is below 1", path,
                      double(c.yarn_factor));

@@ -36,6 +36,8 @@ struct ModelConfig {
     uint32_t sliding_window = 0;  // 0: none
     float yarn_factor = 0;        // 0: no YaRN; else the context extension factor
     uint32_t yarn_orig_ctx = 0;   // the context the model was trained at before extension
+    // ggml's YaRN knobs, when the file sets them (rope.scaling.yarn_*).
+    float yarn_ext_factor = 1, yarn_attn_factor = 1, yarn_beta_fast = 32, yarn_beta_slow = 1;
 
     bool moe() const { return n_expert > 0; }
     // Whether layer `il` attends over a sliding window (GPT-OSS: layers 0, 2, 4, ...).

@@ -163,6 +163,7 @@ void rope(const ModelRef &m, double *head, int pos) {
     uint32_t half = m.rot_dim / 2;
     for (uint32_t i = 0; i < half; ++i) {
         double angle = pos * std::pow(m.rope_base, -2.0 * i / m.rot_dim);
+        if (!m.rope_freqs.empty()) angle /= m.rope_freqs[i];
         double mscale = 1.0;
         if (m.yarn) {
             double interpolated = angle / m.yarn_factor;
@@ -367,6 +368,8 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
         if (m->n_expert_used > m->n_expert) bad(f, "expert_used_count > expert_count");
     }
     m->rope_base = f.get_float(a + "rope.freq_base").value_or(10000.0);
+    if (f.find_tensor("rope_freqs.weight"))
+        m->rope_freqs = read_vector(f, "rope_freqs.weight", m->rot_dim / 2);
     std::string eps_key =
         a + (m->gpt2 ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon");
     std::optional<double> eps = f.get_float(eps_key);
@@ -390,6 +393,7 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
         m->yarn_attn_factor = f.get_float(a + "rope.scaling.yarn_attn_factor").value_or(1.0);
         m->yarn_beta_fast = f.get_float(a + "rope.scaling.yarn_beta_fast").value_or(32.0);
         m->yarn_beta_slow = f.get_float(a + "rope.scaling.yarn_beta_slow").value_or(1.0);
+        // (rope_freqs below applies to YaRN models too, as in ggml.)
         // ggml_rope_yarn_corr_dims: floor of the fast end, ceil of the slow end, clamped to
         // [0, rot_dim - 1].
         double n_dims = m->rot_dim;

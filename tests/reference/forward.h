@@ -78,6 +78,8 @@ struct ModelRef {
     // yarn_factor for i >= corr_dims[1] and mixes the two linearly between (the mix scaled by
     // yarn_ext_factor); cos and sin are multiplied by yarn_attn_factor * (1 + 0.1 ln
     // yarn_factor). llama.cpp's defaults: ext_factor 1, attn_factor 1, betas 32 and 1.
+    // Llama 3.1+'s rope_freqs.weight: pair i's angle is divided by rope_freqs[i] (empty: none).
+    std::vector<double> rope_freqs;
     bool yarn = false;
     double yarn_factor = 1.0, yarn_ext_factor = 0.0, yarn_attn_factor = 1.0;
     double yarn_beta_fast = 32.0, yarn_beta_slow = 1.0;

@@ -158,6 +158,12 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     }
     w.norm("output_norm.weight", spec.n_embd);
     if (!spec.tied_output) w.matrix("output.weight", spec.n_embd, spec.n_vocab);
+    if (spec.rope_freqs) {
+        std::vector<float> f(head_dim / 2);
+        for (size_t i = 0; i < f.size(); ++i)
+            f[i] = float(1u << (i % 4));
+        b.tensor("rope_freqs.weight", 0, {f.size()}, encode(f, 0));
+    }
 
     std::vector<uint8_t> bytes = b.finish();
     std::ofstream out(path, std::ios::binary | std::ios::trunc);

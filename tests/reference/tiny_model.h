@@ -15,6 +15,7 @@ struct TinyModelSpec {
                                // format::can_quantize() takes (rows of whole blocks); norms
                                // stay F32
     bool tied_output = false;  // omit output.weight
+    bool rope_freqs = false;   // write Llama 3.1-style rope_freqs.weight (factors 1, 2, 4, ...)
     float rope_base = 10000.0f, rms_eps = 1e-5f;
     uint32_t seed = 1;
 };
