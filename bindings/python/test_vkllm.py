@@ -1,5 +1,8 @@
-"""Tests of the ctypes bindings against the built library (run by ctest)."""
+"""Tests of the ctypes bindings against the built library (run by ctest, which sets
+VKLLM_LIBRARY and VKLLM_TEST_MODEL, a tiny model file)."""
 
+import gc
+import os
 import unittest
 
 import vkllm
@@ -28,6 +31,123 @@ class BindingTest(unittest.TestCase):
             vkllm.Runtime(device=999)
         self.assertEqual(cm.exception.code, vkllm.ERR_NO_DEVICE)
         self.assertIn("999", cm.exception.message)
+
+
+
+class GenerationTest(unittest.TestCase):
+    """Models, sessions and streaming generation on a tiny model. VKLLM_TEST_MODEL must be set:
+    without it the tests fail rather than skip."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.path = os.environ.get("VKLLM_TEST_MODEL")
+        if not cls.path:
+            raise AssertionError("VKLLM_TEST_MODEL is not set (the tiny model for the tests)")
+        cls.runtime = vkllm.Runtime()
+        cls.model = vkllm.Model(cls.runtime, cls.path)
+        cls.prompt = cls.model.tokenize("Hello world")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.model.close()
+        cls.runtime.close()
+
+    def greedy(self, session, n):
+        session.reset()
+        return list(session.generate(self.prompt, max_tokens=n))
+
+    def test_model_info_and_tokenizer(self):
+        info = self.model.info()
+        self.assertGreater(info.n_vocab, 0)
+        self.assertTrue(info.architecture)
+        ids = self.model.tokenize("Hello world", add_special=False)
+        self.assertGreater(len(ids), 0)
+        self.assertEqual(self.model.detokenize(ids), "Hello world")
+        self.assertEqual(self.model.tokenize(""), self.model.tokenize(b""))
+
+    def test_generate_streams_text(self):
+        with vkllm.Session(self.model, n_ctx=64) as session:
+            pieces = list(session.generate(self.prompt, max_tokens=8))
+            self.assertTrue(pieces)
+            self.assertTrue(all(isinstance(p, str) and p for p in pieces))
+            r = session.last_result
+            self.assertEqual(r.n_prompt, len(self.prompt))
+            self.assertEqual(r.n_generated, 8)
+            self.assertEqual(r.stop_reason, vkllm.STOP_MAX_TOKENS)
+            # The generated tokens but the last are in the cache.
+            self.assertEqual(session.position(), len(self.prompt) + 7)
+            # Greedy is deterministic.
+            self.assertEqual(self.greedy(session, 8), pieces)
+
+    def test_sampling_with_a_seed_is_reproducible(self):
+        with vkllm.Session(self.model, n_ctx=64) as session:
+            runs = []
+            for _ in range(2):
+                session.reset()
+                runs.append("".join(session.generate(self.prompt, 8, temperature=0.9, seed=42)))
+            self.assertEqual(runs[0], runs[1])
+
+    def test_stopping_early_cancels_and_the_session_stays_usable(self):
+        with vkllm.Session(self.model, n_ctx=128) as session:
+            # 40 tokens: more than the bindings queue (4 pieces) holds, so the generation is
+            # still running when the reader stops.
+            full = self.greedy(session, 40)
+            session.reset()
+            gen = session.generate(self.prompt, max_tokens=40)
+            first = next(gen)
+            self.assertEqual(first, full[0])
+            gen.close()
+            r = session.last_result
+            self.assertEqual(r.stop_reason, vkllm.STOP_CANCELLED)
+            self.assertLess(r.n_generated, 40)
+            # Breaking out of a loop, then dropping the iterator, does the same.
+            session.reset()
+            for _piece in session.generate(self.prompt, max_tokens=40):
+                break
+            gc.collect()
+            self.assertEqual(session.last_result.stop_reason, vkllm.STOP_CANCELLED)
+            self.assertEqual(self.greedy(session, 40), full)
+
+    def test_a_session_is_busy_while_generating(self):
+        with vkllm.Session(self.model, n_ctx=64) as session:
+            session.reset()
+            gen = session.generate(self.prompt, max_tokens=8)
+            next(gen)
+            with self.assertRaises(RuntimeError):
+                session.reset()
+            gen.close()
+            session.reset()
+
+    def test_missing_file_raises_an_io_error(self):
+        missing = os.path.join(os.path.dirname(self.path), "no-such-model.gguf")
+        with self.assertRaises(vkllm.Error) as cm:
+            vkllm.Model(self.runtime, missing)
+        self.assertEqual(cm.exception.code, vkllm.ERR_IO)
+        self.assertIn("no-such-model.gguf", cm.exception.message)
+
+    def test_errors_from_generation_carry_status_and_message(self):
+        with vkllm.Session(self.model, n_ctx=16) as session:
+            with self.assertRaises(vkllm.Error) as cm:
+                list(session.generate(list(self.prompt) * 4, max_tokens=4))
+            self.assertEqual(cm.exception.code, vkllm.ERR_CONTEXT_FULL)
+            with self.assertRaises(vkllm.Error) as cm:
+                list(session.generate([10**9], max_tokens=4))
+            self.assertEqual(cm.exception.code, vkllm.ERR_INVALID_ARGUMENT)
+            session.reset()
+            self.assertTrue(list(session.generate(self.prompt, max_tokens=2)))
+
+    def test_closed_handles_raise_and_close_twice_is_harmless(self):
+        session = vkllm.Session(self.model, n_ctx=32)
+        session.close()
+        session.close()
+        with self.assertRaises(vkllm.Error):
+            session.position()
+        with vkllm.Runtime() as rt, vkllm.Model(rt, self.path) as model:
+            pass
+        with self.assertRaises(vkllm.Error):
+            model.tokenize("x")
+        with self.assertRaises(vkllm.Error):
+            vkllm.Session(model)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,19 @@
     with vkllm.Runtime(validation=True) as rt:
         print(rt.self_check().kernels_failed)
 
+    with vkllm.Runtime() as rt, vkllm.Model(rt, "model.gguf") as model, \
+            vkllm.Session(model, n_ctx=512) as session:
+        for piece in session.generate(model.tokenize("Once upon a time"), max_tokens=32):
+            print(piece, end="", flush=True)
+
 The library is looked up as $VKLLM_LIBRARY, else libvkllm.so.0 on the loader path.
 Every failing call raises vkllm.Error carrying the status code and the library's message.
 """
 
 import ctypes
 import os
+import queue
+import threading
 
 VERSION_MAJOR = 0  # the major version these bindings were written for
 
@@ -29,6 +36,20 @@ ERR_BUFFER_TOO_SMALL = 10
 ERR_CONTEXT_FULL = 11
 ERR_CANCELLED = 12
 ERR_INTERNAL = 13
+ERR_NOT_FOUND = 14
+
+STOP_END_OF_GENERATION = 0
+STOP_MAX_TOKENS = 1
+STOP_STRING = 2
+STOP_CANCELLED = 3
+
+TOKENIZE_ADD_SPECIAL = 0x1
+TOKENIZE_PARSE_SPECIAL = 0x2
+DETOKENIZE_SPECIAL = 0x1
+
+SESSION_KV_F32 = 0x1
+SESSION_STREAMING = 0x2
+SESSION_KV_Q8_0 = 0x4
 
 RUNTIME_VALIDATION = 0x1
 
@@ -117,6 +138,105 @@ class SelfCheckResult(ctypes.Structure):
     first_failure = property(lambda self: self._first_failure.decode(errors="replace"))
 
 
+_ProgressFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_float)
+_TokenFn = ctypes.CFUNCTYPE(
+    ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t
+)
+_PrefillFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+
+
+class _ModelParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("progress", _ProgressFn),
+        ("progress_user_data", ctypes.c_void_p),
+    ]
+
+
+class ModelInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("_architecture", ctypes.c_char * 64),
+        ("n_vocab", ctypes.c_uint32),
+        ("n_embd", ctypes.c_uint32),
+        ("n_layers", ctypes.c_uint32),
+        ("n_heads", ctypes.c_uint32),
+        ("n_kv_heads", ctypes.c_uint32),
+        ("head_dim", ctypes.c_uint32),
+        ("n_ctx_train", ctypes.c_uint32),
+        ("device_bytes", ctypes.c_uint64),
+        ("file_bytes", ctypes.c_uint64),
+        ("rope_table_builds", ctypes.c_uint64),
+        ("tensor_bytes", ctypes.c_uint64),
+    ]
+
+    architecture = property(lambda self: self._architecture.decode(errors="replace"))
+
+
+class _SessionParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("n_ctx", ctypes.c_uint32),
+        ("n_seq", ctypes.c_uint32),
+        ("n_batch", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
+        ("n_sink", ctypes.c_uint32),
+    ]
+
+
+class _SamplingParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("temperature", ctypes.c_float),
+        ("top_k", ctypes.c_int32),
+        ("top_p", ctypes.c_float),
+        ("min_p", ctypes.c_float),
+        ("repeat_penalty", ctypes.c_float),
+        ("repeat_last_n", ctypes.c_int32),
+        ("seed", ctypes.c_uint64),
+    ]
+
+
+class _GenerateParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("seq", ctypes.c_uint32),
+        ("max_tokens", ctypes.c_uint32),
+        ("stop", ctypes.POINTER(ctypes.c_char_p)),
+        ("n_stop", ctypes.c_size_t),
+        ("render_special", ctypes.c_int32),
+        ("on_token", _TokenFn),
+        ("on_prefill", _PrefillFn),
+        ("user_data", ctypes.c_void_p),
+    ]
+
+
+class GenerateResult(ctypes.Structure):
+    """What a generation did: prompt tokens, generated tokens, why it stopped, timings."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("n_prompt", ctypes.c_size_t),
+        ("n_generated", ctypes.c_size_t),
+        ("stop_reason", ctypes.c_int32),
+        ("prefill_ms", ctypes.c_double),
+        ("decode_ms", ctypes.c_double),
+    ]
+
+
+class SessionStats(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("command_buffers_recorded", ctypes.c_uint64),
+        ("submits", ctypes.c_uint64),
+        ("tokens_prefilled", ctypes.c_uint64),
+        ("tokens_decoded", ctypes.c_uint64),
+        ("prefill_ms", ctypes.c_double),
+        ("decode_ms", ctypes.c_double),
+        ("kv_cache_bytes", ctypes.c_uint64),
+    ]
+
+
 def _load():
     lib = ctypes.CDLL(os.environ.get("VKLLM_LIBRARY", "libvkllm.so.0"))
     status = ctypes.c_int32
@@ -129,7 +249,7 @@ def _load():
             status,
             [ctypes.POINTER(DeviceInfo), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
         ),
-        "vkllm_runtime_params_init": (None, [ctypes.POINTER(_RuntimeParams)]),
+        "vkllm_runtime_params_init": (None, [ctypes.c_void_p]),
         "vkllm_runtime_create": (
             status,
             [ctypes.POINTER(_RuntimeParams), ctypes.POINTER(ctypes.c_void_p)],
@@ -140,6 +260,50 @@ def _load():
         "vkllm_runtime_self_check": (
             status,
             [ctypes.c_void_p, ctypes.POINTER(SelfCheckResult)],
+        ),
+        "vkllm_model_params_init": (None, [ctypes.c_void_p]),
+        "vkllm_model_load": (
+            status,
+            [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(_ModelParams),
+             ctypes.POINTER(ctypes.c_void_p)],
+        ),
+        "vkllm_model_destroy": (None, [ctypes.c_void_p]),
+        "vkllm_model_tokenizer": (ctypes.c_void_p, [ctypes.c_void_p]),
+        "vkllm_model_get_info": (status, [ctypes.c_void_p, ctypes.POINTER(ModelInfo)]),
+        "vkllm_model_chat_template": (ctypes.c_char_p, [ctypes.c_void_p]),
+        "vkllm_tokenize": (
+            status,
+            [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32,
+             ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
+        ),
+        "vkllm_detokenize": (
+            status,
+            [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t, ctypes.c_uint32,
+             ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
+        ),
+        "vkllm_token_is_end_of_generation": (
+            status,
+            [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32)],
+        ),
+        "vkllm_session_params_init": (None, [ctypes.c_void_p]),
+        "vkllm_session_create": (
+            status,
+            [ctypes.c_void_p, ctypes.POINTER(_SessionParams), ctypes.POINTER(ctypes.c_void_p)],
+        ),
+        "vkllm_session_destroy": (None, [ctypes.c_void_p]),
+        "vkllm_session_reset": (status, [ctypes.c_void_p, ctypes.c_int32]),
+        "vkllm_session_position": (
+            status,
+            [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)],
+        ),
+        "vkllm_session_get_stats": (status, [ctypes.c_void_p, ctypes.POINTER(SessionStats)]),
+        "vkllm_sampling_params_init": (None, [ctypes.c_void_p]),
+        "vkllm_generate_params_init": (None, [ctypes.c_void_p]),
+        "vkllm_generate": (
+            status,
+            [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+             ctypes.POINTER(_SamplingParams), ctypes.POINTER(_GenerateParams),
+             ctypes.POINTER(GenerateResult)],
         ),
     }
     for name, (res, args) in sigs.items():
@@ -158,6 +322,24 @@ _lib = _load()
 def _check(code):
     if code != OK:
         raise Error(code, _lib.vkllm_last_error().decode(errors="replace"))
+
+
+def _params(cls, init):
+    """A params struct with the library's defaults. The *_init functions write the library's
+    whole struct, which may be larger than these bindings' copy (a newer library): they write
+    into a roomy buffer, and the struct keeps the fields it knows with its own struct_size,
+    as an older caller's would (the library fills the rest with defaults)."""
+    buf = ctypes.create_string_buffer(max(4096, ctypes.sizeof(cls)))
+    init(buf)
+    p = cls.from_buffer_copy(buf.raw[: ctypes.sizeof(cls)])
+    p.struct_size = ctypes.sizeof(cls)
+    return p
+
+
+def _live(handle, what):
+    if not handle:
+        raise Error(ERR_INVALID_ARGUMENT, f"the {what} is closed")
+    return handle
 
 
 def version():
@@ -179,8 +361,8 @@ class Runtime:
     """A Vulkan device ready to run kernels. Use as a context manager or call close()."""
 
     def __init__(self, device=None, validation=False, pipeline_cache=None, log=None):
-        p = _RuntimeParams()
-        _lib.vkllm_runtime_params_init(ctypes.byref(p))
+        self._handle = None
+        p = _params(_RuntimeParams, _lib.vkllm_runtime_params_init)
         if isinstance(device, int):
             p.device_index = device
         elif device is not None:
@@ -198,7 +380,7 @@ class Runtime:
         self._handle = handle
 
     def close(self):
-        if self._handle:
+        if getattr(self, "_handle", None):
             _lib.vkllm_runtime_destroy(self._handle)
             self._handle = None
 
@@ -228,3 +410,235 @@ class Runtime:
         r.struct_size = ctypes.sizeof(SelfCheckResult)
         _check(_lib.vkllm_runtime_self_check(self._handle, ctypes.byref(r)))
         return r
+
+
+class Model:
+    """A model's weights on a runtime's device (immutable; shared by sessions). Use as a
+    context manager or call close(); the library keeps the memory until the last session of
+    the model is gone."""
+
+    def __init__(self, runtime, path, progress=None):
+        self._handle = None
+        p = _params(_ModelParams, _lib.vkllm_model_params_init)
+        # progress(fraction) -> True/None to go on, False to cancel the load.
+        self._progress = _ProgressFn(lambda _u, f: 0 if progress(f) is not False else 1)
+        if progress is not None:
+            p.progress = self._progress
+        handle = ctypes.c_void_p()
+        _check(
+            _lib.vkllm_model_load(
+                _live(runtime._handle, "runtime"), os.fsencode(path), ctypes.byref(p),
+                ctypes.byref(handle),
+            )
+        )
+        self._handle = handle
+        self.runtime = runtime
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _lib.vkllm_model_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def _tokenizer(self):
+        return _lib.vkllm_model_tokenizer(_live(self._handle, "model"))
+
+    def info(self):
+        info = ModelInfo()
+        info.struct_size = ctypes.sizeof(ModelInfo)
+        _check(_lib.vkllm_model_get_info(_live(self._handle, "model"), ctypes.byref(info)))
+        return info
+
+    def chat_template(self):
+        return _lib.vkllm_model_chat_template(_live(self._handle, "model")).decode(
+            errors="replace"
+        )
+
+    def tokenize(self, text, add_special=True, parse_special=False):
+        """The token ids of `text` (str or UTF-8 bytes), BOS added where the model wants it."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        flags = (TOKENIZE_ADD_SPECIAL if add_special else 0) | (
+            TOKENIZE_PARSE_SPECIAL if parse_special else 0
+        )
+        tok = self._tokenizer()
+        n = ctypes.c_size_t(0)
+        code = _lib.vkllm_tokenize(tok, data, len(data), flags, None, 0, ctypes.byref(n))
+        if code not in (OK, ERR_BUFFER_TOO_SMALL):
+            _check(code)
+        ids = (ctypes.c_int32 * max(n.value, 1))()
+        _check(_lib.vkllm_tokenize(tok, data, len(data), flags, ids, n.value, ctypes.byref(n)))
+        return list(ids[: n.value])
+
+    def detokenize(self, ids, special=False):
+        """The text of a list of token ids."""
+        arr = (ctypes.c_int32 * max(len(ids), 1))(*ids)
+        flags = DETOKENIZE_SPECIAL if special else 0
+        tok = self._tokenizer()
+        n = ctypes.c_size_t(0)
+        code = _lib.vkllm_detokenize(tok, arr, len(ids), flags, None, 0, ctypes.byref(n))
+        if code not in (OK, ERR_BUFFER_TOO_SMALL):
+            _check(code)
+        buf = ctypes.create_string_buffer(n.value + 1)
+        _check(_lib.vkllm_detokenize(tok, arr, len(ids), flags, buf, len(buf), ctypes.byref(n)))
+        return buf.raw[: n.value].decode(errors="replace")
+
+    def is_end_of_generation(self, token):
+        out = ctypes.c_int32(0)
+        _check(_lib.vkllm_token_is_end_of_generation(self._tokenizer(), token, ctypes.byref(out)))
+        return out.value != 0
+
+
+class Session:
+    """KV caches of one or more sequences of a model. Used by one thread at a time; a
+    generation in progress (a generate() iterator not yet exhausted or closed) holds it."""
+
+    def __init__(self, model, n_ctx=0, n_seq=1, n_batch=None, flags=0, n_sink=None):
+        self._handle = None
+        self._busy = False
+        self.last_result = None
+        p = _params(_SessionParams, _lib.vkllm_session_params_init)
+        p.n_ctx = n_ctx
+        p.n_seq = n_seq
+        p.flags = flags
+        if n_batch is not None:
+            p.n_batch = n_batch
+        if n_sink is not None:
+            p.n_sink = n_sink
+        handle = ctypes.c_void_p()
+        _check(
+            _lib.vkllm_session_create(
+                _live(model._handle, "model"), ctypes.byref(p), ctypes.byref(handle)
+            )
+        )
+        self._handle = handle
+        self.model = model
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            if self._busy:
+                raise RuntimeError("vkllm.Session.close: a generation is in progress")
+            _lib.vkllm_session_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        # A generator still holding the session keeps a reference to it, so it is not busy.
+        if not getattr(self, "_busy", False):
+            self.close()
+
+    def _idle(self):
+        h = _live(self._handle, "session")
+        if self._busy:
+            raise RuntimeError("vkllm.Session: a generation is in progress on this session")
+        return h
+
+    def reset(self, seq=-1):
+        """Empties sequence `seq`, or all of them."""
+        _check(_lib.vkllm_session_reset(self._idle(), seq))
+
+    def position(self, seq=0):
+        """Tokens in the sequence's cache so far."""
+        n = ctypes.c_uint32(0)
+        _check(_lib.vkllm_session_position(self._idle(), seq, ctypes.byref(n)))
+        return n.value
+
+    def stats(self):
+        s = SessionStats()
+        s.struct_size = ctypes.sizeof(SessionStats)
+        _check(_lib.vkllm_session_get_stats(self._idle(), ctypes.byref(s)))
+        return s
+
+    def generate(self, prompt, max_tokens=256, temperature=0.0, top_k=40, top_p=0.95,
+                 min_p=0.05, repeat_penalty=1.0, repeat_last_n=64, seed=0, stop=(), seq=0):
+        """Appends `prompt` (token ids) to sequence `seq` and yields the generated text as it
+        streams, piece by piece (str; never half a UTF-8 character). temperature 0: greedy.
+
+        Stopping early (break, close() on the iterator, or dropping it) cancels the generation
+        on the library's side; the session stays usable. Afterwards `last_result` holds the
+        GenerateResult (stop_reason STOP_CANCELLED when stopped early). A failure raises
+        vkllm.Error from the iteration."""
+        handle = self._idle()
+        ids = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
+        sp = _params(_SamplingParams, _lib.vkllm_sampling_params_init)
+        sp.temperature = temperature
+        sp.top_k = top_k
+        sp.top_p = top_p
+        sp.min_p = min_p
+        sp.repeat_penalty = repeat_penalty
+        sp.repeat_last_n = repeat_last_n
+        sp.seed = seed
+        gp = _params(_GenerateParams, _lib.vkllm_generate_params_init)
+        gp.seq = seq
+        gp.max_tokens = max_tokens
+        stops = [s.encode() if isinstance(s, str) else bytes(s) for s in stop]
+        stop_arr = (ctypes.c_char_p * max(len(stops), 1))(*stops)
+        if stops:
+            gp.stop = stop_arr
+            gp.n_stop = len(stops)
+        return self._stream(handle, ids, len(prompt), sp, gp, stop_arr)
+
+    def _stream(self, handle, ids, n_prompt, sp, gp, stop_arr):
+        # vkllm_generate runs on a worker thread and streams through on_token into a queue;
+        # this generator hands the pieces out. The session is used by that one thread only.
+        pieces = queue.Queue(maxsize=4)  # back-pressure: the worker waits for the reader
+        cancel = threading.Event()
+        done = object()
+
+        def on_token(_user, _token, text, length):
+            if cancel.is_set():
+                return 1
+            if length:
+                pieces.put(ctypes.string_at(text, length))
+            return 1 if cancel.is_set() else 0
+
+        callback = _TokenFn(on_token)
+        gp.on_token = callback
+        result = GenerateResult()
+        result.struct_size = ctypes.sizeof(GenerateResult)
+        outcome = {}
+
+        def work():
+            code = _lib.vkllm_generate(
+                handle, ids, n_prompt, ctypes.byref(sp), ctypes.byref(gp), ctypes.byref(result)
+            )
+            outcome["code"] = code
+            # The message is thread-local: read it on this thread.
+            outcome["message"] = _lib.vkllm_last_error().decode(errors="replace")
+            pieces.put(done)
+
+        self._busy = True
+        worker = threading.Thread(target=work, name="vkllm-generate", daemon=True)
+        worker.start()
+        finished = False
+        try:
+            while True:
+                item = pieces.get()
+                if item is done:
+                    finished = True
+                    break
+                yield item.decode(errors="replace")
+        finally:
+            if not finished:
+                cancel.set()
+                while pieces.get() is not done:  # unblock the worker if the queue is full
+                    pass
+            worker.join()
+            del callback, stop_arr  # alive until the library is done with them
+            self._busy = False
+            self.last_result = result
+        code = outcome["code"]
+        if code != OK and not (code == ERR_CANCELLED and cancel.is_set()):
+            raise Error(code, outcome["message"])

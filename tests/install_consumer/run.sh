@@ -1,0 +1,76 @@
+#!/bin/sh
+# Installs the build into a temporary prefix, checks the layout, then builds a small program
+# against the installed files only, both through pkg-config and through find_package(vkllm),
+# and runs both. Fails (never skips) when a piece is missing, pkg-config included.
+#     run.sh CMAKE BUILD_DIR WORK_DIR C_COMPILER LIBDIR VERSION STATIC(ON/OFF)
+set -eu
+cmake=$1 build=$2 work=$3 cc=$4 libdir=$5 version=$6 static=$7
+here=$(cd "$(dirname "$0")" && pwd)
+prefix=$work/prefix
+major=${version%%.*}
+
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+
+rm -rf "$work"
+mkdir -p "$work"
+"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" || {
+    cat "$work/install.log"
+    fail "cmake --install"
+}
+
+# The layout.
+lib=$prefix/$libdir
+for f in "$prefix/include/vkllm.h" "$lib/libvkllm.so.$version" "$lib/pkgconfig/vkllm.pc" \
+    "$lib/cmake/vkllm/vkllmConfig.cmake" "$lib/cmake/vkllm/vkllmConfigVersion.cmake" \
+    "$lib/cmake/vkllm/vkllmTargets.cmake"; do
+    [ -f "$f" ] || fail "$f is not installed"
+done
+[ "$(readlink "$lib/libvkllm.so.$major")" = "libvkllm.so.$version" ] ||
+    fail "libvkllm.so.$major is not a link to libvkllm.so.$version"
+[ "$(readlink "$lib/libvkllm.so")" = "libvkllm.so.$major" ] ||
+    fail "libvkllm.so is not a link to libvkllm.so.$major"
+readelf -d "$lib/libvkllm.so.$version" | grep -q "SONAME.*\[libvkllm.so.$major\]" ||
+    fail "the SONAME of libvkllm.so.$version is not libvkllm.so.$major"
+case $static in
+ON | on | 1 | TRUE | true) [ -f "$lib/libvkllm.a" ] || fail "libvkllm.a is not installed (VKLLM_STATIC)" ;;
+*) [ ! -e "$lib/libvkllm.a" ] || fail "libvkllm.a is installed without VKLLM_STATIC" ;;
+esac
+echo "installed: include/vkllm.h, $libdir/libvkllm.so{,.$major,.$version}, vkllm.pc, CMake package"
+
+# pkg-config.
+command -v pkg-config >/dev/null || fail "pkg-config is not installed (scripts/deps.sh)"
+export PKG_CONFIG_PATH="$lib/pkgconfig"
+got=$(pkg-config --modversion vkllm) || fail "pkg-config does not find vkllm.pc"
+[ "$got" = "$version" ] || fail "pkg-config --modversion vkllm is $got, not $version"
+flags=$(pkg-config --cflags --libs vkllm)
+echo "pkg-config --cflags --libs vkllm: $flags"
+# shellcheck disable=SC2086
+"$cc" -std=c99 -Wall -Wextra -Werror "$here/consumer.c" $flags -o "$work/consumer-pkg-config" ||
+    fail "building with pkg-config's flags"
+out=$(LD_LIBRARY_PATH="$lib" "$work/consumer-pkg-config") || fail "the pkg-config consumer"
+echo "pkg-config consumer: $out"
+[ "$out" = "vkllm $version (header $version)" ] || fail "unexpected output: $out"
+
+# find_package(vkllm): no LD_LIBRARY_PATH, CMake's build RPATH finds the installed library.
+"$cmake" -S "$here" -B "$work/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_C_COMPILER="$cc" >"$work/cmake.log" 2>&1 || {
+    cat "$work/cmake.log"
+    fail "configuring the find_package(vkllm) consumer"
+}
+grep -q "vkllm $version from $lib/cmake/vkllm" "$work/cmake.log" ||
+    fail "find_package(vkllm) did not find the installed package: $(cat "$work/cmake.log")"
+"$cmake" --build "$work/cmake-build" >"$work/build.log" 2>&1 || {
+    cat "$work/build.log"
+    fail "building the find_package(vkllm) consumer"
+}
+out=$("$work/cmake-build/consumer") || fail "the find_package consumer"
+echo "find_package consumer: $out"
+[ "$out" = "vkllm $version (header $version)" ] || fail "unexpected output: $out"
+ldd "$work/cmake-build/consumer" | grep -q "libvkllm.so.$major => $lib/" ||
+    fail "the find_package consumer does not use the installed library: $(ldd "$work/cmake-build/consumer")"
+
+rm -rf "$work"
+echo "PASS: installed vkllm works through pkg-config and find_package(vkllm)"
