@@ -1,0 +1,3 @@
+module vkllm.dev/vkllm
+
+go 1.21

@@ -1,0 +1,277 @@
+package vkllm
+
+/*
+#include "vkllm.h"
+
+vkllm_status vkllmgo_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
+                              const vkllm_sampling_params *sampling, uint32_t max_tokens,
+                              uintptr_t handle, vkllm_generate_result *result);
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"unsafe"
+)
+
+// Session holds the KV cache of one sequence. The library allows one thread at a time on a
+// session; the Go Session serialises its methods with a mutex, so it may be shared between
+// goroutines (calls then wait for each other).
+type Session struct {
+	mu sync.Mutex
+	h  *C.vkllm_session
+}
+
+// NewSession creates a session with one sequence of nCtx KV slots (0: the model's training
+// context). The session keeps the model alive.
+func NewSession(m *Model, nCtx uint32) (*Session, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.h == nil {
+		return nil, errClosed
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var params C.vkllm_session_params
+	C.vkllm_session_params_init(&params)
+	params.n_ctx = C.uint32_t(nCtx)
+	var out *C.vkllm_session
+	if err := check(C.vkllm_session_create(m.h, &params, &out)); err != nil {
+		return nil, err
+	}
+	s := &Session{h: out}
+	runtime.SetFinalizer(s, (*Session).Close)
+	return s, nil
+}
+
+// Close releases the session. Idempotent.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.h != nil {
+		C.vkllm_session_destroy(s.h)
+		s.h = nil
+		runtime.SetFinalizer(s, nil)
+	}
+	return nil
+}
+
+// Reset empties the sequence.
+func (s *Session) Reset() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.h == nil {
+		return errClosed
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return check(C.vkllm_session_reset(s.h, -1))
+}
+
+// Position returns the number of tokens in the cache (the next token's position).
+func (s *Session) Position() (uint32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.h == nil {
+		return 0, errClosed
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var n C.uint32_t
+	if err := check(C.vkllm_session_position(s.h, 0, &n)); err != nil {
+		return 0, err
+	}
+	return uint32(n), nil
+}
+
+// Sampling chooses the next token (vkllm_sampling_params).
+type Sampling struct {
+	Temperature   float32 // <= 0: greedy (argmax on the device)
+	TopK          int32   // <= 0: off
+	TopP          float32 // >= 1: off
+	MinP          float32 // <= 0: off
+	RepeatPenalty float32 // 1: off
+	RepeatLastN   int32
+	Seed          uint64
+}
+
+// DefaultSampling returns the library's defaults (temperature 0.8, top-k 40, top-p 0.95,
+// min-p 0.05).
+func DefaultSampling() Sampling {
+	var p C.vkllm_sampling_params
+	C.vkllm_sampling_params_init(&p)
+	return Sampling{
+		Temperature: float32(p.temperature), TopK: int32(p.top_k), TopP: float32(p.top_p),
+		MinP: float32(p.min_p), RepeatPenalty: float32(p.repeat_penalty),
+		RepeatLastN: int32(p.repeat_last_n), Seed: uint64(p.seed),
+	}
+}
+
+// Greedy returns sampling that always picks the most likely token.
+func Greedy() Sampling {
+	s := DefaultSampling()
+	s.Temperature = 0
+	return s
+}
+
+func (s Sampling) raw() C.vkllm_sampling_params {
+	var p C.vkllm_sampling_params
+	C.vkllm_sampling_params_init(&p)
+	p.temperature = C.float(s.Temperature)
+	p.top_k = C.int32_t(s.TopK)
+	p.top_p = C.float(s.TopP)
+	p.min_p = C.float(s.MinP)
+	p.repeat_penalty = C.float(s.RepeatPenalty)
+	p.repeat_last_n = C.int32_t(s.RepeatLastN)
+	p.seed = C.uint64_t(s.Seed)
+	return p
+}
+
+// Token is one generated token and the text it completes (never half a UTF-8 character).
+// At the end of a generation, text held back comes with ID -1.
+type Token struct {
+	ID   int32
+	Text string
+}
+
+// StopReason says why a generation ended.
+type StopReason int32
+
+const (
+	StopEndOfGeneration StopReason = C.VKLLM_STOP_END_OF_GENERATION
+	StopMaxTokens       StopReason = C.VKLLM_STOP_MAX_TOKENS
+	StopString          StopReason = C.VKLLM_STOP_STRING
+	StopCancelled       StopReason = C.VKLLM_STOP_CANCELLED
+)
+
+// Generation is what a generation did.
+type Generation struct {
+	NPrompt    int
+	NGenerated int
+	StopReason StopReason
+	PrefillMs  float64
+	DecodeMs   float64
+}
+
+// generateState is what the C callbacks reach through a cgo.Handle.
+type generateState struct {
+	ctx     context.Context
+	onToken func(Token) bool
+	stopped bool // onToken returned false
+	panic   any  // a panic of onToken, re-raised after the C call returns
+}
+
+//export vkllmgoOnToken
+func vkllmgoOnToken(handle C.uintptr_t, token C.int32_t, text *C.char, length C.size_t) C.int32_t {
+	st := cgo.Handle(handle).Value().(*generateState)
+	if st.panic != nil || st.stopped || st.ctx.Err() != nil {
+		return 1
+	}
+	t := Token{ID: int32(token), Text: C.GoStringN(text, C.int(length))}
+	goOn := func() (ok bool) {
+		// A Go panic must not unwind through the C frames: keep it and stop the generation.
+		defer func() {
+			if p := recover(); p != nil {
+				st.panic = p
+				ok = false
+			}
+		}()
+		return st.onToken(t)
+	}()
+	if !goOn {
+		if st.panic == nil {
+			st.stopped = true
+		}
+		return 1
+	}
+	return 0
+}
+
+//export vkllmgoOnPrefill
+func vkllmgoOnPrefill(handle C.uintptr_t, done, total C.size_t) C.int32_t {
+	st := cgo.Handle(handle).Value().(*generateState)
+	if st.ctx.Err() != nil {
+		return 1
+	}
+	return 0
+}
+
+// Generate appends prompt to the sequence and generates up to maxTokens tokens, calling
+// onToken for each. onToken returns true to go on; false stops the generation cleanly (nil
+// error, StopCancelled). When ctx is done the library is told to stop at the next prefill
+// chunk or token, and the error is an *Error with StatusCancelled that also matches ctx.Err()
+// with errors.Is. As the library documents, the session stays usable after a cancellation, and
+// every generated token but the last is in the cache.
+func (s *Session) Generate(ctx context.Context, prompt []int32, sampling Sampling,
+	maxTokens uint32, onToken func(Token) bool) (Generation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.h == nil {
+		return Generation{}, errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return Generation{}, &Error{Status: StatusCancelled, Message: err.Error(), cause: err}
+	}
+	st := &generateState{ctx: ctx, onToken: onToken}
+	h := cgo.NewHandle(st)
+	defer h.Delete()
+	var ptr *C.int32_t
+	if len(prompt) > 0 {
+		ptr = (*C.int32_t)(unsafe.Pointer(&prompt[0]))
+	}
+	raw := sampling.raw()
+	var res C.vkllm_generate_result
+	res.struct_size = C.size_t(unsafe.Sizeof(res))
+
+	runtime.LockOSThread()
+	status := C.vkllmgo_generate(s.h, ptr, C.size_t(len(prompt)), &raw, C.uint32_t(maxTokens),
+		C.uintptr_t(h), &res)
+	err := check(status)
+	runtime.UnlockOSThread()
+
+	if st.panic != nil {
+		panic(st.panic)
+	}
+	gen := Generation{
+		NPrompt: int(res.n_prompt), NGenerated: int(res.n_generated),
+		StopReason: StopReason(res.stop_reason),
+		PrefillMs:  float64(res.prefill_ms), DecodeMs: float64(res.decode_ms),
+	}
+	if status == C.VKLLM_ERR_CANCELLED {
+		if cerr := ctx.Err(); cerr != nil {
+			e := err.(*Error)
+			e.cause = cerr
+			return gen, e
+		}
+		if st.stopped {
+			return gen, nil
+		}
+	}
+	return gen, err
+}
+
+// GenerateChan runs Generate in a goroutine and streams its tokens through the first channel,
+// which is closed at the end; the second then receives the result error (nil on success) and
+// is closed. Cancel ctx to stop early; the consumer should drain the tokens channel or cancel.
+func (s *Session) GenerateChan(ctx context.Context, prompt []int32, sampling Sampling,
+	maxTokens uint32) (<-chan Token, <-chan error) {
+	tokens := make(chan Token)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(errc)
+		_, err := s.Generate(ctx, prompt, sampling, maxTokens, func(t Token) bool {
+			select {
+			case tokens <- t:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+		close(tokens)
+		errc <- err
+	}()
+	return tokens, errc
+}

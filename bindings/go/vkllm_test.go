@@ -1,0 +1,229 @@
+package vkllm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+// testModel returns $VKLLM_TEST_MODEL; the tests fail (not skip) when it is unset or missing.
+func testModel(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("VKLLM_TEST_MODEL")
+	if path == "" {
+		t.Fatal("VKLLM_TEST_MODEL must name a model file (e.g. tiny-qwen2-f32.gguf)")
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("VKLLM_TEST_MODEL: %v", err)
+	}
+	return path
+}
+
+func load(t *testing.T) (*Runtime, *Model) {
+	t.Helper()
+	path := testModel(t)
+	rt, err := NewRuntime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	m, err := LoadModel(rt, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return rt, m
+}
+
+func TestVersion(t *testing.T) {
+	if Version()/10000 != VersionNumber/10000 {
+		t.Fatalf("library version %d, bindings written for %d", Version(), VersionNumber)
+	}
+}
+
+func TestGenerateCallbackAndChannelAgree(t *testing.T) {
+	_, m := load(t)
+	prompt, err := m.Tokenize("Once upon a time")
+	if err != nil || len(prompt) == 0 {
+		t.Fatalf("tokenize: %v %v", prompt, err)
+	}
+	s, err := NewSession(m, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	var ids []int32
+	var text strings.Builder
+	gen, err := s.Generate(context.Background(), prompt, Greedy(), 8, func(tok Token) bool {
+		if tok.ID >= 0 {
+			ids = append(ids, tok.ID)
+		}
+		text.WriteString(tok.Text)
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gen.NPrompt != len(prompt) || gen.NGenerated == 0 || len(ids) == 0 {
+		t.Fatalf("generation %+v, %d ids", gen, len(ids))
+	}
+	detok, err := m.Detokenize(ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text.String() != detok || text.Len() == 0 {
+		t.Fatalf("streamed %q, detokenized %q", text.String(), detok)
+	}
+	t.Logf("generated %d tokens: %q", len(ids), text.String())
+
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	tokens, errc := s.GenerateChan(context.Background(), prompt, Greedy(), 8)
+	var chanIDs []int32
+	for tok := range tokens {
+		if tok.ID >= 0 {
+			chanIDs = append(chanIDs, tok.ID)
+		}
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if len(chanIDs) != len(ids) {
+		t.Fatalf("channel gave %v, callback %v", chanIDs, ids)
+	}
+	for i := range ids {
+		if ids[i] != chanIDs[i] {
+			t.Fatalf("channel gave %v, callback %v", chanIDs, ids)
+		}
+	}
+}
+
+func TestContextCancellationStopsEarly(t *testing.T) {
+	_, m := load(t)
+	prompt, err := m.Tokenize("Hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(m, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n := 0
+	gen, err := s.Generate(ctx, prompt, Greedy(), 8, func(Token) bool {
+		n++
+		cancel() // cancelled after the first token
+		return true
+	})
+	if n != 1 || gen.NGenerated >= 8 {
+		t.Fatalf("%d callbacks, generation %+v", n, gen)
+	}
+	if !errors.Is(err, ErrCancelled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v is not ErrCancelled and context.Canceled", err)
+	}
+	if gen.StopReason != StopCancelled {
+		t.Fatalf("stop reason %d", gen.StopReason)
+	}
+
+	// The session stays usable; the channel variant stops the same way.
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	tokens, errc := s.GenerateChan(ctx2, prompt, Greedy(), 8)
+	<-tokens
+	cancel2()
+	got := 1
+	for range tokens {
+		got++
+	}
+	if err := <-errc; !errors.Is(err, ErrCancelled) {
+		t.Fatalf("channel error %v", err)
+	}
+	if got >= 8 {
+		t.Fatalf("channel gave %d tokens after cancellation", got)
+	}
+}
+
+func TestCallbackReturningFalseIsACleanStop(t *testing.T) {
+	_, m := load(t)
+	prompt, _ := m.Tokenize("Hello")
+	s, err := NewSession(m, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := 0
+	gen, err := s.Generate(context.Background(), prompt, Greedy(), 8, func(Token) bool {
+		n++
+		return false
+	})
+	if err != nil || n != 1 || gen.StopReason != StopCancelled {
+		t.Fatalf("err %v, %d calls, %+v", err, n, gen)
+	}
+}
+
+func TestPanicInCallbackIsReraised(t *testing.T) {
+	_, m := load(t)
+	prompt, _ := m.Tokenize("Hello")
+	s, err := NewSession(m, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	func() {
+		defer func() {
+			if recover() != "boom" {
+				t.Fatal("panic not re-raised")
+			}
+		}()
+		s.Generate(context.Background(), prompt, Greedy(), 8, func(Token) bool { panic("boom") })
+	}()
+	if _, err := s.Generate(context.Background(), prompt, Greedy(), 2, func(Token) bool { return true }); err != nil {
+		t.Fatalf("session unusable after a panic: %v", err)
+	}
+}
+
+func TestMissingFileIsErrIO(t *testing.T) {
+	testModel(t)
+	rt, err := NewRuntime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	_, err = LoadModel(rt, "/nonexistent/vkllm-missing.gguf")
+	if !errors.Is(err, ErrIO) || errors.Is(err, ErrFormat) {
+		t.Fatalf("error %v is not ErrIO", err)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Status != StatusIO || e.Message == "" {
+		t.Fatalf("errors.As gave %#v", e)
+	}
+}
+
+func TestClosedObjectsFailCleanly(t *testing.T) {
+	_, m := load(t)
+	s, err := NewSession(m, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close() // the session keeps the model alive in the library
+	if _, err := s.Position(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s.Close()
+	if _, err := s.Position(); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("closed session: %v", err)
+	}
+	if _, err := m.Tokenize("x"); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("closed model: %v", err)
+	}
+}

@@ -1,0 +1,629 @@
+//! Raw declarations of libvkllm's C API, one for one with `include/vkllm.h` (version 0.1).
+//!
+//! Everything here is `unsafe` to use; the `vkllm` crate is the safe layer. Read the header for
+//! the contract of each function: this file repeats the declarations, not the documentation.
+//! Params structs must be filled with their `*_init` function before use; output structs need
+//! `struct_size` set by the caller.
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_void};
+
+pub const VKLLM_VERSION_MAJOR: u32 = 0;
+pub const VKLLM_VERSION_MINOR: u32 = 1;
+pub const VKLLM_VERSION_PATCH: u32 = 0;
+pub const VKLLM_VERSION_NUMBER: u32 =
+    VKLLM_VERSION_MAJOR * 10000 + VKLLM_VERSION_MINOR * 100 + VKLLM_VERSION_PATCH;
+
+// ---------------------------------------------------------------------------------------------
+// Status codes. A C enum is an int; values the library may append later stay representable
+// because the type is a plain integer, not a Rust enum.
+// ---------------------------------------------------------------------------------------------
+
+pub type vkllm_status = i32;
+pub const VKLLM_OK: vkllm_status = 0;
+pub const VKLLM_ERR_INVALID_ARGUMENT: vkllm_status = 1;
+pub const VKLLM_ERR_NO_DEVICE: vkllm_status = 2;
+pub const VKLLM_ERR_OUT_OF_HOST_MEMORY: vkllm_status = 3;
+pub const VKLLM_ERR_OUT_OF_DEVICE_MEMORY: vkllm_status = 4;
+pub const VKLLM_ERR_VULKAN: vkllm_status = 5;
+pub const VKLLM_ERR_DEVICE_LOST: vkllm_status = 6;
+pub const VKLLM_ERR_IO: vkllm_status = 7;
+pub const VKLLM_ERR_FORMAT: vkllm_status = 8;
+pub const VKLLM_ERR_UNSUPPORTED: vkllm_status = 9;
+pub const VKLLM_ERR_BUFFER_TOO_SMALL: vkllm_status = 10;
+pub const VKLLM_ERR_CONTEXT_FULL: vkllm_status = 11;
+pub const VKLLM_ERR_CANCELLED: vkllm_status = 12;
+pub const VKLLM_ERR_INTERNAL: vkllm_status = 13;
+pub const VKLLM_ERR_NOT_FOUND: vkllm_status = 14;
+
+pub type vkllm_log_level = i32;
+pub const VKLLM_LOG_DEBUG: vkllm_log_level = 0;
+pub const VKLLM_LOG_INFO: vkllm_log_level = 1;
+pub const VKLLM_LOG_WARNING: vkllm_log_level = 2;
+pub const VKLLM_LOG_ERROR: vkllm_log_level = 3;
+
+pub type vkllm_log_fn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, level: vkllm_log_level, message: *const c_char),
+>;
+
+// ---------------------------------------------------------------------------------------------
+// Devices
+// ---------------------------------------------------------------------------------------------
+
+pub type vkllm_device_type = i32;
+pub const VKLLM_DEVICE_OTHER: vkllm_device_type = 0;
+pub const VKLLM_DEVICE_INTEGRATED_GPU: vkllm_device_type = 1;
+pub const VKLLM_DEVICE_DISCRETE_GPU: vkllm_device_type = 2;
+pub const VKLLM_DEVICE_VIRTUAL_GPU: vkllm_device_type = 3;
+pub const VKLLM_DEVICE_CPU: vkllm_device_type = 4;
+
+pub const VKLLM_MAX_MEMORY_HEAPS: usize = 16;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_device_info {
+    pub struct_size: usize,
+    pub index: u32,
+    pub type_: vkllm_device_type,
+    pub name: [c_char; 256],
+    pub driver_name: [c_char; 256],
+    pub driver_info: [c_char; 256],
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub api_version: u32,
+    pub usable: i32,
+    pub unified_memory: i32,
+    pub heap_count: u32,
+    pub heap_size: [u64; VKLLM_MAX_MEMORY_HEAPS],
+    pub heap_device_local: [i32; VKLLM_MAX_MEMORY_HEAPS],
+    pub max_storage_buffer_range: u64,
+    pub max_texel_buffer_elements: u64,
+    pub max_allocation_size: u64,
+    pub max_compute_shared_memory: u32,
+    pub max_workgroup_invocations: u32,
+    pub subgroup_size: u32,
+    pub shader_float16: i32,
+    pub shader_int8: i32,
+    pub storage_16bit: i32,
+    pub timestamps: i32,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runtime
+// ---------------------------------------------------------------------------------------------
+
+#[repr(C)]
+pub struct vkllm_runtime {
+    _opaque: [u8; 0],
+}
+
+pub const VKLLM_RUNTIME_VALIDATION: u32 = 0x1;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_runtime_params {
+    pub struct_size: usize,
+    pub device_index: i32,
+    pub device_name: *const c_char,
+    pub flags: u32,
+    pub pipeline_cache_path: *const c_char,
+    pub log_fn: vkllm_log_fn,
+    pub log_user_data: *mut c_void,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct vkllm_runtime_stats {
+    pub struct_size: usize,
+    pub validation_errors: u64,
+    pub validation_warnings: u64,
+    pub pipelines_created: u64,
+    pub pipeline_cache_bytes_loaded: u64,
+    pub device_memory_allocated: u64,
+    pub submits: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_self_check_result {
+    pub struct_size: usize,
+    pub kernels_checked: u32,
+    pub kernels_failed: u32,
+    pub max_error: f64,
+    pub first_failure: [c_char; 128],
+    pub elapsed_ms: f64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// GGUF files
+// ---------------------------------------------------------------------------------------------
+
+#[repr(C)]
+pub struct vkllm_gguf {
+    _opaque: [u8; 0],
+}
+
+pub type vkllm_gguf_type = i32;
+pub const VKLLM_GGUF_UINT8: vkllm_gguf_type = 0;
+pub const VKLLM_GGUF_INT8: vkllm_gguf_type = 1;
+pub const VKLLM_GGUF_UINT16: vkllm_gguf_type = 2;
+pub const VKLLM_GGUF_INT16: vkllm_gguf_type = 3;
+pub const VKLLM_GGUF_UINT32: vkllm_gguf_type = 4;
+pub const VKLLM_GGUF_INT32: vkllm_gguf_type = 5;
+pub const VKLLM_GGUF_FLOAT32: vkllm_gguf_type = 6;
+pub const VKLLM_GGUF_BOOL: vkllm_gguf_type = 7;
+pub const VKLLM_GGUF_STRING: vkllm_gguf_type = 8;
+pub const VKLLM_GGUF_ARRAY: vkllm_gguf_type = 9;
+pub const VKLLM_GGUF_UINT64: vkllm_gguf_type = 10;
+pub const VKLLM_GGUF_INT64: vkllm_gguf_type = 11;
+pub const VKLLM_GGUF_FLOAT64: vkllm_gguf_type = 12;
+
+pub const VKLLM_GGML_TYPE_COUNT: usize = 48;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_model_summary {
+    pub struct_size: usize,
+    pub gguf_version: u32,
+    pub architecture: [c_char; 64],
+    pub name: [c_char; 256],
+    pub file_bytes: u64,
+    pub tensor_bytes: u64,
+    pub n_params: u64,
+    pub n_tensors: u64,
+    pub n_keys: u64,
+    pub context_length: u32,
+    pub n_layers: u32,
+    pub n_embd: u32,
+    pub n_heads: u32,
+    pub n_kv_heads: u32,
+    pub n_experts: u32,
+    pub n_experts_used: u32,
+    pub n_vocab: u32,
+    pub tokenizer_model: [c_char; 32],
+    pub tokenizer_pre: [c_char; 32],
+    pub tensors_of_type: [u64; VKLLM_GGML_TYPE_COUNT],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_gguf_key {
+    pub struct_size: usize,
+    pub name: *const c_char,
+    pub type_: vkllm_gguf_type,
+    pub element_type: vkllm_gguf_type,
+    pub count: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_tensor_info {
+    pub struct_size: usize,
+    pub name: *const c_char,
+    pub type_: u32,
+    pub type_name: *const c_char,
+    pub n_dims: u32,
+    pub dims: [u64; 4],
+    pub n_elements: u64,
+    pub n_bytes: u64,
+    pub file_offset: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tokenizers
+// ---------------------------------------------------------------------------------------------
+
+#[repr(C)]
+pub struct vkllm_tokenizer {
+    _opaque: [u8; 0],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_tokenizer_info {
+    pub struct_size: usize,
+    pub n_vocab: u32,
+    pub bos: i32,
+    pub eos: i32,
+    pub eot: i32,
+    pub unk: i32,
+    pub pad: i32,
+    pub add_bos: i32,
+    pub add_eos: i32,
+    pub model: [c_char; 32],
+    pub pre: [c_char; 32],
+}
+
+pub const VKLLM_TOKENIZE_ADD_SPECIAL: u32 = 0x1;
+pub const VKLLM_TOKENIZE_PARSE_SPECIAL: u32 = 0x2;
+pub const VKLLM_DETOKENIZE_SPECIAL: u32 = 0x1;
+
+#[repr(C)]
+pub struct vkllm_detokenizer {
+    _opaque: [u8; 0],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_chat_message {
+    pub role: *const c_char,
+    pub content: *const c_char,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+#[repr(C)]
+pub struct vkllm_model {
+    _opaque: [u8; 0],
+}
+
+pub type vkllm_progress_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, progress: f32) -> i32>;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_model_params {
+    pub struct_size: usize,
+    pub progress: vkllm_progress_fn,
+    pub progress_user_data: *mut c_void,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_model_info {
+    pub struct_size: usize,
+    pub architecture: [c_char; 64],
+    pub n_vocab: u32,
+    pub n_embd: u32,
+    pub n_layers: u32,
+    pub n_heads: u32,
+    pub n_kv_heads: u32,
+    pub head_dim: u32,
+    pub n_ctx_train: u32,
+    pub device_bytes: u64,
+    pub file_bytes: u64,
+    pub rope_table_builds: u64,
+    pub tensor_bytes: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+// ---------------------------------------------------------------------------------------------
+
+#[repr(C)]
+pub struct vkllm_session {
+    _opaque: [u8; 0],
+}
+
+pub const VKLLM_SESSION_KV_F32: u32 = 0x1;
+pub const VKLLM_SESSION_STREAMING: u32 = 0x2;
+pub const VKLLM_SESSION_KV_Q8_0: u32 = 0x4;
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct vkllm_session_params {
+    pub struct_size: usize,
+    pub n_ctx: u32,
+    pub n_seq: u32,
+    pub n_batch: u32,
+    pub flags: u32,
+    pub n_sink: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct vkllm_session_stats {
+    pub struct_size: usize,
+    pub command_buffers_recorded: u64,
+    pub submits: u64,
+    pub tokens_prefilled: u64,
+    pub tokens_decoded: u64,
+    pub prefill_ms: f64,
+    pub decode_ms: f64,
+    pub kv_cache_bytes: u64,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generation
+// ---------------------------------------------------------------------------------------------
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct vkllm_sampling_params {
+    pub struct_size: usize,
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub min_p: f32,
+    pub repeat_penalty: f32,
+    pub repeat_last_n: i32,
+    pub seed: u64,
+}
+
+pub type vkllm_token_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        token: i32,
+        text: *const c_char,
+        length: usize,
+    ) -> i32,
+>;
+pub type vkllm_prefill_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, done: usize, total: usize) -> i32>;
+
+pub type vkllm_stop_reason = i32;
+pub const VKLLM_STOP_END_OF_GENERATION: vkllm_stop_reason = 0;
+pub const VKLLM_STOP_MAX_TOKENS: vkllm_stop_reason = 1;
+pub const VKLLM_STOP_STRING: vkllm_stop_reason = 2;
+pub const VKLLM_STOP_CANCELLED: vkllm_stop_reason = 3;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_generate_params {
+    pub struct_size: usize,
+    pub seq: u32,
+    pub max_tokens: u32,
+    pub stop: *const *const c_char,
+    pub n_stop: usize,
+    pub render_special: i32,
+    pub on_token: vkllm_token_fn,
+    pub on_prefill: vkllm_prefill_fn,
+    pub user_data: *mut c_void,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct vkllm_generate_result {
+    pub struct_size: usize,
+    pub n_prompt: usize,
+    pub n_generated: usize,
+    pub stop_reason: vkllm_stop_reason,
+    pub prefill_ms: f64,
+    pub decode_ms: f64,
+}
+
+extern "C" {
+    pub fn vkllm_version() -> u32;
+    pub fn vkllm_version_string() -> *const c_char;
+    pub fn vkllm_status_string(status: vkllm_status) -> *const c_char;
+    pub fn vkllm_last_error() -> *const c_char;
+
+    pub fn vkllm_devices_enumerate(
+        infos: *mut vkllm_device_info,
+        capacity: usize,
+        count: *mut usize,
+    ) -> vkllm_status;
+
+    pub fn vkllm_runtime_params_init(params: *mut vkllm_runtime_params);
+    pub fn vkllm_runtime_create(
+        params: *const vkllm_runtime_params,
+        out: *mut *mut vkllm_runtime,
+    ) -> vkllm_status;
+    pub fn vkllm_runtime_destroy(runtime: *mut vkllm_runtime);
+    pub fn vkllm_runtime_device_info(
+        runtime: *const vkllm_runtime,
+        info: *mut vkllm_device_info,
+    ) -> vkllm_status;
+    pub fn vkllm_runtime_stats_get(
+        runtime: *const vkllm_runtime,
+        stats: *mut vkllm_runtime_stats,
+    ) -> vkllm_status;
+    pub fn vkllm_runtime_self_check(
+        runtime: *mut vkllm_runtime,
+        result: *mut vkllm_self_check_result,
+    ) -> vkllm_status;
+
+    pub fn vkllm_gguf_open(path: *const c_char, out: *mut *mut vkllm_gguf) -> vkllm_status;
+    pub fn vkllm_gguf_close(gguf: *mut vkllm_gguf);
+    pub fn vkllm_gguf_summary(
+        gguf: *const vkllm_gguf,
+        out: *mut vkllm_model_summary,
+    ) -> vkllm_status;
+    pub fn vkllm_gguf_key_at(
+        gguf: *const vkllm_gguf,
+        index: usize,
+        out: *mut vkllm_gguf_key,
+    ) -> vkllm_status;
+    pub fn vkllm_gguf_get_int(
+        gguf: *const vkllm_gguf,
+        key: *const c_char,
+        out: *mut i64,
+    ) -> vkllm_status;
+    pub fn vkllm_gguf_get_float(
+        gguf: *const vkllm_gguf,
+        key: *const c_char,
+        out: *mut f64,
+    ) -> vkllm_status;
+    pub fn vkllm_gguf_get_string(
+        gguf: *const vkllm_gguf,
+        key: *const c_char,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_gguf_get_text(
+        gguf: *const vkllm_gguf,
+        key: *const c_char,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_gguf_tensor_at(
+        gguf: *const vkllm_gguf,
+        index: usize,
+        out: *mut vkllm_tensor_info,
+    ) -> vkllm_status;
+    pub fn vkllm_ggml_type_name(type_: u32) -> *const c_char;
+
+    pub fn vkllm_tokenizer_create(
+        gguf: *const vkllm_gguf,
+        out: *mut *mut vkllm_tokenizer,
+    ) -> vkllm_status;
+    pub fn vkllm_tokenizer_destroy(tokenizer: *mut vkllm_tokenizer);
+    pub fn vkllm_tokenizer_get_info(
+        tokenizer: *const vkllm_tokenizer,
+        out: *mut vkllm_tokenizer_info,
+    ) -> vkllm_status;
+    pub fn vkllm_tokenize(
+        tokenizer: *const vkllm_tokenizer,
+        text: *const c_char,
+        length: usize,
+        flags: u32,
+        tokens: *mut i32,
+        capacity: usize,
+        n_tokens: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_token_to_piece(
+        tokenizer: *const vkllm_tokenizer,
+        token: i32,
+        flags: u32,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_detokenize(
+        tokenizer: *const vkllm_tokenizer,
+        tokens: *const i32,
+        n_tokens: usize,
+        flags: u32,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_token_is_end_of_generation(
+        tokenizer: *const vkllm_tokenizer,
+        token: i32,
+        out: *mut i32,
+    ) -> vkllm_status;
+
+    pub fn vkllm_detokenizer_create(
+        tokenizer: *const vkllm_tokenizer,
+        flags: u32,
+        out: *mut *mut vkllm_detokenizer,
+    ) -> vkllm_status;
+    pub fn vkllm_detokenizer_destroy(detokenizer: *mut vkllm_detokenizer);
+    pub fn vkllm_detokenizer_push(
+        detokenizer: *mut vkllm_detokenizer,
+        token: i32,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_detokenizer_flush(
+        detokenizer: *mut vkllm_detokenizer,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+
+    pub fn vkllm_chat_apply_template(
+        template_name: *const c_char,
+        model_template: *const c_char,
+        messages: *const vkllm_chat_message,
+        n_messages: usize,
+        add_assistant: i32,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+
+    pub fn vkllm_model_params_init(params: *mut vkllm_model_params);
+    pub fn vkllm_model_load(
+        runtime: *mut vkllm_runtime,
+        path: *const c_char,
+        params: *const vkllm_model_params,
+        out: *mut *mut vkllm_model,
+    ) -> vkllm_status;
+    pub fn vkllm_model_destroy(model: *mut vkllm_model);
+    pub fn vkllm_model_tokenizer(model: *const vkllm_model) -> *const vkllm_tokenizer;
+    pub fn vkllm_model_get_info(
+        model: *const vkllm_model,
+        out: *mut vkllm_model_info,
+    ) -> vkllm_status;
+    pub fn vkllm_model_chat_template(model: *const vkllm_model) -> *const c_char;
+
+    pub fn vkllm_session_params_init(params: *mut vkllm_session_params);
+    pub fn vkllm_session_create(
+        model: *mut vkllm_model,
+        params: *const vkllm_session_params,
+        out: *mut *mut vkllm_session,
+    ) -> vkllm_status;
+    pub fn vkllm_session_destroy(session: *mut vkllm_session);
+    pub fn vkllm_session_reset(session: *mut vkllm_session, seq: i32) -> vkllm_status;
+    pub fn vkllm_session_truncate(
+        session: *mut vkllm_session,
+        seq: u32,
+        n_keep: u32,
+    ) -> vkllm_status;
+    pub fn vkllm_session_position(
+        session: *const vkllm_session,
+        seq: u32,
+        n_past: *mut u32,
+    ) -> vkllm_status;
+    pub fn vkllm_session_eval(
+        session: *mut vkllm_session,
+        seq: u32,
+        tokens: *const i32,
+        n: usize,
+        logits: *mut f32,
+    ) -> vkllm_status;
+    pub fn vkllm_session_decode(
+        session: *mut vkllm_session,
+        seqs: *const u32,
+        tokens: *const i32,
+        n: usize,
+        logits: *mut f32,
+    ) -> vkllm_status;
+    pub fn vkllm_session_get_stats(
+        session: *const vkllm_session,
+        out: *mut vkllm_session_stats,
+    ) -> vkllm_status;
+    pub fn vkllm_session_layer_kv_bytes(
+        session: *const vkllm_session,
+        layer: u32,
+        bytes: *mut u64,
+    ) -> vkllm_status;
+
+    pub fn vkllm_sampling_params_init(params: *mut vkllm_sampling_params);
+    pub fn vkllm_generate_params_init(params: *mut vkllm_generate_params);
+    pub fn vkllm_generate(
+        session: *mut vkllm_session,
+        prompt: *const i32,
+        n_prompt: usize,
+        sampling: *const vkllm_sampling_params,
+        params: *const vkllm_generate_params,
+        result: *mut vkllm_generate_result,
+    ) -> vkllm_status;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::mem::{offset_of, size_of};
+
+    // Layouts that a mistyped field would shift (x86-64 / aarch64 LP64).
+    #[test]
+    fn struct_layouts_match_the_header() {
+        // The numbers are what a C compiler gives for include/vkllm.h.
+        assert_eq!(offset_of!(vkllm_generate_params, on_token), 40);
+        assert_eq!(size_of::<vkllm_generate_params>(), 64);
+        assert_eq!(size_of::<vkllm_sampling_params>(), 40);
+        assert_eq!(size_of::<vkllm_generate_result>(), 48);
+        assert_eq!(size_of::<vkllm_runtime_params>(), 56);
+        assert_eq!(size_of::<vkllm_device_info>(), 1056);
+        assert_eq!(size_of::<vkllm_model_summary>(), 856);
+        assert_eq!(size_of::<vkllm_model_info>(), 136);
+        assert_eq!(size_of::<vkllm_tokenizer_info>(), 104);
+        assert_eq!(size_of::<vkllm_tensor_info>(), 96);
+    }
+
+    #[test]
+    fn linked_library_has_our_major_version() {
+        // SAFETY: vkllm_version has no preconditions.
+        let v = unsafe { vkllm_version() };
+        assert_eq!(v / 10000, VKLLM_VERSION_MAJOR);
+    }
+}

@@ -1,0 +1,693 @@
+//! Safe Rust API for libvkllm, an embeddable LLM inference library on Vulkan.
+//!
+//! ```no_run
+//! use vkllm::{Model, Runtime, Sampling, Session};
+//!
+//! let runtime = Runtime::new()?;
+//! let model = Model::load(&runtime, "model.gguf")?; // Err(Error { status: Status::Io, .. }) if missing
+//! let prompt = model.tokenize("Once upon a time")?;
+//! let mut session = Session::new(&model, 512)?;
+//! session.generate(&prompt, &Sampling::greedy(), 32, |piece| { print!("{piece}"); true })?;
+//! session.reset()?;
+//! for token in session.tokens(&prompt, 32) { println!("{}", token?); } // greedy, step by step
+//! # Ok::<(), vkllm::Error>(())
+//! ```
+//!
+//! Handles are owned: dropping a [`Runtime`], [`Model`] or [`Session`] releases it. The library
+//! reference-counts them (a session keeps its model alive, a model its runtime), so their
+//! drop order does not matter.
+
+use std::any::Any;
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
+use std::ptr::{self, NonNull};
+
+use vkllm_sys as sys;
+
+pub use sys::VKLLM_VERSION_NUMBER as VERSION_NUMBER;
+
+/// A library status code other than OK (`vkllm_status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Status {
+    InvalidArgument,
+    NoDevice,
+    OutOfHostMemory,
+    OutOfDeviceMemory,
+    Vulkan,
+    DeviceLost,
+    Io,
+    Format,
+    Unsupported,
+    BufferTooSmall,
+    ContextFull,
+    Cancelled,
+    Internal,
+    NotFound,
+    /// A code appended to the library after these bindings were written.
+    Other(i32),
+}
+
+impl Status {
+    fn from_raw(code: sys::vkllm_status) -> Status {
+        match code {
+            sys::VKLLM_ERR_INVALID_ARGUMENT => Status::InvalidArgument,
+            sys::VKLLM_ERR_NO_DEVICE => Status::NoDevice,
+            sys::VKLLM_ERR_OUT_OF_HOST_MEMORY => Status::OutOfHostMemory,
+            sys::VKLLM_ERR_OUT_OF_DEVICE_MEMORY => Status::OutOfDeviceMemory,
+            sys::VKLLM_ERR_VULKAN => Status::Vulkan,
+            sys::VKLLM_ERR_DEVICE_LOST => Status::DeviceLost,
+            sys::VKLLM_ERR_IO => Status::Io,
+            sys::VKLLM_ERR_FORMAT => Status::Format,
+            sys::VKLLM_ERR_UNSUPPORTED => Status::Unsupported,
+            sys::VKLLM_ERR_BUFFER_TOO_SMALL => Status::BufferTooSmall,
+            sys::VKLLM_ERR_CONTEXT_FULL => Status::ContextFull,
+            sys::VKLLM_ERR_CANCELLED => Status::Cancelled,
+            sys::VKLLM_ERR_INTERNAL => Status::Internal,
+            sys::VKLLM_ERR_NOT_FOUND => Status::NotFound,
+            other => Status::Other(other),
+        }
+    }
+
+    /// The numeric `vkllm_status` value (stable across releases).
+    pub fn code(self) -> i32 {
+        match self {
+            Status::InvalidArgument => sys::VKLLM_ERR_INVALID_ARGUMENT,
+            Status::NoDevice => sys::VKLLM_ERR_NO_DEVICE,
+            Status::OutOfHostMemory => sys::VKLLM_ERR_OUT_OF_HOST_MEMORY,
+            Status::OutOfDeviceMemory => sys::VKLLM_ERR_OUT_OF_DEVICE_MEMORY,
+            Status::Vulkan => sys::VKLLM_ERR_VULKAN,
+            Status::DeviceLost => sys::VKLLM_ERR_DEVICE_LOST,
+            Status::Io => sys::VKLLM_ERR_IO,
+            Status::Format => sys::VKLLM_ERR_FORMAT,
+            Status::Unsupported => sys::VKLLM_ERR_UNSUPPORTED,
+            Status::BufferTooSmall => sys::VKLLM_ERR_BUFFER_TOO_SMALL,
+            Status::ContextFull => sys::VKLLM_ERR_CONTEXT_FULL,
+            Status::Cancelled => sys::VKLLM_ERR_CANCELLED,
+            Status::Internal => sys::VKLLM_ERR_INTERNAL,
+            Status::NotFound => sys::VKLLM_ERR_NOT_FOUND,
+            Status::Other(code) => code,
+        }
+    }
+
+    /// The library's short description ("i/o error", ...).
+    pub fn description(self) -> String {
+        // SAFETY: vkllm_status_string accepts any value and returns static, NUL-terminated text.
+        unsafe { cstr_to_string(sys::vkllm_status_string(self.code())) }
+    }
+}
+
+/// A failed call: its status and the library's detailed message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub status: Status,
+    pub message: String,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.status.description())
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Copies a NUL-terminated string; NULL gives "".
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string.
+unsafe fn cstr_to_string(p: *const c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}
+
+/// Maps a status to a Result, reading the thread-local message of a failure. Must be called
+/// right after the failing call, on its thread (always so here: calls are synchronous).
+fn check(code: sys::vkllm_status) -> Result<()> {
+    if code == sys::VKLLM_OK {
+        return Ok(());
+    }
+    // SAFETY: vkllm_last_error never returns NULL; we copy the text before any other call.
+    let message = unsafe { cstr_to_string(sys::vkllm_last_error()) };
+    Err(Error {
+        status: Status::from_raw(code),
+        message,
+    })
+}
+
+fn invalid_argument(message: &str) -> Error {
+    Error {
+        status: Status::InvalidArgument,
+        message: message.to_owned(),
+    }
+}
+
+/// The version of the loaded library, as `VERSION_NUMBER` encodes it.
+pub fn version() -> u32 {
+    // SAFETY: no preconditions.
+    unsafe { sys::vkllm_version() }
+}
+
+/// A Vulkan device with its memory and compiled kernels (`vkllm_runtime`).
+pub struct Runtime {
+    raw: NonNull<sys::vkllm_runtime>,
+}
+
+// SAFETY: vkllm.h, THREAD SAFETY: "vkllm_runtime ... may be used from several threads at once
+// (destroying one must not race with its other uses)". Destruction happens in Drop, which
+// needs ownership, so no other use can race with it.
+unsafe impl Send for Runtime {}
+// SAFETY: same rule; every &self method maps to a function allowed concurrently.
+unsafe impl Sync for Runtime {}
+
+impl Runtime {
+    /// A runtime on the best usable device (or the one named by $VKLLM_DEVICE).
+    pub fn new() -> Result<Runtime> {
+        Self::create(-1, None)
+    }
+
+    /// A runtime on the device at `index` in the library's enumeration order.
+    pub fn with_device(index: u32) -> Result<Runtime> {
+        let index = i32::try_from(index).map_err(|_| invalid_argument("device index too large"))?;
+        Self::create(index, None)
+    }
+
+    fn create(device_index: i32, device_name: Option<&CStr>) -> Result<Runtime> {
+        // SAFETY: an all-zero vkllm_runtime_params is a valid value (NULL pointers, None
+        // callbacks); init then fills the defaults.
+        let mut params: sys::vkllm_runtime_params = unsafe { std::mem::zeroed() };
+        let mut out = ptr::null_mut();
+        // SAFETY: params is initialised by the library, and the strings outlive the call.
+        unsafe {
+            sys::vkllm_runtime_params_init(&mut params);
+            params.device_index = device_index;
+            params.device_name = device_name.map_or(ptr::null(), CStr::as_ptr);
+            check(sys::vkllm_runtime_create(&params, &mut out))?;
+        }
+        NonNull::new(out)
+            .map(|raw| Runtime { raw })
+            .ok_or_else(|| invalid_argument("vkllm_runtime_create returned NULL"))
+    }
+
+    /// The name of the device ("llvmpipe (LLVM 15.0.6, 256 bits)", ...).
+    pub fn device_name(&self) -> Result<String> {
+        // SAFETY: zeroed is valid for this plain struct; struct_size is set as required.
+        let mut info: sys::vkllm_device_info = unsafe { std::mem::zeroed() };
+        info.struct_size = std::mem::size_of::<sys::vkllm_device_info>();
+        // SAFETY: valid handle and output struct; name is NUL-terminated by the library.
+        unsafe {
+            check(sys::vkllm_runtime_device_info(self.raw.as_ptr(), &mut info))?;
+            Ok(cstr_to_string(info.name.as_ptr()))
+        }
+    }
+
+    pub fn as_raw(&self) -> *mut sys::vkllm_runtime {
+        self.raw.as_ptr()
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        // SAFETY: we own this reference; models keep the device alive by their own.
+        unsafe { sys::vkllm_runtime_destroy(self.raw.as_ptr()) }
+    }
+}
+
+/// Weights on a runtime's device, immutable, shared by sessions (`vkllm_model`).
+pub struct Model {
+    raw: NonNull<sys::vkllm_model>,
+}
+
+// SAFETY: vkllm.h, THREAD SAFETY and "Models": a vkllm_model (and its tokenizer) "may be used
+// from several threads at once"; "any number of sessions, on any threads, may use it".
+// Destruction happens in Drop, which needs ownership, so it cannot race with other uses.
+unsafe impl Send for Model {}
+// SAFETY: same rule; every &self method maps to a function allowed concurrently.
+unsafe impl Sync for Model {}
+
+impl Model {
+    /// Loads a GGUF model onto the runtime's device. The model keeps the runtime alive.
+    pub fn load(runtime: &Runtime, path: impl AsRef<Path>) -> Result<Model> {
+        let path = path_to_cstring(path.as_ref())?;
+        let mut out = ptr::null_mut();
+        // SAFETY: valid runtime handle and path string; params NULL means defaults.
+        unsafe {
+            check(sys::vkllm_model_load(
+                runtime.raw.as_ptr(),
+                path.as_ptr(),
+                ptr::null(),
+                &mut out,
+            ))?;
+        }
+        NonNull::new(out)
+            .map(|raw| Model { raw })
+            .ok_or_else(|| invalid_argument("vkllm_model_load returned NULL"))
+    }
+
+    fn tokenizer(&self) -> *const sys::vkllm_tokenizer {
+        // SAFETY: valid handle; the tokenizer lives as long as the model.
+        unsafe { sys::vkllm_model_tokenizer(self.raw.as_ptr()) }
+    }
+
+    /// Tokenizes text, adding BOS where the model asks for it.
+    pub fn tokenize(&self, text: &str) -> Result<Vec<i32>> {
+        self.tokenize_with(text, sys::VKLLM_TOKENIZE_ADD_SPECIAL)
+    }
+
+    /// Tokenizes text with `VKLLM_TOKENIZE_*` flags (e.g. ADD_SPECIAL | PARSE_SPECIAL for chat
+    /// prompts).
+    pub fn tokenize_with(&self, text: &str, flags: u32) -> Result<Vec<i32>> {
+        tokenize(self.tokenizer(), text, flags)
+    }
+
+    /// The text of a sequence of tokens (control tokens produce none).
+    pub fn detokenize(&self, tokens: &[i32]) -> Result<String> {
+        let tok = self.tokenizer();
+        let mut buf: Vec<u8> = vec![0; tokens.len() * 8 + 16];
+        loop {
+            let mut length = 0usize;
+            // SAFETY: buffers are valid for the lengths given.
+            let code = unsafe {
+                sys::vkllm_detokenize(
+                    tok,
+                    tokens.as_ptr(),
+                    tokens.len(),
+                    0,
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    &mut length,
+                )
+            };
+            if code == sys::VKLLM_ERR_BUFFER_TOO_SMALL {
+                buf.resize(length + 1, 0);
+                continue;
+            }
+            check(code)?;
+            buf.truncate(length);
+            return Ok(String::from_utf8_lossy(&buf).into_owned());
+        }
+    }
+
+    /// Whether generation stops at this token (EOS, EOT, <|im_end|>...).
+    pub fn is_end_of_generation(&self, token: i32) -> Result<bool> {
+        is_end_of_generation(self.tokenizer(), token)
+    }
+
+    /// Vocabulary size (the length of a logits row).
+    pub fn n_vocab(&self) -> Result<usize> {
+        model_n_vocab(self.raw.as_ptr())
+    }
+
+    pub fn as_raw(&self) -> *mut sys::vkllm_model {
+        self.raw.as_ptr()
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        // SAFETY: we own this reference; sessions keep the model alive by their own.
+        unsafe { sys::vkllm_model_destroy(self.raw.as_ptr()) }
+    }
+}
+
+fn path_to_cstring(path: &Path) -> Result<CString> {
+    #[cfg(unix)]
+    let bytes = {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    };
+    #[cfg(not(unix))]
+    let bytes = path.to_string_lossy().into_owned().into_bytes();
+    CString::new(bytes).map_err(|_| invalid_argument("path contains a NUL byte"))
+}
+
+fn tokenize(tok: *const sys::vkllm_tokenizer, text: &str, flags: u32) -> Result<Vec<i32>> {
+    let mut ids: Vec<i32> = vec![0; text.len() + 8];
+    loop {
+        let mut n = 0usize;
+        // SAFETY: text is valid for text.len() bytes, ids for ids.len() entries.
+        let code = unsafe {
+            sys::vkllm_tokenize(
+                tok,
+                text.as_ptr().cast(),
+                text.len(),
+                flags,
+                ids.as_mut_ptr(),
+                ids.len(),
+                &mut n,
+            )
+        };
+        if code == sys::VKLLM_ERR_BUFFER_TOO_SMALL {
+            ids.resize(n, 0);
+            continue;
+        }
+        check(code)?;
+        ids.truncate(n);
+        return Ok(ids);
+    }
+}
+
+fn is_end_of_generation(tok: *const sys::vkllm_tokenizer, token: i32) -> Result<bool> {
+    let mut out = 0i32;
+    // SAFETY: valid tokenizer (owned by a live model) and output pointer.
+    check(unsafe { sys::vkllm_token_is_end_of_generation(tok, token, &mut out) })?;
+    Ok(out != 0)
+}
+
+fn model_n_vocab(model: *const sys::vkllm_model) -> Result<usize> {
+    // SAFETY: zeroed is valid for this plain struct; struct_size set as required.
+    let mut info: sys::vkllm_model_info = unsafe { std::mem::zeroed() };
+    info.struct_size = std::mem::size_of::<sys::vkllm_model_info>();
+    // SAFETY: valid handle and output struct.
+    check(unsafe { sys::vkllm_model_get_info(model, &mut info) })?;
+    Ok(info.n_vocab as usize)
+}
+
+/// How the next token is chosen (`vkllm_sampling_params`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sampling {
+    /// <= 0: greedy (argmax on the device).
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub min_p: f32,
+    pub repeat_penalty: f32,
+    pub repeat_last_n: i32,
+    pub seed: u64,
+}
+
+impl Default for Sampling {
+    /// The library's defaults (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05).
+    fn default() -> Sampling {
+        let mut raw = sys::vkllm_sampling_params::default();
+        // SAFETY: init fills a valid struct.
+        unsafe { sys::vkllm_sampling_params_init(&mut raw) };
+        Sampling {
+            temperature: raw.temperature,
+            top_k: raw.top_k,
+            top_p: raw.top_p,
+            min_p: raw.min_p,
+            repeat_penalty: raw.repeat_penalty,
+            repeat_last_n: raw.repeat_last_n,
+            seed: raw.seed,
+        }
+    }
+}
+
+impl Sampling {
+    /// Always the most likely token.
+    pub fn greedy() -> Sampling {
+        Sampling {
+            temperature: 0.0,
+            ..Sampling::default()
+        }
+    }
+
+    fn to_raw(self) -> sys::vkllm_sampling_params {
+        let mut raw = sys::vkllm_sampling_params::default();
+        // SAFETY: init fills a valid struct (struct_size included).
+        unsafe { sys::vkllm_sampling_params_init(&mut raw) };
+        raw.temperature = self.temperature;
+        raw.top_k = self.top_k;
+        raw.top_p = self.top_p;
+        raw.min_p = self.min_p;
+        raw.repeat_penalty = self.repeat_penalty;
+        raw.repeat_last_n = self.repeat_last_n;
+        raw.seed = self.seed;
+        raw
+    }
+}
+
+/// Why a generation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    EndOfGeneration,
+    MaxTokens,
+    StopString,
+    /// The callback returned `false`.
+    Cancelled,
+    Other(i32),
+}
+
+/// What [`Session::generate`] did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Generation {
+    pub n_prompt: usize,
+    pub n_generated: usize,
+    pub stop_reason: StopReason,
+    pub prefill_ms: f64,
+    pub decode_ms: f64,
+}
+
+/// KV caches of a sequence and the recorded steps (`vkllm_session`, one sequence).
+pub struct Session {
+    raw: NonNull<sys::vkllm_session>,
+    /// The session keeps its model alive in the library, so this stays valid while we live.
+    model: *mut sys::vkllm_model,
+}
+
+// SAFETY: vkllm.h, THREAD SAFETY: "A vkllm_session ... [is] used by one thread at a time;
+// different sessions of one model may run on different threads at once". Moving a session to
+// another thread is that. It is not Sync: two threads must not use one session at once, even
+// through &self (vkllm_session_position takes a const pointer but is still a use).
+unsafe impl Send for Session {}
+
+struct Callback<'a> {
+    on_piece: &'a mut dyn FnMut(&str) -> bool,
+    panic: Option<Box<dyn Any + Send + 'static>>,
+}
+
+/// The C on_token callback: never lets a panic unwind into the library; it stops the
+/// generation instead, and `generate` resumes the panic once the library has returned.
+unsafe extern "C" fn on_token_trampoline(
+    user_data: *mut c_void,
+    _token: i32,
+    text: *const c_char,
+    length: usize,
+) -> i32 {
+    // SAFETY: user_data is the &mut Callback that generate passed, alive during the call.
+    let cb = unsafe { &mut *user_data.cast::<Callback>() };
+    if cb.panic.is_some() {
+        return 1;
+    }
+    let bytes: &[u8] = if text.is_null() || length == 0 {
+        &[]
+    } else {
+        // SAFETY: the library gives `length` valid bytes at `text` during the call.
+        unsafe { std::slice::from_raw_parts(text.cast::<u8>(), length) }
+    };
+    let piece = String::from_utf8_lossy(bytes);
+    match panic::catch_unwind(AssertUnwindSafe(|| (cb.on_piece)(&piece))) {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(payload) => {
+            cb.panic = Some(payload);
+            1
+        }
+    }
+}
+
+impl Session {
+    /// A session with one sequence of `n_ctx` KV slots (0: the model's training context).
+    /// It keeps the model alive.
+    pub fn new(model: &Model, n_ctx: u32) -> Result<Session> {
+        let mut params = sys::vkllm_session_params::default();
+        let mut out = ptr::null_mut();
+        // SAFETY: params initialised by the library; valid model handle.
+        unsafe {
+            sys::vkllm_session_params_init(&mut params);
+            params.n_ctx = n_ctx;
+            check(sys::vkllm_session_create(
+                model.raw.as_ptr(),
+                &params,
+                &mut out,
+            ))?;
+        }
+        NonNull::new(out)
+            .map(|raw| Session {
+                raw,
+                model: model.raw.as_ptr(),
+            })
+            .ok_or_else(|| invalid_argument("vkllm_session_create returned NULL"))
+    }
+
+    /// Empties the sequence.
+    pub fn reset(&mut self) -> Result<()> {
+        // SAFETY: valid handle, used by this thread only (&mut).
+        check(unsafe { sys::vkllm_session_reset(self.raw.as_ptr(), -1) })
+    }
+
+    /// Tokens in the cache so far.
+    pub fn position(&self) -> Result<u32> {
+        let mut n = 0u32;
+        // SAFETY: valid handle; Session is not Sync, so no other thread uses it now.
+        check(unsafe { sys::vkllm_session_position(self.raw.as_ptr(), 0, &mut n) })?;
+        Ok(n)
+    }
+
+    /// Appends `tokens` to the cache and returns the logits after the last one.
+    pub fn eval(&mut self, tokens: &[i32]) -> Result<Vec<f32>> {
+        let mut logits = vec![0f32; model_n_vocab(self.model)?];
+        // SAFETY: valid handle; tokens and logits (n_vocab floats) valid for the call.
+        check(unsafe {
+            sys::vkllm_session_eval(
+                self.raw.as_ptr(),
+                0,
+                tokens.as_ptr(),
+                tokens.len(),
+                logits.as_mut_ptr(),
+            )
+        })?;
+        Ok(logits)
+    }
+
+    /// Appends `prompt` and generates up to `max_tokens` tokens, handing each piece of text to
+    /// `on_piece` (never half a UTF-8 character). `on_piece` returns `true` to go on; `false`
+    /// stops the generation, which then ends with `Ok` and `StopReason::Cancelled`. A panic in
+    /// `on_piece` stops the generation and is resumed here once the library has returned.
+    pub fn generate<F>(
+        &mut self,
+        prompt: &[i32],
+        sampling: &Sampling,
+        max_tokens: u32,
+        mut on_piece: F,
+    ) -> Result<Generation>
+    where
+        F: FnMut(&str) -> bool,
+    {
+        let raw_sampling = sampling.to_raw();
+        let mut cb = Callback {
+            on_piece: &mut on_piece,
+            panic: None,
+        };
+        // SAFETY: zeroed is valid (NULL pointers, None callbacks); init fills defaults.
+        let mut params: sys::vkllm_generate_params = unsafe { std::mem::zeroed() };
+        let mut result = sys::vkllm_generate_result {
+            struct_size: std::mem::size_of::<sys::vkllm_generate_result>(),
+            ..Default::default()
+        };
+        // SAFETY: all pointers are valid for the call; cb outlives it; the trampoline matches
+        // vkllm_token_fn and never unwinds.
+        let code = unsafe {
+            sys::vkllm_generate_params_init(&mut params);
+            params.max_tokens = max_tokens;
+            params.on_token = Some(on_token_trampoline);
+            params.user_data = (&mut cb as *mut Callback).cast();
+            sys::vkllm_generate(
+                self.raw.as_ptr(),
+                prompt.as_ptr(),
+                prompt.len(),
+                &raw_sampling,
+                &params,
+                &mut result,
+            )
+        };
+        if let Some(payload) = cb.panic.take() {
+            panic::resume_unwind(payload);
+        }
+        if code != sys::VKLLM_ERR_CANCELLED {
+            check(code)?;
+        }
+        Ok(Generation {
+            n_prompt: result.n_prompt,
+            n_generated: result.n_generated,
+            stop_reason: match result.stop_reason {
+                sys::VKLLM_STOP_END_OF_GENERATION => StopReason::EndOfGeneration,
+                sys::VKLLM_STOP_MAX_TOKENS => StopReason::MaxTokens,
+                sys::VKLLM_STOP_STRING => StopReason::StopString,
+                sys::VKLLM_STOP_CANCELLED => StopReason::Cancelled,
+                other => StopReason::Other(other),
+            },
+            prefill_ms: result.prefill_ms,
+            decode_ms: result.decode_ms,
+        })
+    }
+
+    /// Greedy generation as an iterator of token ids, one decode step per `next()` (through
+    /// `vkllm_session_eval` and an argmax on the host). It ends after `max_tokens` tokens or
+    /// before an end-of-generation token; an error is yielded once, then the iterator ends.
+    /// Like `generate`, it leaves every yielded token but the last in the cache.
+    pub fn tokens(&mut self, prompt: &[i32], max_tokens: u32) -> Tokens<'_> {
+        Tokens {
+            session: self,
+            pending: prompt.to_vec(),
+            remaining: max_tokens,
+            done: false,
+        }
+    }
+
+    pub fn as_raw(&self) -> *mut sys::vkllm_session {
+        self.raw.as_ptr()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: we own this handle; nothing else uses it.
+        unsafe { sys::vkllm_session_destroy(self.raw.as_ptr()) }
+    }
+}
+
+/// Iterator of greedily generated tokens; see [`Session::tokens`].
+pub struct Tokens<'s> {
+    session: &'s mut Session,
+    /// Tokens to feed before the next argmax: the prompt first, then the last token yielded.
+    pending: Vec<i32>,
+    remaining: u32,
+    done: bool,
+}
+
+impl Tokens<'_> {
+    fn step(&mut self) -> Result<Option<i32>> {
+        let logits = self.session.eval(&self.pending)?;
+        let next = argmax(&logits);
+        // SAFETY: the session keeps its model (and so the tokenizer) alive.
+        let tok = unsafe { sys::vkllm_model_tokenizer(self.session.model) };
+        if is_end_of_generation(tok, next)? {
+            return Ok(None);
+        }
+        self.pending.clear();
+        self.pending.push(next);
+        Ok(Some(next))
+    }
+}
+
+impl Iterator for Tokens<'_> {
+    type Item = Result<i32>;
+
+    fn next(&mut self) -> Option<Result<i32>> {
+        if self.done || self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        match self.step() {
+            Ok(Some(token)) => Some(Ok(token)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Index of the largest value, the first of equals (as a device argmax would pick).
+fn argmax(values: &[f32]) -> i32 {
+    let mut best = 0usize;
+    for (i, &v) in values.iter().enumerate() {
+        if v > values[best] {
+            best = i;
+        }
+    }
+    best as i32
+}

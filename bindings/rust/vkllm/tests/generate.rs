@@ -1,0 +1,103 @@
+//! Generates real text with the model named by $VKLLM_TEST_MODEL (required: these tests fail,
+//! not skip, when it is unset or missing).
+
+use std::path::PathBuf;
+
+use vkllm::{Model, Runtime, Sampling, Session, Status, StopReason};
+
+fn test_model() -> PathBuf {
+    let path = std::env::var_os("VKLLM_TEST_MODEL")
+        .map(PathBuf::from)
+        .expect("VKLLM_TEST_MODEL must name a model file (e.g. tiny-qwen2-f32.gguf)");
+    assert!(
+        path.is_file(),
+        "VKLLM_TEST_MODEL={} does not exist",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn closure_and_iterator_generate_the_same_text() {
+    let runtime = Runtime::new().expect("runtime");
+    let model = Model::load(&runtime, test_model()).expect("model");
+    let prompt = model.tokenize("Once upon a time").expect("tokenize");
+    assert!(!prompt.is_empty());
+
+    let mut session = Session::new(&model, 128).expect("session");
+    let mut streamed = String::new();
+    let mut pieces = 0;
+    let generation = session
+        .generate(&prompt, &Sampling::greedy(), 8, |piece| {
+            streamed.push_str(piece);
+            pieces += 1;
+            true
+        })
+        .expect("generate");
+    assert_eq!(generation.n_prompt, prompt.len());
+    assert!(generation.n_generated > 0);
+    assert!(pieces > 0);
+
+    session.reset().expect("reset");
+    let tokens: Vec<i32> = session
+        .tokens(&prompt, 8)
+        .collect::<vkllm::Result<_>>()
+        .expect("iterate");
+    assert!(!tokens.is_empty());
+    assert_eq!(tokens.len(), generation.n_generated);
+    let iterated = model.detokenize(&tokens).expect("detokenize");
+    assert!(!iterated.is_empty(), "no text from {tokens:?}");
+    eprintln!("generated {} tokens: {streamed:?}", tokens.len());
+    assert_eq!(streamed, iterated);
+    // Every token but the last is in the cache, as with generate.
+    assert_eq!(
+        session.position().unwrap() as usize,
+        prompt.len() + tokens.len() - 1
+    );
+}
+
+#[test]
+fn returning_false_stops_the_generation() {
+    let runtime = Runtime::new().expect("runtime");
+    let model = Model::load(&runtime, test_model()).expect("model");
+    let prompt = model.tokenize("Hello").expect("tokenize");
+    let mut session = Session::new(&model, 128).expect("session");
+    let mut calls = 0;
+    let generation = session
+        .generate(&prompt, &Sampling::greedy(), 8, |_| {
+            calls += 1;
+            false
+        })
+        .expect("a stop asked by the callback is not an error");
+    assert_eq!(calls, 1);
+    assert_eq!(generation.stop_reason, StopReason::Cancelled);
+}
+
+#[test]
+fn a_panic_in_the_callback_is_resumed_after_the_library_returns() {
+    let runtime = Runtime::new().expect("runtime");
+    let model = Model::load(&runtime, test_model()).expect("model");
+    let prompt = model.tokenize("Hello").expect("tokenize");
+    let mut session = Session::new(&model, 128).expect("session");
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = session.generate(&prompt, &Sampling::greedy(), 8, |_| panic!("boom"));
+    }));
+    assert!(caught.is_err());
+    // The session is still usable.
+    session.reset().unwrap();
+    assert!(session.tokens(&prompt, 2).all(|t| t.is_ok()));
+}
+
+#[test]
+fn loading_a_missing_file_is_an_io_error() {
+    let _ = test_model();
+    let runtime = Runtime::new().expect("runtime");
+    let err = match Model::load(&runtime, "/nonexistent/vkllm-missing.gguf") {
+        Ok(_) => panic!("loading a missing file succeeded"),
+        Err(e) => e,
+    };
+    assert_eq!(err.status, Status::Io);
+    assert!(!err.message.is_empty());
+    assert!(err.to_string().contains(&err.message));
+    let _: &dyn std::error::Error = &err;
+}

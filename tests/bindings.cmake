@@ -1,0 +1,26 @@
+# Rust and Go bindings tests (bindings/rust, bindings/go). include()d from tests/CMakeLists.txt,
+# where the target `vkllm` and VKLLM_SHARED_DATA_DIR exist. Each runs only when its toolchain is
+# installed and the shared tiny model is present; both build offline (no external crates or
+# modules) into the build tree, and link the freshly built libvkllm with an rpath to it.
+
+set(VKLLM_BINDINGS_TEST_MODEL ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+
+if(EXISTS ${VKLLM_BINDINGS_TEST_MODEL})
+  find_program(VKLLM_CARGO cargo)
+  if(VKLLM_CARGO)
+    add_test(NAME Rust.Bindings COMMAND ${VKLLM_CARGO} test --offline -j1
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/rust)
+    set_tests_properties(Rust.Bindings PROPERTIES
+      ENVIRONMENT "VKLLM_LIB_DIR=$<TARGET_FILE_DIR:vkllm>;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL};CARGO_TARGET_DIR=${CMAKE_BINARY_DIR}/cargo-target"
+      TIMEOUT 600)
+  endif()
+
+  find_program(VKLLM_GO go)
+  if(VKLLM_GO)
+    add_test(NAME Go.Bindings COMMAND ${VKLLM_GO} test -p 1 -count=1 ./...
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/go)
+    set_tests_properties(Go.Bindings PROPERTIES
+      ENVIRONMENT "CGO_CFLAGS=-I${PROJECT_SOURCE_DIR}/include;CGO_LDFLAGS=-L$<TARGET_FILE_DIR:vkllm> -Wl,-rpath,$<TARGET_FILE_DIR:vkllm>;GOFLAGS=-mod=mod;GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL}"
+      TIMEOUT 600)
+  endif()
+endif()
