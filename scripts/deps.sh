@@ -5,6 +5,11 @@ VKLLM_PACKAGES="cmake ninja-build g++ libgtest-dev libvulkan-dev libvulkan-volk-
 glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
 clang-format pkg-config python3 python3-numpy python3-yaml python3-requests python3-pip"
 
+# The Rust and Go bindings' tests need their toolchains: Debian's when none is on the PATH
+# (a rustup or golang.org install is used as it is).
+command -v cargo >/dev/null 2>&1 || VKLLM_PACKAGES="$VKLLM_PACKAGES cargo"
+command -v go >/dev/null 2>&1 || VKLLM_PACKAGES="$VKLLM_PACKAGES golang-go"
+
 vkllm_missing_packages() {
     missing=""
     for p in $VKLLM_PACKAGES; do
