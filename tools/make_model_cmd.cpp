@@ -2,6 +2,7 @@
 // so loading and speed can be measured without downloading gigabytes (or for models whose
 // licence forbids redistribution). Like quantize it works on the file format directly
 // (src/format): it makes files, it does not use the library through its ABI.
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -35,9 +36,16 @@ void usage(FILE *out) {
     std::fprintf(out,
                  "usage: vkllm make-model --preset NAME [--type TYPE] [--vocab VOCAB.gguf] "
                  "[--seed N] [--layers N] OUT.gguf\n"
-                 "NAME: %s\nTYPE: %s (default F16)\n",
+                 "NAME: %s\nTYPE: %s MXFP4 (default F16)\n"
+                 "MXFP4: the FFN matrices (experts included) MXFP4, as GPT-OSS's checkpoint\n"
+                 "stores them; the output head Q8_0; the other matrices F16\n",
                  vkllm_tool::preset_names().c_str(), vkllm_tool::target_names().c_str());
 }
+
+// GPT-OSS's MXFP4 files (llama.cpp's LLAMA_FTYPE_MOSTLY_MXFP4_MOE = 38): `vkllm quantize`
+// does not offer it, so it is make-model's own target, with its own rule (tensor_type).
+const uint32_t kMxfp4 = 39;
+const vkllm_tool::Target kMxfp4Target = {"MXFP4", kMxfp4, 38, false};
 
 struct Options {
     const Preset *preset = nullptr;
@@ -86,12 +94,37 @@ void fill(const Preset &preset, const TensorSpec &t, uint64_t seed, std::vector<
     }
     double center = t.fill == Fill::NormWeight ? 1.0 : 0.0;
     // Matrices: a variance of 1 / columns keeps each output near the scale of the input.
-    float half_width = t.fill == Fill::Matrix       ? float(std::sqrt(3.0 / double(t.dims[0])))
+    float half_width = t.fill == Fill::Matrix || t.fill == Fill::Router
+                           ? float(std::sqrt(3.0 / double(t.dims[0])))
                        : t.fill == Fill::NormWeight ? 0.2f
                                                     : 0.05f;
     Uniform u(seed, t.name);
     for (float &v : values)
         v = u.next(center, half_width);
+}
+
+bool ends_with(const std::string &s, const char *suffix) {
+    size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+// The type a tensor is stored in. Norms, biases, RoPE factors and MoE routers stay F32, as in
+// llama.cpp's files (llama-quantize leaves ffn_gate_inp alone too).
+uint32_t tensor_type(const Options &o, const TensorSpec &t, uint32_t n_layers) {
+    if (t.fill != Fill::Matrix) return vkllm_tool::kF32;
+    if (o.target == &kMxfp4Target) {
+        // As GPT-OSS's checkpoint: the FFN weights in MXFP4, the rest at 16 bits; but the
+        // output head Q8_0, half of F16's bytes for a matrix every token reads whole.
+        bool ffn = ends_with(t.name, "_exps.weight") || ends_with(t.name, "_shexp.weight") ||
+                   ends_with(t.name, ".ffn_gate.weight") || ends_with(t.name, ".ffn_up.weight") ||
+                   ends_with(t.name, ".ffn_down.weight");
+        uint32_t type = ffn                         ? kMxfp4
+                        : t.name == "output.weight" ? vkllm_tool::kQ8_0
+                                                    : vkllm_tool::kF16;
+        return t.dims[0] % 32 == 0 ? type : vkllm_tool::kF16;
+    }
+    return vkllm_tool::choose_type(*o.target, t.name, t.dims[0], int(n_layers), o.preset->output)
+        .type;
 }
 
 // Rows of F32 values to `type`, as `vkllm quantize` converts them.
@@ -146,11 +179,7 @@ int make_model(const Options &o) {
     std::vector<uint32_t> types;
     uint64_t n_params = 0;
     for (const TensorSpec &t : specs) {
-        // Matrices in the target type; norms, biases and RoPE factors stay F32, as in
-        // llama.cpp's files.
-        uint32_t type = vkllm_tool::kF32;
-        if (t.fill == Fill::Matrix)
-            type = vkllm_tool::choose_type(*o.target, t.name, t.dims[0], int(n_layers), false).type;
+        uint32_t type = tensor_type(o, t, n_layers);
         types.push_back(type);
         writer.add_tensor(t.name, type, t.dims);
         uint64_t n = 1;
@@ -207,7 +236,8 @@ int cmd_make_model(int argc, char **argv) {
                 return 2;
             }
         } else if (a == "--type" && has_value) {
-            o.target = vkllm_tool::find_target(argv[++i]);
+            o.target = strcasecmp(argv[++i], "MXFP4") == 0 ? &kMxfp4Target
+                                                           : vkllm_tool::find_target(argv[i]);
             if (!o.target) {
                 std::fprintf(stderr, "vkllm: make-model: unknown type %s\n", argv[i]);
                 usage(stderr);

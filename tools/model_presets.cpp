@@ -76,6 +76,89 @@ const Preset kPresets[] = {
       1,
       -1,
       1}},
+    // GPT-OSS-20B (llama.cpp's GptOssModel): 64 query heads of 64 over a 2880-wide stream, 32
+    // experts of 2880 with biases, 4 per token, attention sinks, a 128-token window on the
+    // even layers, YaRN x32 over 4096 trained positions; harmony's special tokens.
+    {"gpt-oss-20b",
+     "gpt-oss",
+     "GPT-OSS 20B (random weights)",
+     2880,
+     24,
+     64,
+     8,
+     2880,
+     201088,
+     131072,
+     150000.0,
+     1e-5,
+     true,
+     0.0,
+     {"gpt-4o",
+      {"<|startoftext|>", "<|endoftext|>", "<|return|>", "<|constrain|>", "<|channel|>",
+       "<|start|>", "<|end|>", "<|message|>", "<|call|>"},
+      0,
+      2,
+      1,
+      0},
+     true,   // output.weight
+     64,     // head_dim
+     32,     // experts
+     4,      // used per token
+     2880,   // expert FFN width
+     0,      // shared expert
+     128,    // sliding window
+     32.0,   // YaRN factor
+     4096},  // YaRN original context
+    // Qwen1.5-MoE-A2.7B (Qwen2MoeModel): 60 experts of 1408, 4 per token, plus a shared
+    // expert of 5632 behind a sigmoid gate; Qwen's ChatML tokens.
+    {"qwen2moe-a2.7b",
+     "qwen2moe",
+     "Qwen1.5-MoE-A2.7B (random weights)",
+     2048,
+     24,
+     16,
+     16,
+     5632,
+     151936,
+     8192,
+     1e6,
+     1e-6,
+     true,
+     0.0,
+     {"qwen2", {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}, 0, 2, 0, 0},
+     true,   // output.weight
+     0,      // head_dim: n_embd / n_head
+     60,     // experts
+     4,      // used per token
+     1408,   // expert FFN width
+     5632},  // shared expert FFN width
+    // Not a real model: GPT-OSS-20B's attention, vocabulary and parameter count with the 32
+    // experts of each layer merged into one dense SwiGLU FFN of 32 x 2880 (the same FFN
+    // weights, all of them read for every token), as a qwen2 file. Against gpt-oss-20b it shows
+    // what routing saves: decode reads 4 of 32 experts there, the whole FFN here.
+    {"gpt-oss-20b-dense",
+     "qwen2",
+     "GPT-OSS 20B dense equivalent (random weights)",
+     2880,
+     24,
+     64,
+     8,
+     32 * 2880,
+     201088,
+     131072,
+     150000.0,
+     1e-5,
+     true,
+     0.0,
+     {"gpt-4o",
+      {"<|startoftext|>", "<|endoftext|>", "<|return|>", "<|constrain|>", "<|channel|>",
+       "<|start|>", "<|end|>", "<|message|>", "<|call|>"},
+      0,
+      2,
+      1,
+      0},
+     true,  // output.weight
+     64},   // head_dim
 };
 
 }  // namespace
@@ -94,9 +177,10 @@ std::string preset_names() {
 }
 
 std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
-    const uint64_t d = p.n_embd, head_dim = p.n_embd / p.n_head;
+    const uint64_t d = p.n_embd, head_dim = p.head_dim ? p.head_dim : p.n_embd / p.n_head;
     const uint64_t q_dim = p.n_head * head_dim, kv_dim = p.n_head_kv * head_dim;
     const bool gpt2 = std::string(p.arch) == "gpt2";
+    const bool oss = std::string(p.arch) == "gpt-oss";
     std::vector<TensorSpec> t;
     auto add = [&](const std::string &name, std::vector<uint64_t> dims, Fill fill) {
         t.push_back(TensorSpec{name, std::move(dims), fill});
@@ -129,13 +213,42 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
         add(b + "attn_v.weight", {d, kv_dim}, Fill::Matrix);
         if (p.qkv_bias) add(b + "attn_v.bias", {kv_dim}, Fill::Bias);
         add(b + "attn_output.weight", {q_dim, d}, Fill::Matrix);
-        add(b + "ffn_norm.weight", {d}, Fill::NormWeight);
+        if (oss) {
+            add(b + "attn_output.bias", {d}, Fill::Bias);
+            add(b + "attn_sinks.weight", {p.n_head}, Fill::Bias);  // a logit per head
+            add(b + "post_attention_norm.weight", {d}, Fill::NormWeight);
+        } else {
+            add(b + "ffn_norm.weight", {d}, Fill::NormWeight);
+        }
+        if (p.n_expert) {
+            // Expert tensors stack the experts' matrices: [columns, rows, experts]; GPT-OSS's
+            // biases are [rows, experts].
+            const uint64_t e = p.n_expert, f = p.n_ff_exp;
+            add(b + "ffn_gate_inp.weight", {d, e}, Fill::Router);
+            if (oss) add(b + "ffn_gate_inp.bias", {e}, Fill::Bias);
+            add(b + "ffn_gate_exps.weight", {d, f, e}, Fill::Matrix);
+            if (oss) add(b + "ffn_gate_exps.bias", {f, e}, Fill::Bias);
+            add(b + "ffn_up_exps.weight", {d, f, e}, Fill::Matrix);
+            if (oss) add(b + "ffn_up_exps.bias", {f, e}, Fill::Bias);
+            add(b + "ffn_down_exps.weight", {f, d, e}, Fill::Matrix);
+            if (oss) add(b + "ffn_down_exps.bias", {d, e}, Fill::Bias);
+            if (p.n_ff_shexp) {
+                // The shared expert's gate is one row, stored as a vector as the converter
+                // writes it.
+                add(b + "ffn_gate_inp_shexp.weight", {d}, Fill::Router);
+                add(b + "ffn_gate_shexp.weight", {d, p.n_ff_shexp}, Fill::Matrix);
+                add(b + "ffn_up_shexp.weight", {d, p.n_ff_shexp}, Fill::Matrix);
+                add(b + "ffn_down_shexp.weight", {p.n_ff_shexp, d}, Fill::Matrix);
+            }
+            continue;
+        }
         add(b + "ffn_gate.weight", {d, p.n_ff}, Fill::Matrix);
         add(b + "ffn_up.weight", {d, p.n_ff}, Fill::Matrix);
         add(b + "ffn_down.weight", {p.n_ff, d}, Fill::Matrix);
     }
     add("output_norm.weight", {d}, Fill::NormWeight);
     if (gpt2) add("output_norm.bias", {d}, Fill::Bias);
+    if (p.output) add("output.weight", {d, p.n_vocab}, Fill::Matrix);
     return t;
 }
 
@@ -157,9 +270,25 @@ void write_hparams(const Preset &p, uint32_t n_layers, vkllm::format::GgufWriter
     w.set_u32(a + "attention.head_count_kv", p.n_head_kv);
     w.set_f32(a + "rope.freq_base", float(p.rope_base));
     w.set_f32(a + "attention.layer_norm_rms_epsilon", float(p.norm_eps));
+    if (p.head_dim) {
+        w.set_u32(a + "attention.key_length", p.head_dim);
+        w.set_u32(a + "attention.value_length", p.head_dim);
+    }
     if (std::string(p.arch) == "llama") {
         w.set_u32(a + "vocab_size", p.n_vocab);
         w.set_u32(a + "rope.dimension_count", p.n_embd / p.n_head);
+    }
+    if (p.n_expert) {
+        w.set_u32(a + "expert_count", p.n_expert);
+        w.set_u32(a + "expert_used_count", p.n_expert_used);
+        w.set_u32(a + "expert_feed_forward_length", p.n_ff_exp);
+        if (p.n_ff_shexp) w.set_u32(a + "expert_shared_feed_forward_length", p.n_ff_shexp);
+    }
+    if (p.sliding_window) w.set_u32(a + "attention.sliding_window", p.sliding_window);
+    if (p.yarn_factor > 0) {
+        w.set_string(a + "rope.scaling.type", "yarn");
+        w.set_f32(a + "rope.scaling.factor", float(p.yarn_factor));
+        w.set_u32(a + "rope.scaling.original_context_length", p.yarn_orig_ctx);
     }
 }
 

@@ -29,6 +29,16 @@ struct Preset {
     bool qkv_bias;              // qwen2's attn_q/k/v biases
     double llama3_rope_factor;  // > 0: a rope_freqs.weight tensor as Llama 3.1+ files carry
     VocabStyle vocab;
+    // Shapes the fields above do not describe; the defaults are the dense models'.
+    bool output = false;          // an output.weight of its own (false: tied to the embedding)
+    uint32_t head_dim = 0;        // 0: n_embd / n_head (else attention.key_length is written)
+    uint32_t n_expert = 0;        // mixture of experts (qwen2moe, gpt-oss): experts per layer,
+    uint32_t n_expert_used = 0;   // chosen per token,
+    uint32_t n_ff_exp = 0;        // each expert's FFN width,
+    uint32_t n_ff_shexp = 0;      // and Qwen2-MoE's shared expert's
+    uint32_t sliding_window = 0;  // gpt-oss: the window of its even layers
+    double yarn_factor = 0;       // > 0: rope.scaling.type "yarn" with this factor
+    uint32_t yarn_orig_ctx = 0;   // and this original context
 };
 
 const Preset *find_preset(const std::string &name);
@@ -40,6 +50,7 @@ enum class Fill {
     NormWeight,   // 1 +- 0.2
     Bias,         // +- 0.05 (norm biases too)
     RopeFactors,  // Llama 3's frequency factors, computed
+    Router,       // a MoE router: like Matrix, but always stored F32 (as llama.cpp keeps it)
 };
 
 struct TensorSpec {

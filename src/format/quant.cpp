@@ -178,6 +178,41 @@ void decode_mxfp4(const uint8_t *b, float *y) {
     }
 }
 
+// ggml's quantize_row_mxfp4_ref: the shared exponent puts the block's largest magnitude
+// in [4, 8) E2M1 units before rounding (floor(log2(amax)) - 2), so it maps to 4 or 6 (values
+// of 6 up to 8 units are clipped to 6); each value then takes the code of least error, the
+// lowest code on ties (a scan in code order, as ggml's best_index_mxfp4). Exponents are
+// clamped to E8M0's finite range (ggml's cast is undefined for a tiny or infinite amax).
+void encode_mxfp4(const float *x, uint8_t *b) {
+    float amax = 0.0f;
+    for (int j = 0; j < 32; ++j)
+        if (amax < std::fabs(x[j])) amax = std::fabs(x[j]);
+    int e = 0;
+    if (amax > 0.0f) {
+        float l = std::floor(std::log2(amax)) - 2.0f + 127.0f;
+        e = !(l >= 0.0f) ? 0 : l >= 254.0f ? 254 : int(l);
+    }
+    b[0] = uint8_t(e);
+    // Half the scale, as kMxfp4Values holds doubled E2M1 values: 2^(e - 128).
+    uint32_t bits = e < 2 ? 0x00200000u << e : uint32_t(e - 1) << 23;
+    float d;
+    std::memcpy(&d, &bits, 4);
+    auto best = [d](float v) {
+        int index = 0;
+        float best_err = std::fabs(kMxfp4Values[0] * d - v);
+        for (int i = 1; i < 16; ++i) {
+            float err = std::fabs(kMxfp4Values[i] * d - v);
+            if (err < best_err) {
+                index = i;
+                best_err = err;
+            }
+        }
+        return index;
+    };
+    for (int j = 0; j < 16; ++j)
+        b[1 + j] = uint8_t(best(x[j]) | (best(x[j + 16]) << 4));
+}
+
 // The element of largest magnitude, with its sign (the first one on ties, as ggml).
 float signed_absmax(const float *x, int n) {
     float amax = 0.0f, max = 0.0f;
@@ -548,7 +583,7 @@ const Codec kCodecs[] = {
     {3, VKLLM_BLOCKS(q4_1, 32, 20)},    {6, VKLLM_BLOCKS(q5_0, 32, 22)},
     {7, VKLLM_BLOCKS(q5_1, 32, 24)},    {8, VKLLM_BLOCKS(q8_0, 32, 34)},
     {12, VKLLM_BLOCKS(q4_k, 256, 144)}, {13, VKLLM_BLOCKS(q5_k, 256, 176)},
-    {14, VKLLM_BLOCKS(q6_k, 256, 210)}, {39, decode_blocks<decode_mxfp4, 32, 17>, nullptr},
+    {14, VKLLM_BLOCKS(q6_k, 256, 210)}, {39, VKLLM_BLOCKS(mxfp4, 32, 17)},
 };
 
 #undef VKLLM_BLOCKS
