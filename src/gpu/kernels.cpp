@@ -380,7 +380,10 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRang
     require(route, moe_route_words(n_tokens, k, w.n_expert) * 4, "moe_matvec", "route");
     if (bias.size) require(bias, uint64_t(w.n_expert) * w.rows * 4, "moe_matvec", "bias");
     // Per lane: the group's entries NB at a time, each over cols / 32 / WG units.
-    check_loops((entries / 4 + 1) * (w.cols / 32 / matvec_wg_ + 1), "moe_matvec", w.cols);
+    // A decode step of one token gives each chosen expert one entry: a workgroup then takes one
+    // entry at a time instead of 4 (which would multiply each weight by 4 copies of it).
+    uint32_t nb = n_tokens == 1 ? 1 : 4;
+    check_loops((entries / nb + 1) * (w.cols / 32 / matvec_wg_ + 1), "moe_matvec", w.cols);
     uint64_t expert_bytes =
         uint64_t(w.rows) * (w.cols / block_weights(w.type)) * block_bytes(w.type);
     require(w.data, weight_bytes(w.type, uint64_t(w.n_expert) * w.rows * w.cols), "moe_matvec",
@@ -396,7 +399,7 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRang
         fail(VKLLM_ERR_UNSUPPORTED, "moe: an expert of %llu bytes cannot be bound on this device",
              (unsigned long long)expert_bytes);
     const Pipeline &p = pipelines_.get(
-        "moe_matvec", 5, {matvec_wg_, matvec_rows_, uint32_t(w.type), 4, uint32_t(x_per_entry)});
+        "moe_matvec", 5, {matvec_wg_, matvec_rows_, uint32_t(w.type), nb, uint32_t(x_per_entry)});
     for (uint64_t e0 = 0; e0 < w.n_expert && n_tokens > 0; e0 += per_chunk) {
         uint64_t n_here = std::min<uint64_t>(per_chunk, w.n_expert - e0);
         BufferRange chunk{w.data.buffer, w.data.offset + e0 * expert_bytes,
