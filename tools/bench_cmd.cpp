@@ -144,9 +144,12 @@ struct ModelFacts {
 // tool does not name) get the type of most of their matrix bytes.
 std::string file_type(const vkllm_gguf *g, uint64_t n_tensors) {
     int64_t ftype = -1;
-    if (vkllm_gguf_get_int(g, "general.file_type", &ftype) == VKLLM_OK && ftype >= 0)
+    if (vkllm_gguf_get_int(g, "general.file_type", &ftype) == VKLLM_OK && ftype >= 0) {
         if (const vkllm_tool::Target *t = vkllm_tool::find_target_by_ftype(uint32_t(ftype)))
             return t->name;
+        // GPT-OSS's scheme (MXFP4 experts, the rest wider) is not a quantize target.
+        if (ftype == 38) return "MXFP4_MOE";
+    }
     std::vector<uint64_t> bytes(VKLLM_GGML_TYPE_COUNT, 0);
     for (size_t i = 0; i < n_tensors; ++i) {
         vkllm_tensor_info t;
