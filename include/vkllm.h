@@ -573,6 +573,9 @@ typedef struct vkllm_session vkllm_session;
 #define VKLLM_SESSION_STREAMING                                       \
     0x2u /* when a sequence is full, keep its first n_sink tokens and \
             the most recent ones instead of VKLLM_ERR_CONTEXT_FULL */
+#define VKLLM_SESSION_RECORD_EVERY_STEP                                                 \
+    0x8u /* an ablation for measurements: record the step's command buffers again every \
+            step instead of replaying them (what an engine without recorded steps pays) */
 
 typedef struct vkllm_session_params {
     size_t struct_size;

@@ -344,6 +344,28 @@ TEST_F(Generation, CancellingAPrefillLeavesAUsableSession) {
     EXPECT_LE(max_abs_diff(resumed, whole), 1e-5);
 }
 
+// The ablation flag records every step anew (what the founding write-up measured against) and
+// changes no result.
+TEST_F(Generation, RecordEveryStepAblationRecordsEachStepAndGivesTheSameLogits) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "record_every_step", false);
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> tokens = some_tokens(12, spec.n_vocab, 4);
+    vkllm_session *replayed = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *recorded =
+        session(m, 64, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_RECORD_EVERY_STEP);
+    std::vector<std::vector<float>> a = decode_each(replayed, tokens, spec.n_vocab);
+    std::vector<std::vector<float>> b = decode_each(recorded, tokens, spec.n_vocab);
+    for (size_t i = 0; i < tokens.size(); ++i)
+        EXPECT_EQ(a[i], b[i]) << "step " << i;
+    vkllm_session_stats sa, sb;
+    sa.struct_size = sb.struct_size = sizeof sa;
+    ASSERT_EQ(vkllm_session_get_stats(replayed, &sa), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_stats(recorded, &sb), VKLLM_OK);
+    EXPECT_LE(sa.command_buffers_recorded, 2u);
+    EXPECT_GE(sb.command_buffers_recorded, uint64_t(tokens.size()));
+}
+
 TEST_F(Generation, CommandBuffersAreRecordedOnceNotPerToken) {
     TinyModelSpec spec;
     spec.n_ctx = 512;

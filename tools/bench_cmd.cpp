@@ -31,6 +31,7 @@ struct Options {
     uint32_t n_ctx = 0;    // 0: n_prompt + n_gen
     uint32_t n_batch = 0;  // 0: the library's default
     bool kv_cache = true;
+    bool record_every_step = false;
     bool json = false;
     bool warm_up = true;
     vkllm_runtime_params runtime;
@@ -39,11 +40,12 @@ struct Options {
 void usage(FILE *out) {
     std::fputs(
         "usage: vkllm bench -m MODEL [-p 512] [-n 128] [-r 3] [--no-kv-cache] [-c CTX] [-b BATCH]\n"
-        "                   [--json] [--no-warmup] [--device N|NAME]\n"
+        "                   [--record-every-step] [--json] [--no-warmup] [--device N|NAME]\n"
         "  -p N            prompt tokens, prefilled in one call (0: no pp test)\n"
         "  -n N            tokens generated greedily after the prompt (0: no tg test)\n"
         "  -r N            measured repetitions (after one warm-up)\n"
         "  --no-kv-cache   recompute the whole sequence for every generated token\n"
+        "  --record-every-step  record the step's command buffers again every step (ablation)\n"
         "  -c CTX          session context (default p + n; it must hold them)\n"
         "  -b BATCH        prefill chunk (default: the library's)\n"
         "  --json          one JSON object per test instead of a markdown table\n"
@@ -97,6 +99,9 @@ bool parse(int argc, char **argv, Options &o) {
             continue;
         } else if (a == "--json") {
             o.json = true;
+            continue;
+        } else if (a == "--record-every-step") {
+            o.record_every_step = true;
             continue;
         } else if (a == "--no-warmup") {
             o.warm_up = false;
@@ -409,13 +414,17 @@ int bench(const Options &o) {
     vkllm_session_params_init(&sp);
     sp.n_ctx = uint32_t(n_ctx);
     if (o.n_batch) sp.n_batch = o.n_batch;
+    if (o.record_every_step) sp.flags |= VKLLM_SESSION_RECORD_EVERY_STEP;
     s = vkllm_session_create(h.model, &sp, &h.session);
     if (s != VKLLM_OK) return report(s, "creating the session");
 
     Runner runner(h.session, o, info.n_vocab);
     Result pp{"pp" + std::to_string(o.n_prompt), o.n_prompt, 0, {}};
-    Result tg{
-        "tg" + std::to_string(o.n_gen) + (o.kv_cache ? "" : " no-kv"), o.n_prompt, o.n_gen, {}};
+    Result tg{"tg" + std::to_string(o.n_gen) + (o.kv_cache ? "" : " no-kv") +
+                  (o.record_every_step ? " re-record" : ""),
+              o.n_prompt,
+              o.n_gen,
+              {}};
     Table table(facts, device.name, tg.test.size() > pp.test.size() ? tg.test : pp.test);
     if (!o.json) table.header();
     if (o.warm_up) {

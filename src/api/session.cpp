@@ -60,8 +60,8 @@ vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params
         o.n_ctx = p.n_ctx;
         o.n_seq = p.n_seq;
         o.n_batch = p.n_batch;
-        const uint32_t known =
-            VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_Q8_0;
+        const uint32_t known = VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING |
+                               VKLLM_SESSION_KV_Q8_0 | VKLLM_SESSION_RECORD_EVERY_STEP;
         if (p.flags & ~known)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn, p.flags & ~known);
         if ((p.flags & VKLLM_SESSION_KV_F32) && (p.flags & VKLLM_SESSION_KV_Q8_0))
@@ -71,6 +71,7 @@ vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params
                     : p.flags & VKLLM_SESSION_KV_Q8_0 ? vkllm::gpu::KvType::Q8_0
                                                       : vkllm::gpu::KvType::F16;
         o.streaming = p.flags & VKLLM_SESSION_STREAMING;
+        o.record_every_step = p.flags & VKLLM_SESSION_RECORD_EVERY_STEP;
         o.n_sink = p.n_sink;
         auto s = std::make_unique<vkllm_session>();
         s->context = model->context;

@@ -235,6 +235,7 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
         uint32_t begin = last[s] + 1 > window ? last[s] + 1 - window : 0;
         at(kKvBegin, i) = int32_t(std::max(begin, opt_.n_sink));
     }
+    if (opt_.record_every_step) recordings_.clear();
     gpu::Recording &rec = recording(n, rows);
     rec.submit();
     ++stats_.submits;

@@ -18,6 +18,7 @@ struct SessionOptions {
     uint32_t n_seq = 1;     // sequences, decoded together in one step
     uint32_t n_batch = 64;  // prefill chunk length
     gpu::KvType kv_type = gpu::KvType::F16;
+    bool record_every_step = false;  // ablation: no replay of recorded steps
     bool streaming = false;  // when full: keep the first n_sink tokens and the most recent ones
     uint32_t n_sink = 4;
 };
