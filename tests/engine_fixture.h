@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "shared_data.h"
 #include "vkllm.h"
 
 class EngineTest : public ::testing::Test {
@@ -115,4 +116,27 @@ inline double top1_margin(const std::vector<float> &v) {
     std::vector<float> s = v;
     std::partial_sort(s.begin(), s.begin() + 2, s.end(), std::greater<float>());
     return double(s[0]) - double(s[1]);
+}
+
+// An engine test on the models of ../shared/data (skipped, saying so, where it is absent).
+class SharedModelTest : public EngineTest {
+  protected:
+    void SetUp() override {
+        dir_ = shared_data_dir();
+        if (dir_.empty()) GTEST_SKIP() << "../shared/data is not here";
+        EngineTest::SetUp();
+    }
+    std::string model_path(const char *name) const { return dir_ + "/models/" + name + ".gguf"; }
+    std::string dir_;
+};
+
+// n deterministic token ids below `vocab` (a linear congruential sequence).
+inline std::vector<int32_t> token_ids(size_t n, uint32_t vocab, uint32_t seed) {
+    std::vector<int32_t> t;
+    uint32_t s = seed;
+    for (size_t i = 0; i < n; ++i) {
+        s = s * 1664525u + 1013904223u;
+        t.push_back(int32_t((s >> 8) % vocab));
+    }
+    return t;
 }

@@ -7,32 +7,8 @@
 
 #include "engine_fixture.h"
 #include "reference/forward.h"
-#include "shared_data.h"
 
-namespace {
-
-class Gpt2 : public EngineTest {
-  protected:
-    void SetUp() override {
-        dir_ = shared_data_dir();
-        if (dir_.empty()) GTEST_SKIP() << "../shared/data is not here";
-        EngineTest::SetUp();
-    }
-    std::string model_path(const char *name) const { return dir_ + "/models/" + name + ".gguf"; }
-    std::string dir_;
-};
-
-std::vector<int32_t> ids(size_t n, uint32_t vocab, uint32_t seed) {
-    std::vector<int32_t> t;
-    uint32_t s = seed;
-    for (size_t i = 0; i < n; ++i) {
-        s = s * 1664525u + 1013904223u;
-        t.push_back(int32_t((s >> 8) % vocab));
-    }
-    return t;
-}
-
-}  // namespace
+using Gpt2 = SharedModelTest;
 
 TEST_F(Gpt2, ModelInfoDescribesTheArchitecture) {
     vkllm_model *m = load(model_path("tiny-gpt2-f32"));
@@ -55,7 +31,7 @@ TEST_F(Gpt2, KvCacheDecodeEqualsRecomputation) {
         vkllm_model *m = load(model_path(name));
         ASSERT_NE(m, nullptr);
         auto reference = ref::load_model_ref(model_path(name));
-        std::vector<int32_t> tokens = ids(40, reference->n_vocab, 9);
+        std::vector<int32_t> tokens = token_ids(40, reference->n_vocab, 9);
         vkllm_session *s = session(m, 0, VKLLM_SESSION_KV_F32);
         std::vector<std::vector<float>> got = decode_each(s, tokens, reference->n_vocab);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference, tokens);
@@ -90,9 +66,9 @@ TEST_F(Gpt2, ContextEndsWithThePositionTable) {
     EXPECT_EQ(s, nullptr);
 
     vkllm_session *full = session(m);  // n_ctx 0: the model's 256 positions
-    std::vector<int32_t> tokens = ids(250, 320, 4);
+    std::vector<int32_t> tokens = token_ids(250, 320, 4);
     ASSERT_EQ(vkllm_session_eval(full, 0, tokens.data(), tokens.size(), nullptr), VKLLM_OK);
-    std::vector<int32_t> more = ids(7, 320, 5);
+    std::vector<int32_t> more = token_ids(7, 320, 5);
     EXPECT_EQ(vkllm_session_eval(full, 0, more.data(), more.size(), nullptr),
               VKLLM_ERR_CONTEXT_FULL);
     uint32_t pos = 0;

@@ -6,32 +6,8 @@
 
 #include "engine_fixture.h"
 #include "reference/forward.h"
-#include "shared_data.h"
 
-namespace {
-
-class Moe : public EngineTest {
-  protected:
-    void SetUp() override {
-        dir_ = shared_data_dir();
-        if (dir_.empty()) GTEST_SKIP() << "../shared/data is not here";
-        EngineTest::SetUp();
-    }
-    std::string model_path(const char *name) const { return dir_ + "/models/" + name + ".gguf"; }
-    std::string dir_;
-};
-
-std::vector<int32_t> ids(size_t n, uint32_t vocab, uint32_t seed) {
-    std::vector<int32_t> t;
-    uint32_t s = seed;
-    for (size_t i = 0; i < n; ++i) {
-        s = s * 1664525u + 1013904223u;
-        t.push_back(int32_t((s >> 8) % vocab));
-    }
-    return t;
-}
-
-}  // namespace
+using Moe = SharedModelTest;
 
 // 120 tokens with prefill chunks of 8: the window layers keep 16 + 8 - 1 = 23 slots, so their
 // rings wrap five times; decoded one by one and prefilled in chunks, every position's logits
@@ -41,7 +17,7 @@ TEST_F(Moe, GptOssPastItsWindowKeepsMatchingTheReference) {
         vkllm_model *m = load(model_path(name));
         ASSERT_NE(m, nullptr);
         auto reference = ref::load_model_ref(model_path(name));
-        std::vector<int32_t> tokens = ids(120, reference->n_vocab, 17);
+        std::vector<int32_t> tokens = token_ids(120, reference->n_vocab, 17);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference, tokens);
         vkllm_session *s = session(m, 256, VKLLM_SESSION_KV_F32, 1, 8);
         std::vector<std::vector<float>> got = decode_each(s, tokens, reference->n_vocab);
@@ -90,7 +66,7 @@ TEST_F(Moe, Qwen2MoeGeneratesAndReportsItsExperts) {
     ASSERT_EQ(vkllm_model_get_info(m, &info), VKLLM_OK);
     EXPECT_STREQ(info.architecture, "qwen2moe");
     vkllm_session *s = session(m, 64);
-    std::vector<int32_t> prompt = ids(6, 320, 2);
+    std::vector<int32_t> prompt = token_ids(6, 320, 2);
     vkllm_sampling_params sp;
     vkllm_sampling_params_init(&sp);
     sp.temperature = 0;

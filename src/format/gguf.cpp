@@ -8,10 +8,6 @@
 
 namespace vkllm::format {
 
-namespace {
-
-const uint64_t kMaxDims = 4;
-
 uint64_t scalar_size(ValueType t) {
     switch (t) {
         case ValueType::U8:
@@ -33,6 +29,10 @@ uint64_t scalar_size(ValueType t) {
             return 0;  // string, array: variable
     }
 }
+
+namespace {
+
+const uint64_t kMaxDims = 4;
 
 // Reads the file front to back; every read is checked against what is left.
 class Cursor {

@@ -32,6 +32,9 @@ enum class ValueType : uint32_t {
     F64 = 12,
 };
 
+// Bytes of one value of a fixed-size type; 0 for strings and arrays (variable).
+uint64_t scalar_size(ValueType t);
+
 const char *value_type_name(ValueType type);
 
 struct KeyValue {

@@ -22,28 +22,6 @@ std::string encode_string(std::string_view s) {
     return out;
 }
 
-uint64_t scalar_bytes(ValueType t) {
-    switch (t) {
-        case ValueType::U8:
-        case ValueType::I8:
-        case ValueType::Bool:
-            return 1;
-        case ValueType::U16:
-        case ValueType::I16:
-            return 2;
-        case ValueType::U32:
-        case ValueType::I32:
-        case ValueType::F32:
-            return 4;
-        case ValueType::U64:
-        case ValueType::I64:
-        case ValueType::F64:
-            return 8;
-        default:
-            return 0;
-    }
-}
-
 // A FILE written front to back; every failure is VKLLM_ERR_IO naming the file.
 class Output {
   public:
@@ -178,7 +156,7 @@ void GgufWriter::set_string_array(const std::string &k, const std::vector<std::s
 
 void GgufWriter::set_array(const std::string &k, ValueType element_type, const void *data,
                            uint64_t count) {
-    uint64_t size = scalar_bytes(element_type);
+    uint64_t size = scalar_size(element_type);
     if (size == 0)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: set_array takes scalar elements, not %s", k.c_str(),
              value_type_name(element_type));
