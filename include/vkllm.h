@@ -577,6 +577,11 @@ typedef struct vkllm_session vkllm_session;
     0x8u /* an ablation for measurements: record the step's command buffers again every \
             step instead of replaying them (what an engine without recorded steps pays) */
 
+#define VKLLM_SESSION_PROFILE                                                                \
+    0x10u /* time every kernel on the device with timestamp queries (vkllm_session_profile); \
+             steps run somewhat slower. VKLLM_ERR_UNSUPPORTED on a device without compute    \
+             timestamps. */
+
 typedef struct vkllm_session_params {
     size_t struct_size;
     uint32_t n_ctx;   /* KV slots per sequence; 0 (default): the model's training context */
@@ -634,6 +639,20 @@ VKLLM_API vkllm_status vkllm_session_get_stats(const vkllm_session *session,
  * the others n_ctx slots. VKLLM_ERR_INVALID_ARGUMENT for a layer the model does not have. */
 VKLLM_API vkllm_status vkllm_session_layer_kv_bytes(const vkllm_session *session, uint32_t layer,
                                                     uint64_t *bytes);
+
+/* Device time of one kernel (compute shader) in a profiled session. */
+typedef struct vkllm_kernel_time {
+    const char *kernel;  /* the shader's name; valid while the session lives */
+    uint64_t dispatches; /* dispatches of it run so far */
+    double ms;           /* their device time, summed */
+} vkllm_kernel_time;
+
+/* The device time spent in each kernel since a session created with VKLLM_SESSION_PROFILE was
+ * created (VKLLM_ERR_INVALID_ARGUMENT for another session). Writes up to `capacity` entries to
+ * `out` (may be NULL when capacity is 0), most time first, and the number of kernels to *count.
+ * The times are those of the submitted steps: subtract two readings to profile a span. */
+VKLLM_API vkllm_status vkllm_session_profile(const vkllm_session *session, vkllm_kernel_time *out,
+                                             size_t capacity, size_t *count);
 
 /* ---------------------------------------------------------------------------------------
  * Generation

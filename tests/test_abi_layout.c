@@ -165,6 +165,10 @@ int main(void) {
     PIN_OFFSET(vkllm_session_stats, prefill_ms, 40);
     PIN_OFFSET(vkllm_session_stats, decode_ms, 48);
     PIN_OFFSET(vkllm_session_stats, kv_cache_bytes, 56);
+    PIN_SIZE(vkllm_kernel_time, 24);
+    PIN_OFFSET(vkllm_kernel_time, kernel, 0);
+    PIN_OFFSET(vkllm_kernel_time, dispatches, 8);
+    PIN_OFFSET(vkllm_kernel_time, ms, 16);
     PIN_SIZE(vkllm_sampling_params, 40);
     PIN_OFFSET(vkllm_sampling_params, struct_size, 0);
     PIN_OFFSET(vkllm_sampling_params, temperature, 8);

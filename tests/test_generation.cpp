@@ -3,6 +3,8 @@
 // window, context limits, cancellation, recording counts, generation options.
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "engine_fixture.h"
 #include "gguf_builder.h"
@@ -364,6 +366,54 @@ TEST_F(Generation, RecordEveryStepAblationRecordsEachStepAndGivesTheSameLogits) 
     ASSERT_EQ(vkllm_session_get_stats(recorded, &sb), VKLLM_OK);
     EXPECT_LE(sa.command_buffers_recorded, 2u);
     EXPECT_GE(sb.command_buffers_recorded, uint64_t(tokens.size()));
+}
+
+// A profiled session times every dispatch: each kernel the step runs is listed, the dispatch
+// counts grow by the same amount every decode step, and no logit changes.
+TEST_F(Generation, ProfileCountsEveryKernelsDispatchesAndChangesNoLogit) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "profile", false);
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> tokens = some_tokens(6, spec.n_vocab, 9);
+    vkllm_session *plain = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *profiled = session(m, 64, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_PROFILE);
+    size_t count = 0;
+    EXPECT_EQ(vkllm_session_profile(plain, nullptr, 0, &count), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_profile(profiled, nullptr, 1, &count), VKLLM_ERR_INVALID_ARGUMENT);
+    ASSERT_EQ(vkllm_session_profile(profiled, nullptr, 0, &count), VKLLM_OK);
+    EXPECT_EQ(count, 0u) << "nothing has run yet";
+
+    std::vector<std::vector<float>> a = decode_each(plain, tokens, spec.n_vocab);
+    auto dispatches = [&](std::map<std::string, uint64_t> &out) {
+        size_t n = 0;
+        ASSERT_EQ(vkllm_session_profile(profiled, nullptr, 0, &n), VKLLM_OK);
+        std::vector<vkllm_kernel_time> k(n);
+        ASSERT_EQ(vkllm_session_profile(profiled, k.data(), k.size(), &n), VKLLM_OK);
+        out.clear();
+        for (size_t i = 0; i < n; ++i) {
+            EXPECT_GE(k[i].ms, 0.0) << k[i].kernel;
+            if (i > 0) {
+                EXPECT_LE(k[i].ms, k[i - 1].ms) << "most time first";
+            }
+            out[k[i].kernel] = k[i].dispatches;
+        }
+    };
+    std::vector<std::map<std::string, uint64_t>> after(tokens.size());
+    std::vector<float> l(spec.n_vocab);
+    uint32_t seq = 0;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        ASSERT_EQ(vkllm_session_decode(profiled, &seq, &tokens[i], 1, l.data()), VKLLM_OK);
+        EXPECT_EQ(l, a[i]) << "step " << i;
+        dispatches(after[i]);
+    }
+    // One matvec per projection (q, k, v, o, gate, up, down) per layer and the output head.
+    EXPECT_EQ(after[0]["matvec"], 7u * spec.n_layer + 1);
+    for (const char *kernel : {"rms_norm", "rope", "kv_store", "get_rows"})
+        EXPECT_GT(after[0][kernel], 0u) << kernel;
+    EXPECT_EQ(after[0]["attention"] + after[0]["attention_small_head"], spec.n_layer);
+    for (size_t i = 1; i < tokens.size(); ++i)
+        for (const auto &[kernel, n] : after[0])
+            EXPECT_EQ(after[i][kernel], (i + 1) * n) << kernel << " after step " << i;
 }
 
 TEST_F(Generation, CommandBuffersAreRecordedOnceNotPerToken) {

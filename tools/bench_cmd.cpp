@@ -6,7 +6,8 @@
 // argmax on the host, as an application sampling on the CPU would). With --no-kv-cache each
 // generated token instead recomputes the whole sequence from an empty cache: the ablation
 // that shows what the KV cache is worth. A warm-up repetition first compiles the pipelines
-// and records the command buffers; it is not measured.
+// and records the command buffers; it is not measured. With --profile the session times every
+// kernel on the device, and a table per test says where the device time of a token went.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,13 +36,15 @@ struct Options {
     bool record_every_step = false;
     bool json = false;
     bool warm_up = true;
+    bool profile = false;
     vkllm_runtime_params runtime;
 };
 
 void usage(FILE *out) {
     std::fputs(
         "usage: vkllm bench -m MODEL [-p 512] [-n 128] [-r 3] [--no-kv-cache] [-c CTX] [-b BATCH]\n"
-        "                   [--record-every-step] [--json] [--no-warmup] [--device N|NAME]\n"
+        "                   [--record-every-step] [--profile] [--json] [--no-warmup]\n"
+        "                   [--device N|NAME]\n"
         "  -p N            prompt tokens, prefilled in one call (0: no pp test)\n"
         "  -n N            tokens generated greedily after the prompt (0: no tg test)\n"
         "  -r N            measured repetitions (after one warm-up)\n"
@@ -48,6 +52,7 @@ void usage(FILE *out) {
         "  --record-every-step  record the step's command buffers again every step (ablation)\n"
         "  -c CTX          session context (default p + n; it must hold them)\n"
         "  -b BATCH        prefill chunk (default: the library's)\n"
+        "  --profile       device time per kernel (timestamp queries), per token of each test\n"
         "  --json          one JSON object per test instead of a markdown table\n"
         "  --no-warmup     measure from the first run (which then includes compiling the\n"
         "                  pipelines): for long runs on slow devices\n",
@@ -102,6 +107,9 @@ bool parse(int argc, char **argv, Options &o) {
             continue;
         } else if (a == "--record-every-step") {
             o.record_every_step = true;
+            continue;
+        } else if (a == "--profile") {
+            o.profile = true;
             continue;
         } else if (a == "--no-warmup") {
             o.warm_up = false;
@@ -209,9 +217,38 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Device time per kernel: dispatches and ms.
+using Profile = std::map<std::string, std::pair<uint64_t, double>>;
+
+vkllm_status read_profile(const vkllm_session *session, Profile &out) {
+    size_t count = 0;
+    vkllm_status s = vkllm_session_profile(session, nullptr, 0, &count);
+    if (s != VKLLM_OK) return s;
+    std::vector<vkllm_kernel_time> k(count);
+    s = vkllm_session_profile(session, k.data(), k.size(), &count);
+    if (s != VKLLM_OK) return s;
+    out.clear();
+    for (size_t i = 0; i < count && i < k.size(); ++i)
+        out[k[i].kernel] = {k[i].dispatches, k[i].ms};
+    return VKLLM_OK;
+}
+
+// Adds what `after` has beyond `before` to `sum`.
+void add_difference(const Profile &before, const Profile &after, Profile &sum) {
+    for (const auto &[name, v] : after) {
+        auto b = before.find(name);
+        uint64_t d = v.first - (b == before.end() ? 0 : b->second.first);
+        double ms = v.second - (b == before.end() ? 0 : b->second.second);
+        if (d == 0) continue;
+        sum[name].first += d;
+        sum[name].second += ms;
+    }
+}
+
 struct Timing {
     double pp_ms = 0;
     double tg_ms = 0;
+    Profile pp_profile, tg_profile;  // with --profile
 };
 
 // One repetition: empty cache, prompt, then n_gen greedy tokens.
@@ -230,6 +267,8 @@ class Runner {
         if (s != VKLLM_OK) return s;
         std::vector<int32_t> sequence = prompt_;
         int32_t next = 3;  // what generation starts from without a prompt
+        Profile start, mid, end;
+        if (o_.profile && (s = read_profile(session_, start)) != VKLLM_OK) return s;
         if (!prompt_.empty()) {
             auto t0 = std::chrono::steady_clock::now();
             s = vkllm_session_eval(session_, 0, prompt_.data(), prompt_.size(), logits_.data());
@@ -237,6 +276,7 @@ class Runner {
             next = argmax();
             t.pp_ms = ms_since(t0);
         }
+        if (o_.profile && (s = read_profile(session_, mid)) != VKLLM_OK) return s;
         auto t0 = std::chrono::steady_clock::now();
         for (uint32_t i = 0; i < o_.n_gen; ++i) {
             if (o_.kv_cache) {
@@ -253,6 +293,11 @@ class Runner {
             next = argmax();
         }
         t.tg_ms = ms_since(t0);
+        if (o_.profile) {
+            if ((s = read_profile(session_, end)) != VKLLM_OK) return s;
+            add_difference(start, mid, t.pp_profile);
+            add_difference(mid, end, t.tg_profile);
+        }
         return VKLLM_OK;
     }
 
@@ -271,6 +316,8 @@ struct Result {
     std::string test;  // "pp512", "tg128", "tg128 no-kv"
     uint32_t n_prompt, n_gen;
     std::vector<double> samples;  // tokens per second
+    Profile profile;              // summed over the measured repetitions
+    double wall_ms = 0;           // likewise
     double mean() const {
         double sum = 0;
         for (double x : samples)
@@ -378,6 +425,27 @@ class Table {
     std::vector<size_t> widths_;
 };
 
+// Where the device time of a token went: a row per kernel, most time first, then what the
+// kernels add up to beside the wall-clock time (the rest is submission, waiting and the host).
+void print_profile(const Result &r, uint32_t tokens) {
+    std::vector<std::pair<std::string, std::pair<uint64_t, double>>> rows(r.profile.begin(),
+                                                                          r.profile.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto &a, const auto &b) { return a.second.second > b.second.second; });
+    double total = 0;
+    for (const auto &row : rows)
+        total += row.second.second;
+    double per = double(tokens);
+    std::printf("\n%s: device time per token, by kernel\n\n", r.test.c_str());
+    std::printf("| kernel | dispatches/token | ms/token | %% of device time |\n");
+    std::printf("| ------ | ---------------: | -------: | ---------------: |\n");
+    for (const auto &[name, v] : rows)
+        std::printf("| %s | %.1f | %.3f | %.1f |\n", name.c_str(), double(v.first) / per,
+                    v.second / per, total > 0 ? 100.0 * v.second / total : 0.0);
+    std::printf("| all kernels | | %.3f | of %.3f ms/token wall-clock (%.0f%%) |\n", total / per,
+                r.wall_ms / per, r.wall_ms > 0 ? 100.0 * total / r.wall_ms : 0.0);
+}
+
 int bench(const Options &o) {
     ModelFacts facts;
     vkllm_status s = read_facts(o.model, facts);
@@ -415,6 +483,7 @@ int bench(const Options &o) {
     sp.n_ctx = uint32_t(n_ctx);
     if (o.n_batch) sp.n_batch = o.n_batch;
     if (o.record_every_step) sp.flags |= VKLLM_SESSION_RECORD_EVERY_STEP;
+    if (o.profile) sp.flags |= VKLLM_SESSION_PROFILE;
     s = vkllm_session_create(h.model, &sp, &h.session);
     if (s != VKLLM_OK) return report(s, "creating the session");
 
@@ -438,6 +507,10 @@ int bench(const Options &o) {
         if (s != VKLLM_OK) return report(s, "benchmark");
         pp.samples.push_back(1000.0 * o.n_prompt / std::max(t.pp_ms, 1e-6));
         tg.samples.push_back(1000.0 * o.n_gen / std::max(t.tg_ms, 1e-6));
+        add_difference({}, t.pp_profile, pp.profile);
+        add_difference({}, t.tg_profile, tg.profile);
+        pp.wall_ms += t.pp_ms;
+        tg.wall_ms += t.tg_ms;
     }
     for (const Result *r : {&pp, &tg}) {
         if (r == &pp ? o.n_prompt == 0 : o.n_gen == 0) continue;
@@ -446,6 +519,9 @@ int bench(const Options &o) {
         else
             table.add(*r);
     }
+    if (o.profile && !o.json)
+        for (const Result *r : {&pp, &tg})
+            if (!r->profile.empty()) print_profile(*r, o.reps * (r == &pp ? o.n_prompt : o.n_gen));
     return 0;
 }
 

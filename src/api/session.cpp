@@ -1,4 +1,5 @@
 // Sessions and generation through the C ABI.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -61,7 +62,8 @@ vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params
         o.n_seq = p.n_seq;
         o.n_batch = p.n_batch;
         const uint32_t known = VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING |
-                               VKLLM_SESSION_KV_Q8_0 | VKLLM_SESSION_RECORD_EVERY_STEP;
+                               VKLLM_SESSION_KV_Q8_0 | VKLLM_SESSION_RECORD_EVERY_STEP |
+                               VKLLM_SESSION_PROFILE;
         if (p.flags & ~known)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn, p.flags & ~known);
         if ((p.flags & VKLLM_SESSION_KV_F32) && (p.flags & VKLLM_SESSION_KV_Q8_0))
@@ -72,6 +74,7 @@ vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params
                                                       : vkllm::gpu::KvType::F16;
         o.streaming = p.flags & VKLLM_SESSION_STREAMING;
         o.record_every_step = p.flags & VKLLM_SESSION_RECORD_EVERY_STEP;
+        o.profile = p.flags & VKLLM_SESSION_PROFILE;
         o.n_sink = p.n_sink;
         auto s = std::make_unique<vkllm_session>();
         s->context = model->context;
@@ -148,6 +151,28 @@ vkllm_status vkllm_session_get_stats(const vkllm_session *session, vkllm_session
         r.decode_ms = st.decode_ms;
         r.kv_cache_bytes = session->session->kv_bytes();
         vkllm::api::copy_struct(r, out);
+    });
+}
+
+vkllm_status vkllm_session_profile(const vkllm_session *session, vkllm_kernel_time *out,
+                                   size_t capacity, size_t *count) {
+    return guard([&] {
+        const char *fn = "vkllm_session_profile";
+        require_arg(session, fn, "session");
+        require_arg(count, fn, "count");
+        if (capacity > 0) require_arg(out, fn, "out");
+        if (!session->session->options().profile)
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "%s: the session was not created with VKLLM_SESSION_PROFILE", fn);
+        std::vector<const vkllm::engine::KernelTime *> order;
+        for (const vkllm::engine::KernelTime &k : session->session->profile())
+            order.push_back(&k);
+        std::stable_sort(order.begin(), order.end(),
+                         [](auto *a, auto *b) { return a->ms > b->ms; });
+        for (size_t i = 0; i < order.size() && i < capacity; ++i)
+            out[i] =
+                vkllm_kernel_time{order[i]->kernel.c_str(), order[i]->dispatches, order[i]->ms};
+        *count = order.size();
     });
 }
 

@@ -34,6 +34,9 @@ Session::Session(const Model &model, const SessionOptions &options)
              "session: a streaming window needs rotary positions; %s's positions are learned, "
              "%u of them, and a position past them has no embedding",
              c.arch_name.c_str(), model.max_positions());
+    if (opt_.profile && !ctx_.device().info().timestamps)
+        fail(VKLLM_ERR_UNSUPPORTED, "session: profiling needs compute timestamps, which %s lacks",
+             ctx_.device().info().name);
     if (!opt_.streaming) opt_.n_sink = 0;
     if (opt_.n_sink >= opt_.n_ctx)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "session: n_sink %u must be below n_ctx %u", opt_.n_sink,
@@ -186,7 +189,10 @@ gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows) {
     auto key = std::make_pair(n_tokens, int(rows));
     auto it = recordings_.find(key);
     if (it != recordings_.end()) return *it->second;
-    auto rec = std::make_unique<gpu::Recording>(ctx_.device());
+    // A profile labels every dispatch; a step has at most a few thousand of them.
+    const uint32_t kMaxProfiled = 8192;
+    auto rec = std::make_unique<gpu::Recording>(ctx_.device(), opt_.profile ? kMaxProfiled : 0,
+                                                opt_.profile);
     models::Plan plan = models::build_plan(model_.config(), model_.weights(), {n_tokens, rows});
     rec->begin();
     record(*rec, plan, n_tokens);
@@ -239,6 +245,7 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
     gpu::Recording &rec = recording(n, rows);
     rec.submit();
     ++stats_.submits;
+    if (opt_.profile) add_profile(rec);
     for (uint32_t s = 0; s < opt_.n_seq; ++s)
         n_past_[s] += count[s];
     uint32_t out_rows = rows == LogitRows::All ? n : 1;
@@ -249,6 +256,16 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
         std::memcpy(argmax, ids_.mapped(), size_t(out_rows) * sizeof(int32_t));
     time_ms += ms_since(t0);
     token_count += n;
+}
+
+void Session::add_profile(const gpu::Recording &rec) {
+    for (const gpu::Timing &t : rec.timings()) {
+        auto it = std::find_if(profile_.begin(), profile_.end(),
+                               [&](const KernelTime &k) { return k.kernel == t.label; });
+        if (it == profile_.end()) it = profile_.insert(profile_.end(), KernelTime{t.label});
+        ++it->dispatches;
+        it->ms += t.ms;
+    }
 }
 
 void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logits,

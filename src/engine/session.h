@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "engine/model.h"
@@ -19,6 +20,7 @@ struct SessionOptions {
     uint32_t n_batch = 64;  // prefill chunk length
     gpu::KvType kv_type = gpu::KvType::F16;
     bool record_every_step = false;  // ablation: no replay of recorded steps
+    bool profile = false;            // time every dispatch on the device (Session::profile)
     bool streaming = false;  // when full: keep the first n_sink tokens and the most recent ones
     uint32_t n_sink = 4;
 };
@@ -32,6 +34,13 @@ struct SessionStats {
     double decode_ms = 0;
 };
 
+// Device time of one kernel (shader), summed over the session's steps.
+struct KernelTime {
+    std::string kernel;
+    uint64_t dispatches = 0;
+    double ms = 0;
+};
+
 class Session {
   public:
     // Throws VKLLM_ERR_INVALID_ARGUMENT for impossible options, VKLLM_ERR_UNSUPPORTED or
@@ -42,6 +51,8 @@ class Session {
     const SessionOptions &options() const { return opt_; }
     const SessionStats &stats() const { return stats_; }
     uint64_t kv_bytes() const { return kv_bytes_; }
+    // Profiled sessions: device time per kernel since creation, in the order first seen.
+    const std::vector<KernelTime> &profile() const { return profile_; }
     // K and V bytes of layer `layer` (sliding-window layers hold a fixed window).
     uint64_t layer_kv_bytes(uint32_t layer) const { return layer_kv_bytes_.at(layer); }
 
@@ -76,6 +87,7 @@ class Session {
     gpu::StepView step_view(uint32_t n_tokens) const;
     gpu::AttentionShape attention_shape(uint32_t n_tokens, uint32_t layer) const;
     void check_fits(uint32_t seq, size_t n) const;
+    void add_profile(const gpu::Recording &rec);
 
     const Model &model_;
     gpu::Context &ctx_;
@@ -93,6 +105,7 @@ class Session {
     std::vector<uint32_t> n_past_;
     std::map<std::pair<uint32_t, int>, std::unique_ptr<gpu::Recording>> recordings_;
     SessionStats stats_;
+    std::vector<KernelTime> profile_;
 };
 
 }  // namespace vkllm::engine

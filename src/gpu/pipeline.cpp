@@ -147,6 +147,7 @@ const Pipeline &Pipelines::get(const char *shader, uint32_t bindings,
     }
 
     auto p = std::make_unique<Pipeline>();
+    p->shader = shader;
     p->bindings = bindings;
     p->set_layout = set_layout(bindings);
     p->layout = layouts_[bindings];

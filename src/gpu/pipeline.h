@@ -26,6 +26,7 @@ extern const size_t kShaderCount;
 constexpr uint32_t kPushConstantBytes = 128;
 
 struct Pipeline {
+    std::string shader;  // the shaders/ file it comes from (profiles are grouped by it)
     VkPipeline pipeline = VK_NULL_HANDLE;
     VkPipelineLayout layout = VK_NULL_HANDLE;
     VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;

@@ -5,7 +5,8 @@ namespace vkllm::gpu {
 static const uint32_t kSetsPerPool = 256;
 static const uint32_t kMaxBindings = 8;
 
-Recording::Recording(Device &device, uint32_t max_timestamps) : device_(device) {
+Recording::Recording(Device &device, uint32_t max_timestamps, bool per_dispatch)
+    : device_(device), per_dispatch_(per_dispatch) {
     const VolkDeviceTable &vk = device_.vk();
     VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
@@ -128,6 +129,7 @@ void Recording::dispatch(const Pipeline &p, const std::vector<BufferRange> &bind
         vk.vkCmdPushConstants(cmd_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
     vk.vkCmdDispatch(cmd_, gx, gy, gz);
     ++dispatches_;
+    if (per_dispatch_) timestamp(p.shader);
 }
 
 void Recording::barrier() {

@@ -19,8 +19,10 @@ struct Timing {
 // One Recording per thread at a time; different Recordings may be used concurrently.
 class Recording {
   public:
-    // `max_timestamps` > 0 enables timestamp() (when the device supports timestamps).
-    explicit Recording(Device &device, uint32_t max_timestamps = 0);
+    // `max_timestamps` > 0 enables timestamp() (when the device supports timestamps). With
+    // `per_dispatch`, every dispatch is followed by a timestamp labelled with its shader (a
+    // profile; a dispatch past max_timestamps goes unlabelled into the next label's time).
+    explicit Recording(Device &device, uint32_t max_timestamps = 0, bool per_dispatch = false);
     ~Recording();
     Recording(const Recording &) = delete;
     Recording &operator=(const Recording &) = delete;
@@ -61,6 +63,7 @@ class Recording {
     uint32_t max_timestamps_ = 0;
     std::vector<std::string> labels_;
     uint32_t dispatches_ = 0;
+    bool per_dispatch_ = false;
     bool recording_ = false;
     bool ended_ = false;
 };
