@@ -60,7 +60,8 @@ class GpuTest : public ::testing::Test {
     vkllm::gpu::Kernels &kernels() { return ctx_->kernels(); }
 
     // The device's own kernel shapes plus those of the other device class, so that both the
-    // lavapipe and the GPU variants are checked on whatever device runs the tests.
+    // lavapipe and the GPU variants are checked on whatever device runs the tests, and the
+    // own shapes again without texel loads (the storage-buffer kernels).
     std::vector<vkllm::gpu::Kernels *> variants() {
         using vkllm::gpu::DeviceClass;
         if (!other_) {
@@ -68,13 +69,16 @@ class GpuTest : public ::testing::Test {
             other_ = std::make_unique<vkllm::gpu::Kernels>(
                 ctx_->device(), ctx_->pipelines(),
                 own == DeviceClass::Cpu ? DeviceClass::Gpu : DeviceClass::Cpu);
+            no_texel_ =
+                std::make_unique<vkllm::gpu::Kernels>(ctx_->device(), ctx_->pipelines(), own);
+            no_texel_->set_texel_loads(false);
         }
-        return {&ctx_->kernels(), other_.get()};
+        return {&ctx_->kernels(), other_.get(), no_texel_.get()};
     }
 
     std::unique_ptr<vkllm::gpu::Context> ctx_;
     std::unique_ptr<vkllm::gpu::Recording> rec_;
-    std::unique_ptr<vkllm::gpu::Kernels> other_;
+    std::unique_ptr<vkllm::gpu::Kernels> other_, no_texel_;
     std::vector<std::string> messages_;
 
   private:

@@ -17,11 +17,20 @@ using namespace vkllm::gpu;
 
 namespace {
 
-const WeightType kQuantTypes[] = {WeightType::Q8_0, WeightType::Q4_0, WeightType::Q4_1,
-                                  WeightType::Q5_0, WeightType::Q5_1, WeightType::Q4_K,
-                                  WeightType::Q5_K, WeightType::Q6_K, WeightType::MXFP4};
+const WeightType kQuantTypes[] = {WeightType::Q8_0,    WeightType::Q4_0,   WeightType::Q4_1,
+                                  WeightType::Q5_0,    WeightType::Q5_1,   WeightType::Q4_K,
+                                  WeightType::Q5_K,    WeightType::Q6_K,   WeightType::MXFP4,
+                                  WeightType::Q8_0_G8, WeightType::Q4_0_G8};
+
+// The GGUF type whose blocks a grouped type regroups (the type itself otherwise).
+WeightType file_type(WeightType t) {
+    return t == WeightType::Q8_0_G8   ? WeightType::Q8_0
+           : t == WeightType::Q4_0_G8 ? WeightType::Q4_0
+                                      : t;
+}
 
 uint32_t ggml_id(WeightType t) {
+    t = file_type(t);
     for (uint32_t id = 0; id < 64; ++id) {
         WeightType w;
         if (weight_type_from_ggml(id, &w) && w == t) return id;
@@ -30,7 +39,8 @@ uint32_t ggml_id(WeightType t) {
 }
 
 std::string name(WeightType t) {
-    return vkllm::format::ggml_type(ggml_id(t))->name;
+    return vkllm::format::ggml_type(ggml_id(t))->name +
+           std::string(file_type(t) != t ? " grouped" : "");
 }
 
 // Byte offsets of the F16 scale fields in a block of `t` (MXFP4's exponent is byte 0).
@@ -51,9 +61,11 @@ std::vector<uint32_t> half_fields(WeightType t) {
 }
 
 // `count` weights (whole blocks) of random blocks whose scales are small and finite; the
-// second value is what they decode to on the CPU.
-std::pair<std::vector<uint8_t>, std::vector<float>> random_blocks(WeightType t, uint64_t count,
-                                                                  uint32_t seed) {
+// second value is what they decode to on the CPU. Grouped types: random blocks of the file
+// type, regrouped as the loader does.
+std::pair<std::vector<uint8_t>, std::vector<float>> random_blocks(WeightType grouped,
+                                                                  uint64_t count, uint32_t seed) {
+    WeightType t = file_type(grouped);
     std::mt19937 rng(seed);
     uint64_t blocks = count / block_weights(t);
     std::vector<uint8_t> data(blocks * block_bytes(t));
@@ -71,6 +83,7 @@ std::pair<std::vector<uint8_t>, std::vector<float>> random_blocks(WeightType t, 
     }
     std::vector<float> values(count);
     vkllm::format::dequantize_row(ggml_id(t), data.data(), values.data(), count);
+    if (grouped != t) data = group_blocks(t, data.data(), blocks);
     return {data, values};
 }
 
@@ -162,4 +175,15 @@ TEST_F(QuantKernelTest, Q6_KWeightLargerThanStorageBufferRangeIsSplit) {
     if (uint64_t(rows) * cols / 256 * 210 > (uint64_t(1) << 31))
         GTEST_SKIP() << "device binding limit is too large to exceed in a test";
     check_product(WeightType::Q6_K, rows, cols, 1, false);
+}
+
+// Rows of 27 Q8_0 blocks end inside a group of 8: chunks must start on rows that start a group
+// (every 8th row) and keep the binding alignment.
+TEST_F(QuantKernelTest, GroupedQ8_0WeightLargerThanStorageBufferRangeIsSplitOnGroups) {
+    uint64_t limit = ctx_->device().info().max_storage_buffer_range;
+    const uint32_t cols = 27 * 32;
+    uint32_t rows = uint32_t(limit / (cols / 32 * 34)) + 13;
+    if (uint64_t(rows) * cols / 32 * 34 > (uint64_t(1) << 31))
+        GTEST_SKIP() << "device binding limit is too large to exceed in a test";
+    check_product(WeightType::Q8_0_G8, rows, cols, 1, false);
 }

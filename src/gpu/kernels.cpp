@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 
 namespace vkllm::gpu {
@@ -32,13 +33,27 @@ struct TypeInfo {
 };
 // Indexed by WeightType.
 const TypeInfo kTypes[] = {
-    {WeightType::F32, 0, 1, 4},       {WeightType::F16, 1, 1, 2},
-    {WeightType::BF16, 30, 1, 2},     {WeightType::Q8_0, 8, 32, 34},
-    {WeightType::Q4_0, 2, 32, 18},    {WeightType::Q4_1, 3, 32, 20},
-    {WeightType::Q5_0, 6, 32, 22},    {WeightType::Q5_1, 7, 32, 24},
-    {WeightType::Q4_K, 12, 256, 144}, {WeightType::Q5_K, 13, 256, 176},
-    {WeightType::Q6_K, 14, 256, 210}, {WeightType::MXFP4, 39, 32, 17},
+    {WeightType::F32, 0, 1, 4},
+    {WeightType::F16, 1, 1, 2},
+    {WeightType::BF16, 30, 1, 2},
+    {WeightType::Q8_0, 8, 32, 34},
+    {WeightType::Q4_0, 2, 32, 18},
+    {WeightType::Q4_1, 3, 32, 20},
+    {WeightType::Q5_0, 6, 32, 22},
+    {WeightType::Q5_1, 7, 32, 24},
+    {WeightType::Q4_K, 12, 256, 144},
+    {WeightType::Q5_K, 13, 256, 176},
+    {WeightType::Q6_K, 14, 256, 210},
+    {WeightType::MXFP4, 39, 32, 17},
+    // Regrouped at load, never in a file: bytes per block on average.
+    {WeightType::Q8_0_G8, UINT32_MAX, 32, 34},
+    {WeightType::Q4_0_G8, UINT32_MAX, 32, 18},
 };
+const uint32_t kGroup = 8;  // blocks per group of the grouped types
+
+bool grouped(WeightType t) {
+    return t == WeightType::Q8_0_G8 || t == WeightType::Q4_0_G8;
+}
 }  // namespace
 
 bool weight_type_from_ggml(uint32_t ggml_id, WeightType *type) {
@@ -58,9 +73,39 @@ uint32_t block_bytes(WeightType type) {
     return kTypes[uint32_t(type)].block_bytes;
 }
 
-// Bytes of `count` weights as stored (whole blocks).
+// Bytes of `count` weights as stored (whole blocks; whole groups for the grouped types).
 static uint64_t stored_bytes(WeightType type, uint64_t count) {
-    return count / block_weights(type) * block_bytes(type);
+    uint64_t blocks = count / block_weights(type);
+    if (grouped(type)) return (blocks + kGroup - 1) / kGroup * kGroup * block_bytes(type);
+    return blocks * block_bytes(type);
+}
+
+uint64_t row_offset(WeightType type, uint32_t cols, uint64_t row) {
+    uint64_t blocks = row * (cols / block_weights(type));
+    if (grouped(type) && blocks % kGroup) return UINT64_MAX;
+    return blocks * block_bytes(type);
+}
+
+WeightType grouped_form(WeightType type) {
+    if (type == WeightType::Q8_0) return WeightType::Q8_0_G8;
+    if (type == WeightType::Q4_0) return WeightType::Q4_0_G8;
+    return type;
+}
+
+std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64_t units) {
+    WeightType g = grouped_form(type);
+    if (g == type) fail(VKLLM_ERR_INTERNAL, "no grouped layout for weight type %u", unsigned(type));
+    const uint64_t in_bytes = block_bytes(type), quant_bytes = in_bytes - 2;
+    const uint64_t group_bytes = kGroup * in_bytes;
+    std::vector<uint8_t> out(stored_bytes(g, units * 32), 0);
+    for (uint64_t u = 0; u < units; ++u) {
+        uint8_t *group = out.data() + u / kGroup * group_bytes;
+        uint64_t slot = u % kGroup;
+        const uint8_t *b = blocks + u * in_bytes;
+        std::memcpy(group + 2 * slot, b, 2);  // the F16 scale
+        std::memcpy(group + 2 * kGroup + slot * quant_bytes, b + 2, quant_bytes);
+    }
+    return out;
 }
 
 uint64_t weight_bytes(WeightType type, uint64_t count) {
@@ -135,31 +180,37 @@ Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
     max_group_dims_ = cpu ? 448 : 128;
 }
 
-std::vector<Kernels::Chunk> Kernels::split_rows(const Matrix &m) const {
+std::vector<Kernels::Chunk> Kernels::split_rows(const Matrix &m, uint64_t max_range) const {
     if (m.cols % block_weights(m.type))
         fail(VKLLM_ERR_INTERNAL, "a row of %u weights is not whole blocks of %u", m.cols,
              block_weights(m.type));
-    uint64_t row_bytes = stored_bytes(m.type, m.cols);
     uint64_t total = weight_bytes(m.type, uint64_t(m.rows) * m.cols);
     require(m.data, total, "matrix", "weight");
-    uint64_t max_range = device_.info().max_storage_buffer_range;
+    if (max_range == 0) max_range = device_.info().max_storage_buffer_range;
     std::vector<Chunk> chunks;
     if (total <= max_range) {
         chunks.push_back(Chunk{0, m.rows, BufferRange{m.data.buffer, m.data.offset, total}});
         return chunks;
     }
-    // Chunks start on rows whose byte offset keeps the binding alignment.
-    uint64_t align = device_.caps().storage_offset_align;
-    uint64_t step = align / std::gcd(row_bytes, align);
-    uint64_t per_chunk = (max_range / row_bytes) / step * step;
-    if (per_chunk == 0)
+    // Chunks start on rows whose byte offset keeps the binding alignment (texel or storage)
+    // and, for the grouped types, starts a group.
+    uint64_t align =
+        std::lcm(device_.caps().storage_offset_align, device_.caps().texel_offset_align);
+    uint64_t step = 1;
+    while (step <= 4096 && (row_offset(m.type, m.cols, step) == UINT64_MAX ||
+                            row_offset(m.type, m.cols, step) % align))
+        ++step;
+    uint64_t per_row = row_offset(m.type, m.cols, step) / step;
+    uint64_t per_chunk = per_row ? (max_range / per_row) / step * step : 0;
+    if (step > 4096 || per_chunk == 0)
         fail(VKLLM_ERR_UNSUPPORTED, "a row of %u weights exceeds the device's binding limit",
              m.cols);
     for (uint64_t r = 0; r < m.rows; r += per_chunk) {
         uint64_t n = std::min<uint64_t>(per_chunk, m.rows - r);
         uint64_t bytes = weight_bytes(m.type, n * m.cols);
-        chunks.push_back(Chunk{uint32_t(r), uint32_t(n),
-                               BufferRange{m.data.buffer, m.data.offset + r * row_bytes, bytes}});
+        chunks.push_back(Chunk{
+            uint32_t(r), uint32_t(n),
+            BufferRange{m.data.buffer, m.data.offset + row_offset(m.type, m.cols, r), bytes}});
     }
     return chunks;
 }
@@ -178,6 +229,14 @@ void Kernels::dispatch_1d(Recording &rec, const Pipeline &p,
     rec.dispatch(p, bindings, push, push_bytes, uint32_t(gx), uint32_t(gy), groups_z);
 }
 
+bool Kernels::texel_matvec(const Matrix &w, const BufferRange &x) const {
+    bool type_ok = w.type == WeightType::F32 || w.type == WeightType::F16 ||
+                   w.type == WeightType::BF16 || grouped(w.type);
+    uint64_t align = device_.caps().texel_offset_align;
+    return texel_loads_ && type_ok && w.cols % 32 == 0 && x.offset % align == 0 &&
+           w.data.offset % align == 0;
+}
+
 void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                      uint32_t n) {
     require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
@@ -188,13 +247,21 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
         uint32_t groups_z = (n + 3) / 4;
         uint32_t nb = (n + groups_z - 1) / groups_z;
         if (groups_z > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matvec: a batch of %u is too large", n);
+        bool texel = texel_matvec(w, x);
+        std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb};
         const Pipeline &p =
-            pipelines_.get("matvec", 3, {matvec_wg_, matvec_rows_, uint32_t(w.type), nb});
-        for (const Chunk &c : split_rows(w)) {
+            texel ? pipelines_.get("matvec_texel", 3, spec,
+                                   {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
+                                    VK_FORMAT_UNDEFINED})
+                  : pipelines_.get("matvec", 3, spec);
+        uint64_t max_range = device_.info().max_storage_buffer_range;
+        if (texel) max_range = std::min(max_range, device_.info().max_texel_buffer_elements * 16);
+        BufferRange xs{x.buffer, x.offset, uint64_t(n) * w.cols * 4};
+        for (const Chunk &c : split_rows(w, max_range)) {
             struct {
                 uint32_t rows, cols, y_offset, n, y_stride;
             } push{c.rows, w.cols, c.row0, n, w.rows};
-            dispatch_1d(rec, p, {c.data, x, y}, &push, sizeof push,
+            dispatch_1d(rec, p, {c.data, texel ? xs : x, y}, &push, sizeof push,
                         (c.rows + matvec_rows_ - 1) / matvec_rows_, groups_z);
         }
     }

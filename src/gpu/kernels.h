@@ -3,6 +3,7 @@
 // a single binding could not cover (maxStorageBufferRange).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "gpu/pipeline.h"
@@ -13,6 +14,12 @@ namespace vkllm::gpu {
 // How a matrix stores its weights. The block-quantized types are GGUF's blocks read as stored
 // (layouts in shaders/weights.glsl); a row of them is whole blocks (32 weights, 256 for the
 // K-quants). The values are the shaders' WTYPE.
+//
+// Q8_0_G8 and Q4_0_G8 are Q8_0 and Q4_0 regrouped at load (group_blocks) so that every load is
+// 16-byte aligned, which is what lets the fast kernels read them as texels: the blocks of a
+// tensor, in order, in groups of 8, each group their 8 F16 scales (16 bytes) then their 8
+// quant arrays (8 x 32 or 8 x 16 bytes). The last group is padded with zero blocks. Any block
+// index u is found without knowing the tensor's size: group u / 8, slot u % 8.
 enum class WeightType : uint32_t {
     F32 = 0,
     F16 = 1,
@@ -26,7 +33,15 @@ enum class WeightType : uint32_t {
     Q5_K = 9,
     Q6_K = 10,
     MXFP4 = 11,
+    Q8_0_G8 = 12,
+    Q4_0_G8 = 13,
 };
+
+// The grouped layout the loader stores `type` in (itself when it has none).
+WeightType grouped_form(WeightType type);
+// `units` blocks of Q8_0 or Q4_0 (GGUF's layout) in the grouped layout of grouped_form():
+// weight_bytes(grouped, units * 32) bytes.
+std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64_t units);
 
 // The WeightType of GGUF tensor type `ggml_id`; false when the kernels cannot read it.
 bool weight_type_from_ggml(uint32_t ggml_id, WeightType *type);
@@ -44,8 +59,12 @@ struct Matrix {
     uint32_t cols = 0;
 };
 
-// Bytes a binding of `count` weights (whole blocks) must cover.
+// Bytes a binding of `count` weights (whole blocks) must cover: the data rounded up to whole
+// words (whole groups for the grouped types).
 uint64_t weight_bytes(WeightType type, uint64_t count);
+// Byte offset of the first weight of row `row` of a matrix with rows of `cols` weights, or
+// UINT64_MAX when a grouped type's row starts inside a group (no binding can start there).
+uint64_t row_offset(WeightType type, uint32_t cols, uint64_t row);
 
 // Per-token values of a step, each an int32 array with one entry per token of the step.
 struct StepView {
@@ -201,7 +220,12 @@ class Kernels {
     void argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
                 uint32_t cols);
 
+    // Whether matvec may read weights and inputs as texels where their layout allows (the
+    // default); tests turn it off to check the storage-buffer path on the same device.
+    void set_texel_loads(bool on) { texel_loads_ = on; }
+
   private:
+    bool texel_matvec(const Matrix &w, const BufferRange &x) const;
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,
@@ -211,7 +235,8 @@ class Kernels {
         uint32_t rows;
         BufferRange data;
     };
-    std::vector<Chunk> split_rows(const Matrix &m) const;
+    // Row chunks of `m` whose bindings each fit in max_range bytes (0: maxStorageBufferRange).
+    std::vector<Chunk> split_rows(const Matrix &m, uint64_t max_range = 0) const;
     // `groups` workgroups in x (and y beyond maxComputeWorkGroupCount[0]), times `groups_z`.
     void dispatch_1d(Recording &rec, const Pipeline &p, const std::vector<BufferRange> &bindings,
                      const void *push, uint32_t push_bytes, uint64_t groups, uint32_t groups_z = 1);
@@ -223,6 +248,7 @@ class Kernels {
     Device &device_;
     Pipelines &pipelines_;
     bool cpu_class_;
+    bool texel_loads_ = true;
     uint32_t matvec_wg_;
     uint32_t matvec_rows_;
     uint32_t norm_wg_;

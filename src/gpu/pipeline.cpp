@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <tuple>
 
 namespace vkllm::gpu {
 
@@ -53,10 +54,10 @@ Pipelines::~Pipelines() {
         vk.vkDestroyPipeline(d, p.second->pipeline, nullptr);
     for (auto &m : modules_)
         vk.vkDestroyShaderModule(d, m.second, nullptr);
-    for (auto &l : layouts_)
-        vk.vkDestroyPipelineLayout(d, l.second, nullptr);
-    for (auto &l : set_layouts_)
-        vk.vkDestroyDescriptorSetLayout(d, l.second, nullptr);
+    for (auto &l : layouts_) {
+        vk.vkDestroyPipelineLayout(d, l.second.second, nullptr);
+        vk.vkDestroyDescriptorSetLayout(d, l.second.first, nullptr);
+    }
     vk.vkDestroyPipelineCache(d, cache_, nullptr);
 }
 
@@ -88,24 +89,28 @@ uint64_t Pipelines::created() const {
     return pipelines_.size();
 }
 
-VkDescriptorSetLayout Pipelines::set_layout(uint32_t bindings) {
-    auto it = set_layouts_.find(bindings);
-    if (it != set_layouts_.end()) return it->second;
-    std::vector<VkDescriptorSetLayoutBinding> b(bindings);
-    for (uint32_t i = 0; i < bindings; ++i) {
+std::pair<VkDescriptorSetLayout, VkPipelineLayout> Pipelines::layouts(
+    const BindingFormats &formats) {
+    std::vector<bool> texel;
+    for (VkFormat f : formats)
+        texel.push_back(f != VK_FORMAT_UNDEFINED);
+    auto it = layouts_.find(texel);
+    if (it != layouts_.end()) return it->second;
+    std::vector<VkDescriptorSetLayoutBinding> b(formats.size());
+    for (uint32_t i = 0; i < b.size(); ++i) {
         b[i].binding = i;
-        b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        b[i].descriptorType =
+            texel[i] ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         b[i].descriptorCount = 1;
         b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
     }
+    const VolkDeviceTable &vk = device_.vk();
     VkDescriptorSetLayoutCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    ci.bindingCount = bindings;
+    ci.bindingCount = uint32_t(b.size());
     ci.pBindings = b.data();
     VkDescriptorSetLayout layout;
-    check(device_.vk().vkCreateDescriptorSetLayout(device_.handle(), &ci, nullptr, &layout),
+    check(vk.vkCreateDescriptorSetLayout(device_.handle(), &ci, nullptr, &layout),
           "vkCreateDescriptorSetLayout");
-    set_layouts_[bindings] = layout;
-
     VkPushConstantRange pc{VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushConstantBytes};
     VkPipelineLayoutCreateInfo li{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     li.setLayoutCount = 1;
@@ -113,17 +118,22 @@ VkDescriptorSetLayout Pipelines::set_layout(uint32_t bindings) {
     li.pushConstantRangeCount = 1;
     li.pPushConstantRanges = &pc;
     VkPipelineLayout pl;
-    check(device_.vk().vkCreatePipelineLayout(device_.handle(), &li, nullptr, &pl),
-          "vkCreatePipelineLayout");
-    layouts_[bindings] = pl;
-    return layout;
+    VkResult r = vk.vkCreatePipelineLayout(device_.handle(), &li, nullptr, &pl);
+    if (r != VK_SUCCESS) vk.vkDestroyDescriptorSetLayout(device_.handle(), layout, nullptr);
+    check(r, "vkCreatePipelineLayout");
+    return layouts_[texel] = {layout, pl};
 }
 
 const Pipeline &Pipelines::get(const char *shader, uint32_t bindings,
-                               const std::vector<uint32_t> &spec) {
+                               const std::vector<uint32_t> &spec, const BindingFormats &formats) {
+    if (!formats.empty() && formats.size() != bindings)
+        fail(VKLLM_ERR_INTERNAL, "%s: %zu binding formats for %u bindings", shader, formats.size(),
+             bindings);
     std::string key = std::string(shader) + "/" + std::to_string(bindings);
     for (uint32_t v : spec)
         key += "," + std::to_string(v);
+    for (VkFormat f : formats)
+        key += ":" + std::to_string(int(f));
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = pipelines_.find(key);
     if (found != pipelines_.end()) return *found->second;
@@ -149,8 +159,8 @@ const Pipeline &Pipelines::get(const char *shader, uint32_t bindings,
     auto p = std::make_unique<Pipeline>();
     p->shader = shader;
     p->bindings = bindings;
-    p->set_layout = set_layout(bindings);
-    p->layout = layouts_[bindings];
+    p->formats = formats.empty() ? BindingFormats(bindings, VK_FORMAT_UNDEFINED) : formats;
+    std::tie(p->set_layout, p->layout) = layouts(p->formats);
 
     std::vector<VkSpecializationMapEntry> entries(spec.size());
     for (uint32_t i = 0; i < spec.size(); ++i)

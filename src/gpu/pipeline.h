@@ -21,9 +21,13 @@ struct ShaderCode {
 extern const ShaderCode kShaders[];
 extern const size_t kShaderCount;
 
-// Every kernel binds only storage buffers (bindings 0..n-1) and up to this many bytes of
-// push constants: the Vulkan minimum, so it works on every device.
+// Every kernel binds storage buffers or uniform texel buffers (bindings 0..n-1) and up to this
+// many bytes of push constants: the Vulkan minimum, so it works on every device.
 constexpr uint32_t kPushConstantBytes = 128;
+
+// The formats of a pipeline's bindings: VK_FORMAT_UNDEFINED for a storage buffer, else the
+// format of the uniform texel buffer bound there. Empty: every binding a storage buffer.
+using BindingFormats = std::vector<VkFormat>;
 
 struct Pipeline {
     std::string shader;  // the shaders/ file it comes from (profiles are grouped by it)
@@ -31,6 +35,7 @@ struct Pipeline {
     VkPipelineLayout layout = VK_NULL_HANDLE;
     VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
     uint32_t bindings = 0;
+    BindingFormats formats;  // one per binding
 };
 
 class Pipelines {
@@ -43,7 +48,8 @@ class Pipelines {
 
     // The pipeline for `shader` with specialization constants 0..n-1 set to `spec`, created on
     // first use. The reference stays valid for the life of this object. Thread-safe.
-    const Pipeline &get(const char *shader, uint32_t bindings, const std::vector<uint32_t> &spec);
+    const Pipeline &get(const char *shader, uint32_t bindings, const std::vector<uint32_t> &spec,
+                        const BindingFormats &formats = {});
 
     // Writes the cache file (no-op without a path). Failure is logged, not thrown.
     void save() const;
@@ -52,15 +58,15 @@ class Pipelines {
     uint64_t cache_bytes_loaded() const { return cache_bytes_loaded_; }
 
   private:
-    VkDescriptorSetLayout set_layout(uint32_t bindings);
+    // The set and pipeline layouts for bindings of these formats (keyed by which are texels).
+    std::pair<VkDescriptorSetLayout, VkPipelineLayout> layouts(const BindingFormats &formats);
 
     Device &device_;
     std::string cache_path_;
     VkPipelineCache cache_ = VK_NULL_HANDLE;
     uint64_t cache_bytes_loaded_ = 0;
     mutable std::mutex mutex_;
-    std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;
-    std::map<uint32_t, VkPipelineLayout> layouts_;
+    std::map<std::vector<bool>, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
     std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
     std::map<std::string, VkShaderModule> modules_;
 };

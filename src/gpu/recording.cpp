@@ -35,6 +35,7 @@ Recording::Recording(Device &device, uint32_t max_timestamps, bool per_dispatch)
 
 Recording::~Recording() {
     const VolkDeviceTable &vk = device_.vk();
+    destroy_views();
     for (VkDescriptorPool p : descriptor_pools_)
         vk.vkDestroyDescriptorPool(device_.handle(), p, nullptr);
     if (queries_) vk.vkDestroyQueryPool(device_.handle(), queries_, nullptr);
@@ -44,6 +45,7 @@ Recording::~Recording() {
 void Recording::begin() {
     const VolkDeviceTable &vk = device_.vk();
     check(vk.vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
+    destroy_views();
     for (VkDescriptorPool p : descriptor_pools_)
         check(vk.vkResetDescriptorPool(device_.handle(), p, 0), "vkResetDescriptorPool");
     pool_index_ = 0;
@@ -66,12 +68,13 @@ VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout) {
         if (sets_in_pool_ == kSetsPerPool) ++pool_index_;
         sets_in_pool_ = 0;
         if (pool_index_ == descriptor_pools_.size()) {
-            VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                      kSetsPerPool * kMaxBindings};
+            VkDescriptorPoolSize sizes[2] = {
+                {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kMaxBindings},
+                {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kSetsPerPool * kMaxBindings}};
             VkDescriptorPoolCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
             ci.maxSets = kSetsPerPool;
-            ci.poolSizeCount = 1;
-            ci.pPoolSizes = &size;
+            ci.poolSizeCount = 2;
+            ci.pPoolSizes = sizes;
             VkDescriptorPool pool;
             check(vk.vkCreateDescriptorPool(device_.handle(), &ci, nullptr, &pool),
                   "vkCreateDescriptorPool");
@@ -88,6 +91,38 @@ VkDescriptorSet Recording::allocate_set(VkDescriptorSetLayout layout) {
     return set;
 }
 
+void Recording::destroy_views() {
+    for (auto &v : views_)
+        device_.vk().vkDestroyBufferView(device_.handle(), v.second, nullptr);
+    views_.clear();
+}
+
+VkBufferView Recording::view(const BufferRange &b, VkFormat format, size_t binding) {
+    auto key = std::make_tuple(b.buffer, b.offset, b.size, format);
+    auto it = views_.find(key);
+    if (it != views_.end()) return it->second;
+    const DeviceCaps &caps = device_.caps();
+    const uint64_t texel = 16;  // the kernels' texel formats are all 4 x 32 bits
+    if (b.offset % caps.texel_offset_align || b.size % texel || b.size == 0 ||
+        b.size / texel > caps.info.max_texel_buffer_elements)
+        fail(VKLLM_ERR_INTERNAL,
+             "texel binding %zu (offset %llu, %llu bytes) breaks the device's texel-buffer limits "
+             "(%llu elements, alignment %llu)",
+             binding, (unsigned long long)b.offset, (unsigned long long)b.size,
+             (unsigned long long)caps.info.max_texel_buffer_elements,
+             (unsigned long long)caps.texel_offset_align);
+    VkBufferViewCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+    ci.buffer = b.buffer;
+    ci.format = format;
+    ci.offset = b.offset;
+    ci.range = b.size;
+    VkBufferView v;
+    check(device_.vk().vkCreateBufferView(device_.handle(), &ci, nullptr, &v),
+          "vkCreateBufferView");
+    views_[key] = v;
+    return v;
+}
+
 void Recording::dispatch(const Pipeline &p, const std::vector<BufferRange> &bindings,
                          const void *push, uint32_t push_bytes, uint32_t gx, uint32_t gy,
                          uint32_t gz) {
@@ -102,9 +137,20 @@ void Recording::dispatch(const Pipeline &p, const std::vector<BufferRange> &bind
              gy, gz);
     VkDescriptorSet set = allocate_set(p.set_layout);
     VkDescriptorBufferInfo infos[kMaxBindings];
+    VkBufferView views[kMaxBindings];
     VkWriteDescriptorSet writes[kMaxBindings];
     for (size_t i = 0; i < bindings.size(); ++i) {
         const BufferRange &b = bindings[i];
+        writes[i] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[i].dstSet = set;
+        writes[i].dstBinding = uint32_t(i);
+        writes[i].descriptorCount = 1;
+        if (p.formats[i] != VK_FORMAT_UNDEFINED) {
+            views[i] = view(b, p.formats[i], i);
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+            writes[i].pTexelBufferView = &views[i];
+            continue;
+        }
         if (b.size > caps.info.max_storage_buffer_range || b.offset % caps.storage_offset_align)
             fail(VKLLM_ERR_INTERNAL,
                  "binding %zu (offset %llu, %llu bytes) breaks the device's storage-buffer "
@@ -113,10 +159,6 @@ void Recording::dispatch(const Pipeline &p, const std::vector<BufferRange> &bind
                  (unsigned long long)caps.info.max_storage_buffer_range,
                  (unsigned long long)caps.storage_offset_align);
         infos[i] = VkDescriptorBufferInfo{b.buffer, b.offset, b.size};
-        writes[i] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-        writes[i].dstSet = set;
-        writes[i].dstBinding = uint32_t(i);
-        writes[i].descriptorCount = 1;
         writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         writes[i].pBufferInfo = &infos[i];
     }

@@ -2,7 +2,9 @@
 // barriers, copies and timestamps. Recorded once, it can be submitted any number of times.
 #pragma once
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,8 +31,10 @@ class Recording {
 
     // Starts a new recording, dropping what was recorded before.
     void begin();
-    // Each range must respect maxStorageBufferRange and the offset alignment; kernels split
-    // larger tensors before they get here.
+    // Each range must respect maxStorageBufferRange and the offset alignment (for a texel
+    // binding of the pipeline: maxTexelBufferElements, the texel offset alignment and whole
+    // texels); kernels split larger tensors before they get here. Texel bindings get buffer
+    // views that live as long as the recording.
     void dispatch(const Pipeline &pipeline, const std::vector<BufferRange> &bindings,
                   const void *push, uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1,
                   uint32_t groups_z = 1);
@@ -52,11 +56,14 @@ class Recording {
 
   private:
     VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+    VkBufferView view(const BufferRange &range, VkFormat format, size_t binding);
+    void destroy_views();
 
     Device &device_;
     VkCommandPool pool_ = VK_NULL_HANDLE;
     VkCommandBuffer cmd_ = VK_NULL_HANDLE;
     std::vector<VkDescriptorPool> descriptor_pools_;
+    std::map<std::tuple<VkBuffer, VkDeviceSize, VkDeviceSize, VkFormat>, VkBufferView> views_;
     size_t pool_index_ = 0;
     uint32_t sets_in_pool_ = 0;
     VkQueryPool queries_ = VK_NULL_HANDLE;

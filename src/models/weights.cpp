@@ -58,18 +58,23 @@ class Loader {
                  f_.path().c_str(), name.c_str(), cols, t.type->name);
         uint64_t row_bytes = uint64_t(cols) / gpu::block_weights(type) * gpu::block_bytes(type);
         const uint8_t *src = f_.tensor_data(t);
+        // Q8_0 and Q4_0 are regrouped so that the kernels read them with aligned 16-byte loads.
+        gpu::WeightType placed = gpu::grouped_form(type);
         std::vector<gpu::Matrix> out;
         for (uint32_t r : rows) {
             // Kernels bind whole words: an F16/BF16 block of an odd count is padded on the host.
-            uint64_t stored = r * row_bytes, bytes = gpu::weight_bytes(type, uint64_t(r) * cols);
+            uint64_t stored = r * row_bytes, bytes = gpu::weight_bytes(placed, uint64_t(r) * cols);
             std::vector<uint8_t> padded;
             const uint8_t *p = src;
-            if (bytes != stored) {
+            if (placed != type) {
+                padded = gpu::group_blocks(type, src, uint64_t(r) * (cols / 32));
+                p = padded.data();
+            } else if (bytes != stored) {
                 padded.assign(src, src + stored);
                 padded.resize(bytes, 0);
                 p = padded.data();
             }
-            out.push_back(gpu::Matrix{place(p, bytes), type, r, cols});
+            out.push_back(gpu::Matrix{place(p, bytes), placed, r, cols});
             src += stored;
         }
         loaded(t.n_bytes);

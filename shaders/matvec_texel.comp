@@ -1,0 +1,113 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+// y[b][y_offset + r] = sum_k W[r][k] * x[b][k], as matvec.comp, for weights whose 32-weight
+// units are whole 16-byte texels (F32, F16, BF16 and the grouped Q8_0_G8, Q4_0_G8) and rows of
+// whole units: every load is a texelFetch of 16 bytes. On lavapipe a texel fetch is one
+// gathered load per lane where a storage-buffer load is a bounds-checked scalar load per lane
+// and component, 5-10x dearer (LAVAPIPE.md); GPUs read texels through their texture caches.
+// A workgroup owns ROWS rows and NB vectors; its lanes take 32-weight units in turn, load the
+// unit's x once for all ROWS rows and each weight once for all NB vectors.
+#include "common.glsl"
+
+layout(constant_id = 0) const uint WG = 8;
+layout(constant_id = 1) const uint ROWS = 16;
+layout(constant_id = 2) const uint WTYPE = 0;
+layout(constant_id = 3) const uint NB = 1;
+layout(local_size_x_id = 0) in;
+
+layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI
+layout(binding = 1) uniform textureBuffer X;   // RGBA32F, [n][cols]
+layout(binding = 2) writeonly buffer Output { float y[]; };  // [n][y_stride]
+layout(push_constant) uniform Params {
+    uint rows;  // rows in this chunk
+    uint cols;  // a multiple of 32
+    uint y_offset;
+    uint n;         // vectors in the batch
+    uint y_stride;  // floats between the outputs of consecutive vectors
+} p;
+
+shared float partial[ROWS * NB * WG];
+
+vec4 int8x4(uint w) {
+    return vec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
+                bitfieldExtract(int(w), 24, 8));
+}
+
+vec4 nibbles4(uint w, uint n) {
+    uint s = n << 2u;
+    return vec4((w >> s) & 15u, (w >> (s + 8u)) & 15u, (w >> (s + 16u)) & 15u, (w >> (s + 24u)) & 15u);
+}
+
+uvec4 fetch(uint t) { return texelFetch(W, int(t)); }
+
+// The 32 weights of unit u (layouts in weights.glsl).
+void unit_weights(uint u, out vec4 wv[8]) {
+    if (WTYPE == 0u) {
+        [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = uintBitsToFloat(fetch(8u * u + i));
+    } else if (WTYPE == 1u || WTYPE == 2u) {
+        [[unroll]] for (uint i = 0; i < 4u; ++i) {
+            uvec4 q = fetch(4u * u + i);
+            if (WTYPE == 1u) {
+                wv[2u * i] = vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y));
+                wv[2u * i + 1u] = vec4(unpackHalf2x16(q.z), unpackHalf2x16(q.w));
+            } else {
+                wv[2u * i] = uintBitsToFloat(uvec4(q.x << 16u, q.x & 0xffff0000u, q.y << 16u, q.y & 0xffff0000u));
+                wv[2u * i + 1u] = uintBitsToFloat(uvec4(q.z << 16u, q.z & 0xffff0000u, q.w << 16u, q.w & 0xffff0000u));
+            }
+        }
+    } else {
+        // A group is 17 (Q8_0_G8) or 9 (Q4_0_G8) texels: the 8 scales, then the quants.
+        uint g = (u >> 3u) * (WTYPE == 12u ? 17u : 9u), j = u & 7u;
+        uint sw = fetch(g)[j >> 1u];
+        float d = unpackHalf2x16(sw >> ((j & 1u) << 4u)).x;
+        if (WTYPE == 12u) {
+            uvec4 a = fetch(g + 1u + 2u * j), b = fetch(g + 2u + 2u * j);
+            wv[0] = d * int8x4(a.x), wv[1] = d * int8x4(a.y), wv[2] = d * int8x4(a.z), wv[3] = d * int8x4(a.w);
+            wv[4] = d * int8x4(b.x), wv[5] = d * int8x4(b.y), wv[6] = d * int8x4(b.z), wv[7] = d * int8x4(b.w);
+        } else {
+            uvec4 q = fetch(g + 1u + j);
+            [[unroll]] for (uint i = 0; i < 4u; ++i) {
+                wv[i] = d * (nibbles4(q[i], 0u) - 8.0);
+                wv[4u + i] = d * (nibbles4(q[i], 1u) - 8.0);
+            }
+        }
+    }
+}
+
+void main() {
+    uint lane = gl_LocalInvocationID.x;
+    uint row0 = flat_group() * ROWS;
+    uint b0 = gl_WorkGroupID.z * NB;
+    uint units = p.cols / 32u;
+    // Vectors past the end of the batch repeat the last one: computed, never stored.
+    uint xbase[NB];
+    [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
+    float acc[ROWS * NB];
+    [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
+    for (uint k = lane; k < units; k += WG) {
+        vec4 xv[NB * 8u];
+        [[unroll]] for (uint j = 0; j < NB; ++j)
+            [[unroll]] for (uint i = 0; i < 8u; ++i) xv[j * 8u + i] = texelFetch(X, int(xbase[j] + 8u * k + i));
+        [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+            // Rows past the end repeat the last row: no branch in the loop, never stored.
+            vec4 wv[8];
+            unit_weights(min(row0 + r, p.rows - 1u) * units + k, wv);
+            [[unroll]] for (uint j = 0; j < NB; ++j) {
+                float sum = 0.0;
+                [[unroll]] for (uint i = 0; i < 8u; ++i) sum += dot(wv[i], xv[j * 8u + i]);
+                acc[r * NB + j] += sum;
+            }
+        }
+    }
+    // Each lane stores its partial sums once; lane i then adds up output i over the lanes.
+    [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) partial[i * WG + lane] = acc[i];
+    barrier();
+    for (uint i = lane; i < ROWS * NB; i += WG) {
+        float sum = 0.0;
+        for (uint l = 0; l < WG; ++l) sum += partial[i * WG + l];
+        uint r = i / NB;
+        uint b = b0 + i % NB;
+        if (row0 + r < p.rows && b < p.n) y[b * p.y_stride + p.y_offset + row0 + r] = sum;
+    }
+}
