@@ -7,6 +7,7 @@
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WTYPE = 0;
+layout(constant_id = 1) const uint EPILOGUE = 0;  // see linear_epilogue.glsl
 layout(local_size_x = 8, local_size_y = 8) in;
 
 const uint BM = 32;
@@ -17,7 +18,7 @@ layout(binding = 0) readonly buffer Weights { uint w[]; };
 #define WEIGHTS w
 #include "weights.glsl"
 layout(binding = 1) readonly buffer Input { float x[]; };
-layout(binding = 2) writeonly buffer Output { float y[]; };
+layout(binding = 2) buffer Output { float y[]; };
 layout(push_constant) uniform Params {
     uint m;  // activation rows
     uint n;  // weight rows in this chunk
@@ -25,6 +26,7 @@ layout(push_constant) uniform Params {
     uint ldy;  // row stride of Y
     uint y_col0;
 } p;
+#include "linear_epilogue.glsl"
 
 shared float xs[BM * BK];
 shared float ws[BN * BK];
@@ -79,7 +81,7 @@ void main() {
         uint gm = tile_m + ly * 4u + i;
         [[unroll]] for (uint j = 0; j < 4u; ++j) {
             uint gn = tile_n + lx * 4u + j;
-            if (gm < p.m && gn < p.n) y[gm * p.ldy + p.y_col0 + gn] = acc[i][j];
+            if (gm < p.m && gn < p.n) store(gm * p.ldy + p.y_col0 + gn, p.y_col0 + gn, acc[i][j]);
         }
     }
 }

@@ -20,6 +20,7 @@ layout(constant_id = 0) const uint WG = 64;
 layout(constant_id = 1) const uint ROWS = 4;
 layout(constant_id = 2) const uint WTYPE = 0;
 layout(constant_id = 3) const uint NB = 1;
+layout(constant_id = 5) const uint EPILOGUE = 0;  // see linear_epilogue.glsl
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer Weights { uint w[]; };
@@ -27,7 +28,7 @@ layout(binding = 0) readonly buffer Weights4 { uvec4 w4[]; };  // the same, 4 wo
 #define WEIGHTS w
 #include "weights.glsl"
 layout(binding = 1) readonly buffer Input { float x[]; };  // [n][cols]
-layout(binding = 2) writeonly buffer Output { float y[]; };  // [n][y_stride]
+layout(binding = 2) buffer Output { float y[]; };  // [n][y_stride]
 layout(push_constant) uniform Params {
     uint rows;  // rows in this chunk
     uint cols;
@@ -35,6 +36,7 @@ layout(push_constant) uniform Params {
     uint n;         // vectors in the batch
     uint y_stride;  // floats between the outputs of consecutive vectors
 } p;
+#include "linear_epilogue.glsl"
 
 shared float partial[ROWS * NB * WG];
 
@@ -131,6 +133,6 @@ void main() {
         for (uint l = 0; l < WG; ++l) sum += partial[i * WG + l];
         uint r = i / NB;
         uint b = b0 + i % NB;
-        if (row0 + r < p.rows && b < p.n) y[b * p.y_stride + p.y_offset + row0 + r] = sum;
+        if (row0 + r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + row0 + r, p.y_offset + row0 + r, sum);
     }
 }

@@ -1,6 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
 // y[b][y_offset + r] = sum_k W[r][k] * x[b][k], as matvec.comp, for weights whose 32-weight
 // units are whole 16-byte texels (F32, F16, BF16 and the grouped Q8_0_G8, Q4_0_G8) and rows of
 // whole units: every load is a texelFetch of 16 bytes. On lavapipe a texel fetch is one
@@ -14,11 +15,13 @@ layout(constant_id = 0) const uint WG = 8;
 layout(constant_id = 1) const uint ROWS = 16;
 layout(constant_id = 2) const uint WTYPE = 0;
 layout(constant_id = 3) const uint NB = 1;
+layout(constant_id = 4) const uint SUBGROUP_ADD = 0;  // the device has subgroupAdd in compute
+layout(constant_id = 5) const uint EPILOGUE = 0;      // see linear_epilogue.glsl
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI
 layout(binding = 1) uniform textureBuffer X;   // RGBA32F, [n][cols]
-layout(binding = 2) writeonly buffer Output { float y[]; };  // [n][y_stride]
+layout(binding = 2) buffer Output { float y[]; };  // [n][y_stride]
 layout(push_constant) uniform Params {
     uint rows;  // rows in this chunk
     uint cols;  // a multiple of 32
@@ -26,6 +29,7 @@ layout(push_constant) uniform Params {
     uint n;         // vectors in the batch
     uint y_stride;  // floats between the outputs of consecutive vectors
 } p;
+#include "linear_epilogue.glsl"
 
 shared float partial[ROWS * NB * WG];
 
@@ -100,6 +104,16 @@ void main() {
             }
         }
     }
+    if (SUBGROUP_ADD != 0u && gl_NumSubgroups == 1u) {
+        // One subgroup: add up each output across it, no shared memory, no barrier.
+        [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) {
+            float sum = subgroupAdd(acc[i]);
+            uint r = i / NB;
+            uint b = b0 + i % NB;
+            if (lane == i % WG && row0 + r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + row0 + r, p.y_offset + row0 + r, sum);
+        }
+        return;
+    }
     // Each lane stores its partial sums once; lane i then adds up output i over the lanes.
     [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) partial[i * WG + lane] = acc[i];
     barrier();
@@ -108,6 +122,6 @@ void main() {
         for (uint l = 0; l < WG; ++l) sum += partial[i * WG + l];
         uint r = i / NB;
         uint b = b0 + i % NB;
-        if (row0 + r < p.rows && b < p.n) y[b * p.y_stride + p.y_offset + row0 + r] = sum;
+        if (row0 + r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + row0 + r, p.y_offset + row0 + r, sum);
     }
 }

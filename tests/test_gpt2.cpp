@@ -67,7 +67,8 @@ TEST_F(Gpt2, ContextEndsWithThePositionTable) {
 
     vkllm_session *full = session(m);  // n_ctx 0: the model's 256 positions
     std::vector<int32_t> tokens = token_ids(250, 320, 4);
-    ASSERT_EQ(vkllm_session_eval(full, 0, tokens.data(), tokens.size(), nullptr), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_eval(full, 0, tokens.data(), tokens.size(), nullptr), VKLLM_OK)
+        << vkllm_last_error();
     std::vector<int32_t> more = token_ids(7, 320, 5);
     EXPECT_EQ(vkllm_session_eval(full, 0, more.data(), more.size(), nullptr),
               VKLLM_ERR_CONTEXT_FULL);

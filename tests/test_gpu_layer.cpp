@@ -133,7 +133,7 @@ TEST_F(GpuTest, PipelineCacheFilePersistsAndForeignFilesAreIgnored) {
     {
         Pipelines p(ctx_->device(), path);
         EXPECT_EQ(p.cache_bytes_loaded(), 0u);
-        p.get("matvec", 3, {8, 16, 0});
+        p.get("matvec", 4, {8, 16, 0});
         p.save();
     }
     std::ifstream in(path, std::ios::binary | std::ios::ate);

@@ -4,6 +4,7 @@
 // F16-rounded weights, so the tolerance is the same (BF16 likewise). A batched matvec (n > 1)
 // is held to the same bound, and to equality with n single matvecs.
 #include <cmath>
+#include <functional>
 
 #include "gpu_fixture.h"
 #include "reference/attention_ref.h"
@@ -207,4 +208,46 @@ TEST_F(MatmulTest, BatchedMatvecOfFourEqualsFourSingleMatvecs) {
 TEST_F(MatmulTest, LongRowsAreNotTruncated) {
     check_product(WeightType::F32, Shape{20, 40001, 1}, false);
     check_product(WeightType::F16, Shape{20, 40001, 4}, false);
+}
+
+// The fused end of a linear layer: y = W x + bias + y (a residual added in place), on every
+// kernel that computes a linear layer (single and batched matvec on each variant, the lavapipe
+// prefill path over groups of 8 rows, the tiled matmul), with each part on its own and both.
+TEST_F(MatmulTest, EpilogueAddsBiasAndAccumulatesIntoTheOutput) {
+    const uint32_t rows = 45;
+    // Rows of whole 32-weight units (texel kernels) and not (storage-buffer kernels).
+    for (auto [cols, n] : {std::pair{96u, 1u}, std::pair{70u, 3u}, std::pair{96u, 20u}}) {
+        std::vector<float> w;
+        Buffer wb;
+        Matrix m = weights(WeightType::F16, rows, cols, 3 + n, w, wb);
+        std::vector<float> x = ref::random(size_t(n) * cols, 4 + n);
+        std::vector<float> bias = ref::random(rows, 5), y0 = ref::random(size_t(n) * rows, 6);
+        std::vector<double> scale;
+        std::vector<float> product = ref::matmul(w, x, rows, cols, n, &scale);
+        Buffer xb = upload(x), bb = upload(bias), yb = floats(y0.size());
+        for (int parts = 1; parts <= 3; ++parts) {
+            Epilogue end{parts & 1 ? bb.range() : BufferRange{}, (parts & 2) != 0};
+            std::vector<float> want(product);
+            for (size_t i = 0; i < want.size(); ++i)
+                want[i] += (parts & 1 ? bias[i % rows] : 0.0f) + (parts & 2 ? y0[i] : 0.0f);
+            std::vector<std::function<void(Recording &)>> paths;
+            for (Kernels *k : variants()) {
+                paths.push_back(
+                    [&, k](Recording &r) { k->linear(r, m, xb.range(), yb.range(), n, end); });
+                paths.push_back(
+                    [&, k](Recording &r) { k->matvec(r, m, xb.range(), yb.range(), n, end); });
+            }
+            paths.push_back(
+                [&](Recording &r) { kernels().matmul(r, m, xb.range(), yb.range(), n, end); });
+            for (size_t v = 0; v < paths.size(); ++v) {
+                ctx_->transfer().upload(yb, y0.data(), y0.size() * sizeof(float));
+                run(paths[v]);
+                std::vector<float> got = download(yb, want.size());
+                for (size_t i = 0; i < got.size(); ++i)
+                    ASSERT_LE(std::fabs(double(got[i]) - want[i]), 1e-5 * (scale[i] + 2) + 1e-6)
+                        << "output " << i << " cols " << cols << " n " << n << " parts " << parts
+                        << " path " << v;
+            }
+        }
+    }
 }

@@ -140,10 +140,8 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
             k.unary(rec, gpu::Unary::GELU, act(ge->io, rows), act(ge->io, rows),
                     rows * width(ge->io));
         } else if (auto *l = std::get_if<models::op::Linear>(&o)) {
-            k.linear(rec, l->w, act(l->in, rows), act(l->out, rows), rows);
-            if (l->bias.size)
-                k.binary(rec, gpu::Binary::Add, act(l->out, rows), l->bias, act(l->out, rows),
-                         rows * width(l->out), width(l->out));
+            k.linear(rec, l->w, act(l->in, rows), act(l->out, rows), rows,
+                     {l->bias, l->accumulate});
         } else if (auto *a = std::get_if<models::op::Add>(&o)) {
             k.binary(rec, gpu::Binary::Add, act(a->a, rows), act(a->b, rows), act(a->out, rows),
                      rows * width(a->out), rows * width(a->out));
@@ -181,7 +179,8 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
             rows = 1;
         }
     }
-    if (!plan.ops.empty() && std::holds_alternative<models::op::Linear>(plan.ops.back()))
+    auto *head = plan.ops.empty() ? nullptr : std::get_if<models::op::Linear>(&plan.ops.back());
+    if (head && head->out == Act::Logits)
         k.argmax(rec, act(Act::Logits, rows), ids_.range(0, uint64_t(rows) * 4), rows, c.n_vocab);
 }
 

@@ -237,10 +237,21 @@ bool Kernels::texel_matvec(const Matrix &w, const BufferRange &x) const {
            w.data.offset % align == 0;
 }
 
+// The epilogue's specialization constant; its bias binding (y when there is none: bound,
+// never read).
+static uint32_t epilogue_bits(const Epilogue &end, const Matrix &w, const BufferRange &y,
+                              BufferRange &bias, const char *kernel) {
+    bias = end.bias.size ? end.bias : y;
+    if (end.bias.size) require(end.bias, uint64_t(w.rows) * 4, kernel, "bias");
+    return (end.bias.size ? 1u : 0u) | (end.accumulate ? 2u : 0u);
+}
+
 void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                     uint32_t n) {
+                     uint32_t n, const Epilogue &end) {
     require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
     require(y, uint64_t(n) * w.rows * 4, "matvec", "y");
+    BufferRange bias;
+    uint32_t epilogue = epilogue_bits(end, w, y, bias, "matvec");
     check_loops(w.cols / matvec_wg_ + 1, "matvec", w.cols);
     if (n > 0) {
         // A workgroup serves up to 4 vectors of the batch, loading each weight once for them.
@@ -248,12 +259,17 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
         uint32_t nb = (n + groups_z - 1) / groups_z;
         if (groups_z > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matvec: a batch of %u is too large", n);
         bool texel = texel_matvec(w, x);
-        std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb};
+        std::vector<uint32_t> spec{matvec_wg_,
+                                   matvec_rows_,
+                                   uint32_t(w.type),
+                                   nb,
+                                   texel && device_.caps().subgroup_add ? 1u : 0u,
+                                   epilogue};
         const Pipeline &p =
-            texel ? pipelines_.get("matvec_texel", 3, spec,
+            texel ? pipelines_.get("matvec_texel", 4, spec,
                                    {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
-                                    VK_FORMAT_UNDEFINED})
-                  : pipelines_.get("matvec", 3, spec);
+                                    VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED})
+                  : pipelines_.get("matvec", 4, spec);
         uint64_t max_range = device_.info().max_storage_buffer_range;
         if (texel) max_range = std::min(max_range, device_.info().max_texel_buffer_elements * 16);
         BufferRange xs{x.buffer, x.offset, uint64_t(n) * w.cols * 4};
@@ -261,7 +277,7 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
             struct {
                 uint32_t rows, cols, y_offset, n, y_stride;
             } push{c.rows, w.cols, c.row0, n, w.rows};
-            dispatch_1d(rec, p, {c.data, texel ? xs : x, y}, &push, sizeof push,
+            dispatch_1d(rec, p, {c.data, texel ? xs : x, y, bias}, &push, sizeof push,
                         (c.rows + matvec_rows_ - 1) / matvec_rows_, groups_z);
         }
     }
@@ -269,12 +285,12 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
 }
 
 void Kernels::linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                     uint32_t n) {
+                     uint32_t n, const Epilogue &end) {
     const uint32_t group = 8;
-    if (n <= group) return matvec(rec, w, x, y, n);
+    if (n <= group) return matvec(rec, w, x, y, n, end);
     uint64_t x_step = uint64_t(group) * w.cols * 4, y_step = uint64_t(group) * w.rows * 4;
     uint64_t align = device_.caps().storage_offset_align;
-    if (!cpu_class_ || x_step % align || y_step % align) return matmul(rec, w, x, y, n);
+    if (!cpu_class_ || x_step % align || y_step % align) return matmul(rec, w, x, y, n, end);
     require(x, uint64_t(n) * w.cols * 4, "linear", "x");
     require(y, uint64_t(n) * w.rows * 4, "linear", "y");
     // The groups write disjoint rows: one barrier after the last is enough, so each group's
@@ -283,16 +299,18 @@ void Kernels::linear(Recording &rec, const Matrix &w, const BufferRange &x, cons
         uint32_t m = std::min(group, n - r);
         BufferRange xs{x.buffer, x.offset + r / group * x_step, uint64_t(m) * w.cols * 4};
         BufferRange ys{y.buffer, y.offset + r / group * y_step, uint64_t(m) * w.rows * 4};
-        matvec(rec, w, xs, ys, m);
+        matvec(rec, w, xs, ys, m, end);
     }
 }
 
 void Kernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                     uint32_t n) {
+                     uint32_t n, const Epilogue &end) {
     require(x, uint64_t(n) * w.cols * 4, "matmul", "x");
     require(y, uint64_t(n) * w.rows * 4, "matmul", "y");
     check_loops(w.cols / 16 + 1, "matmul", w.cols);  // 16-wide K slices
-    const Pipeline &p = pipelines_.get("matmul", 3, {uint32_t(w.type)});
+    BufferRange bias;
+    uint32_t epilogue = epilogue_bits(end, w, y, bias, "matmul");
+    const Pipeline &p = pipelines_.get("matmul", 4, {uint32_t(w.type), epilogue});
     uint32_t tiles_m = (n + 31) / 32;
     if (tiles_m > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u rows is too many", n);
     for (const Chunk &c : split_rows(w)) {
@@ -302,7 +320,7 @@ void Kernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x, cons
         uint32_t tiles_n = (c.rows + 31) / 32;
         if (tiles_n > device_.caps().max_groups_x)
             fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u output rows is too many", c.rows);
-        rec.dispatch(p, {c.data, x, y}, &push, sizeof push, tiles_n, tiles_m);
+        rec.dispatch(p, {c.data, x, y, bias}, &push, sizeof push, tiles_n, tiles_m);
     }
     rec.barrier();
 }

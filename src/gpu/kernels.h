@@ -150,21 +150,29 @@ std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base,
 enum class DeviceClass { Cpu, Gpu };
 DeviceClass device_class(const Device &device);
 
+// The optional end of a linear layer, done as its outputs are stored: `bias` (rows F32 values;
+// size 0: none) is added to every output vector, and with `accumulate` the result is added to
+// what y holds (a residual connection, in place).
+struct Epilogue {
+    BufferRange bias;
+    bool accumulate = false;
+};
+
 class Kernels {
   public:
     Kernels(Device &device, Pipelines &pipelines, DeviceClass cls);
 
     // y[b][rows] = W x[b][cols] for b < n (decode of n sequences at once; n = 1: y = W x).
     void matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                uint32_t n = 1);
+                uint32_t n = 1, const Epilogue &end = Epilogue{});
     // Y[n][rows] = X[n][cols] W^T with the kernel that suits n and the device: the batched
     // matrix-vector kernel for a few rows; for many rows the tiled matrix-matrix kernel on GPUs,
     // but on lavapipe (where that kernel is slow) the batched one over groups of 8 rows.
     void linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                uint32_t n);
+                uint32_t n, const Epilogue &end = Epilogue{});
     // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill).
     void matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                uint32_t n);
+                uint32_t n, const Epilogue &end = Epilogue{});
     void rms_norm(Recording &rec, const BufferRange &x, const BufferRange &weight,
                   const BufferRange &y, uint32_t rows, uint32_t cols, float eps);
     void layer_norm(Recording &rec, const BufferRange &x, const BufferRange &weight,

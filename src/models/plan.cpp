@@ -49,13 +49,11 @@ void gpt2_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
         add(op::Linear{L.wv, Act::H, Act::V, L.bv});
         add(op::StoreKv{i});
         add(op::Attend{i});
-        add(op::Linear{L.wo, Act::Attn, Act::H, L.bo});
-        add(op::Add{Act::X, Act::H, Act::X});
+        add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, true});
         add(op::LayerNorm{Act::X, Act::H, L.ffn_norm, L.ffn_norm_b});
         add(op::Linear{L.up, Act::H, Act::Up, L.b_up});
         add(op::Gelu{Act::Up});
-        add(op::Linear{L.down, Act::Up, Act::H, L.b_down});
-        add(op::Add{Act::X, Act::H, Act::X});
+        add(op::Linear{L.down, Act::Up, Act::X, L.b_down, true});
     }
 }
 
@@ -72,8 +70,7 @@ void moe_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
         add(op::Rope{Act::K, c.n_head_kv});
         add(op::StoreKv{i});
         add(op::Attend{i, L.sinks});
-        add(op::Linear{L.wo, Act::Attn, Act::H, L.bo});
-        add(op::Add{Act::X, Act::H, Act::X});
+        add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, true});
         add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});
         add(op::Linear{L.gate_inp, Act::H, Act::Router, L.gate_inp_b});
         add(op::MoeRoute{oss ? gpu::Gating::TopKSoftmax : gpu::Gating::SoftmaxTopK, c.norm_topk});
@@ -115,14 +112,12 @@ Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
         add(op::Rope{Act::K, c.n_head_kv});  // before K is stored: slots never need re-rotation
         add(op::StoreKv{i});
         add(op::Attend{i});
-        add(op::Linear{L.wo, Act::Attn, Act::H, {}});
-        add(op::Add{Act::X, Act::H, Act::X});
+        add(op::Linear{L.wo, Act::Attn, Act::X, {}, true});
         add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});
         add(op::Linear{L.gate, Act::H, Act::Gate, {}});
         add(op::Linear{L.up, Act::H, Act::Up, {}});
         add(op::SwiGlu{Act::Gate, Act::Up, Act::Gate});
-        add(op::Linear{L.down, Act::Gate, Act::H, {}});
-        add(op::Add{Act::X, Act::H, Act::X});
+        add(op::Linear{L.down, Act::Gate, Act::X, {}, true});
     }
     if (shape.logits == LogitRows::None) return p;
     Act from = Act::X;

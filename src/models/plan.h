@@ -65,10 +65,11 @@ struct AddPositions {  // X[t] += table row of the position of token t (learned 
 struct Gelu {  // in place
     Act io;
 };
-struct Linear {  // out = W in (+ bias)
+struct Linear {  // out = W in (+ bias) (+ out, with accumulate: a residual connection)
     gpu::Matrix w;
     Act in, out;
     gpu::BufferRange bias;  // size 0: none
+    bool accumulate = false;
 };
 struct Add {  // out = a + b
     Act a, b, out;
