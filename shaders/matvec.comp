@@ -38,16 +38,23 @@ layout(push_constant) uniform Params {
 } p;
 #include "linear_epilogue.glsl"
 
-shared float partial[ROWS * NB * WG];
+uint row0, b0;  // the workgroup's first row and first vector
+
+// Output i of the workgroup: row i / NB of vector i % NB.
+void emit(uint i, float sum) {
+    uint r = row0 + i / NB, b = b0 + i % NB;
+    if (r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + r, p.y_offset + r, sum);
+}
+#include "matvec_reduce.glsl"
+
 
 void main() {
     uint lane = gl_LocalInvocationID.x;
-    uint row0 = flat_group() * ROWS;
-    uint b0 = gl_WorkGroupID.z * NB;
+    row0 = flat_group() * ROWS;
+    b0 = gl_WorkGroupID.z * NB;
     // Vectors past the end of the batch repeat the last one: computed, never stored.
     uint xbase[NB];
     [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * p.cols;
-    float acc[ROWS * NB];
     [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
     // Weights per uvec4: 4 (F32) or 8 (F16, BF16).
     const uint PER4 = WTYPE == 0u ? 4u : 8u;
@@ -125,14 +132,5 @@ void main() {
             }
         }
     }
-    // Each lane stores its partial sums once; lane i then adds up output i over the lanes.
-    [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) partial[i * WG + lane] = acc[i];
-    barrier();
-    for (uint i = lane; i < ROWS * NB; i += WG) {
-        float sum = 0.0;
-        for (uint l = 0; l < WG; ++l) sum += partial[i * WG + l];
-        uint r = i / NB;
-        uint b = b0 + i % NB;
-        if (row0 + r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + row0 + r, p.y_offset + row0 + r, sum);
-    }
+    reduce_acc(lane);
 }

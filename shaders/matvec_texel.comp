@@ -1,7 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
 // y[b][y_offset + r] = sum_k W[r][k] * x[b][k], as matvec.comp, for weights whose 32-weight
 // units are whole 16-byte texels (F32, F16, BF16 and the grouped Q8_0_G8, Q4_0_G8) and rows of
 // whole units: every load is a texelFetch of 16 bytes. On lavapipe a texel fetch is one
@@ -15,7 +14,6 @@ layout(constant_id = 0) const uint WG = 8;
 layout(constant_id = 1) const uint ROWS = 16;
 layout(constant_id = 2) const uint WTYPE = 0;
 layout(constant_id = 3) const uint NB = 1;
-layout(constant_id = 4) const uint SUBGROUP_ADD = 0;  // the device has subgroupAdd in compute
 layout(constant_id = 5) const uint EPILOGUE = 0;      // see linear_epilogue.glsl
 layout(local_size_x_id = 0) in;
 
@@ -31,7 +29,15 @@ layout(push_constant) uniform Params {
 } p;
 #include "linear_epilogue.glsl"
 
-shared float partial[ROWS * NB * WG];
+uint row0, b0;  // the workgroup's first row and first vector
+
+// Output i of the workgroup: row i / NB of vector i % NB.
+void emit(uint i, float sum) {
+    uint r = row0 + i / NB, b = b0 + i % NB;
+    if (r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + r, p.y_offset + r, sum);
+}
+#include "matvec_reduce.glsl"
+
 
 vec4 int8x4(uint w) {
     return vec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
@@ -81,13 +87,12 @@ void unit_weights(uint u, out vec4 wv[8]) {
 
 void main() {
     uint lane = gl_LocalInvocationID.x;
-    uint row0 = flat_group() * ROWS;
-    uint b0 = gl_WorkGroupID.z * NB;
+    row0 = flat_group() * ROWS;
+    b0 = gl_WorkGroupID.z * NB;
     uint units = p.cols / 32u;
     // Vectors past the end of the batch repeat the last one: computed, never stored.
     uint xbase[NB];
     [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
-    float acc[ROWS * NB];
     [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
     for (uint k = lane; k < units; k += WG) {
         vec4 xv[NB * 8u];
@@ -104,24 +109,5 @@ void main() {
             }
         }
     }
-    if (SUBGROUP_ADD != 0u && gl_NumSubgroups == 1u) {
-        // One subgroup: add up each output across it, no shared memory, no barrier.
-        [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) {
-            float sum = subgroupAdd(acc[i]);
-            uint r = i / NB;
-            uint b = b0 + i % NB;
-            if (lane == i % WG && row0 + r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + row0 + r, p.y_offset + row0 + r, sum);
-        }
-        return;
-    }
-    // Each lane stores its partial sums once; lane i then adds up output i over the lanes.
-    [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) partial[i * WG + lane] = acc[i];
-    barrier();
-    for (uint i = lane; i < ROWS * NB; i += WG) {
-        float sum = 0.0;
-        for (uint l = 0; l < WG; ++l) sum += partial[i * WG + l];
-        uint r = i / NB;
-        uint b = b0 + i % NB;
-        if (row0 + r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + row0 + r, p.y_offset + row0 + r, sum);
-    }
+    reduce_acc(lane);
 }

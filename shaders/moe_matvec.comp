@@ -20,6 +20,8 @@ layout(constant_id = 3) const uint NB = 1;
 layout(constant_id = 4) const uint X_PER_ENTRY = 0;
 layout(local_size_x_id = 0) in;
 
+uint row0;  // the workgroup's first row
+
 layout(binding = 0) readonly buffer Weights { uint w[]; };
 #define WEIGHTS w
 #include "weights.glsl"
@@ -37,25 +39,33 @@ layout(push_constant) uniform Params {
     uint has_bias;
 } p;
 
-shared float partial[ROWS * NB * WG];
+uint entry[NB];  // the group's entries
+uint ex, n_left;  // the expert; entries of the group that exist
+
+// Output i of the workgroup: row i / NB of entry i % NB.
+void emit(uint i, float sum) {
+    uint r = row0 + i / NB, j = i % NB;
+    if (r < p.rows && j < n_left) y[entry[j] * p.rows + r] = sum + (p.has_bias != 0u ? bias[ex * p.rows + r] : 0.0);
+}
+#include "matvec_reduce.glsl"
 
 void main() {
     uint lane = gl_LocalInvocationID.x;
-    uint row0 = flat_group() * ROWS;
-    uint ex = p.e0 + gl_WorkGroupID.z;
+    row0 = flat_group() * ROWS;
+    ex = p.e0 + gl_WorkGroupID.z;
     uint off = 2u * p.n_entries;
     uint begin = uint(route[off + ex]), end = uint(route[off + ex + 1u]);
     uint list = off + p.n_expert + 1u;
     uint units = p.cols / 32u;
     uint wbase = gl_WorkGroupID.z * p.rows;  // this expert's first row in the binding
     for (uint g = begin; g < end; g += NB) {
-        uint entry[NB], xbase[NB];
+        uint xbase[NB];
+        n_left = end - g;
         [[unroll]] for (uint j = 0; j < NB; ++j) {
             // Past the group's end the last entry repeats: computed, never stored.
             entry[j] = uint(route[list + min(g + j, end - 1u)]);
             xbase[j] = (X_PER_ENTRY != 0u ? entry[j] : entry[j] / p.k) * p.cols;
         }
-        float acc[ROWS * NB];
         [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
         for (uint u = lane; u < units; u += WG) {
             vec4 xv[NB * 8u];
@@ -75,16 +85,7 @@ void main() {
                 }
             }
         }
-        [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) partial[i * WG + lane] = acc[i];
-        barrier();
-        for (uint i = lane; i < ROWS * NB; i += WG) {
-            float sum = 0.0;
-            for (uint l = 0; l < WG; ++l) sum += partial[i * WG + l];
-            uint r = row0 + i / NB;
-            uint j = i % NB;
-            if (r < p.rows && g + j < end)
-                y[entry[j] * p.rows + r] = sum + (p.has_bias != 0u ? bias[ex * p.rows + r] : 0.0);
-        }
+        reduce_acc(lane);
         barrier();
     }
 }
