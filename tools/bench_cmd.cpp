@@ -37,6 +37,7 @@ struct Options {
     bool json = false;
     bool warm_up = true;
     bool profile = false;
+    uint32_t n_seq = 1;  // sequences decoded together
     vkllm_runtime_params runtime;
 };
 
@@ -44,7 +45,7 @@ void usage(FILE *out) {
     std::fputs(
         "usage: vkllm bench -m MODEL [-p 512] [-n 128] [-r 3] [--no-kv-cache] [-c CTX] [-b BATCH]\n"
         "                   [--record-every-step] [--profile] [--json] [--no-warmup]\n"
-        "                   [--device N|NAME]\n"
+        "                   [-s SEQS] [--pipeline-cache FILE] [--device N|NAME]\n"
         "  -p N            prompt tokens, prefilled in one call (0: no pp test)\n"
         "  -n N            tokens generated greedily after the prompt (0: no tg test)\n"
         "  -r N            measured repetitions (after one warm-up)\n"
@@ -53,6 +54,10 @@ void usage(FILE *out) {
         "  -c CTX          session context (default p + n; it must hold them)\n"
         "  -b BATCH        prefill chunk (default: the library's)\n"
         "  --profile       device time per kernel (timestamp queries), per token of each test\n"
+        "  -s SEQS         batched decode: SEQS sequences, each prefilled with the prompt, then\n"
+        "                  decoded together one token each per step (t/s counts all of them)\n"
+        "  --pipeline-cache FILE  load and save compiled pipelines there (the first prefill,\n"
+        "                  reported as time to first token, compiles what the file lacks)\n"
         "  --json          one JSON object per test instead of a markdown table\n"
         "  --no-warmup     measure from the first run (which then includes compiling the\n"
         "                  pipelines): for long runs on slow devices\n",
@@ -92,6 +97,10 @@ bool parse(int argc, char **argv, Options &o) {
             ok = parse_u32(v, &o.n_ctx);
         } else if ((a == "-b" || a == "--batch-size") && v) {
             ok = parse_u32(v, &o.n_batch) && o.n_batch > 0;
+        } else if ((a == "-s" || a == "--seqs") && v) {
+            ok = parse_u32(v, &o.n_seq) && o.n_seq > 0 && o.n_seq <= 256;
+        } else if (a == "--pipeline-cache" && v) {
+            o.runtime.pipeline_cache_path = v;
         } else if (a == "--device" && v) {
             char *end = nullptr;
             long idx = std::strtol(v, &end, 10);
@@ -126,6 +135,10 @@ bool parse(int argc, char **argv, Options &o) {
     }
     if (!o.model) {
         std::fprintf(stderr, "vkllm: bench: -m MODEL is required\n");
+        return false;
+    }
+    if (o.n_seq > 1 && !o.kv_cache) {
+        std::fprintf(stderr, "vkllm: bench: --no-kv-cache measures one sequence (-s 1)\n");
         return false;
     }
     if (o.n_prompt == 0 && o.n_gen == 0) {
@@ -247,6 +260,7 @@ void add_difference(const Profile &before, const Profile &after, Profile &sum) {
 
 struct Timing {
     double pp_ms = 0;
+    double first_seq_pp_ms = 0;  // the prefill of the first sequence alone
     double tg_ms = 0;
     Profile pp_profile, tg_profile;  // with --profile
 };
@@ -255,7 +269,7 @@ struct Timing {
 class Runner {
   public:
     Runner(vkllm_session *session, const Options &o, uint32_t n_vocab)
-        : session_(session), o_(o), logits_(n_vocab) {
+        : session_(session), o_(o), n_vocab_(n_vocab), logits_(size_t(n_vocab) * o.n_seq) {
         // Spread over the vocabulary, away from the first ids (often control tokens), and
         // the same for every run of a model.
         for (uint32_t i = 0; i < o.n_prompt; ++i)
@@ -266,31 +280,39 @@ class Runner {
         vkllm_status s = vkllm_session_reset(session_, -1);
         if (s != VKLLM_OK) return s;
         std::vector<int32_t> sequence = prompt_;
-        int32_t next = 3;  // what generation starts from without a prompt
+        // What generation starts from (3 without a prompt), per sequence.
+        std::vector<int32_t> next(o_.n_seq, 3);
+        std::vector<uint32_t> seqs(o_.n_seq);
         Profile start, mid, end;
         if (o_.profile && (s = read_profile(session_, start)) != VKLLM_OK) return s;
         if (!prompt_.empty()) {
             auto t0 = std::chrono::steady_clock::now();
-            s = vkllm_session_eval(session_, 0, prompt_.data(), prompt_.size(), logits_.data());
-            if (s != VKLLM_OK) return s;
-            next = argmax();
+            for (uint32_t q = 0; q < o_.n_seq; ++q) {
+                s = vkllm_session_eval(session_, q, prompt_.data(), prompt_.size(), logits_.data());
+                if (s != VKLLM_OK) return s;
+                if (q == 0) t.first_seq_pp_ms = ms_since(t0);
+                next[q] = argmax(0);
+            }
             t.pp_ms = ms_since(t0);
         }
+        for (uint32_t q = 0; q < o_.n_seq; ++q)
+            seqs[q] = q;
         if (o_.profile && (s = read_profile(session_, mid)) != VKLLM_OK) return s;
         auto t0 = std::chrono::steady_clock::now();
         for (uint32_t i = 0; i < o_.n_gen; ++i) {
             if (o_.kv_cache) {
-                uint32_t seq = 0;
-                s = vkllm_session_decode(session_, &seq, &next, 1, logits_.data());
+                s = vkllm_session_decode(session_, seqs.data(), next.data(), o_.n_seq,
+                                         logits_.data());
             } else {
-                sequence.push_back(next);
+                sequence.push_back(next[0]);
                 s = vkllm_session_reset(session_, -1);
                 if (s == VKLLM_OK)
                     s = vkllm_session_eval(session_, 0, sequence.data(), sequence.size(),
                                            logits_.data());
             }
             if (s != VKLLM_OK) return s;
-            next = argmax();
+            for (uint32_t q = 0; q < o_.n_seq; ++q)
+                next[q] = argmax(q);
         }
         t.tg_ms = ms_since(t0);
         if (o_.profile) {
@@ -302,12 +324,15 @@ class Runner {
     }
 
   private:
-    int32_t argmax() const {
-        return int32_t(std::max_element(logits_.begin(), logits_.end()) - logits_.begin());
+    // The greedy token of logits row `row`.
+    int32_t argmax(uint32_t row) const {
+        auto first = logits_.begin() + size_t(row) * n_vocab_;
+        return int32_t(std::max_element(first, first + n_vocab_) - first);
     }
 
     vkllm_session *session_;
     const Options &o_;
+    uint32_t n_vocab_;
     std::vector<float> logits_;
     std::vector<int32_t> prompt_;
 };
@@ -481,6 +506,7 @@ int bench(const Options &o) {
     vkllm_session_params sp;
     vkllm_session_params_init(&sp);
     sp.n_ctx = uint32_t(n_ctx);
+    sp.n_seq = o.n_seq;
     if (o.n_batch) sp.n_batch = o.n_batch;
     if (o.record_every_step) sp.flags |= VKLLM_SESSION_RECORD_EVERY_STEP;
     if (o.profile) sp.flags |= VKLLM_SESSION_PROFILE;
@@ -488,25 +514,29 @@ int bench(const Options &o) {
     if (s != VKLLM_OK) return report(s, "creating the session");
 
     Runner runner(h.session, o, info.n_vocab);
-    Result pp{"pp" + std::to_string(o.n_prompt), o.n_prompt, 0, {}};
-    Result tg{"tg" + std::to_string(o.n_gen) + (o.kv_cache ? "" : " no-kv") +
+    std::string batch = o.n_seq > 1 ? " x" + std::to_string(o.n_seq) : "";
+    Result pp{"pp" + std::to_string(o.n_prompt) + batch, o.n_prompt, 0, {}};
+    Result tg{"tg" + std::to_string(o.n_gen) + batch + (o.kv_cache ? "" : " no-kv") +
                   (o.record_every_step ? " re-record" : ""),
               o.n_prompt,
               o.n_gen,
               {}};
     Table table(facts, device.name, tg.test.size() > pp.test.size() ? tg.test : pp.test);
     if (!o.json) table.header();
+    double first_pp_ms = -1;  // the first prefill compiles the pipelines it needs
     if (o.warm_up) {
-        Timing ignored;
-        s = runner.run(ignored);
+        Timing first;
+        s = runner.run(first);
         if (s != VKLLM_OK) return report(s, "warm-up");
+        first_pp_ms = first.first_seq_pp_ms;
     }
     for (uint32_t r = 0; r < o.reps; ++r) {
         Timing t;
         s = runner.run(t);
         if (s != VKLLM_OK) return report(s, "benchmark");
-        pp.samples.push_back(1000.0 * o.n_prompt / std::max(t.pp_ms, 1e-6));
-        tg.samples.push_back(1000.0 * o.n_gen / std::max(t.tg_ms, 1e-6));
+        if (first_pp_ms < 0) first_pp_ms = t.first_seq_pp_ms;
+        pp.samples.push_back(1000.0 * o.n_prompt * o.n_seq / std::max(t.pp_ms, 1e-6));
+        tg.samples.push_back(1000.0 * o.n_gen * o.n_seq / std::max(t.tg_ms, 1e-6));
         add_difference({}, t.pp_profile, pp.profile);
         add_difference({}, t.tg_profile, tg.profile);
         pp.wall_ms += t.pp_ms;
@@ -521,7 +551,19 @@ int bench(const Options &o) {
     }
     if (o.profile && !o.json)
         for (const Result *r : {&pp, &tg})
-            if (!r->profile.empty()) print_profile(*r, o.reps * (r == &pp ? o.n_prompt : o.n_gen));
+            if (!r->profile.empty())
+                print_profile(*r, o.reps * o.n_seq * (r == &pp ? o.n_prompt : o.n_gen));
+    if (!o.json && o.n_prompt > 0) {
+        vkllm_runtime_stats rs;
+        rs.struct_size = sizeof rs;
+        if (vkllm_runtime_stats_get(h.rt, &rs) == VKLLM_OK)
+            std::printf(
+                "\ntime to first token: %.1f ms (the first prefill of %u tokens, compiling "
+                "the pipelines it needs; %llu pipelines, %llu bytes of pipeline cache "
+                "loaded)\n",
+                first_pp_ms, o.n_prompt, (unsigned long long)rs.pipelines_created,
+                (unsigned long long)rs.pipeline_cache_bytes_loaded);
+    }
     return 0;
 }
 
