@@ -14,7 +14,7 @@ layout(constant_id = 0) const uint WG = 8;
 layout(constant_id = 1) const uint ROWS = 16;
 layout(constant_id = 2) const uint WTYPE = 0;
 layout(constant_id = 3) const uint NB = 1;
-layout(constant_id = 5) const uint EPILOGUE = 0;      // see linear_epilogue.glsl
+layout(constant_id = 4) const uint EPILOGUE = 0;      // see linear_epilogue.glsl
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI
@@ -39,15 +39,7 @@ void emit(uint i, float sum) {
 #include "matvec_reduce.glsl"
 
 
-vec4 int8x4(uint w) {
-    return vec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
-                bitfieldExtract(int(w), 24, 8));
-}
-
-vec4 nibbles4(uint w, uint n) {
-    uint s = n << 2u;
-    return vec4((w >> s) & 15u, (w >> (s + 8u)) & 15u, (w >> (s + 16u)) & 15u, (w >> (s + 24u)) & 15u);
-}
+#include "unpack.glsl"
 
 uvec4 fetch(uint t) { return texelFetch(W, int(t)); }
 

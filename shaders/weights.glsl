@@ -26,6 +26,8 @@
 //      ql[64 n + 32 (g & 1) + l] (low nibble for g < 2), high 2 bits at bit 2 g of
 //      qh[32 n + l], scale sc[8 n + 2 g + l / 16])
 
+#include "unpack.glsl"
+
 // Byte o of the weights.
 uint w_byte(uint o) { return (WEIGHTS[o >> 2u] >> ((o & 3u) << 3u)) & 0xffu; }
 
@@ -40,22 +42,10 @@ uint w_word(uint o) {
 // The F16 at byte o (o even, so within one word).
 float w_half(uint o) { return unpackHalf2x16(WEIGHTS[o >> 2u] >> ((o & 2u) << 3u)).x; }
 
-// Nibble n (0 = low) of each byte of w as a vec4.
-vec4 nibbles4(uint w, uint n) {
-    uint s = n << 2u;
-    return vec4((w >> s) & 15u, (w >> (s + 8u)) & 15u, (w >> (s + 16u)) & 15u, (w >> (s + 24u)) & 15u);
-}
-
 // Bits [b, b + 1] or [b] (count c) of each byte of w as a vec4.
 vec4 bits4(uint w, uint b, uint c) {
     uint m = (1u << c) - 1u;
     return vec4((w >> b) & m, (w >> (b + 8u)) & m, (w >> (b + 16u)) & m, (w >> (b + 24u)) & m);
-}
-
-// The four bytes of w as signed values.
-vec4 int8x4(uint w) {
-    return vec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
-                bitfieldExtract(int(w), 24, 8));
 }
 
 // FP4 (E2M1) values doubled, so that the block scale is 2^(e - 128).

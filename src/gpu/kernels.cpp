@@ -259,9 +259,7 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
         uint32_t nb = (n + groups_z - 1) / groups_z;
         if (groups_z > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matvec: a batch of %u is too large", n);
         bool texel = texel_matvec(w, x);
-        std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb,
-                                   0u,  // constant 4 is unused
-                                   epilogue};
+        std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb, epilogue};
         const Pipeline &p =
             texel ? pipelines_.get("matvec_texel", 4, spec,
                                    {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
