@@ -13,7 +13,8 @@
 // keys (lane i takes keys i, i + WG, ...), each keeping an online softmax per head (running
 // max, running sum, a HEAD_DIM accumulator, all F32). At the end each lane stores its
 // accumulators, weighted by exp(m - M) / L, in shared memory once and the lanes sum them
-// column by column (WG x G x HEAD_DIM floats of shared memory; the host keeps it <= 16 KiB).
+// column by column (WG x G x HEAD_DIM floats of shared memory, which the host keeps within the
+// device's limit).
 // The loops over dimensions and heads have constant trip counts once specialised and are
 // unrolled by the driver (lavapipe does; the long-context test would fail otherwise), so the
 // state is indexed by constants (registers) and the only loop that grows with the context is

@@ -176,8 +176,14 @@ Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
     // more heads makes llvmpipe's compile time explode); GPUs 16 lanes, one query head per
     // workgroup. Shared memory stays within Vulkan's minimum of 16 KiB: WG x heads x head_dim
     // floats for the final combination.
-    attention_wg_ = cpu ? 8 : 16;
-    max_group_dims_ = cpu ? 448 : 128;
+    attention_wg_ = cpu ? 8 : 16;  // GPUs: the least; attention() widens it to fit shared memory
+    max_group_dims_ = cpu ? 448 : 64;
+    // argmax: one workgroup per row of logits (151,936 for Qwen) scans them; GPUs give it as
+    // many lanes as they allow, up to 1024 (a power of two: the reduction halves).
+    argmax_wg_ = 8;
+    if (!cpu)
+        while (argmax_wg_ * 2 <= std::min<uint32_t>(1024, device.info().max_workgroup_invocations))
+            argmax_wg_ *= 2;
 }
 
 std::vector<Kernels::Chunk> Kernels::split_rows(const Matrix &m, uint64_t max_range) const {
@@ -583,10 +589,6 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
     // Each lane visits at most capacity / WG + 1 keys, one loop iteration each (the loops over
     // heads and head_dim have constant trip counts and are unrolled); the final combination
     // adds a few hundred.
-    uint32_t wg = attention_wg_;
-    if (uint64_t(shape.capacity) / wg + 1024 > kMaxLoopIterations)
-        fail(VKLLM_ERR_UNSUPPORTED, "attention: a cache of %u slots is too long for the device",
-             shape.capacity);
     if (shape.n_tokens > 65535)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: %u tokens in one step is too many", shape.n_tokens);
     // Query heads of one KV head served by one workgroup: as many as the variant allows (at
@@ -595,6 +597,18 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
     uint32_t cap = std::max(1u, std::min(8u, max_group_dims_ / shape.head_dim));
     uint32_t blocks = (group + cap - 1) / cap;
     uint32_t g = (group + blocks - 1) / blocks;
+    uint32_t wg = attention_wg_;
+    if (!cpu_class_) {
+        // GPUs: a decode step has only one workgroup per query head, so give each as many lanes
+        // as the shared memory of the final combination allows (g x head_dim accumulators and
+        // a max and a sum per lane), in whole warps, 16 to 128.
+        uint64_t per_lane = uint64_t(g) * (shape.head_dim * 4 + 8);
+        uint64_t lanes = device_.info().max_compute_shared_memory / per_lane / 32 * 32;
+        wg = uint32_t(std::clamp<uint64_t>(lanes, attention_wg_, 128));
+    }
+    if (uint64_t(shape.capacity) / wg + 1024 > kMaxLoopIterations)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: a cache of %u slots is too long for the device",
+             shape.capacity);
     uint64_t gx = uint64_t(shape.n_kv_heads) * blocks;
     if (gx > device_.caps().max_groups_x)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: %u heads are too many", shape.n_heads);
@@ -649,8 +663,8 @@ void Kernels::argmax(Recording &rec, const BufferRange &x, const BufferRange &id
     if (cols == 0) fail(VKLLM_ERR_INTERNAL, "argmax: rows of 0 elements");
     require(x, uint64_t(rows) * cols * 4, "argmax", "x");
     require(ids, uint64_t(rows) * 4, "argmax", "ids");
-    check_loops(cols / (4 * norm_wg_) + 1, "argmax", cols);  // 4 elements per iteration
-    const Pipeline &p = pipelines_.get("argmax", 2, {norm_wg_});
+    check_loops(cols / (4 * argmax_wg_) + 1, "argmax", cols);  // 4 elements per iteration
+    const Pipeline &p = pipelines_.get("argmax", 2, {argmax_wg_});
     // Rows of many logits (prefill) may not fit one binding: bound in row chunks.
     for (const Chunk &c : split_rows(Matrix{x, WeightType::F32, rows, cols})) {
         struct {

@@ -261,6 +261,7 @@ class Kernels {
     uint32_t matvec_rows_;
     uint32_t norm_wg_;
     uint32_t attention_wg_;
+    uint32_t argmax_wg_;
     // Attention: query heads x head_dim a workgroup may serve at once (their queries and
     // accumulators are each lane's state).
     uint32_t max_group_dims_;
