@@ -34,7 +34,17 @@
  *   vkllm_gguf, vkllm_tokenizer and vkllm_model may be used from several threads at once
  *   (destroying one must not race with its other uses). A vkllm_session and a
  *   vkllm_detokenizer are used by one thread at a time; different sessions of one model may
- *   run on different threads at once.
+ *   run on different threads at once, and give the same results as run one after another.
+ *   A call that changes a session (eval, decode, generate, reset, truncate) while another
+ *   such call on it is running, on another thread or from inside its own callback, is
+ *   refused with VKLLM_ERR_INVALID_ARGUMENT and changes nothing.
+ *
+ * DEVICE LOSS
+ *
+ *   A driver may lose the device (a hang, a reset, a removed GPU). The call that sees it
+ *   returns VKLLM_ERR_DEVICE_LOST, and from then on every call on that runtime's sessions
+ *   returns it too, as do model loads and new sessions on that runtime; destroying sessions,
+ *   models and the runtime still works and frees everything. Recover by creating them again.
  *
  * OBJECTS
  *
@@ -211,6 +221,12 @@ typedef struct vkllm_runtime_params {
     const char *pipeline_cache_path;
     vkllm_log_fn log_fn; /* NULL (default): messages of level WARNING and above go to stderr */
     void *log_user_data;
+    /* The most bytes of device memory the runtime may hold at once (weights, KV caches,
+     * activations, staging; what vkllm_runtime_stats counts as device_memory_allocated), for an
+     * app that shares the device with other work. A model or session that would not fit fails
+     * with VKLLM_ERR_OUT_OF_DEVICE_MEMORY and leaves nothing allocated, as when the driver
+     * itself runs out. 0 (default): no limit but the device's. */
+    uint64_t device_memory_budget;
 } vkllm_runtime_params;
 
 /* Fills *params with defaults (struct_size included). No-op on NULL. */

@@ -56,7 +56,7 @@ int main(void) {
     PIN_OFFSET(vkllm_device_info, shader_int8, 1040);
     PIN_OFFSET(vkllm_device_info, storage_16bit, 1044);
     PIN_OFFSET(vkllm_device_info, timestamps, 1048);
-    PIN_SIZE(vkllm_runtime_params, 56);
+    PIN_SIZE(vkllm_runtime_params, 64);
     PIN_OFFSET(vkllm_runtime_params, struct_size, 0);
     PIN_OFFSET(vkllm_runtime_params, device_index, 8);
     PIN_OFFSET(vkllm_runtime_params, device_name, 16);
@@ -64,6 +64,7 @@ int main(void) {
     PIN_OFFSET(vkllm_runtime_params, pipeline_cache_path, 32);
     PIN_OFFSET(vkllm_runtime_params, log_fn, 40);
     PIN_OFFSET(vkllm_runtime_params, log_user_data, 48);
+    PIN_OFFSET(vkllm_runtime_params, device_memory_budget, 56);
     PIN_SIZE(vkllm_runtime_stats, 56);
     PIN_OFFSET(vkllm_runtime_stats, struct_size, 0);
     PIN_OFFSET(vkllm_runtime_stats, validation_errors, 8);

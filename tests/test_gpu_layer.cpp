@@ -215,3 +215,29 @@ TEST(Validation, ErrorsAreCountedAndReachTheLogger) {
     ASSERT_FALSE(messages.empty());
     EXPECT_NE(messages[0].find("VkBufferCreateInfo"), std::string::npos) << messages[0];
 }
+
+// Validation runs with synchronization validation: two writes of one range with no barrier
+// between them are a hazard the core checks cannot see, and it must be counted as an error.
+TEST(Validation, SynchronizationHazardsAreCountedAsErrors) {
+    std::vector<std::string> messages;
+    ContextParams p;
+    p.validation = true;
+    p.log = vkllm::Logger{[](void *user, vkllm_log_level level, const char *msg) {
+                              if (level == VKLLM_LOG_ERROR)
+                                  static_cast<std::vector<std::string> *>(user)->push_back(msg);
+                          },
+                          &messages};
+    Context ctx(p);
+    Buffer b = ctx.allocator().allocate(4096, MemoryKind::Device);
+    {
+        Recording rec(ctx.device());
+        rec.begin();
+        rec.fill(b.range(), 1);
+        rec.fill(b.range(), 2);  // no barrier: write after write
+        rec.end();
+        rec.submit();
+    }
+    EXPECT_GE(ctx.instance().validation_errors(), 1u);
+    ASSERT_FALSE(messages.empty());
+    EXPECT_NE(messages[0].find("SYNC-HAZARD-WRITE-AFTER-WRITE"), std::string::npos) << messages[0];
+}

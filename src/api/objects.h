@@ -1,6 +1,7 @@
 // What the opaque handles of the C API are, for the files of src/api.
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "engine/generate.h"
@@ -29,4 +30,6 @@ struct vkllm_session {
     std::shared_ptr<vkllm::gpu::Context> context;
     std::shared_ptr<vkllm::engine::Model> model;  // kept alive while the session lives
     std::unique_ptr<vkllm::engine::Session> session;
+    std::atomic<bool> busy{false};  // a call that changes the session is running
+    std::atomic<bool> lost{false};  // a call saw the device lost: every later one fails
 };

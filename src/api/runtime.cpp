@@ -54,6 +54,7 @@ vkllm_status vkllm_runtime_create(const vkllm_runtime_params *params, vkllm_runt
         cp.validation = p.flags & VKLLM_RUNTIME_VALIDATION;
         if (p.pipeline_cache_path) cp.pipeline_cache_path = p.pipeline_cache_path;
         cp.log = vkllm::Logger{p.log_fn, p.log_user_data};
+        cp.device_memory_budget = p.device_memory_budget;
         auto rt = std::make_unique<vkllm_runtime>();
         rt->context = std::make_shared<vkllm::gpu::Context>(cp);
         *out = rt.release();

@@ -32,9 +32,39 @@ T read_params(const T *given, void (*init)(T *), const char *fn) {
     return p;
 }
 
-vkllm::engine::Session &session_of(vkllm_session *s, const char *fn) {
+// Every call but destroy: once the session (or another user of its device) has seen the
+// device lost, nothing it holds can be trusted, and each call says so.
+const vkllm::engine::Session &readable(const vkllm_session *s, const char *fn) {
     require_arg(s, fn, "session");
+    if (s->lost.load() || s->context->device().lost())
+        fail(VKLLM_ERR_DEVICE_LOST,
+             "%s: the device was lost during an earlier call; destroy the session and create the "
+             "runtime, model and session again",
+             fn);
     return *s->session;
+}
+
+// Runs `body`, which changes the session, as the session's only user. A second thread in a
+// call that changes it, or a callback re-entering it, is refused instead of corrupting it: one
+// atomic exchange per call. A device loss seen on the way is remembered.
+template <typename F>
+void change(vkllm_session *s, const char *fn, F &&body) {
+    readable(s, fn);
+    if (s->busy.exchange(true))
+        fail(VKLLM_ERR_INVALID_ARGUMENT,
+             "%s: the session is in use by another call (a session is used by one thread at a "
+             "time, and not from inside its own callbacks)",
+             fn);
+    struct Release {
+        std::atomic<bool> &busy;
+        ~Release() { busy.store(false); }
+    } release{s->busy};
+    try {
+        body(*s->session);
+    } catch (const vkllm::Error &e) {
+        if (e.status() == VKLLM_ERR_DEVICE_LOST) s->lost.store(true);
+        throw;
+    }
 }
 
 }  // namespace
@@ -93,54 +123,58 @@ void vkllm_session_destroy(vkllm_session *session) {
 
 vkllm_status vkllm_session_reset(vkllm_session *session, int32_t seq) {
     return guard([&] {
-        vkllm::engine::Session &s = session_of(session, "vkllm_session_reset");
-        if (seq < -1 || seq >= int32_t(s.options().n_seq))
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_reset: sequence %d does not exist",
-                 seq);
-        for (uint32_t i = 0; i < s.options().n_seq; ++i)
-            if (seq == -1 || uint32_t(seq) == i) s.truncate(i, 0);
+        change(session, "vkllm_session_reset", [&](vkllm::engine::Session &s) {
+            if (seq < -1 || seq >= int32_t(s.options().n_seq))
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_reset: sequence %d does not exist",
+                     seq);
+            for (uint32_t i = 0; i < s.options().n_seq; ++i)
+                if (seq == -1 || uint32_t(seq) == i) s.truncate(i, 0);
+        });
     });
 }
 
 vkllm_status vkllm_session_truncate(vkllm_session *session, uint32_t seq, uint32_t n_keep) {
-    return guard([&] { session_of(session, "vkllm_session_truncate").truncate(seq, n_keep); });
+    return guard([&] {
+        change(session, "vkllm_session_truncate",
+               [&](vkllm::engine::Session &s) { s.truncate(seq, n_keep); });
+    });
 }
 
 vkllm_status vkllm_session_position(const vkllm_session *session, uint32_t seq, uint32_t *n_past) {
     return guard([&] {
-        require_arg(session, "vkllm_session_position", "session");
+        const vkllm::engine::Session &s = readable(session, "vkllm_session_position");
         require_arg(n_past, "vkllm_session_position", "n_past");
-        if (seq >= session->session->options().n_seq)
+        if (seq >= s.options().n_seq)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_position: sequence %u does not exist",
                  seq);
-        *n_past = session->session->position(seq);
+        *n_past = s.position(seq);
     });
 }
 
 vkllm_status vkllm_session_eval(vkllm_session *session, uint32_t seq, const int32_t *tokens,
                                 size_t n, float *logits) {
     return guard([&] {
-        vkllm::engine::Session &s = session_of(session, "vkllm_session_eval");
         if (n > 0) require_arg(tokens, "vkllm_session_eval", "tokens");
-        s.prefill(seq, tokens, n, logits);
+        change(session, "vkllm_session_eval",
+               [&](vkllm::engine::Session &s) { s.prefill(seq, tokens, n, logits); });
     });
 }
 
 vkllm_status vkllm_session_decode(vkllm_session *session, const uint32_t *seqs,
                                   const int32_t *tokens, size_t n, float *logits) {
     return guard([&] {
-        vkllm::engine::Session &s = session_of(session, "vkllm_session_decode");
         require_arg(seqs, "vkllm_session_decode", "seqs");
         require_arg(tokens, "vkllm_session_decode", "tokens");
-        s.decode(seqs, tokens, n, logits, nullptr);
+        change(session, "vkllm_session_decode",
+               [&](vkllm::engine::Session &s) { s.decode(seqs, tokens, n, logits, nullptr); });
     });
 }
 
 vkllm_status vkllm_session_get_stats(const vkllm_session *session, vkllm_session_stats *out) {
     return guard([&] {
-        require_arg(session, "vkllm_session_get_stats", "session");
+        const vkllm::engine::Session &s = readable(session, "vkllm_session_get_stats");
         require_struct(out, "vkllm_session_get_stats", "out");
-        const vkllm::engine::SessionStats &st = session->session->stats();
+        const vkllm::engine::SessionStats &st = s.stats();
         vkllm_session_stats r{};
         r.struct_size = sizeof r;
         r.command_buffers_recorded = st.recorded;
@@ -149,7 +183,7 @@ vkllm_status vkllm_session_get_stats(const vkllm_session *session, vkllm_session
         r.tokens_decoded = st.tokens_decoded;
         r.prefill_ms = st.prefill_ms;
         r.decode_ms = st.decode_ms;
-        r.kv_cache_bytes = session->session->kv_bytes();
+        r.kv_cache_bytes = s.kv_bytes();
         vkllm::api::copy_struct(r, out);
     });
 }
@@ -158,14 +192,14 @@ vkllm_status vkllm_session_profile(const vkllm_session *session, vkllm_kernel_ti
                                    size_t capacity, size_t *count) {
     return guard([&] {
         const char *fn = "vkllm_session_profile";
-        require_arg(session, fn, "session");
+        const vkllm::engine::Session &s = readable(session, fn);
         require_arg(count, fn, "count");
         if (capacity > 0) require_arg(out, fn, "out");
-        if (!session->session->options().profile)
+        if (!s.options().profile)
             fail(VKLLM_ERR_INVALID_ARGUMENT,
                  "%s: the session was not created with VKLLM_SESSION_PROFILE", fn);
         std::vector<const vkllm::engine::KernelTime *> order;
-        for (const vkllm::engine::KernelTime &k : session->session->profile())
+        for (const vkllm::engine::KernelTime &k : s.profile())
             order.push_back(&k);
         std::stable_sort(order.begin(), order.end(),
                          [](auto *a, auto *b) { return a->ms > b->ms; });
@@ -180,12 +214,12 @@ vkllm_status vkllm_session_layer_kv_bytes(const vkllm_session *session, uint32_t
                                           uint64_t *bytes) {
     return guard([&] {
         const char *fn = "vkllm_session_layer_kv_bytes";
-        require_arg(session, fn, "session");
+        const vkllm::engine::Session &s = readable(session, fn);
         require_arg(bytes, fn, "bytes");
-        uint32_t n_layer = session->session->model().config().n_layer;
+        uint32_t n_layer = s.model().config().n_layer;
         if (layer >= n_layer)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: layer %u of a model with %u", fn, layer, n_layer);
-        *bytes = session->session->layer_kv_bytes(layer);
+        *bytes = s.layer_kv_bytes(layer);
     });
 }
 
@@ -214,7 +248,7 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
     vkllm::engine::GenerateResult r;
     vkllm_status status = guard([&] {
         const char *fn = "vkllm_generate";
-        vkllm::engine::Session &s = session_of(session, fn);
+        readable(session, fn);
         if (n_prompt > 0) require_arg(prompt, fn, "prompt");
         if (result) require_struct(result, fn, "result");
         vkllm_sampling_params sp = read_params(sampling, vkllm_sampling_params_init, fn);
@@ -244,7 +278,9 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
             o.on_prefill = [&gp](size_t done, size_t total) {
                 return gp.on_prefill(gp.user_data, done, total) == 0;
             };
-        vkllm::engine::generate(s, std::vector<int32_t>(prompt, prompt + n_prompt), o, r);
+        std::vector<int32_t> tokens(prompt, prompt + n_prompt);
+        change(session, fn,
+               [&](vkllm::engine::Session &s) { vkllm::engine::generate(s, tokens, o, r); });
     });
     if (result && result->struct_size >= sizeof(size_t) &&
         (status == VKLLM_OK || status == VKLLM_ERR_CANCELLED)) {

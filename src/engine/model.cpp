@@ -22,6 +22,8 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
     if (uint32_t(tokenizer_->vocab().size()) > config_.n_vocab)
         fail(VKLLM_ERR_FORMAT, "%s: %d tokens but only %u embedding rows", path.c_str(),
              tokenizer_->vocab().size(), config_.n_vocab);
+    // Refused before any upload when the runtime's memory budget cannot hold the weights.
+    ctx.allocator().require_budget(tensor_bytes_, "the model's weights");
     weights_ = models::load_weights(ctx, file, config_, progress);
     if (config_.learned_positions) {  // positions are the rows of the table the file has
         max_positions_ = config_.n_ctx_train;

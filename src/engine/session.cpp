@@ -46,26 +46,11 @@ Session::Session(const Model &model, const SessionOptions &options)
     opt_.n_batch = std::min(opt_.n_batch, opt_.n_ctx - opt_.n_sink);
     max_rows_ = std::max(opt_.n_batch, opt_.n_seq);
 
-    gpu::Allocator &alloc = ctx_.allocator();
-    for (int a = 0; a < models::kActCount; ++a) {
-        Act act = Act(a);
-        uint32_t rows = act == Act::Logits ? opt_.n_seq : act == Act::Last ? 1 : max_rows_;
-        uint64_t bytes = uint64_t(rows) * models::act_width(c, act) * sizeof(float);
-        // Logits are read by the host after every step: keep them host-visible.
-        acts_.push_back(alloc.allocate(
-            bytes, act == Act::Logits ? gpu::MemoryKind::Host : gpu::MemoryKind::Device));
-    }
-    step_stride_ = (uint64_t(max_rows_) * 4 + 255) / 256 * 256;
-    step_ = alloc.allocate(step_stride_ * kStepArrays, gpu::MemoryKind::Host);
-    ids_ = alloc.allocate(uint64_t(opt_.n_seq) * 4, gpu::MemoryKind::Host);
-
     if (opt_.kv_type == gpu::KvType::Q8_0 && c.head_dim % 32)
         fail(VKLLM_ERR_UNSUPPORTED,
              "session: a Q8_0 KV cache needs head_dim a multiple of 32; this model's is %u",
              c.head_dim);
-    if (c.moe())
-        route_ = alloc.allocate(gpu::moe_route_words(max_rows_, c.n_expert_used, c.n_expert) * 4,
-                                gpu::MemoryKind::Device);
+    uint64_t layer_bytes_max = 0;
     for (uint32_t l = 0; l < c.n_layer; ++l) {
         // A sliding-window layer's ring holds the window and one prefill chunk (whose first
         // token still sees window - 1 earlier keys while its last is stored): its memory does
@@ -75,16 +60,43 @@ Session::Session(const Model &model, const SessionOptions &options)
         capacity_.push_back(cap);
         uint64_t layer_bytes =
             uint64_t(cap) * c.n_head_kv * gpu::kv_row_bytes(opt_.kv_type, c.head_dim) * opt_.n_seq;
-        if (layer_bytes > ctx_.device().info().max_storage_buffer_range)
-            fail(VKLLM_ERR_UNSUPPORTED,
-                 "session: a layer's KV cache of %llu MiB exceeds the device's largest binding "
-                 "(%llu MiB); use a smaller n_ctx or n_seq",
-                 (unsigned long long)(layer_bytes >> 20),
-                 (unsigned long long)(ctx_.device().info().max_storage_buffer_range >> 20));
-        k_cache_.push_back(alloc.allocate(layer_bytes, gpu::MemoryKind::Device));
-        v_cache_.push_back(alloc.allocate(layer_bytes, gpu::MemoryKind::Device));
         layer_kv_bytes_.push_back(2 * layer_bytes);
         kv_bytes_ += 2 * layer_bytes;
+        layer_bytes_max = std::max(layer_bytes_max, layer_bytes);
+    }
+    if (layer_bytes_max > ctx_.device().info().max_storage_buffer_range)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "session: a layer's KV cache of %llu MiB exceeds the device's largest binding "
+             "(%llu MiB); use a smaller n_ctx or n_seq",
+             (unsigned long long)(layer_bytes_max >> 20),
+             (unsigned long long)(ctx_.device().info().max_storage_buffer_range >> 20));
+    std::vector<uint64_t> act_bytes;
+    for (int a = 0; a < models::kActCount; ++a) {
+        Act act = Act(a);
+        uint32_t rows = act == Act::Logits ? opt_.n_seq : act == Act::Last ? 1 : max_rows_;
+        act_bytes.push_back(uint64_t(rows) * models::act_width(c, act) * sizeof(float));
+    }
+    // Refused before anything is allocated when the memory budget cannot hold it.
+    gpu::Allocator &alloc = ctx_.allocator();
+    uint64_t total = kv_bytes_;
+    for (uint64_t b : act_bytes)
+        total += b;
+    alloc.require_budget(total, "the session's KV cache and activations");
+
+    for (int a = 0; a < models::kActCount; ++a) {
+        // Logits are read by the host after every step: keep them host-visible.
+        acts_.push_back(alloc.allocate(
+            act_bytes[a], Act(a) == Act::Logits ? gpu::MemoryKind::Host : gpu::MemoryKind::Device));
+    }
+    step_stride_ = (uint64_t(max_rows_) * 4 + 255) / 256 * 256;
+    step_ = alloc.allocate(step_stride_ * kStepArrays, gpu::MemoryKind::Host);
+    ids_ = alloc.allocate(uint64_t(opt_.n_seq) * 4, gpu::MemoryKind::Host);
+    if (c.moe())
+        route_ = alloc.allocate(gpu::moe_route_words(max_rows_, c.n_expert_used, c.n_expert) * 4,
+                                gpu::MemoryKind::Device);
+    for (uint32_t l = 0; l < c.n_layer; ++l) {
+        k_cache_.push_back(alloc.allocate(layer_kv_bytes_[l] / 2, gpu::MemoryKind::Device));
+        v_cache_.push_back(alloc.allocate(layer_kv_bytes_[l] / 2, gpu::MemoryKind::Device));
     }
     n_past_.assign(opt_.n_seq, 0);
 }

@@ -9,7 +9,7 @@ Context::Context(const ContextParams &params) {
         choose_device(devices, params.device_index,
                       params.device_name.empty() ? nullptr : params.device_name.c_str());
     device_ = std::make_unique<Device>(*instance_, chosen);
-    allocator_ = std::make_unique<Allocator>(*device_);
+    allocator_ = std::make_unique<Allocator>(*device_, params.device_memory_budget);
     pipelines_ = std::make_unique<Pipelines>(*device_, params.pipeline_cache_path);
     transfer_ = std::make_unique<Transfer>(*device_, *allocator_);
     kernels_ = std::make_unique<Kernels>(*device_, *pipelines_, device_class(*device_));

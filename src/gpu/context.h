@@ -15,6 +15,7 @@ struct ContextParams {
     std::string device_name;
     bool validation = false;
     std::string pipeline_cache_path;
+    uint64_t device_memory_budget = 0;  // 0: no limit but the device's
     Logger log;
 };
 

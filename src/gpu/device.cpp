@@ -1,5 +1,7 @@
 #include "gpu/device.h"
 
+#include "gpu/fault.h"
+
 namespace vkllm::gpu {
 
 Device::Device(const Instance &instance, const DeviceCaps &caps)
@@ -24,25 +26,45 @@ Device::Device(const Instance &instance, const DeviceCaps &caps)
 }
 
 Device::~Device() {
+    // A lost device reports the loss again here; there is nothing left to wait for.
     table_.vkDeviceWaitIdle(device_);
     table_.vkDestroyFence(device_, fence_, nullptr);
     table_.vkDestroyDevice(device_, nullptr);
 }
 
+void Device::check_not_lost() const {
+    if (lost_.load())
+        fail(VKLLM_ERR_DEVICE_LOST,
+             "the device %s was lost earlier; destroy the sessions, models and runtime and "
+             "create them again",
+             caps_.info.name);
+}
+
+void Device::checked(VkResult r, const char *what) {
+    if (r == VK_ERROR_DEVICE_LOST) lost_.store(true);
+    check(r, what);
+}
+
 void Device::submit_and_wait(VkCommandBuffer cmd) {
     std::lock_guard<std::mutex> lock(queue_mutex_);
+    check_not_lost();
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
-    check(table_.vkResetFences(device_, 1, &fence_), "vkResetFences");
-    check(table_.vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
+    checked(table_.vkResetFences(device_, 1, &fence_), "vkResetFences");
+    VkResult r = injected_fault(FaultSite::QueueSubmit);
+    if (r == VK_SUCCESS) r = table_.vkQueueSubmit(queue_, 1, &si, fence_);
+    checked(r, "vkQueueSubmit");
     submits_.fetch_add(1);
-    check(table_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    r = table_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
+    if (r == VK_SUCCESS) r = injected_fault(FaultSite::WaitForFences);
+    checked(r, "vkWaitForFences");
 }
 
 void Device::wait_idle() {
     std::lock_guard<std::mutex> lock(queue_mutex_);
-    check(table_.vkQueueWaitIdle(queue_), "vkQueueWaitIdle");
+    check_not_lost();
+    checked(table_.vkQueueWaitIdle(queue_), "vkQueueWaitIdle");
 }
 
 }  // namespace vkllm::gpu

@@ -22,12 +22,18 @@ class Device {
     const vkllm_device_info &info() const { return caps_.info; }
     const Logger &log() const { return instance_.log(); }
 
-    // Submits one recorded command buffer and waits for it to finish. Thread-safe.
+    // Submits one recorded command buffer and waits for it to finish. Thread-safe. Once any
+    // call has seen VK_ERROR_DEVICE_LOST, every later one throws VKLLM_ERR_DEVICE_LOST.
     void submit_and_wait(VkCommandBuffer cmd);
     void wait_idle();
     uint64_t submits() const { return submits_.load(); }
+    bool lost() const { return lost_.load(); }
+    // Throws VKLLM_ERR_DEVICE_LOST once the device has been lost.
+    void check_not_lost() const;
 
   private:
+    void checked(VkResult r, const char *what);  // check() that remembers a device loss
+
     const Instance &instance_;
     DeviceCaps caps_;
     VkDevice device_ = VK_NULL_HANDLE;
@@ -36,6 +42,7 @@ class Device {
     VkFence fence_ = VK_NULL_HANDLE;
     std::mutex queue_mutex_;
     std::atomic<uint64_t> submits_{0};
+    std::atomic<bool> lost_{false};
 };
 
 }  // namespace vkllm::gpu

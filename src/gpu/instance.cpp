@@ -70,8 +70,15 @@ Instance::Instance(bool validation, Logger log) : log_(log) {
     ci.ppEnabledLayerNames = layers.data();
     ci.enabledExtensionCount = uint32_t(extensions.size());
     ci.ppEnabledExtensionNames = extensions.data();
-    // Chained so that instance creation and destruction are validated too.
-    if (validation) ci.pNext = &dbg;
+    // Synchronization validation reports missing or wrong barriers between dispatches (a
+    // race the core checks cannot see); the messenger is chained behind it so that instance
+    // creation and destruction are validated too.
+    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = &sync;
+    features.pNext = &dbg;
+    if (validation) ci.pNext = &features;
 
     VkResult r = vkCreateInstance(&ci, nullptr, &instance_);
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER || r == VK_ERROR_INITIALIZATION_FAILED)
@@ -80,10 +87,20 @@ Instance::Instance(bool validation, Logger log) : log_(log) {
              "VK_DRIVER_FILES / VK_ICD_FILENAMES point at it?)",
              result_name(r));
     check(r, "vkCreateInstance");
-    volkLoadInstanceOnly(instance_);
+    // The core entry points are the loader's trampolines and serve every instance: loaded
+    // once. Reloading them for each instance would also overwrite the extension entry points
+    // another live instance still uses (a runtime without validation has no debug utils).
+    static bool instance_loaded = false;
+    if (!instance_loaded) volkLoadInstanceOnly(instance_);
+    instance_loaded = true;
 
     if (validation) {
-        r = vkCreateDebugUtilsMessengerEXT(instance_, &dbg, nullptr, &messenger_);
+        auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+        destroy_messenger_ = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+        r = create && destroy_messenger_ ? create(instance_, &dbg, nullptr, &messenger_)
+                                         : VK_ERROR_EXTENSION_NOT_PRESENT;
         if (r != VK_SUCCESS) {
             vkDestroyInstance(instance_, nullptr);
             check(r, "vkCreateDebugUtilsMessengerEXT");
@@ -92,7 +109,7 @@ Instance::Instance(bool validation, Logger log) : log_(log) {
 }
 
 Instance::~Instance() {
-    if (messenger_) vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
+    if (messenger_) destroy_messenger_(instance_, messenger_, nullptr);
     vkDestroyInstance(instance_, nullptr);
 }
 

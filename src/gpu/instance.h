@@ -34,6 +34,7 @@ class Instance {
 
     VkInstance instance_ = VK_NULL_HANDLE;
     VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;  // this instance's
     Logger log_;
     std::atomic<uint64_t> errors_{0};
     std::atomic<uint64_t> warnings_{0};

@@ -243,21 +243,24 @@ bool Kernels::texel_matvec(const Matrix &w, const BufferRange &x) const {
            w.data.offset % align == 0;
 }
 
-// The epilogue's specialization constant; its bias binding (y when there is none: bound,
-// never read).
-static uint32_t epilogue_bits(const Epilogue &end, const Matrix &w, const BufferRange &y,
-                              BufferRange &bias, const char *kernel) {
-    bias = end.bias.size ? end.bias : y;
+// The epilogue's specialization constant.
+static uint32_t epilogue_bits(const Epilogue &end, const Matrix &w, const char *kernel) {
     if (end.bias.size) require(end.bias, uint64_t(w.rows) * 4, kernel, "bias");
     return (end.bias.size ? 1u : 0u) | (end.accumulate ? 2u : 0u);
+}
+
+// The bias binding of a chunk. Without a bias it is bound, never read, to the chunk's own
+// weights: a range nothing writes, so synchronization validation sees no hazard in it (the
+// output would be one, written by the previous chunk with no barrier between them).
+static const BufferRange &bias_binding(const Epilogue &end, const BufferRange &weights) {
+    return end.bias.size ? end.bias : weights;
 }
 
 void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                      uint32_t n, const Epilogue &end) {
     require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
     require(y, uint64_t(n) * w.rows * 4, "matvec", "y");
-    BufferRange bias;
-    uint32_t epilogue = epilogue_bits(end, w, y, bias, "matvec");
+    uint32_t epilogue = epilogue_bits(end, w, "matvec");
     check_loops(w.cols / matvec_wg_ + 1, "matvec", w.cols);
     if (n > 0) {
         // A workgroup serves up to 4 vectors of the batch, loading each weight once for them.
@@ -278,8 +281,8 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
             struct {
                 uint32_t rows, cols, y_offset, n, y_stride;
             } push{c.rows, w.cols, c.row0, n, w.rows};
-            dispatch_1d(rec, p, {c.data, texel ? xs : x, y, bias}, &push, sizeof push,
-                        (c.rows + matvec_rows_ - 1) / matvec_rows_, groups_z);
+            dispatch_1d(rec, p, {c.data, texel ? xs : x, y, bias_binding(end, c.data)}, &push,
+                        sizeof push, (c.rows + matvec_rows_ - 1) / matvec_rows_, groups_z);
         }
     }
     rec.barrier();
@@ -309,8 +312,7 @@ void Kernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x, cons
     require(x, uint64_t(n) * w.cols * 4, "matmul", "x");
     require(y, uint64_t(n) * w.rows * 4, "matmul", "y");
     check_loops(w.cols / 16 + 1, "matmul", w.cols);  // 16-wide K slices
-    BufferRange bias;
-    uint32_t epilogue = epilogue_bits(end, w, y, bias, "matmul");
+    uint32_t epilogue = epilogue_bits(end, w, "matmul");
     const Pipeline &p = pipelines_.get("matmul", 4, {uint32_t(w.type), epilogue});
     uint32_t tiles_m = (n + 31) / 32;
     if (tiles_m > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u rows is too many", n);
@@ -321,7 +323,8 @@ void Kernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x, cons
         uint32_t tiles_n = (c.rows + 31) / 32;
         if (tiles_n > device_.caps().max_groups_x)
             fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u output rows is too many", c.rows);
-        rec.dispatch(p, {c.data, x, y, bias}, &push, sizeof push, tiles_n, tiles_m);
+        rec.dispatch(p, {c.data, x, y, bias_binding(end, c.data)}, &push, sizeof push, tiles_n,
+                     tiles_m);
     }
     rec.barrier();
 }

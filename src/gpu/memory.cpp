@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gpu/fault.h"
+
 namespace vkllm::gpu {
 
 static const VkBufferUsageFlags kUsage =
@@ -45,7 +47,7 @@ BufferRange Buffer::range(VkDeviceSize offset, VkDeviceSize size) const {
     return BufferRange{buffer_, offset_ + offset, size ? size : size_ - offset};
 }
 
-Allocator::Allocator(Device &device) : device_(device) {
+Allocator::Allocator(Device &device, uint64_t budget) : device_(device), budget_(budget) {
     vkGetPhysicalDeviceMemoryProperties(device.caps().physical, &props_);
     unified_ = device.info().unified_memory != 0;
     align_ = std::max<VkDeviceSize>(
@@ -101,8 +103,11 @@ size_t Allocator::create_block(VkDeviceSize size, MemoryKind kind, bool dedicate
     ai.allocationSize = req.size;
     VkResult r = VK_SUCCESS;
     try {
+        require_budget_locked(req.size, kind == MemoryKind::Host ? "a staging block" : "a block");
         ai.memoryTypeIndex = memory_type(req.memoryTypeBits, kind);
-        r = vk.vkAllocateMemory(device_.handle(), &ai, nullptr, &block->memory);
+        r = injected_fault(FaultSite::AllocateMemory);
+        if (r == VK_SUCCESS)
+            r = vk.vkAllocateMemory(device_.handle(), &ai, nullptr, &block->memory);
         if (r == VK_SUCCESS)
             r = vk.vkBindBufferMemory(device_.handle(), block->buffer, block->memory, 0);
         bool host_visible = props_.memoryTypes[ai.memoryTypeIndex].propertyFlags &
@@ -144,7 +149,22 @@ void Allocator::destroy_block(Block &b) {
     if (b.memory) vk.vkFreeMemory(device_.handle(), b.memory, nullptr);
 }
 
+void Allocator::require_budget_locked(uint64_t bytes, const char *what) const {
+    if (budget_ && (bytes > budget_ || bytes_ > budget_ - bytes))
+        fail(VKLLM_ERR_OUT_OF_DEVICE_MEMORY,
+             "%s of %.1f MiB does not fit the runtime's device memory budget of %.1f MiB (%.1f "
+             "MiB already allocated)",
+             what, double(bytes) / (1 << 20), double(budget_) / (1 << 20),
+             double(bytes_) / (1 << 20));
+}
+
+void Allocator::require_budget(uint64_t bytes, const char *what) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    require_budget_locked(bytes, what);
+}
+
 Buffer Allocator::allocate(VkDeviceSize size, MemoryKind kind, bool own_block) {
+    device_.check_not_lost();
     if (size == 0) size = 1;
     VkDeviceSize reserved = (size + align_ - 1) / align_ * align_;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -170,6 +190,13 @@ Buffer Allocator::allocate(VkDeviceSize size, MemoryKind kind, bool own_block) {
         }
     }
     if (index == SIZE_MAX) {
+        // Under a budget a shared block takes a sixteenth of it at most, and no more than
+        // what is left: the first small buffer must not claim the whole budget.
+        if (budget_) {
+            VkDeviceSize room = budget_ > bytes_ ? (budget_ - bytes_) / align_ * align_ : 0;
+            VkDeviceSize share = (budget_ / 16 + align_ - 1) / align_ * align_;
+            block_size = std::max(reserved, std::min({block_size, share, room}));
+        }
         bool dedicated = own_block || reserved > block_size / 2;
         index = create_block(dedicated ? reserved : block_size, kind, dedicated);
         offset = 0;

@@ -55,7 +55,9 @@ class Buffer {
 
 class Allocator {
   public:
-    explicit Allocator(Device &device);
+    // budget: the most bytes of VkDeviceMemory it may hold at once (0: as much as the device
+    // gives); beyond it allocations fail with VKLLM_ERR_OUT_OF_DEVICE_MEMORY.
+    Allocator(Device &device, uint64_t budget = 0);
     ~Allocator();
     Allocator(const Allocator &) = delete;
     Allocator &operator=(const Allocator &) = delete;
@@ -65,6 +67,9 @@ class Allocator {
     // (long-lived data such as a model's, which should not pin a shared block).
     Buffer allocate(VkDeviceSize size, MemoryKind kind, bool own_block = false);
     uint64_t bytes_allocated() const;
+    // Throws VKLLM_ERR_OUT_OF_DEVICE_MEMORY, naming `what`, when `bytes` more would not fit
+    // the budget: lets a model or session refuse before it allocates anything.
+    void require_budget(uint64_t bytes, const char *what) const;
     // True when MemoryKind::Device buffers are mapped (no staging copy needed).
     bool device_is_mapped() const { return unified_; }
 
@@ -82,6 +87,7 @@ class Allocator {
     };
 
     void release(Buffer &buffer);
+    void require_budget_locked(uint64_t bytes, const char *what) const;
     size_t create_block(VkDeviceSize size, MemoryKind kind, bool dedicated);
     void destroy_block(Block &block);
     uint32_t memory_type(uint32_t type_bits, MemoryKind kind) const;
@@ -92,6 +98,7 @@ class Allocator {
     VkDeviceSize align_ = 256;
     mutable std::mutex mutex_;
     std::vector<std::unique_ptr<Block>> blocks_;  // null entries are freed blocks
+    uint64_t budget_ = 0;
     uint64_t bytes_ = 0;
 };
 

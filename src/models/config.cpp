@@ -1,5 +1,7 @@
 #include "models/config.h"
 
+#include <cmath>
+
 #include "common/error.h"
 
 namespace vkllm::models {
@@ -40,6 +42,15 @@ ModelConfig read_config(const format::GgufFile &f) {
     auto opt = [&](const std::string &key, uint32_t def) -> uint32_t {
         return f.find(p + key) ? need(key) : def;
     };
+    // A float the model cannot work with (NaN, infinite, zero or negative) is a broken file,
+    // not something to compute with.
+    auto positive = [&](const std::string &key, double def) -> float {
+        double v = f.get_float(p + key).value_or(def);
+        if (!(v > 0) || !std::isfinite(float(v)))
+            fail(VKLLM_ERR_FORMAT, "%s: %s%s = %g must be a positive finite number", path,
+                 p.c_str(), key.c_str(), v);
+        return float(v);
+    };
     c.n_embd = need("embedding_length");
     c.n_layer = need("block_count");
     c.n_head = need("attention.head_count");
@@ -50,10 +61,10 @@ ModelConfig read_config(const format::GgufFile &f) {
     // Learned positions: the position table's rows are the context, so it must be stated.
     c.n_ctx_train = c.learned_positions ? need("context_length") : opt("context_length", 4096);
     c.rot_dim = c.learned_positions ? 0 : opt("rope.dimension_count", c.head_dim);
-    c.rope_base = float(f.get_float(p + "rope.freq_base").value_or(10000.0));
-    c.norm_eps = float(f.get_float(p + (c.learned_positions ? "attention.layer_norm_epsilon"
-                                                            : "attention.layer_norm_rms_epsilon"))
-                           .value_or(1e-5));
+    c.rope_base = positive("rope.freq_base", 10000.0);
+    c.norm_eps = positive(c.learned_positions ? "attention.layer_norm_epsilon"
+                                              : "attention.layer_norm_rms_epsilon",
+                          1e-5);
     if (c.n_head % c.n_head_kv != 0)
         fail(VKLLM_ERR_FORMAT, "%s: %u heads cannot share %u key/value heads evenly", path,
              c.n_head, c.n_head_kv);
@@ -79,10 +90,14 @@ ModelConfig read_config(const format::GgufFile &f) {
         c.attn_sinks = true;
         c.sliding_window = opt("attention.sliding_window", 0);
         if (auto type = f.get_string(p + "rope.scaling.type"); type && *type == "yarn") {
-            c.yarn_factor = float(f.get_float(p + "rope.scaling.factor").value_or(1.0));
+            c.yarn_factor = positive("rope.scaling.factor", 1.0);
             c.yarn_orig_ctx = need("rope.scaling.original_context_length");
             auto knob = [&](const char *key, float def) {
-                return float(f.get_float(p + "rope.scaling." + key).value_or(def));
+                double v = f.get_float(p + "rope.scaling." + key).value_or(def);
+                if (!std::isfinite(float(v)))
+                    fail(VKLLM_ERR_FORMAT, "%s: %srope.scaling.%s = %g is not finite", path,
+                         p.c_str(), key, v);
+                return float(v);
             };
             c.yarn_ext_factor = knob("yarn_ext_factor", 1);
             c.yarn_attn_factor = knob("yarn_attn_factor", 1);
