@@ -62,9 +62,9 @@ ModelConfig read_config(const format::GgufFile &f) {
     c.n_ctx_train = c.learned_positions ? need("context_length") : opt("context_length", 4096);
     c.rot_dim = c.learned_positions ? 0 : opt("rope.dimension_count", c.head_dim);
     c.rope_base = positive("rope.freq_base", 10000.0);
-    c.norm_eps = positive(c.learned_positions ? "attention.layer_norm_epsilon"
-                                              : "attention.layer_norm_rms_epsilon",
-                          1e-5);
+    c.norm_eps = positive(
+        c.learned_positions ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon",
+        1e-5);
     if (c.n_head % c.n_head_kv != 0)
         fail(VKLLM_ERR_FORMAT, "%s: %u heads cannot share %u key/value heads evenly", path,
              c.n_head, c.n_head_kv);
