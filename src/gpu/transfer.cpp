@@ -8,7 +8,7 @@ namespace vkllm::gpu {
 static const VkDeviceSize kStagingBytes = VkDeviceSize(16) << 20;
 
 Transfer::Transfer(Device &device, Allocator &allocator)
-    : device_(device), allocator_(allocator), recording_(device) {}
+    : allocator_(allocator), recording_(device) {}
 
 void Transfer::check_range(const Buffer &b, size_t bytes, VkDeviceSize offset) const {
     if (offset > b.size() || bytes > b.size() - offset)

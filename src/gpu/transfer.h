@@ -19,7 +19,6 @@ class Transfer {
   private:
     void check_range(const Buffer &b, size_t bytes, VkDeviceSize offset) const;
 
-    Device &device_;
     Allocator &allocator_;
     std::mutex mutex_;
     Recording recording_;

@@ -1,0 +1,103 @@
+// Writes the seed corpora of fuzz/corpus/ (committed; rerun after changing the model writer):
+// small valid models of each architecture and weight type the tiny-model writer knows, texts
+// for the tokenizers, conversations for the chat templates.
+//   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,chat_template}/)
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "reference/tiny_model.h"
+
+namespace {
+
+void write(const std::string &path, const std::string &bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string read(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: write_seeds OUT_DIR\n");
+        return 2;
+    }
+    std::string out = argv[1];
+    for (const char *d : {"", "/gguf", "/model_load", "/tokenizer", "/chat_template"})
+        mkdir((out + d).c_str(), 0755);
+
+    struct Model {
+        const char *name;
+        TinyModelSpec spec;
+    };
+    std::vector<Model> models;
+    TinyModelSpec small;
+    small.n_vocab = 16, small.n_embd = 16, small.n_head = 2, small.n_head_kv = 1, small.n_ff = 24;
+    small.n_layer = 1, small.n_ctx = 16;
+    models.push_back({"llama-f32", small});
+    TinyModelSpec s = small;
+    s.arch = "qwen2", s.weight_type = 1;
+    models.push_back({"qwen2-f16", s});
+    s = small;
+    s.arch = "qwen3", s.tied_output = true;
+    models.push_back({"qwen3-tied-f32", s});
+    s = small;
+    s.rope_freqs = true, s.weight_type = 30;  // BF16
+    models.push_back({"llama-bf16-rope-freqs", s});
+    s = small;
+    s.n_embd = 32, s.n_ff = 32, s.n_head = 2, s.n_head_kv = 2, s.weight_type = 8;  // Q8_0
+    models.push_back({"llama-q8_0", s});
+    s.weight_type = 2;  // Q4_0
+    models.push_back({"llama-q4_0", s});
+    for (const Model &m : models) {
+        std::string tmp = out + "/model_load/" + m.name + ".gguf";
+        write_tiny_model(tmp, m.spec);
+        write(out + "/gguf/" + m.name + ".gguf", read(tmp));
+    }
+
+    // Tokenizer inputs: a selector byte (vocabulary, special parsing, BOS/EOS), then text.
+    const char *texts[] = {
+        "Hello world",
+        " Hello  world\n\n\tindented",
+        "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n",
+        "<s>[INST] Bonjour [/INST]</s>",
+        "na\xc3\xafve caf\xc3\xa9, \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xf0\x9f\xa4\x96",
+        "don't we'll I'M 12345 3.14159 0x1F",
+        "\xe2\x96\x81leading marker and trailing spaces   ",
+        "<|endoftext|><|start|>assistant<|channel|>final<|message|>hi<|return|>",
+    };
+    int i = 0;
+    for (const char *t : texts)
+        for (uint8_t sel : {0, 1, 2, 3, 4, 5, 6, 7})
+            write(out + "/tokenizer/" + std::to_string(i++), std::string(1, char(sel)) + t);
+
+    // Conversations: template selector, then role and content fields, NUL-separated.
+    auto conv = [](char sel, std::vector<std::string> fields, char last) {
+        std::string s(1, sel);
+        for (const std::string &f : fields)
+            s += std::string(1, '\0') + f;
+        return s + std::string(1, '\0') + last;
+    };
+    i = 0;
+    for (char sel : {0, 2, 3})
+        write(out + "/chat_template/" + std::to_string(i++),
+              conv(sel,
+                   {"system", "You are terse.", "user", "Hi", "assistant", "Hello!", "user", "Bye"},
+                   1));
+    write(out + "/chat_template/" + std::to_string(i++),
+          conv(3, {"developer", "Answer in French.", "user", "Why?"}, 0));
+    write(out + "/chat_template/" + std::to_string(i++),
+          std::string("{% for message in messages %}<|im_start|>{{ message['role'] }}") +
+              std::string(1, '\0') + "user" + std::string(1, '\0') + "hi" + std::string(1, '\0') +
+              "\x01");
+    return 0;
+}
