@@ -118,6 +118,13 @@ class GenerationTest(unittest.TestCase):
             gen.close()
             session.reset()
 
+    def test_a_model_over_the_memory_budget_is_out_of_device_memory(self):
+        with vkllm.Runtime(memory_budget=4096) as rt:
+            with self.assertRaises(vkllm.Error) as cm:
+                vkllm.Model(rt, self.path)
+            self.assertEqual(cm.exception.code, vkllm.ERR_OUT_OF_DEVICE_MEMORY)
+            self.assertIn("budget", str(cm.exception))
+
     def test_missing_file_raises_an_io_error(self):
         missing = os.path.join(os.path.dirname(self.path), "no-such-model.gguf")
         with self.assertRaises(vkllm.Error) as cm:

@@ -110,6 +110,7 @@ class _RuntimeParams(ctypes.Structure):
         ("pipeline_cache_path", ctypes.c_char_p),
         ("log_fn", _LogFn),
         ("log_user_data", ctypes.c_void_p),
+        ("device_memory_budget", ctypes.c_uint64),
     ]
 
 
@@ -360,9 +361,14 @@ def devices():
 class Runtime:
     """A Vulkan device ready to run kernels. Use as a context manager or call close()."""
 
-    def __init__(self, device=None, validation=False, pipeline_cache=None, log=None):
+    def __init__(self, device=None, validation=False, pipeline_cache=None, log=None,
+                 memory_budget=None):
+        """memory_budget: the most bytes of device memory the runtime may hold (models,
+        sessions); past it loads fail with ERR_OUT_OF_DEVICE_MEMORY. None: no limit."""
         self._handle = None
         p = _params(_RuntimeParams, _lib.vkllm_runtime_params_init)
+        if memory_budget is not None:
+            p.device_memory_budget = memory_budget
         if isinstance(device, int):
             p.device_index = device
         elif device is not None:

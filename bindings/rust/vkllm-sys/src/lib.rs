@@ -110,6 +110,7 @@ pub struct vkllm_runtime_params {
     pub pipeline_cache_path: *const c_char,
     pub log_fn: vkllm_log_fn,
     pub log_user_data: *mut c_void,
+    pub device_memory_budget: u64,
 }
 
 #[repr(C)]
@@ -612,7 +613,7 @@ mod tests {
         assert_eq!(size_of::<vkllm_generate_params>(), 64);
         assert_eq!(size_of::<vkllm_sampling_params>(), 40);
         assert_eq!(size_of::<vkllm_generate_result>(), 48);
-        assert_eq!(size_of::<vkllm_runtime_params>(), 56);
+        assert_eq!(size_of::<vkllm_runtime_params>(), 64);
         assert_eq!(size_of::<vkllm_device_info>(), 1056);
         assert_eq!(size_of::<vkllm_model_summary>(), 856);
         assert_eq!(size_of::<vkllm_model_info>(), 136);
