@@ -2,14 +2,24 @@
 // output i < ROWS * NB each) over its share of K; reduce_acc adds them up across the WG lanes
 // and passes each total to emit(i, sum), which the including shader defines first.
 //
-// Partial sums go through shared memory four at a time: each lane stores vec4s, and lane q adds
-// up group q of four outputs over the lanes with vec4 loads. On lavapipe this is several times
-// cheaper than a subgroupAdd per output or scalar shared-memory traffic (measured: reducing 16
-// rows that way cost as much as their products over 28 K-units).
+// With MATVEC_SUBGROUP_REDUCE (a workgroup of one subgroup, the including shader enables the
+// subgroup arithmetic extension) each output is one subgroupAdd, emitted by lane i % WG.
+// Otherwise partial sums go through shared memory four at a time: each lane stores vec4s, and
+// lane q adds up group q of four outputs over the lanes with vec4 loads (no subgroup feature
+// needed, any workgroup size).
 const uint OUTS = ROWS * NB;
+float acc[OUTS];
+
+#ifdef MATVEC_SUBGROUP_REDUCE
+void reduce_acc(uint lane) {
+    [[unroll]] for (uint i = 0; i < OUTS; ++i) {
+        float sum = subgroupAdd(acc[i]);
+        if (lane == i % WG) emit(i, sum);
+    }
+}
+#else
 const uint OUTS4 = (OUTS + 3u) / 4u;
 shared vec4 partial4[OUTS4 * WG];
-float acc[OUTS];
 
 void reduce_acc(uint lane) {
     [[unroll]] for (uint q = 0; q < OUTS4; ++q) {
@@ -26,3 +36,4 @@ void reduce_acc(uint lane) {
             if (4u * q + c < OUTS) emit(4u * q + c, sum[c]);
     }
 }
+#endif

@@ -66,6 +66,9 @@ DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index) {
         copy_string(info.driver_info, sizeof info.driver_info, driver.driverInfo);
         caps.is_llvmpipe = driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
         info.subgroup_size = subgroup.subgroupSize;
+        caps.subgroup_arithmetic =
+            (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+            (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
         info.max_allocation_size = m3.maxMemoryAllocationSize;
 
         VkPhysicalDevice16BitStorageFeatures s16{

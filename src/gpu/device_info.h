@@ -20,6 +20,7 @@ struct DeviceCaps {
     uint32_t timestamp_valid_bits = 0;
     uint8_t cache_uuid[VK_UUID_SIZE]{};
     bool is_llvmpipe = false;
+    bool subgroup_arithmetic = false;  // subgroupAdd and friends in compute shaders
 };
 
 DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index);

@@ -170,6 +170,11 @@ Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
     cpu_class_ = cpu;
     matvec_wg_ = cpu ? 8 : 64;
     matvec_rows_ = cpu ? 16 : 2;
+    // A CPU device's workgroup of one subgroup (lavapipe: 8 and 8) adds its lanes' partial sums
+    // with subgroupAdd (matvec_texel_subgroup.comp); GPUs, whose subgroup size a driver may
+    // choose per pipeline, keep the shared-memory reduction.
+    matvec_subgroup_ =
+        cpu && device.caps().subgroup_arithmetic && device.info().subgroup_size == matvec_wg_;
     norm_wg_ = cpu ? 8 : 128;
     // Attention: lavapipe runs 8 lanes splitting the keys, each K/V row loaded once for up to
     // 448 / head_dim query heads of its KV head (7 x 64 for Qwen2.5's groups of 7: the state of
@@ -270,7 +275,8 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
         bool texel = texel_matvec(w, x);
         std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb, epilogue};
         const Pipeline &p =
-            texel ? pipelines_.get("matvec_texel", 4, spec,
+            texel ? pipelines_.get(matvec_subgroup_ ? "matvec_texel_subgroup" : "matvec_texel", 4,
+                                   spec,
                                    {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
                                     VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED})
                   : pipelines_.get("matvec", 4, spec);

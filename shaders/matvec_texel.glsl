@@ -1,0 +1,111 @@
+// The body of matvec_texel.comp and matvec_texel_subgroup.comp (which differ only in how a
+// workgroup's lanes add up their partial sums: matvec_reduce.glsl). The including file gives
+// the #version and the extensions.
+#include "common.glsl"
+
+layout(constant_id = 0) const uint WG = 8;
+layout(constant_id = 1) const uint ROWS = 16;
+layout(constant_id = 2) const uint WTYPE = 0;
+layout(constant_id = 3) const uint NB = 1;
+layout(constant_id = 4) const uint EPILOGUE = 0;      // see linear_epilogue.glsl
+layout(local_size_x_id = 0) in;
+
+layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI
+layout(binding = 1) uniform textureBuffer X;   // RGBA32F, [n][cols]
+layout(binding = 2) buffer Output { float y[]; };  // [n][y_stride]
+layout(push_constant) uniform Params {
+    uint rows;  // rows in this chunk
+    uint cols;  // a multiple of 32
+    uint y_offset;
+    uint n;         // vectors in the batch
+    uint y_stride;  // floats between the outputs of consecutive vectors
+} p;
+#include "linear_epilogue.glsl"
+
+uint row0, b0;  // the workgroup's first row and first vector
+
+// Output i of the workgroup: row i / NB of vector i % NB.
+void emit(uint i, float sum) {
+    uint r = row0 + i / NB, b = b0 + i % NB;
+    if (r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + r, p.y_offset + r, sum);
+}
+#include "matvec_reduce.glsl"
+
+
+#include "unpack.glsl"
+
+uvec4 fetch(uint t) { return texelFetch(W, int(t)); }
+
+// The 32 weights of unit u (layouts in weights.glsl) are d * (wv - OFFSET): the scale is
+// applied once to the unit's dot product rather than to each weight, and Q4_0's offset of 8
+// through the sum of x (fewer instructions per weight: lavapipe is bound by their count).
+const float OFFSET = WTYPE == 13u ? 8.0 : 0.0;
+
+void unit_weights(uint u, out vec4 wv[8], out float d) {
+    d = 1.0;
+    if (WTYPE == 0u) {
+        [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = uintBitsToFloat(fetch(8u * u + i));
+    } else if (WTYPE == 1u || WTYPE == 2u) {
+        [[unroll]] for (uint i = 0; i < 4u; ++i) {
+            uvec4 q = fetch(4u * u + i);
+            if (WTYPE == 1u) {
+                wv[2u * i] = vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y));
+                wv[2u * i + 1u] = vec4(unpackHalf2x16(q.z), unpackHalf2x16(q.w));
+            } else {
+                wv[2u * i] = uintBitsToFloat(uvec4(q.x << 16u, q.x & 0xffff0000u, q.y << 16u, q.y & 0xffff0000u));
+                wv[2u * i + 1u] = uintBitsToFloat(uvec4(q.z << 16u, q.z & 0xffff0000u, q.w << 16u, q.w & 0xffff0000u));
+            }
+        }
+    } else {
+        // A group is 17 (Q8_0_G8) or 9 (Q4_0_G8) texels: the 8 scales, then the quants.
+        uint g = (u >> 3u) * (WTYPE == 12u ? 17u : 9u), j = u & 7u;
+        uint sw = fetch(g)[j >> 1u];
+        d = unpackHalf2x16(sw >> ((j & 1u) << 4u)).x;
+        if (WTYPE == 12u) {
+            uvec4 a = fetch(g + 1u + 2u * j), b = fetch(g + 2u + 2u * j);
+            wv[0] = int8x4(a.x), wv[1] = int8x4(a.y), wv[2] = int8x4(a.z), wv[3] = int8x4(a.w);
+            wv[4] = int8x4(b.x), wv[5] = int8x4(b.y), wv[6] = int8x4(b.z), wv[7] = int8x4(b.w);
+        } else {
+            uvec4 q = fetch(g + 1u + j);
+            [[unroll]] for (uint i = 0; i < 4u; ++i) {
+                wv[i] = nibbles4(q[i], 0u);
+                wv[4u + i] = nibbles4(q[i], 1u);
+            }
+        }
+    }
+}
+
+void main() {
+    uint lane = gl_LocalInvocationID.x;
+    row0 = flat_group() * ROWS;
+    b0 = gl_WorkGroupID.z * NB;
+    uint units = p.cols / 32u;
+    // Vectors past the end of the batch repeat the last one: computed, never stored.
+    uint xbase[NB];
+    [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
+    [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
+    for (uint k = lane; k < units; k += WG) {
+        vec4 xv[NB * 8u];
+        float xoff[NB];  // OFFSET times the unit's sum of x
+        [[unroll]] for (uint j = 0; j < NB; ++j) {
+            vec4 xs = vec4(0.0);
+            [[unroll]] for (uint i = 0; i < 8u; ++i) {
+                xv[j * 8u + i] = texelFetch(X, int(xbase[j] + 8u * k + i));
+                xs += xv[j * 8u + i];
+            }
+            xoff[j] = OFFSET * dot(xs, vec4(1.0));
+        }
+        [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+            // Rows past the end repeat the last row: no branch in the loop, never stored.
+            vec4 wv[8];
+            float d;
+            unit_weights(min(row0 + r, p.rows - 1u) * units + k, wv, d);
+            [[unroll]] for (uint j = 0; j < NB; ++j) {
+                float sum = 0.0;
+                [[unroll]] for (uint i = 0; i < 8u; ++i) sum += dot(wv[i], xv[j * 8u + i]);
+                acc[r * NB + j] += d * (sum - xoff[j]);
+            }
+        }
+    }
+    reduce_acc(lane);
+}
