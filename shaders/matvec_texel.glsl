@@ -8,6 +8,7 @@ layout(constant_id = 1) const uint ROWS = 16;
 layout(constant_id = 2) const uint WTYPE = 0;
 layout(constant_id = 3) const uint NB = 1;
 layout(constant_id = 4) const uint EPILOGUE = 0;      // see linear_epilogue.glsl
+layout(constant_id = 5) const bool SPLIT_TAIL = false;  // cols / 32 % WG == WG / 2: see main
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI
@@ -75,35 +76,63 @@ void unit_weights(uint u, out vec4 wv[8], out float d) {
     }
 }
 
+// The x of the unit being worked on, for each vector of the batch, and OFFSET times its sum.
+uint xbase[NB];
+vec4 xv[NB * 8u];
+float xoff[NB];
+
+void load_x(uint k) {
+    [[unroll]] for (uint j = 0; j < NB; ++j) {
+        vec4 xs = vec4(0.0);
+        [[unroll]] for (uint i = 0; i < 8u; ++i) {
+            xv[j * 8u + i] = texelFetch(X, int(xbase[j] + 8u * k + i));
+            xs += xv[j * 8u + i];
+        }
+        xoff[j] = OFFSET * dot(xs, vec4(1.0));
+    }
+}
+
+// Unit k of `row` times vector j of the batch, scaled (d) and offset (xoff) as unit_weights says.
+float unit_dot(uint row, uint units, uint k, uint j) {
+    vec4 wv[8];
+    float d;
+    // Rows past the end repeat the last row: no branch in the loop, never stored.
+    unit_weights(min(row, p.rows - 1u) * units + k, wv, d);
+    float sum = 0.0;
+    [[unroll]] for (uint i = 0; i < 8u; ++i) sum += dot(wv[i], xv[j * 8u + i]);
+    return d * (sum - xoff[j]);
+}
+
+const uint HALF = ROWS / 2u;
+
 void main() {
     uint lane = gl_LocalInvocationID.x;
     row0 = flat_group() * ROWS;
     b0 = gl_WorkGroupID.z * NB;
     uint units = p.cols / 32u;
     // Vectors past the end of the batch repeat the last one: computed, never stored.
-    uint xbase[NB];
     [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
     [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
-    for (uint k = lane; k < units; k += WG) {
-        vec4 xv[NB * 8u];
-        float xoff[NB];  // OFFSET times the unit's sum of x
-        [[unroll]] for (uint j = 0; j < NB; ++j) {
-            vec4 xs = vec4(0.0);
-            [[unroll]] for (uint i = 0; i < 8u; ++i) {
-                xv[j * 8u + i] = texelFetch(X, int(xbase[j] + 8u * k + i));
-                xs += xv[j * 8u + i];
-            }
-            xoff[j] = OFFSET * dot(xs, vec4(1.0));
-        }
-        [[unroll]] for (uint r = 0; r < ROWS; ++r) {
-            // Rows past the end repeat the last row: no branch in the loop, never stored.
-            vec4 wv[8];
-            float d;
-            unit_weights(min(row0 + r, p.rows - 1u) * units + k, wv, d);
+    // Units that are whole rounds of the lanes plus half a round (Qwen2.5-0.5B's 896 columns:
+    // 28 units on 8 lanes) end with a half round: there each unit goes to two lanes, each
+    // taking half the rows, so the rows cost 3.5 rounds instead of 4 with half the lanes idle.
+    // The host sets SPLIT_TAIL for such widths (and even ROWS and WG).
+    uint whole = SPLIT_TAIL ? units - WG / 2u : units;
+    for (uint k = lane; k < whole; k += WG) {
+        load_x(k);
+        [[unroll]] for (uint r = 0; r < ROWS; ++r)
+            [[unroll]] for (uint j = 0; j < NB; ++j) acc[r * NB + j] += unit_dot(row0 + r, units, k, j);
+    }
+    if (SPLIT_TAIL) {
+        uint half_ = lane / (WG / 2u), k = whole + lane % (WG / 2u);
+        load_x(k);
+        // Static accumulator indices: lane-dependent selects rather than a lane-dependent
+        // index, which llvmpipe would put in memory.
+        [[unroll]] for (uint r = 0; r < HALF; ++r) {
             [[unroll]] for (uint j = 0; j < NB; ++j) {
-                float sum = 0.0;
-                [[unroll]] for (uint i = 0; i < 8u; ++i) sum += dot(wv[i], xv[j * 8u + i]);
-                acc[r * NB + j] += d * (sum - xoff[j]);
+                float v = unit_dot(row0 + half_ * HALF + r, units, k, j);
+                acc[r * NB + j] += half_ == 0u ? v : 0.0;
+                acc[(HALF + r) * NB + j] += half_ == 0u ? 0.0 : v;
             }
         }
     }

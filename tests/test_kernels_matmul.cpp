@@ -77,6 +77,16 @@ TEST_F(MatmulTest, MatvecF32MatchesReferenceOnOddShapes) {
         check_product(WeightType::F32, s, false);
 }
 
+// Rows of whole lane rounds plus half a round end with a round whose units are split between
+// two lanes, half the rows each (matvec_texel's SPLIT_TAIL): 128 and 896 columns on 8 lanes,
+// 1024 on 64, batched too, and rows that end inside a workgroup.
+TEST_F(MatmulTest, MatvecWithAHalfRoundOfUnitsSplitsItAcrossLanes) {
+    for (WeightType t : {WeightType::F32, WeightType::F16, WeightType::BF16})
+        for (Shape s :
+             {Shape{37, 128, 1}, Shape{61, 896, 1}, Shape{19, 1024, 2}, Shape{45, 896, 3}})
+            check_product(t, s, false);
+}
+
 TEST_F(MatmulTest, MatvecF16MatchesReferenceOnOddShapes) {
     // Odd column counts put rows at half-word offsets in the F16 data; even ones that are not
     // multiples of 8 take the word-at-a-time path, multiples of 8 the uvec4 path.

@@ -274,6 +274,11 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
         if (groups_z > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matvec: a batch of %u is too large", n);
         bool texel = texel_matvec(w, x);
         std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb, epilogue};
+        // matvec_texel: rows of whole lane rounds plus half a round end with a split round.
+        uint32_t units = w.cols / 32;
+        if (texel)
+            spec.push_back(matvec_wg_ % 2 == 0 && matvec_rows_ % 2 == 0 &&
+                           units % matvec_wg_ == matvec_wg_ / 2);
         const Pipeline &p =
             texel ? pipelines_.get(matvec_subgroup_ ? "matvec_texel_subgroup" : "matvec_texel", 4,
                                    spec,
