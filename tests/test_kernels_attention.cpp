@@ -222,14 +222,22 @@ TEST_F(AttentionTest, KvStoreThenAttentionRoundTrip) {
     ref::AttnShape s{4, 2, 64, 32, 2, 0};
     s.scale = double(float(1.0 / 8.0));
     const uint32_t n_seq = 2, kv_dim = 2 * 64;
-    // Prefill of sequence 0 (positions 0..19) and of sequence 1 (0..39, past the ring's end:
-    // positions 32..39 overwrite 2..9), then a decode token of each.
-    Step fill;
+    // Prefill of sequence 0 (positions 0..19) and of sequence 1 (0..31), then a second step
+    // of sequence 1 past the ring's end (positions 32..39 overwrite 2..9), then a decode token
+    // of each. The overwrite is a step of its own: within one dispatch, two tokens of one slot
+    // would race (the engine never stores a step that wraps onto itself).
+    Step fill, wrap;
     for (int32_t p = 0; p < 40; ++p) {
         if (p < 20) fill.pos.push_back(p), fill.seq.push_back(0), fill.begin.push_back(2);
-        fill.pos.push_back(p), fill.seq.push_back(1), fill.begin.push_back(2);
+        Step &st = p < 32 ? fill : wrap;
+        st.pos.push_back(p), st.seq.push_back(1), st.begin.push_back(2);
     }
     fill.pos.push_back(7), fill.seq.push_back(5), fill.begin.push_back(2);  // skipped
+    uint32_t n_first = uint32_t(fill.pos.size()), n_wrap = uint32_t(wrap.pos.size());
+    Uploaded ws = upload_step(wrap);
+    for (size_t i = 0; i < n_wrap; ++i)  // the reference stores both steps in order
+        fill.pos.push_back(wrap.pos[i]), fill.seq.push_back(wrap.seq[i]),
+            fill.begin.push_back(wrap.begin[i]);
     Step dec{{19, 39}, {0, 1}, {2, 10}};
     uint32_t n_fill = uint32_t(fill.pos.size());
     std::vector<float> k = ref::random(size_t(n_fill) * kv_dim, 41);
@@ -237,6 +245,9 @@ TEST_F(AttentionTest, KvStoreThenAttentionRoundTrip) {
     std::vector<float> q = ref::random(size_t(2) * 4 * 64, 43);
     Buffer kb = upload(k), vb = upload(v), qb = upload(q), ob = floats(q.size());
     Uploaded fs = upload_step(fill), ds = upload_step(dec);
+    // The second step's K and V rows follow the first's (offsets of 512-byte rows: aligned).
+    const uint64_t first_bytes = uint64_t(n_first) * kv_dim * 4,
+                   wrap_bytes = uint64_t(n_wrap) * kv_dim * 4;
     size_t cache_elems = size_t(n_seq) * s.capacity * kv_dim;
     for (KvType kv : kv_types(64)) {
         bool f16 = kv == KvType::F16;
@@ -253,8 +264,11 @@ TEST_F(AttentionTest, KvStoreThenAttentionRoundTrip) {
                 r.fill(kcb.range(), 0);
                 r.fill(vcb.range(), 0);
                 r.barrier();
-                kern->kv_store(r, kb.range(), vb.range(), kcb.range(), vcb.range(), fs.view(),
-                               shape(s, n_fill, kv));
+                kern->kv_store(r, kb.range(0, first_bytes), vb.range(0, first_bytes), kcb.range(),
+                               vcb.range(), fs.view(), shape(s, n_first, kv));
+                kern->kv_store(r, kb.range(first_bytes, wrap_bytes),
+                               vb.range(first_bytes, wrap_bytes), kcb.range(), vcb.range(),
+                               ws.view(), shape(s, n_wrap, kv));
                 kern->attention(r, qb.range(), kcb.range(), vcb.range(), ob.range(), ds.view(),
                                 shape(s, 2, kv));
             });
