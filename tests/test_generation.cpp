@@ -407,7 +407,8 @@ TEST_F(Generation, ProfileCountsEveryKernelsDispatchesAndChangesNoLogit) {
         dispatches(after[i]);
     }
     // One matvec per projection (q, k, v, o, gate, up, down) per layer and the output head.
-    EXPECT_EQ(after[0]["matvec"] + after[0]["matvec_texel"] + after[0]["matvec_texel_subgroup"],
+    EXPECT_EQ(after[0]["matvec"] + after[0]["matvec_subgroup"] + after[0]["matvec_texel"] +
+                  after[0]["matvec_texel_subgroup"],
               7u * spec.n_layer + 1);
     for (const char *kernel : {"rms_norm", "rope", "kv_store", "get_rows"})
         EXPECT_GT(after[0][kernel], 0u) << kernel;

@@ -171,8 +171,8 @@ Kernels::Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
     matvec_wg_ = cpu ? 8 : 64;
     matvec_rows_ = cpu ? 16 : 2;
     // A CPU device's workgroup of one subgroup (lavapipe: 8 and 8) adds its lanes' partial sums
-    // with subgroupAdd (matvec_texel_subgroup.comp); GPUs, whose subgroup size a driver may
-    // choose per pipeline, keep the shared-memory reduction.
+    // with subgroupAdd (matvec_subgroup.comp, matvec_texel_subgroup.comp); GPUs, whose subgroup
+    // size a driver may choose per pipeline, keep the shared-memory reduction.
     matvec_subgroup_ =
         cpu && device.caps().subgroup_arithmetic && device.info().subgroup_size == matvec_wg_;
     norm_wg_ = cpu ? 8 : 128;
@@ -284,7 +284,7 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
                                    spec,
                                    {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
                                     VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED})
-                  : pipelines_.get("matvec", 4, spec);
+                  : pipelines_.get(matvec_subgroup_ ? "matvec_subgroup" : "matvec", 4, spec);
         uint64_t max_range = device_.info().max_storage_buffer_range;
         if (texel) max_range = std::min(max_range, device_.info().max_texel_buffer_elements * 16);
         BufferRange xs{x.buffer, x.offset, uint64_t(n) * w.cols * 4};

@@ -256,7 +256,7 @@ class Kernels {
     Device &device_;
     Pipelines &pipelines_;
     bool cpu_class_;
-    bool matvec_subgroup_ = false;  // matvec_texel reduces with subgroupAdd
+    bool matvec_subgroup_ = false;  // matvec and matvec_texel reduce with subgroupAdd
     bool texel_loads_ = true;
     uint32_t matvec_wg_;
     uint32_t matvec_rows_;
