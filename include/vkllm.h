@@ -636,6 +636,22 @@ VKLLM_API vkllm_status vkllm_session_eval(vkllm_session *session, uint32_t seq,
 VKLLM_API vkllm_status vkllm_session_decode(vkllm_session *session, const uint32_t *seqs,
                                             const int32_t *tokens, size_t n, float *logits);
 
+/* The most steps vkllm_session_decode_greedy chains in one submission. */
+#define VKLLM_MAX_CHAINED_STEPS 64
+
+/* Low-level, greedy: `steps` decode steps for each of `n` distinct sequences, chained in one
+ * submission with the choice made on the device. The first step decodes `tokens`; each later
+ * step decodes the token the step before chose (its logits' argmax, lowest id on ties), with
+ * no round trip to the host in between. out[s * n + i] (steps x n ids) is sequence seqs[i]'s
+ * argmax after step s. All `steps` tokens of every sequence are in the cache afterwards
+ * (vkllm_session_truncate rewinds a chain that went past an end token). On a GPU this is how
+ * decoding stops waiting on the host: one submit per `steps` tokens. Steps are 1 to
+ * VKLLM_MAX_CHAINED_STEPS; VKLLM_ERR_CONTEXT_FULL, before anything runs, when they do not fit.
+ * The same tokens as `steps` calls of vkllm_session_decode taking the argmax each time. */
+VKLLM_API vkllm_status vkllm_session_decode_greedy(vkllm_session *session, const uint32_t *seqs,
+                                                   const int32_t *tokens, size_t n, uint32_t steps,
+                                                   int32_t *out);
+
 typedef struct vkllm_session_stats {
     size_t struct_size;
     uint64_t command_buffers_recorded; /* bounded by the step shapes, never by tokens */
@@ -715,6 +731,13 @@ typedef struct vkllm_generate_params {
     vkllm_token_fn on_token;
     vkllm_prefill_fn on_prefill;
     void *user_data; /* passed to both callbacks */
+    /* Greedy sampling without a repetition penalty decodes up to this many tokens per
+     * submission (vkllm_session_decode_greedy), and on_token then receives them together when
+     * the submission completes. A stop inside a chain leaves the cache exactly as one step at
+     * a time would: the tokens are the same either way. Default 0: the library's choice (see
+     * VKLLM_DEFAULT_STEPS_PER_SUBMIT); 1: one step per submission. Streaming sessions chain
+     * only until their ring wraps. */
+    uint32_t steps_per_submit;
 } vkllm_generate_params;
 
 VKLLM_API void vkllm_generate_params_init(vkllm_generate_params *params);

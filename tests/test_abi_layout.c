@@ -179,7 +179,7 @@ int main(void) {
     PIN_OFFSET(vkllm_sampling_params, repeat_penalty, 24);
     PIN_OFFSET(vkllm_sampling_params, repeat_last_n, 28);
     PIN_OFFSET(vkllm_sampling_params, seed, 32);
-    PIN_SIZE(vkllm_generate_params, 64);
+    PIN_SIZE(vkllm_generate_params, 72);
     PIN_OFFSET(vkllm_generate_params, struct_size, 0);
     PIN_OFFSET(vkllm_generate_params, seq, 8);
     PIN_OFFSET(vkllm_generate_params, max_tokens, 12);
@@ -189,6 +189,7 @@ int main(void) {
     PIN_OFFSET(vkllm_generate_params, on_token, 40);
     PIN_OFFSET(vkllm_generate_params, on_prefill, 48);
     PIN_OFFSET(vkllm_generate_params, user_data, 56);
+    PIN_OFFSET(vkllm_generate_params, steps_per_submit, 64);
     PIN_SIZE(vkllm_generate_result, 48);
     PIN_OFFSET(vkllm_generate_result, struct_size, 0);
     PIN_OFFSET(vkllm_generate_result, n_prompt, 8);

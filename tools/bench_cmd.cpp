@@ -5,9 +5,11 @@
 // greedily after them (tg: each step decodes one token, reads its logits back and takes the
 // argmax on the host, as an application sampling on the CPU would). With --no-kv-cache each
 // generated token instead recomputes the whole sequence from an empty cache: the ablation
-// that shows what the KV cache is worth. A warm-up repetition first compiles the pipelines
-// and records the command buffers; it is not measured. With --profile the session times every
-// kernel on the device, and a table per test says where the device time of a token went.
+// that shows what the KV cache is worth. With --chain N, generation instead chains N greedy
+// steps per submission, the token chosen on the device (vkllm_session_decode_greedy). A warm-up
+// repetition first compiles the pipelines and records the command buffers; it is not measured. With
+// --profile the session times every kernel on the device, and a table per test says where the
+// device time of a token went.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -38,6 +40,7 @@ struct Options {
     bool warm_up = true;
     bool profile = false;
     uint32_t n_seq = 1;  // sequences decoded together
+    uint32_t chain = 0;  // greedy steps per submission (0: one step, logits read back)
     vkllm_runtime_params runtime;
 };
 
@@ -45,7 +48,7 @@ void usage(FILE *out) {
     std::fputs(
         "usage: vkllm bench -m MODEL [-p 512] [-n 128] [-r 3] [--no-kv-cache] [-c CTX] [-b BATCH]\n"
         "                   [--record-every-step] [--profile] [--json] [--no-warmup]\n"
-        "                   [-s SEQS] [--pipeline-cache FILE] [--device N|NAME]\n"
+        "                   [-s SEQS] [--chain N] [--pipeline-cache FILE] [--device N|NAME]\n"
         "  -p N            prompt tokens, prefilled in one call (0: no pp test)\n"
         "  -n N            tokens generated greedily after the prompt (0: no tg test)\n"
         "  -r N            measured repetitions (after one warm-up)\n"
@@ -56,6 +59,8 @@ void usage(FILE *out) {
         "  --profile       device time per kernel (timestamp queries), per token of each test\n"
         "  -s SEQS         batched decode: SEQS sequences, each prefilled with the prompt, then\n"
         "                  decoded together one token each per step (t/s counts all of them)\n"
+        "  --chain N       generate N greedy steps per submission, each token chosen on the\n"
+        "                  device and fed to the next step (no logits read back)\n"
         "  --pipeline-cache FILE  load and save compiled pipelines there (the first prefill,\n"
         "                  reported as time to first token, compiles what the file lacks)\n"
         "  --json          one JSON object per test instead of a markdown table\n"
@@ -99,6 +104,8 @@ bool parse(int argc, char **argv, Options &o) {
             ok = parse_u32(v, &o.n_batch) && o.n_batch > 0;
         } else if ((a == "-s" || a == "--seqs") && v) {
             ok = parse_u32(v, &o.n_seq) && o.n_seq > 0 && o.n_seq <= 256;
+        } else if (a == "--chain" && v) {
+            ok = parse_u32(v, &o.chain) && o.chain > 0 && o.chain <= VKLLM_MAX_CHAINED_STEPS;
         } else if (a == "--pipeline-cache" && v) {
             o.runtime.pipeline_cache_path = v;
         } else if (a == "--device" && v) {
@@ -139,6 +146,10 @@ bool parse(int argc, char **argv, Options &o) {
     }
     if (o.n_seq > 1 && !o.kv_cache) {
         std::fprintf(stderr, "vkllm: bench: --no-kv-cache measures one sequence (-s 1)\n");
+        return false;
+    }
+    if (o.chain && !o.kv_cache) {
+        std::fprintf(stderr, "vkllm: bench: --chain decodes with the cache (no --no-kv-cache)\n");
         return false;
     }
     if (o.n_prompt == 0 && o.n_gen == 0) {
@@ -299,7 +310,16 @@ class Runner {
             seqs[q] = q;
         if (o_.profile && (s = read_profile(session_, mid)) != VKLLM_OK) return s;
         auto t0 = std::chrono::steady_clock::now();
-        for (uint32_t i = 0; i < o_.n_gen; ++i) {
+        for (uint32_t i = 0; o_.chain && i < o_.n_gen;) {
+            uint32_t steps = std::min(o_.chain, o_.n_gen - i);
+            chained_.resize(size_t(steps) * o_.n_seq);
+            s = vkllm_session_decode_greedy(session_, seqs.data(), next.data(), o_.n_seq, steps,
+                                            chained_.data());
+            if (s != VKLLM_OK) return s;
+            next.assign(chained_.end() - o_.n_seq, chained_.end());
+            i += steps;
+        }
+        for (uint32_t i = 0; !o_.chain && i < o_.n_gen; ++i) {
             if (o_.kv_cache) {
                 s = vkllm_session_decode(session_, seqs.data(), next.data(), o_.n_seq,
                                          logits_.data());
@@ -335,6 +355,7 @@ class Runner {
     uint32_t n_vocab_;
     std::vector<float> logits_;
     std::vector<int32_t> prompt_;
+    std::vector<int32_t> chained_;
 };
 
 struct Result {
@@ -517,7 +538,8 @@ int bench(const Options &o) {
     std::string batch = o.n_seq > 1 ? " x" + std::to_string(o.n_seq) : "";
     Result pp{"pp" + std::to_string(o.n_prompt) + batch, o.n_prompt, 0, {}};
     Result tg{"tg" + std::to_string(o.n_gen) + batch + (o.kv_cache ? "" : " no-kv") +
-                  (o.record_every_step ? " re-record" : ""),
+                  (o.record_every_step ? " re-record" : "") +
+                  (o.chain ? " chain" + std::to_string(o.chain) : ""),
               o.n_prompt,
               o.n_gen,
               {}};

@@ -209,6 +209,7 @@ class _GenerateParams(ctypes.Structure):
         ("on_token", _TokenFn),
         ("on_prefill", _PrefillFn),
         ("user_data", ctypes.c_void_p),
+        ("steps_per_submit", ctypes.c_uint32),
     ]
 
 
@@ -568,14 +569,16 @@ class Session:
         return s
 
     def generate(self, prompt, max_tokens=256, temperature=0.0, top_k=40, top_p=0.95,
-                 min_p=0.05, repeat_penalty=1.0, repeat_last_n=64, seed=0, stop=(), seq=0):
+                 min_p=0.05, repeat_penalty=1.0, repeat_last_n=64, seed=0, stop=(), seq=0,
+                 steps_per_submit=0):
         """Appends `prompt` (token ids) to sequence `seq` and yields the generated text as it
         streams, piece by piece (str; never half a UTF-8 character). temperature 0: greedy.
 
         Stopping early (break, close() on the iterator, or dropping it) cancels the generation
         on the library's side; the session stays usable. Afterwards `last_result` holds the
         GenerateResult (stop_reason STOP_CANCELLED when stopped early). A failure raises
-        vkllm.Error from the iteration."""
+        vkllm.Error from the iteration. steps_per_submit: greedy decode steps per submission
+        (0: the library's choice; see vkllm_generate_params)."""
         handle = self._idle()
         ids = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
         sp = _params(_SamplingParams, _lib.vkllm_sampling_params_init)
@@ -589,6 +592,7 @@ class Session:
         gp = _params(_GenerateParams, _lib.vkllm_generate_params_init)
         gp.seq = seq
         gp.max_tokens = max_tokens
+        gp.steps_per_submit = steps_per_submit
         stops = [s.encode() if isinstance(s, str) else bytes(s) for s in stop]
         stop_arr = (ctypes.c_char_p * max(len(stops), 1))(*stops)
         if stops:

@@ -170,6 +170,19 @@ vkllm_status vkllm_session_decode(vkllm_session *session, const uint32_t *seqs,
     });
 }
 
+vkllm_status vkllm_session_decode_greedy(vkllm_session *session, const uint32_t *seqs,
+                                         const int32_t *tokens, size_t n, uint32_t steps,
+                                         int32_t *out) {
+    return guard([&] {
+        const char *fn = "vkllm_session_decode_greedy";
+        require_arg(seqs, fn, "seqs");
+        require_arg(tokens, fn, "tokens");
+        require_arg(out, fn, "out");
+        change(session, fn,
+               [&](vkllm::engine::Session &s) { s.decode_greedy(seqs, tokens, n, steps, out); });
+    });
+}
+
 vkllm_status vkllm_session_get_stats(const vkllm_session *session, vkllm_session_stats *out) {
     return guard([&] {
         const vkllm::engine::Session &s = readable(session, "vkllm_session_get_stats");
@@ -262,6 +275,7 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
             o.stop.emplace_back(gp.stop[i]);
         }
         o.render_special = gp.render_special != 0;
+        o.steps_per_submit = gp.steps_per_submit;
         o.sampling.temperature = sp.temperature;
         o.sampling.top_k = sp.top_k;
         o.sampling.top_p = sp.top_p;

@@ -1,5 +1,6 @@
 #include "engine/generate.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace vkllm::engine {
@@ -49,6 +50,21 @@ class StopFilter {
     std::string held_;
 };
 
+// Decode steps to chain after `generated` tokens: none beyond the token limit, at most a
+// prefill chunk (a sliding-window ring then still holds every key a rewind keeps), and, in a
+// streaming session, none past the point where the ring wraps (from then on a rewind of more
+// than one position would lose keys).
+uint32_t chain_steps(const Session &session, const GenerateOptions &o, const Sampler &sampler,
+                     size_t generated) {
+    if (o.steps_per_submit <= 1 || sampler.needs_logits()) return 1;
+    const SessionOptions &so = session.options();
+    uint64_t steps = std::min<uint64_t>(o.steps_per_submit, o.max_tokens - generated);
+    steps = std::min<uint64_t>(steps, std::min(Session::kMaxChainSteps, so.n_batch));
+    uint32_t past = session.position(o.seq);
+    steps = past < so.n_ctx ? std::min<uint64_t>(steps, so.n_ctx - past) : 1;
+    return uint32_t(std::max<uint64_t>(steps, 1));
+}
+
 }  // namespace
 
 void generate(Session &session, const std::vector<int32_t> &prompt, const GenerateOptions &o,
@@ -84,9 +100,21 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
 
     tokenizer::StreamDecoder text(tok, o.render_special, false);
     StopFilter filter(o.stop);
+    uint32_t seq = o.seq;
+    // Tokens a chain of greedy steps chose ahead: `next` is the next one to emit. The chain
+    // decoded every one of them but the last, from position `chain_start` on.
+    std::vector<int32_t> chained;
+    size_t next = 0;
+    uint32_t chain_start = 0;
+    // Ending at a chained token leaves the cache as step-by-step decoding would: the tokens
+    // before it decoded, it and the rest not.
+    auto rewind = [&] {
+        if (!chained.empty()) session.truncate(seq, chain_start + uint32_t(next));
+    };
     auto t1 = std::chrono::steady_clock::now();
     auto emit = [&](int32_t token, const std::string &released) {
         if (o.on_token && !o.on_token(token, released)) {
+            rewind();
             result.reason = StopReason::Cancelled;
             result.decode_ms = elapsed(t1);
             fail(VKLLM_ERR_CANCELLED, "generation cancelled by the token callback after %zu tokens",
@@ -94,7 +122,8 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         }
     };
     for (;;) {
-        int32_t token = sampler.sample(logits.data(), n_vocab, argmax);
+        int32_t token = next < chained.size() ? chained[next++]
+                                              : sampler.sample(logits.data(), n_vocab, argmax);
         if (tok.is_end_of_generation(token)) {
             result.reason = StopReason::EndOfGeneration;
             break;
@@ -112,9 +141,20 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
             result.reason = StopReason::MaxTokens;
             break;
         }
-        uint32_t seq = o.seq;
-        session.decode(&seq, &token, 1, sampler.needs_logits() ? logits.data() : nullptr, &argmax);
+        if (next < chained.size()) continue;  // decoded already, and the next one chosen
+        chained.clear();
+        next = 0;
+        uint32_t steps = chain_steps(session, o, sampler, result.n_generated);
+        if (steps > 1) {
+            chain_start = session.position(seq);
+            chained.resize(steps);
+            session.decode_greedy(&seq, &token, 1, steps, chained.data());
+        } else {
+            session.decode(&seq, &token, 1, sampler.needs_logits() ? logits.data() : nullptr,
+                           &argmax);
+        }
     }
+    rewind();
     if (result.reason != StopReason::StopString) {
         bool stopped = false;
         std::string rest = filter.push(text.flush(), stopped);

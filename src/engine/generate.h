@@ -20,6 +20,10 @@ struct GenerateOptions {
     std::vector<std::string> stop;  // generation ends before any of these texts
     SamplingOptions sampling;
     bool render_special = false;  // control tokens as text in the stream
+    // Greedy decoding without a repetition penalty chains up to this many decode steps in one
+    // submission (Session::decode_greedy); tokens stream when it completes. A stop inside a
+    // chain rewinds the cache to where step-by-step decoding would have left it.
+    uint32_t steps_per_submit = 1;
     // Receives each token and the text it completes (never half a UTF-8 character; held back
     // while it could be the start of a stop string). At the end, text still held comes with
     // token -1. Returning false cancels.

@@ -91,6 +91,7 @@ Session::Session(const Model &model, const SessionOptions &options)
     step_stride_ = (uint64_t(max_rows_) * 4 + 255) / 256 * 256;
     step_ = alloc.allocate(step_stride_ * kStepArrays, gpu::MemoryKind::Host);
     ids_ = alloc.allocate(uint64_t(opt_.n_seq) * 4, gpu::MemoryKind::Host);
+    chain_ = alloc.allocate(uint64_t(kMaxChainSteps) * opt_.n_seq * 4, gpu::MemoryKind::Host);
     if (c.moe())
         route_ = alloc.allocate(gpu::moe_route_words(max_rows_, c.n_expert_used, c.n_expert) * 4,
                                 gpu::MemoryKind::Device);
@@ -196,17 +197,27 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
         k.argmax(rec, act(Act::Logits, rows), ids_.range(0, uint64_t(rows) * 4), rows, c.n_vocab);
 }
 
-gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows) {
-    auto key = std::make_pair(n_tokens, int(rows));
+gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t chain) {
+    auto key = std::make_tuple(n_tokens, int(rows), chain);
     auto it = recordings_.find(key);
     if (it != recordings_.end()) return *it->second;
     // A profile labels every dispatch; a step has at most a few thousand of them.
     const uint32_t kMaxProfiled = 8192;
-    auto rec = std::make_unique<gpu::Recording>(ctx_.device(), opt_.profile ? kMaxProfiled : 0,
-                                                opt_.profile);
+    auto rec = std::make_unique<gpu::Recording>(
+        ctx_.device(), opt_.profile ? kMaxProfiled * std::max(chain, 1u) : 0, opt_.profile);
     models::Plan plan = models::build_plan(model_.config(), model_.weights(), {n_tokens, rows});
     rec->begin();
-    record(*rec, plan, n_tokens);
+    if (chain == 0) record(*rec, plan, n_tokens);
+    // The same dispatches again for every step: each reads the step arrays the step before
+    // advanced, so one recording serves any starting position.
+    for (uint32_t s = 0; s < chain; ++s) {
+        record(*rec, plan, n_tokens);
+        ctx_.kernels().chain_advance(*rec, ids_.range(0, uint64_t(n_tokens) * 4),
+                                     step_.range(kTokens * step_stride_, uint64_t(n_tokens) * 4),
+                                     step_view(n_tokens),
+                                     chain_.range(0, uint64_t(chain) * n_tokens * 4), n_tokens, s,
+                                     opt_.n_ctx - opt_.n_sink, opt_.n_sink);
+    }
     rec->end();
     ++stats_.recorded;
     return *(recordings_[key] = std::move(rec));
@@ -227,9 +238,7 @@ void Session::check_fits(uint32_t seq, size_t n) const {
              (unsigned long long)end - 1, model_.max_positions());
 }
 
-void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argmax, double &time_ms,
-                   uint64_t &token_count) {
-    auto t0 = std::chrono::steady_clock::now();
+std::vector<uint32_t> Session::write_step(const Tokens &t) {
     uint32_t n = uint32_t(t.ids.size());
     uint32_t window = opt_.n_ctx - opt_.n_sink;
     std::vector<uint32_t> count(opt_.n_seq, 0), last(opt_.n_seq, 0);
@@ -247,11 +256,20 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
     }
     // Keys a token may see: the sinks, then the most recent `window` positions of the step's
     // last token, so no token reads a slot a later token of the same step has overwritten.
+    // (shaders/chain_advance.comp applies the same rule between chained steps.)
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t s = t.seqs[i];
         uint32_t begin = last[s] + 1 > window ? last[s] + 1 - window : 0;
         at(kKvBegin, i) = int32_t(std::max(begin, opt_.n_sink));
     }
+    return count;
+}
+
+void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argmax, double &time_ms,
+                   uint64_t &token_count) {
+    auto t0 = std::chrono::steady_clock::now();
+    uint32_t n = uint32_t(t.ids.size());
+    std::vector<uint32_t> count = write_step(t);
     if (opt_.record_every_step) recordings_.clear();
     gpu::Recording &rec = recording(n, rows);
     rec.submit();
@@ -300,15 +318,15 @@ void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logi
     }
 }
 
-void Session::decode(const uint32_t *seqs, const int32_t *tokens, size_t n, float *logits,
-                     int32_t *argmax) {
+void Session::check_decode(const uint32_t *seqs, const int32_t *tokens, size_t n,
+                           uint32_t steps) const {
     if (n == 0 || n > opt_.n_seq)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "decode of %zu sequences in a session of %u", n,
              opt_.n_seq);
     std::vector<bool> seen(opt_.n_seq, false);
     int32_t vocab = int32_t(model_.config().n_vocab);
     for (size_t i = 0; i < n; ++i) {
-        check_fits(seqs[i], 1);
+        check_fits(seqs[i], steps);
         if (seen[seqs[i]])
             fail(VKLLM_ERR_INVALID_ARGUMENT, "sequence %u appears twice in one decode", seqs[i]);
         seen[seqs[i]] = true;
@@ -316,8 +334,53 @@ void Session::decode(const uint32_t *seqs, const int32_t *tokens, size_t n, floa
             fail(VKLLM_ERR_INVALID_ARGUMENT, "token %d is outside the vocabulary of %d", tokens[i],
                  vocab);
     }
+}
+
+void Session::decode(const uint32_t *seqs, const int32_t *tokens, size_t n, float *logits,
+                     int32_t *argmax) {
+    check_decode(seqs, tokens, n, 1);
     Tokens t{std::vector<int32_t>(tokens, tokens + n), std::vector<uint32_t>(seqs, seqs + n)};
     step(t, LogitRows::All, logits, argmax, stats_.decode_ms, stats_.tokens_decoded);
+}
+
+void Session::decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps,
+                            int32_t *out) {
+    if (steps == 0 || steps > kMaxChainSteps)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "greedy decode of %u steps: 1 to %u are chained", steps,
+             kMaxChainSteps);
+    check_decode(seqs, tokens, n, steps);
+    auto t0 = std::chrono::steady_clock::now();
+    Tokens t{std::vector<int32_t>(tokens, tokens + n), std::vector<uint32_t>(seqs, seqs + n)};
+    write_step(t);
+    if (opt_.record_every_step) recordings_.clear();
+    gpu::Recording &rec = recording(uint32_t(n), LogitRows::All, steps);
+    rec.submit();
+    ++stats_.submits;
+    if (opt_.profile) add_profile(rec);
+    for (size_t i = 0; i < n; ++i)
+        n_past_[seqs[i]] += steps;
+    std::memcpy(out, chain_.mapped(), size_t(steps) * n * sizeof(int32_t));
+    stats_.decode_ms += ms_since(t0);
+    stats_.tokens_decoded += uint64_t(steps) * n;
+}
+
+bool Session::can_truncate(uint32_t seq, uint32_t keep) const {
+    if (keep == 0 || keep >= n_past_.at(seq)) return true;
+    const models::ModelConfig &c = model_.config();
+    for (uint32_t l = 0; l < c.n_layer; ++l) {
+        // A ring of `rotating` slots after `sinks` fixed ones, where a token sees the `visible`
+        // most recent positions: dropped position p overwrote p - rotating. Lossy when one of
+        // those is a key the next token (at `keep`) still sees.
+        bool swa = c.swa_layer(l);
+        uint32_t sinks = swa ? 0 : opt_.n_sink;
+        uint32_t rotating = capacity_[l] - sinks;
+        uint32_t visible = opt_.n_ctx - opt_.n_sink;
+        if (swa) visible = std::min(visible, c.sliding_window);
+        int64_t lost_last = int64_t(n_past_[seq]) - 1 - rotating;
+        int64_t seen_first = std::max<int64_t>(int64_t(keep) + 1 - visible, sinks);
+        if (seen_first <= std::min<int64_t>(lost_last, int64_t(keep) - 1)) return false;
+    }
+    return true;
 }
 
 void Session::truncate(uint32_t seq, uint32_t keep) {
@@ -327,11 +390,11 @@ void Session::truncate(uint32_t seq, uint32_t keep) {
     if (keep > n_past_[seq])
         fail(VKLLM_ERR_INVALID_ARGUMENT, "sequence %u has only %u positions, cannot keep %u", seq,
              n_past_[seq], keep);
-    // Once the ring has wrapped, the slots of old positions hold newer ones.
-    if (keep > 0 && n_past_[seq] > opt_.n_ctx && keep + (opt_.n_ctx - opt_.n_sink) < n_past_[seq])
+    if (!can_truncate(seq, keep))
         fail(VKLLM_ERR_INVALID_ARGUMENT,
-             "sequence %u: position %u has already left the ring; only a full reset is possible",
-             seq, keep);
+             "sequence %u: keeping %u of %u positions is impossible, the ring has overwritten keys "
+             "they need; only a full reset is possible",
+             seq, keep, n_past_[seq]);
     n_past_[seq] = keep;
 }
 

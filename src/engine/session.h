@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/model.h"
@@ -69,19 +70,34 @@ class Session {
     void decode(const uint32_t *seqs, const int32_t *tokens, size_t n, float *logits,
                 int32_t *argmax);
 
+    // Greedy decoding of `steps` tokens for each of `n` distinct sequences in one submission:
+    // the first step decodes `tokens`, each later one the argmax the step before chose, picked,
+    // fed back and streamed out on the device. out[s * n + i] is sequence seqs[i]'s argmax after
+    // step s; all `steps` tokens of each sequence are in the cache afterwards.
+    void decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps,
+                       int32_t *out);
+    // The most steps decode_greedy chains in one submission.
+    static constexpr uint32_t kMaxChainSteps = VKLLM_MAX_CHAINED_STEPS;
+
     uint32_t position(uint32_t seq) const { return n_past_.at(seq); }
-    // Forgets everything from position `keep` on (0: the whole sequence). Positions past the
-    // ring's reach cannot be kept once they have been overwritten.
+    // Forgets everything from position `keep` on (0: the whole sequence). Refused when a ring
+    // has wrapped so far that the dropped positions overwrote keys the kept ones still see.
     void truncate(uint32_t seq, uint32_t keep);
+    // Whether truncate(seq, keep) would be accepted.
+    bool can_truncate(uint32_t seq, uint32_t keep) const;
 
   private:
     struct Tokens {
         std::vector<int32_t> ids;
         std::vector<uint32_t> seqs;
     };
+    void check_decode(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps) const;
+    // Writes the step's arrays for the host; returns the tokens of each sequence.
+    std::vector<uint32_t> write_step(const Tokens &t);
     void step(const Tokens &t, models::LogitRows rows, float *logits, int32_t *argmax,
               double &time_ms, uint64_t &token_count);
-    gpu::Recording &recording(uint32_t n_tokens, models::LogitRows rows);
+    // `chain` 0: one step; k > 0: k greedy decode steps chained (decode_greedy).
+    gpu::Recording &recording(uint32_t n_tokens, models::LogitRows rows, uint32_t chain = 0);
     void record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens);
     gpu::BufferRange act(models::Act a, uint32_t rows) const;
     gpu::StepView step_view(uint32_t n_tokens) const;
@@ -96,14 +112,15 @@ class Session {
     std::vector<gpu::Buffer> acts_;  // by models::Act
     gpu::Buffer step_;               // host-visible: tokens, positions, seq ids, kv_begin
     uint64_t step_stride_ = 0;
-    gpu::Buffer ids_;  // host-visible argmax of each logits row
+    gpu::Buffer ids_;    // host-visible argmax of each logits row
+    gpu::Buffer chain_;  // host-visible: decode_greedy's tokens, [step][sequence]
     std::vector<gpu::Buffer> k_cache_, v_cache_;
     std::vector<uint32_t> capacity_;  // KV slots per sequence of each layer
     std::vector<uint64_t> layer_kv_bytes_;
     uint64_t kv_bytes_ = 0;
     gpu::Buffer route_;  // mixture of experts: the step's routing and expert groups
     std::vector<uint32_t> n_past_;
-    std::map<std::pair<uint32_t, int>, std::unique_ptr<gpu::Recording>> recordings_;
+    std::map<std::tuple<uint32_t, int, uint32_t>, std::unique_ptr<gpu::Recording>> recordings_;
     SessionStats stats_;
     std::vector<KernelTime> profile_;
 };

@@ -689,4 +689,21 @@ void Kernels::argmax(Recording &rec, const BufferRange &x, const BufferRange &id
     rec.barrier();
 }
 
+void Kernels::chain_advance(Recording &rec, const BufferRange &ids, const BufferRange &tokens,
+                            const StepView &step_view, const BufferRange &out, uint32_t n,
+                            uint32_t step, uint32_t window, uint32_t n_sink) {
+    require(ids, uint64_t(n) * 4, "chain_advance", "ids");
+    require(tokens, uint64_t(n) * 4, "chain_advance", "tokens");
+    require(step_view.positions, uint64_t(n) * 4, "chain_advance", "positions");
+    require(step_view.kv_begin, uint64_t(n) * 4, "chain_advance", "kv_begin");
+    require(out, (uint64_t(step) + 1) * n * 4, "chain_advance", "out");
+    const Pipeline &p = pipelines_.get("chain_advance", 5, {});
+    struct {
+        uint32_t n, step, window, n_sink;
+    } push{n, step, window, n_sink};
+    dispatch_1d(rec, p, {ids, tokens, step_view.positions, step_view.kv_begin, out}, &push,
+                sizeof push, (n + 63) / 64);
+    rec.barrier();
+}
+
 }  // namespace vkllm::gpu

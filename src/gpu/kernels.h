@@ -228,6 +228,13 @@ class Kernels {
     void argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
                 uint32_t cols);
 
+    // Between chained decode steps of `n` sequences: tokens[r] = ids[r], out[step * n + r] =
+    // ids[r], and each sequence one position on (the step's positions and kv_begin, whose
+    // visible window is the sinks and the most recent `window` positions).
+    void chain_advance(Recording &rec, const BufferRange &ids, const BufferRange &tokens,
+                       const StepView &step_view, const BufferRange &out, uint32_t n, uint32_t step,
+                       uint32_t window, uint32_t n_sink);
+
     // Whether matvec may read weights and inputs as texels where their layout allows (the
     // default); tests turn it off to check the storage-buffer path on the same device.
     void set_texel_loads(bool on) { texel_loads_ = on; }

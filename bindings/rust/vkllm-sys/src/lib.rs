@@ -302,6 +302,7 @@ pub struct vkllm_session {
 pub const VKLLM_SESSION_KV_F32: u32 = 0x1;
 pub const VKLLM_SESSION_STREAMING: u32 = 0x2;
 pub const VKLLM_SESSION_KV_Q8_0: u32 = 0x4;
+pub const VKLLM_MAX_CHAINED_STEPS: u32 = 64;
 
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
@@ -373,6 +374,7 @@ pub struct vkllm_generate_params {
     pub on_token: vkllm_token_fn,
     pub on_prefill: vkllm_prefill_fn,
     pub user_data: *mut c_void,
+    pub steps_per_submit: u32,
 }
 
 #[repr(C)]
@@ -578,6 +580,14 @@ extern "C" {
         n: usize,
         logits: *mut f32,
     ) -> vkllm_status;
+    pub fn vkllm_session_decode_greedy(
+        session: *mut vkllm_session,
+        seqs: *const u32,
+        tokens: *const i32,
+        n: usize,
+        steps: u32,
+        out: *mut i32,
+    ) -> vkllm_status;
     pub fn vkllm_session_get_stats(
         session: *const vkllm_session,
         out: *mut vkllm_session_stats,
@@ -610,7 +620,8 @@ mod tests {
     fn struct_layouts_match_the_header() {
         // The numbers are what a C compiler gives for include/vkllm.h.
         assert_eq!(offset_of!(vkllm_generate_params, on_token), 40);
-        assert_eq!(size_of::<vkllm_generate_params>(), 64);
+        assert_eq!(offset_of!(vkllm_generate_params, steps_per_submit), 64);
+        assert_eq!(size_of::<vkllm_generate_params>(), 72);
         assert_eq!(size_of::<vkllm_sampling_params>(), 40);
         assert_eq!(size_of::<vkllm_generate_result>(), 48);
         assert_eq!(size_of::<vkllm_runtime_params>(), 64);
