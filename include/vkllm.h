@@ -734,8 +734,9 @@ typedef struct vkllm_generate_params {
     /* Greedy sampling without a repetition penalty decodes up to this many tokens per
      * submission (vkllm_session_decode_greedy), and on_token then receives them together when
      * the submission completes. A stop inside a chain leaves the cache exactly as one step at
-     * a time would: the tokens are the same either way. Default 0: the library's choice (see
-     * VKLLM_DEFAULT_STEPS_PER_SUBMIT); 1: one step per submission. Streaming sessions chain
+     * a time would: the tokens are the same either way. Default 0: the library's choice, 8 on
+     * GPUs and 1 on CPU devices (lavapipe, where a submission costs little next to a step and
+     * tokens then stream one by one); 1: one step per submission. Streaming sessions chain
      * only until their ring wraps. */
     uint32_t steps_per_submit;
 } vkllm_generate_params;

@@ -56,9 +56,16 @@ class StopFilter {
 // than one position would lose keys).
 uint32_t chain_steps(const Session &session, const GenerateOptions &o, const Sampler &sampler,
                      size_t generated) {
-    if (o.steps_per_submit <= 1 || sampler.needs_logits()) return 1;
+    uint32_t wanted = o.steps_per_submit;
+    // By default GPUs chain: there a step is short next to a round trip through the host. A
+    // CPU device (lavapipe) gains ~3% from it and would stream in bursts: it steps one by one.
+    if (wanted == 0)
+        wanted = session.model().context().device().info().type == VKLLM_DEVICE_CPU
+                     ? 1
+                     : kDefaultStepsPerSubmit;
+    if (wanted <= 1 || sampler.needs_logits()) return 1;
     const SessionOptions &so = session.options();
-    uint64_t steps = std::min<uint64_t>(o.steps_per_submit, o.max_tokens - generated);
+    uint64_t steps = std::min<uint64_t>(wanted, o.max_tokens - generated);
     steps = std::min<uint64_t>(steps, std::min(Session::kMaxChainSteps, so.n_batch));
     uint32_t past = session.position(o.seq);
     steps = past < so.n_ctx ? std::min<uint64_t>(steps, so.n_ctx - past) : 1;

@@ -14,6 +14,8 @@ namespace vkllm::engine {
 
 enum class StopReason { EndOfGeneration = 0, MaxTokens = 1, StopString = 2, Cancelled = 3 };
 
+constexpr uint32_t kDefaultStepsPerSubmit = 8;
+
 struct GenerateOptions {
     uint32_t seq = 0;
     uint32_t max_tokens = 256;
@@ -22,8 +24,9 @@ struct GenerateOptions {
     bool render_special = false;  // control tokens as text in the stream
     // Greedy decoding without a repetition penalty chains up to this many decode steps in one
     // submission (Session::decode_greedy); tokens stream when it completes. A stop inside a
-    // chain rewinds the cache to where step-by-step decoding would have left it.
-    uint32_t steps_per_submit = 1;
+    // chain rewinds the cache to where step-by-step decoding would have left it. 0: on GPUs
+    // kDefaultStepsPerSubmit, on CPU devices 1.
+    uint32_t steps_per_submit = 0;
     // Receives each token and the text it completes (never half a UTF-8 character; held back
     // while it could be the start of a stop string). At the end, text still held comes with
     // token -1. Returning false cancels.
