@@ -24,12 +24,19 @@
 // Sliding-window layers (window > 0) see only positions [pos - window + 1, pos]. Attention
 // sinks (GPT-OSS, has_sinks): a learned logit per query head joins each softmax's
 // denominator without a value.
+//
+// Split-K ("flash decoding", SPLITS > 1): a decode step has few workgroups (tokens x KV heads
+// x head blocks), too few to fill a GPU, and each would walk the whole cache. Then workgroup z
+// of SPLITS takes the z-th slice of the visible keys and writes its unnormalised partial
+// result (the weighted V sum, its max and its sum of exponentials) to `part`;
+// attention_combine.comp merges the slices (and the sink) into out.
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 8;
 layout(constant_id = 1) const uint HEAD_DIM = 64;  // 32, 64, 80, 96 or 128
 layout(constant_id = 2) const uint KV_TYPE = 1;  // gpu::KvType
 layout(constant_id = 3) const uint G = 1;  // query heads per workgroup, at most MAXG (8)
+layout(constant_id = 4) const uint SPLITS = 1;  // slices of the keys (z of the grid)
 layout(local_size_x_id = 0) in;
 
 const uint MAXD = 128;
@@ -45,6 +52,9 @@ layout(binding = 4) readonly buffer Positions { int positions[]; };
 layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
 layout(binding = 6) readonly buffer KvBegin { int kv_begin[]; };
 layout(binding = 7) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
+// SPLITS > 1: [n_tokens][n_heads][SPLITS] records of HEAD_DIM / 4 + 1 vec4: the V sum
+// weighted by exp(s - m), then (m, l = sum of exp(s - m), 0, 0).
+layout(binding = 8) writeonly buffer Part { vec4 part[]; };
 layout(push_constant) uniform Params {
     uint n_tokens;
     uint n_heads;
@@ -161,12 +171,17 @@ void main() {
         }
     }
     uint total = n_s + n_w;
+    // This workgroup's slice of the list [begin, end) (all of it without split-K).
+    uint split = gl_WorkGroupID.z;
+    uint slice = (total + SPLITS - 1u) / SPLITS;
+    uint begin = min(split * slice, total), end = min(begin + slice, total);
     uint seq_slot0 = uint(max(seq, 0)) * p.capacity;
     // The slot of this lane's first window key, then WG keys further each time it takes one.
-    uint first_w = n_s + (lane + WG - n_s % WG) % WG;
+    uint j0 = begin + lane;
+    uint first_w = j0 >= n_s ? j0 : j0 + (n_s - j0 + WG - 1u) / WG * WG;
     uint wslot = p.n_sink + (lo - p.n_sink + (first_w - n_s)) % ring;
     uint step = WG % ring;
-    for (uint j = lane; j < total; j += WG) {
+    for (uint j = j0; j < end; j += WG) {
         uint slot;
         if (j < n_s) {
             slot = j;
@@ -186,19 +201,35 @@ void main() {
         lane_l[g * WG + lane] = l_run[g];
     }
     barrier();
+    // A slice leaves the sink and the division to attention_combine.comp: its lanes' weights
+    // are exp(m - M) alone, and it records M and L.
+    float slice_m[MAXG], slice_l[MAXG];
     [[unroll]] for (uint g = 0; g < G; ++g) {
-        float sink = p.has_sinks != 0u ? sinks[kvh * group + g0 + min(g, n_g - 1u)] : NO_MAX;
+        bool sunk = SPLITS == 1u && p.has_sinks != 0u;
+        float sink = sunk ? sinks[kvh * group + g0 + min(g, n_g - 1u)] : NO_MAX;
         float big = sink;
         for (uint i = 0; i < WG; ++i) big = max(big, lane_m[g * WG + i]);
-        float sum = p.has_sinks != 0u ? exp(sink - big) : 0.0;
+        float sum = sunk ? exp(sink - big) : 0.0;
         for (uint i = 0; i < WG; ++i) sum += lane_l[g * WG + i] * exp(lane_m[g * WG + i] - big);
-        float f = sum > 0.0 ? exp(m_run[g] - big) / sum : 0.0;  // no visible key: zeros
+        float f = SPLITS > 1u ? exp(m_run[g] - big) : sum > 0.0 ? exp(m_run[g] - big) / sum : 0.0;  // no key: zeros
+        slice_m[g] = big;
+        slice_l[g] = sum;
         [[unroll]] for (uint i = 0; i < HD4; ++i) lane_acc[(lane * G + g) * HD4 + i] = acc[g * D4 + i] * f;
     }
     barrier();
     for (uint col = lane; col < n_g * HD4; col += WG) {
         vec4 sum = vec4(0.0);
         for (uint i = 0; i < WG; ++i) sum += lane_acc[i * G * HD4 + col];
-        o4[q0 + col] = sum;
+        if (SPLITS == 1u) {
+            o4[q0 + col] = sum;
+        } else {
+            uint head = q0 / HD4 + col / HD4;  // t * n_heads + query head
+            part[(head * SPLITS + split) * (HD4 + 1u) + col % HD4] = sum;
+        }
+    }
+    if (SPLITS > 1u && lane == 0u) {
+        [[unroll]] for (uint g = 0; g < G; ++g) {
+            if (g < n_g) part[((q0 / HD4 + g) * SPLITS + split) * (HD4 + 1u) + HD4] = vec4(slice_m[g], slice_l[g], 0.0, 0.0);
+        }
     }
 }

@@ -8,9 +8,13 @@
 // int8 quants then a 16-byte tail of F16 scales, one per 32 values). One invocation moves 8
 // values of K and of V (kv_dim is a multiple of 16), or quantizes one head's K and V rows.
 // Tokens with a negative position or a sequence outside the cache are skipped.
+// ROPE > 0 rotates K on its way into the cache (rope.comp's rotation, from the same table): a
+// dispatch and a pass over K fewer than rotating it in place first. 1: pairs (2i, 2i+1);
+// 2: pairs (i, i + rot_dim / 2).
 #include "common.glsl"
 
 layout(constant_id = 0) const uint KV_TYPE = 1;
+layout(constant_id = 1) const uint ROPE = 0;
 layout(local_size_x = 64) in;
 
 layout(binding = 0) readonly buffer K { vec4 k[]; };
@@ -19,6 +23,7 @@ layout(binding = 2) writeonly buffer KCache { uvec4 kc[]; };
 layout(binding = 3) writeonly buffer VCache { uvec4 vc[]; };
 layout(binding = 4) readonly buffer Positions { int positions[]; };
 layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
+layout(binding = 6) readonly buffer Table { vec2 cos_sin[]; };  // [n_pos][rot_dim / 2]
 layout(push_constant) uniform Params {
     uint n_tokens;
     uint kv_dim;
@@ -26,7 +31,32 @@ layout(push_constant) uniform Params {
     uint capacity;
     uint n_sink;
     uint n_seq;  // sequences the cache bindings hold
+    uint rot_dim;
+    uint n_pos;  // rows in the table
 } p;
+
+float k_at(uint i) { return k[i >> 2u][i & 3u]; }
+
+// Element e of the head row starting at float `row` of K, rotated for position `pos`.
+float roped_k(uint row, uint e, uint pos) {
+    float xe = k_at(row + e);
+    if (ROPE == 0u || e >= p.rot_dim) return xe;
+    uint half_dim = p.rot_dim / 2u;
+    bool first = ROPE == 1u ? (e & 1u) == 0u : e < half_dim;
+    uint partner = ROPE == 1u ? (first ? e + 1u : e - 1u) : (first ? e + half_dim : e - half_dim);
+    uint i = ROPE == 1u ? e / 2u : (first ? e : e - half_dim);
+    vec2 cs = cos_sin[min(pos, p.n_pos - 1u) * half_dim + i];
+    float xp = k_at(row + partner);
+    return first ? xe * cs.x - xp * cs.y : xp * cs.y + xe * cs.x;
+}
+
+// The vec4 at float `at` of K (4 values of one head row), rotated when ROPE is set.
+vec4 k_vec4(uint at, uint pos) {
+    if (ROPE == 0u) return k[at >> 2u];
+    uint row = at - at % p.head_dim, e = at % p.head_dim;
+    return vec4(roped_k(row, e, pos), roped_k(row, e + 1u, pos), roped_k(row, e + 2u, pos),
+                roped_k(row, e + 3u, pos));
+}
 
 uvec4 pack8(vec4 a, vec4 b) {
     return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
@@ -34,14 +64,14 @@ uvec4 pack8(vec4 a, vec4 b) {
 
 // One head's row of K (is_k) or V, from vec4 `src` of the input to uvec4 `dst` of the cache,
 // as ggml quantizes Q8_0: scale = max |value| / 127 per 32 values, quant = round(value / scale).
-void store_q8_0(bool is_k, uint src, uint dst) {
+void store_q8_0(bool is_k, uint src, uint dst, uint pos) {
     uint blocks = p.head_dim / 32u;
     uvec4 scales = uvec4(0u);
     for (uint b = 0; b < blocks; ++b) {
         vec4 vals[8];
         float amax = 0.0;
         [[unroll]] for (uint i = 0; i < 8u; ++i) {
-            vals[i] = is_k ? k[src + 8u * b + i] : v[src + 8u * b + i];
+            vals[i] = is_k ? k_vec4(4u * (src + 8u * b + i), pos) : v[src + 8u * b + i];
             vec4 a = abs(vals[i]);
             amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
         }
@@ -79,8 +109,8 @@ void main() {
         uint slot = up < p.n_sink ? up : p.n_sink + (up - p.n_sink) % (p.capacity - p.n_sink);
         uint row4 = p.head_dim / 16u + 1u;
         uint dst = ((uint(seq) * p.capacity + slot) * heads + idx % heads) * row4;
-        store_q8_0(true, idx * (p.head_dim / 4u), dst);
-        store_q8_0(false, idx * (p.head_dim / 4u), dst);
+        store_q8_0(true, idx * (p.head_dim / 4u), dst, up);
+        store_q8_0(false, idx * (p.head_dim / 4u), dst, up);
         return;
     }
     uint units = p.kv_dim / 8u;
@@ -93,7 +123,7 @@ void main() {
     uint up = uint(pos);
     uint slot = up < p.n_sink ? up : p.n_sink + (up - p.n_sink) % (p.capacity - p.n_sink);
     uint dst = (uint(seq) * p.capacity + slot) * units + u;  // in units of 8 values
-    vec4 k0 = k[2u * idx], k1 = k[2u * idx + 1u];
+    vec4 k0 = k_vec4(8u * idx, up), k1 = k_vec4(8u * idx + 4u, up);
     vec4 v0 = v[2u * idx], v1 = v[2u * idx + 1u];
     if (KV_TYPE == 1u) {
         kc[dst] = pack8(k0, k1);

@@ -10,6 +10,7 @@
 // Q8_0 caches likewise: attention reads the dequantized values the reference reads; what
 // kv_store quantizes is checked against the quantization error bound of each block.
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "common/half.h"
@@ -72,6 +73,18 @@ class AttentionTest : public GpuTest {
         return out;
     }
 
+    // A cache's contents (as downloaded floats) as the values it holds.
+    static std::vector<float> values(const std::vector<float> &raw, KvType kv, uint32_t head_dim) {
+        if (kv == KvType::F32) return raw;
+        std::vector<uint8_t> bytes(raw.size() * 4);
+        std::memcpy(bytes.data(), raw.data(), bytes.size());
+        if (kv == KvType::Q8_0) return dequantize_q8_0_cache(bytes, head_dim);
+        std::vector<float> out(bytes.size() / 2);
+        for (size_t i = 0; i < out.size(); ++i)
+            out[i] = vkllm::half_to_float(uint16_t(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+        return out;
+    }
+
     AttentionShape shape(const ref::AttnShape &s, uint32_t n_tokens, KvType kv) {
         return AttentionShape{n_tokens,   s.n_heads, s.n_kv_heads, s.head_dim,
                               s.capacity, s.n_sink,  kv,           float(s.scale)};
@@ -109,18 +122,30 @@ class AttentionTest : public GpuTest {
         Uploaded sb = upload_step(st);
         std::vector<float> want = ref::attention(q, ks, vs, st.pos, st.seq, st.begin, s, n_seq);
         double worst = 0;
+        // Each variant as the device would run it, then the GPU shapes with the keys split
+        // into 3 slices (split-K, as GPUs run decode steps).
         for (Kernels *kern : variants()) {
-            run([&](Recording &r) {
-                r.fill(ob.range(), 0x7fc00000u);  // NaN: every output must be written
-                r.barrier();
-                kern->attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
-                                shape(s, n, kv));
-            });
-            std::vector<float> got = download(ob, q.size());
-            expect_close(got, want, 0, kTol,
-                         (std::string(what) + " kv type " + std::to_string(uint32_t(kv))).c_str());
-            for (size_t i = 0; i < got.size(); ++i)
-                worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+            for (uint32_t splits : {0u, 3u}) {
+                if (splits && kern->cpu_shapes()) continue;
+                kern->set_attention_splits(splits);
+                AttentionShape sh = shape(s, n, kv);
+                uint64_t scratch_bytes = kern->attention_scratch_bytes(sh);
+                Buffer scratch = floats(std::max<uint64_t>(scratch_bytes / 4, 1));
+                run([&](Recording &r) {
+                    r.fill(ob.range(), 0x7fc00000u);  // NaN: every output must be written
+                    r.barrier();
+                    kern->attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
+                                    sh, {}, scratch_bytes ? scratch.range() : BufferRange{});
+                });
+                kern->set_attention_splits(0);
+                std::vector<float> got = download(ob, q.size());
+                expect_close(got, want, 0, kTol,
+                             (std::string(what) + " kv type " + std::to_string(uint32_t(kv)) +
+                              " splits " + std::to_string(splits))
+                                 .c_str());
+                for (size_t i = 0; i < got.size(); ++i)
+                    worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+            }
         }
         return worst;
     }
@@ -215,6 +240,86 @@ TEST_F(AttentionTest, LongContextUsesEveryKey) {
         };
         for (KvType kv : kv_types(64))
             check(s, 1, st, kv, sinks ? "long context with sinks" : "long context", plant);
+    }
+}
+
+// GPT-OSS's sink logits and sliding window with the keys split into slices: the merge must add
+// the sink once (not once per slice) and the window must cut across the slices. Compared with
+// the one-pass kernel (checked with sinks and windows against the CPU reference through the
+// GPT-OSS model tests) on a decode step of 3 sequences.
+TEST_F(AttentionTest, SplitKeysMergeWithSinkLogitsAndASlidingWindow) {
+    const uint32_t heads = 8, kv_heads = 2, dim = 64, cap = 300, n_seq = 3;
+    size_t kv_elems = size_t(n_seq) * cap * kv_heads * dim;
+    std::vector<float> q = ref::random(size_t(n_seq) * heads * dim, 5);
+    std::vector<float> sink_logits = ref::random(heads, 6);
+    for (float &x : sink_logits)
+        x *= 4.0f;
+    Buffer qb = upload(q), kb = upload(ref::random(kv_elems, 7)),
+           vb = upload(ref::random(kv_elems, 8)), sinks = upload(sink_logits);
+    Step st{{299, 40, 3}, {0, 1, 2}, {0, 0, 0}};
+    Uploaded sb = upload_step(st);
+    for (uint32_t window : {0u, 100u}) {
+        AttentionShape sh{n_seq, heads, kv_heads, dim, cap, 0, KvType::F32, 0.125f, window};
+        std::vector<std::vector<float>> outs;
+        for (uint32_t splits : {1u, 2u, 5u, 32u}) {
+            kernels().set_attention_splits(splits);
+            uint64_t bytes = kernels().attention_scratch_bytes(sh);
+            EXPECT_EQ(bytes > 0, splits > 1);
+            Buffer scratch = floats(std::max<uint64_t>(bytes / 4, 1)), ob = floats(q.size());
+            run([&](Recording &r) {
+                kernels().attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
+                                    sh, sinks.range(), bytes ? scratch.range() : BufferRange{});
+            });
+            kernels().set_attention_splits(0);
+            outs.push_back(download(ob, q.size()));
+        }
+        for (size_t i = 1; i < outs.size(); ++i)
+            expect_close(
+                outs[i], outs[0], 0, kTol,
+                ("window " + std::to_string(window) + ", split " + std::to_string(i)).c_str());
+    }
+}
+
+// kv_store with RoPE fused in stores exactly what rope() then kv_store() store, for both pair
+// layouts, a partial rotation (rot_dim < head_dim) and every cache type; K is left unrotated.
+TEST_F(AttentionTest, KvStoreRotatesKAsRopeThenStoreWould) {
+    const uint32_t heads = 2, dim = 64, cap = 16, n = 5, n_pos = 40;
+    std::vector<float> k = ref::random(size_t(n) * heads * dim, 11);
+    std::vector<float> v = ref::random(k.size(), 12);
+    Step st{{3, 4, 39, 0, 17}, {0, 0, 1, 1, 0}, {0, 0, 0, 0, 0}};
+    Uploaded sb = upload_step(st);
+    for (RopeLayout layout : {RopeLayout::Interleaved, RopeLayout::Neox}) {
+        for (uint32_t rot : {64u, 32u}) {
+            Buffer table = upload(ref::random(size_t(n_pos) * rot, 13 + rot));
+            for (KvType kv : kv_types(dim)) {
+                AttentionShape sh{n, 4, heads, dim, cap, 0, kv, 0.125f};
+                uint64_t bytes = uint64_t(2) * cap * heads * kv_row_bytes(kv, dim);
+                Buffer kb = upload(k), vb = upload(v), rotated = upload(k);
+                Buffer fused_k = floats(bytes / 4), fused_v = floats(bytes / 4);
+                Buffer plain_k = floats(bytes / 4), plain_v = floats(bytes / 4);
+                run([&](Recording &r) {
+                    r.fill(fused_k.range(), 0);
+                    r.fill(plain_k.range(), 0);
+                    r.barrier();
+                    kernels().kv_store(r, kb.range(), vb.range(), fused_k.range(), fused_v.range(),
+                                       sb.view(), sh, KvRope{layout, table.range(), rot, n_pos});
+                    kernels().rope(r, layout, rotated.range(), table.range(), sb.pos.range(), n,
+                                   heads, dim, rot, n_pos);
+                    kernels().kv_store(r, rotated.range(), vb.range(), plain_k.range(),
+                                       plain_v.range(), sb.view(), sh);
+                });
+                std::string what = std::string(layout == RopeLayout::Neox ? "neox" : "pairs") +
+                                   " rot " + std::to_string(rot) + " kv " +
+                                   std::to_string(uint32_t(kv));
+                // The same arithmetic up to the rounding of a fused multiply-add, which F16 and
+                // Q8_0 may round to the neighbouring value (an F16 ulp; a Q8_0 step).
+                std::vector<float> a = values(download(fused_k, bytes / 4), kv, dim),
+                                   b = values(download(plain_k, bytes / 4), kv, dim);
+                double tol = kv == KvType::F32 ? 1e-6 : kv == KvType::F16 ? 2e-3 : 3e-2;
+                expect_close(a, b, 0, tol, what.c_str());
+                EXPECT_EQ(download(kb, k.size()), k) << what;
+            }
+        }
     }
 }
 

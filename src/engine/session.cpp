@@ -76,9 +76,15 @@ Session::Session(const Model &model, const SessionOptions &options)
         uint32_t rows = act == Act::Logits ? opt_.n_seq : act == Act::Last ? 1 : max_rows_;
         act_bytes.push_back(uint64_t(rows) * models::act_width(c, act) * sizeof(float));
     }
+    // Split-K attention's slices, for the steps that split (decode-sized ones).
+    uint64_t scratch_bytes = 0;
+    for (uint32_t n = 1; n <= std::min(max_rows_, 8u); ++n)
+        for (uint32_t l = 0; l < c.n_layer; ++l)
+            scratch_bytes = std::max(scratch_bytes,
+                                     ctx_.kernels().attention_scratch_bytes(attention_shape(n, l)));
     // Refused before anything is allocated when the memory budget cannot hold it.
     gpu::Allocator &alloc = ctx_.allocator();
-    uint64_t total = kv_bytes_;
+    uint64_t total = kv_bytes_ + scratch_bytes;
     for (uint64_t b : act_bytes)
         total += b;
     alloc.require_budget(total, "the session's KV cache and activations");
@@ -92,6 +98,7 @@ Session::Session(const Model &model, const SessionOptions &options)
     step_ = alloc.allocate(step_stride_ * kStepArrays, gpu::MemoryKind::Host);
     ids_ = alloc.allocate(uint64_t(opt_.n_seq) * 4, gpu::MemoryKind::Host);
     chain_ = alloc.allocate(uint64_t(kMaxChainSteps) * opt_.n_seq * 4, gpu::MemoryKind::Host);
+    if (scratch_bytes) attn_scratch_ = alloc.allocate(scratch_bytes, gpu::MemoryKind::Device);
     if (c.moe())
         route_ = alloc.allocate(gpu::moe_route_words(max_rows_, c.n_expert_used, c.n_expert) * 4,
                                 gpu::MemoryKind::Device);
@@ -163,12 +170,17 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
                    act(r->io, rows), model_.rope_table(), view.positions, rows, r->heads,
                    c.head_dim, c.rot_dim, model_.max_positions());
         } else if (auto *s = std::get_if<models::op::StoreKv>(&o)) {
+            gpu::KvRope rope;
+            if (s->rope_k)
+                rope = {c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
+                        model_.rope_table(), c.rot_dim, model_.max_positions()};
             k.kv_store(rec, act(Act::K, rows), act(Act::V, rows), k_cache_[s->layer].range(),
-                       v_cache_[s->layer].range(), view, attention_shape(rows, s->layer));
+                       v_cache_[s->layer].range(), view, attention_shape(rows, s->layer), rope);
         } else if (auto *at = std::get_if<models::op::Attend>(&o)) {
             k.attention(rec, act(Act::Q, rows), k_cache_[at->layer].range(),
                         v_cache_[at->layer].range(), act(Act::Attn, rows), view,
-                        attention_shape(rows, at->layer), at->sinks);
+                        attention_shape(rows, at->layer), at->sinks,
+                        attn_scratch_.size() ? attn_scratch_.range() : gpu::BufferRange{});
         } else if (auto *g = std::get_if<models::op::SwiGlu>(&o)) {
             k.binary(rec, g->oai ? gpu::Binary::SwiGLUOai : gpu::Binary::SwiGLU, act(g->gate, rows),
                      act(g->up, rows), act(g->out, rows), rows * width(g->out),

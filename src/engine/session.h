@@ -118,7 +118,8 @@ class Session {
     std::vector<uint32_t> capacity_;  // KV slots per sequence of each layer
     std::vector<uint64_t> layer_kv_bytes_;
     uint64_t kv_bytes_ = 0;
-    gpu::Buffer route_;  // mixture of experts: the step's routing and expert groups
+    gpu::Buffer route_;         // mixture of experts: the step's routing and expert groups
+    gpu::Buffer attn_scratch_;  // split-K attention's partial results (GPUs)
     std::vector<uint32_t> n_past_;
     std::map<std::tuple<uint32_t, int, uint32_t>, std::unique_ptr<gpu::Recording>> recordings_;
     SessionStats stats_;

@@ -569,27 +569,58 @@ uint32_t Kernels::check_attention(const BufferRange &k_cache, const BufferRange 
 
 void Kernels::kv_store(Recording &rec, const BufferRange &k, const BufferRange &v,
                        const BufferRange &k_cache, const BufferRange &v_cache, const StepView &step,
-                       const AttentionShape &shape) {
+                       const AttentionShape &shape, const KvRope &rope) {
     uint32_t n_seq = check_attention(k_cache, v_cache, step, shape, "kv_store");
     uint32_t kv_dim = shape.n_kv_heads * shape.head_dim;
     require(k, uint64_t(shape.n_tokens) * kv_dim * 4, "kv_store", "k");
     require(v, uint64_t(shape.n_tokens) * kv_dim * 4, "kv_store", "v");
-    const Pipeline &p = pipelines_.get("kv_store", 6, {uint32_t(shape.kv_type)});
+    bool roped = rope.rot_dim > 0;
+    if (roped) {
+        if (rope.rot_dim % 2 || rope.rot_dim > shape.head_dim || rope.n_pos == 0)
+            fail(VKLLM_ERR_INTERNAL, "kv_store: rot_dim %u with head_dim %u", rope.rot_dim,
+                 shape.head_dim);
+        require(rope.table, uint64_t(rope.n_pos) * rope.rot_dim * 4, "kv_store", "table");
+    }
+    uint32_t rope_spec = !roped ? 0 : rope.layout == RopeLayout::Neox ? 2 : 1;
+    const Pipeline &p = pipelines_.get("kv_store", 7, {uint32_t(shape.kv_type), rope_spec});
     struct {
-        uint32_t n_tokens, kv_dim, head_dim, capacity, n_sink, n_seq;
-    } push{shape.n_tokens, kv_dim, shape.head_dim, shape.capacity, shape.n_sink, n_seq};
+        uint32_t n_tokens, kv_dim, head_dim, capacity, n_sink, n_seq, rot_dim, n_pos;
+    } push{shape.n_tokens, kv_dim, shape.head_dim,           shape.capacity,
+           shape.n_sink,   n_seq,  roped ? rope.rot_dim : 0, roped ? rope.n_pos : 0};
     // One invocation per 8 values of a token, or per head row when quantizing (its blocks need
     // their absolute maximum, and their scales share words).
     uint64_t per_token = shape.kv_type == KvType::Q8_0 ? shape.n_kv_heads : kv_dim / 8;
     uint64_t n = uint64_t(shape.n_tokens) * per_token;
-    dispatch_1d(rec, p, {k, v, k_cache, v_cache, step.positions, step.seq_ids}, &push, sizeof push,
-                (n + 63) / 64);
+    dispatch_1d(rec, p,
+                {k, v, k_cache, v_cache, step.positions, step.seq_ids, roped ? rope.table : k},
+                &push, sizeof push, (n + 63) / 64);
     rec.barrier();
+}
+
+uint32_t Kernels::attention_splits(const AttentionShape &shape) const {
+    if (!supported_head_dim(shape.head_dim) || shape.n_tokens == 0) return 1;
+    if (attention_splits_) return attention_splits_;
+    // GPUs, decode-sized steps: enough workgroups to fill the device (~256), slices of at
+    // least 128 keys, at most 32 slices (the merge reads them all per output).
+    const uint32_t kTargetGroups = 256, kMinKeys = 128, kMaxSplits = 32;
+    if (cpu_class_ || shape.n_tokens > 8) return 1;
+    uint32_t group = shape.n_heads / shape.n_kv_heads;
+    uint64_t groups = uint64_t(shape.n_tokens) * shape.n_kv_heads * std::min(group, 8u);
+    uint64_t want = (kTargetGroups + groups - 1) / groups;
+    uint64_t splits = std::min<uint64_t>({want, shape.capacity / kMinKeys, kMaxSplits});
+    return uint32_t(std::max<uint64_t>(splits, 1));
+}
+
+uint64_t Kernels::attention_scratch_bytes(const AttentionShape &shape) const {
+    uint32_t splits = attention_splits(shape);
+    if (splits < 2) return 0;
+    return uint64_t(shape.n_tokens) * shape.n_heads * splits * (shape.head_dim / 4 + 1) * 16;
 }
 
 void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                         const BufferRange &v_cache, const BufferRange &out, const StepView &step,
-                        const AttentionShape &shape, const BufferRange &sinks) {
+                        const AttentionShape &shape, const BufferRange &sinks,
+                        const BufferRange &scratch) {
     uint32_t n_seq = check_attention(k_cache, v_cache, step, shape, "attention");
     uint64_t q_bytes = uint64_t(shape.n_tokens) * shape.n_heads * shape.head_dim * 4;
     require(q, q_bytes, "attention", "q");
@@ -626,8 +657,10 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
     uint64_t gx = uint64_t(shape.n_kv_heads) * blocks;
     if (gx > device_.caps().max_groups_x)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: %u heads are too many", shape.n_heads);
+    uint32_t splits = attention_splits(shape);
+    if (splits > 1) require(scratch, attention_scratch_bytes(shape), "attention", "scratch");
     const Pipeline &p =
-        pipelines_.get("attention", 8, {wg, shape.head_dim, uint32_t(shape.kv_type), g});
+        pipelines_.get("attention", 9, {wg, shape.head_dim, uint32_t(shape.kv_type), g, splits});
     struct {
         uint32_t n_tokens, n_heads, n_kv_heads, capacity, n_sink, n_seq;
         float scale;
@@ -637,8 +670,16 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
     if (shape.n_tokens > 0)
         rec.dispatch(p,
                      {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin,
-                      sinks.size ? sinks : q},
-                     &push, sizeof push, uint32_t(gx), shape.n_tokens);
+                      sinks.size ? sinks : q, splits > 1 ? scratch : out},
+                     &push, sizeof push, uint32_t(gx), shape.n_tokens, splits);
+    rec.barrier();
+    if (splits < 2 || shape.n_tokens == 0) return;
+    const Pipeline &merge = pipelines_.get("attention_combine", 3, {shape.head_dim, splits});
+    struct {
+        uint32_t n, n_heads, has_sinks;
+    } mp{shape.n_tokens * shape.n_heads, shape.n_heads, sinks.size > 0};
+    dispatch_1d(rec, merge, {scratch, sinks.size ? sinks : q, out}, &mp, sizeof mp,
+                uint64_t(shape.n_tokens) * shape.n_heads);
     rec.barrier();
 }
 

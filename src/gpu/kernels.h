@@ -105,6 +105,15 @@ enum class RopeLayout : uint32_t {
     Neox = 1,         // rotate (i, i + rot_dim/2): Qwen2, GPT-OSS
 };
 
+// RoPE for kv_store to apply to K on its way into the cache (rot_dim 0: none): the table and
+// its rows as Kernels::rope takes them, positions from the step.
+struct KvRope {
+    RopeLayout layout = RopeLayout::Interleaved;
+    BufferRange table;
+    uint32_t rot_dim = 0;
+    uint32_t n_pos = 0;
+};
+
 // SwiGLUOai: GPT-OSS's clamped form, (clamp(b, -7, 7) + 1) * g * sigmoid(1.702 g), g = min(a, 7).
 enum class Binary : uint32_t { Add = 0, Mul = 1, SwiGLU = 4, SwiGLUOai = 5 };
 
@@ -192,21 +201,29 @@ class Kernels {
     // out[t][:] = table[ids[t]][:] (rows of ids outside the table are zero).
     void get_rows(Recording &rec, const Matrix &table, const BufferRange &ids,
                   const BufferRange &out, uint32_t n_ids);
-    // Writes k[t] and v[t] (F32, [n_tokens][n_kv_heads * head_dim], RoPE already applied to k)
-    // into the slot of positions[t] of sequence seq_ids[t] (tokens with a negative position or
-    // a sequence outside the cache are skipped).
+    // Writes k[t] and v[t] (F32, [n_tokens][n_kv_heads * head_dim]) into the slot of
+    // positions[t] of sequence seq_ids[t] (tokens with a negative position or a sequence
+    // outside the cache are skipped), rotating k by `rope` first (k itself is left as it is).
     void kv_store(Recording &rec, const BufferRange &k, const BufferRange &v,
                   const BufferRange &k_cache, const BufferRange &v_cache, const StepView &step,
-                  const AttentionShape &shape);
+                  const AttentionShape &shape, const KvRope &rope = {});
     // out[t][h][:] = softmax over visible keys of (q[t][h] . k) * scale, times v, where the
     // visible keys of token t are the positions [0, min(n_sink, positions[t]+1)) and
     // [kv_begin[t], positions[t]] of sequence seq_ids[t], read from their slots; query head h
     // reads KV head h / (n_heads / n_kv_heads). q and out are F32 [n_tokens][n_heads][head_dim].
     // A token with no visible key (a sequence outside the cache) gets zeros. `sinks` (F32 per
     // query head, GPT-OSS) adds a logit without a value to each head's softmax.
+    //
+    // Where a step has too few workgroups to fill the device (a decode on a GPU), the keys are
+    // split into slices, each a workgroup, merged by a second pass (split-K, "flash
+    // decoding"); `scratch` (attention_scratch_bytes(shape) bytes) holds the slices' results.
     void attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                    const BufferRange &v_cache, const BufferRange &out, const StepView &step,
-                   const AttentionShape &shape, const BufferRange &sinks = {});
+                   const AttentionShape &shape, const BufferRange &sinks = {},
+                   const BufferRange &scratch = {});
+    // The key slices attention() uses for `shape` (1: no split) and the scratch it needs.
+    uint32_t attention_splits(const AttentionShape &shape) const;
+    uint64_t attention_scratch_bytes(const AttentionShape &shape) const;
     // Mixture of experts. moe_route: from router logits [n_tokens][n_expert] (F32), each token's
     // k experts and weights, then the entries (token t's j-th expert is entry t k + j) grouped
     // by expert, into `route`. k <= 8, n_expert <= 256.
@@ -238,6 +255,11 @@ class Kernels {
     // Whether matvec may read weights and inputs as texels where their layout allows (the
     // default); tests turn it off to check the storage-buffer path on the same device.
     void set_texel_loads(bool on) { texel_loads_ = on; }
+    // Whether these kernels take lavapipe's shapes (DeviceClass::Cpu) rather than GPUs'.
+    bool cpu_shapes() const { return cpu_class_; }
+    // Forces attention() to split the keys of every step into `n` slices (0: the device's
+    // choice); tests check the split-K path on any device with it.
+    void set_attention_splits(uint32_t n) { attention_splits_ = n; }
 
   private:
     bool texel_matvec(const Matrix &w, const BufferRange &x) const;
@@ -265,6 +287,7 @@ class Kernels {
     bool cpu_class_;
     bool matvec_subgroup_ = false;  // matvec and matvec_texel reduce with subgroupAdd
     bool texel_loads_ = true;
+    uint32_t attention_splits_ = 0;  // 0: automatic
     uint32_t matvec_wg_;
     uint32_t matvec_rows_;
     uint32_t norm_wg_;

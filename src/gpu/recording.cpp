@@ -3,7 +3,8 @@
 namespace vkllm::gpu {
 
 static const uint32_t kSetsPerPool = 256;
-static const uint32_t kMaxBindings = 8;
+// The most any kernel binds (attention: 9). Devices allow far more storage buffers per stage.
+static const uint32_t kMaxBindings = 12;
 
 Recording::Recording(Device &device, uint32_t max_timestamps, bool per_dispatch)
     : device_(device), per_dispatch_(per_dispatch) {

@@ -67,8 +67,7 @@ void moe_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
         add(op::Linear{L.wk, Act::H, Act::K, L.bk});
         add(op::Linear{L.wv, Act::H, Act::V, L.bv});
         add(op::Rope{Act::Q, c.n_head});
-        add(op::Rope{Act::K, c.n_head_kv});
-        add(op::StoreKv{i});
+        add(op::StoreKv{i, true});
         add(op::Attend{i, L.sinks});
         add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, true});
         add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});
@@ -109,8 +108,7 @@ Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
             add(op::RmsNorm{Act::K, Act::K, L.k_norm, c.head_dim});
         }
         add(op::Rope{Act::Q, c.n_head});
-        add(op::Rope{Act::K, c.n_head_kv});  // before K is stored: slots never need re-rotation
-        add(op::StoreKv{i});
+        add(op::StoreKv{i, true});  // K rotated as it is stored: slots never need re-rotation
         add(op::Attend{i});
         add(op::Linear{L.wo, Act::Attn, Act::X, {}, true});
         add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});

@@ -80,6 +80,7 @@ struct Rope {  // in place, `heads` heads of head_dim per row
 };
 struct StoreKv {  // K, V rows into the layer's cache ring
     uint32_t layer;
+    bool rope_k = false;  // rotate K on the way (one dispatch fewer than a Rope of K first)
 };
 struct Attend {  // Attn = attention of Q over the layer's cache
     uint32_t layer;
