@@ -8,6 +8,7 @@ layout(constant_id = 1) const uint ROWS = 4;
 layout(constant_id = 2) const uint WTYPE = 0;
 layout(constant_id = 3) const uint NB = 1;
 layout(constant_id = 4) const uint EPILOGUE = 0;  // see linear_epilogue.glsl
+const uint MATS = 1;  // matrices per workgroup (matvec_reduce.glsl)
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer Weights { uint w[]; };

@@ -9,7 +9,12 @@ layout(constant_id = 2) const uint WTYPE = 0;
 layout(constant_id = 3) const uint NB = 1;
 layout(constant_id = 4) const uint EPILOGUE = 0;      // see linear_epilogue.glsl
 layout(constant_id = 5) const bool SPLIT_TAIL = false;  // cols / 32 % WG == WG / 2: see main
+// SwiGLU fused in: y = silu(W x) * (W2 x), W the gate and W2 the up projection (same type and
+// shape), both read in one pass over x, with no epilogue.
+layout(constant_id = 6) const bool SWIGLU = false;
 layout(local_size_x_id = 0) in;
+
+const uint MATS = SWIGLU ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
 
 layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI
 layout(binding = 1) uniform textureBuffer X;   // RGBA32F, [n][cols]
@@ -22,12 +27,20 @@ layout(push_constant) uniform Params {
     uint y_stride;  // floats between the outputs of consecutive vectors
 } p;
 #include "linear_epilogue.glsl"
+layout(binding = 4) uniform utextureBuffer W2;  // RGBA32UI, SWIGLU only
 
 uint row0, b0;  // the workgroup's first row and first vector
 
-// Output i of the workgroup: row i / NB of vector i % NB.
+float gate_sum;  // SWIGLU: the gate output of the row being emitted
+
+// Output i of the workgroup: matrix i % MATS of row i / (NB MATS) of vector i / MATS % NB.
 void emit(uint i, float sum) {
-    uint r = row0 + i / NB, b = b0 + i % NB;
+    uint r = row0 + i / (NB * MATS), b = b0 + (i / MATS) % NB;
+    if (SWIGLU && i % 2u == 0u) {
+        gate_sum = sum;  // the up output follows from the same lane (matvec_reduce.glsl)
+        return;
+    }
+    if (SWIGLU) sum *= gate_sum / (1.0 + exp(-gate_sum));
     if (r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + r, p.y_offset + r, sum);
 }
 #include "matvec_reduce.glsl"
@@ -35,20 +48,21 @@ void emit(uint i, float sum) {
 
 #include "unpack.glsl"
 
-uvec4 fetch(uint t) { return texelFetch(W, int(t)); }
+// Texel t of matrix m (a constant once the loops over matrices are unrolled).
+uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetch(W2, int(t)); }
 
 // The 32 weights of unit u (layouts in weights.glsl) are d * (wv - OFFSET): the scale is
 // applied once to the unit's dot product rather than to each weight, and Q4_0's offset of 8
 // through the sum of x (fewer instructions per weight: lavapipe is bound by their count).
 const float OFFSET = WTYPE == 13u ? 8.0 : 0.0;
 
-void unit_weights(uint u, out vec4 wv[8], out float d) {
+void unit_weights(uint m, uint u, out vec4 wv[8], out float d) {
     d = 1.0;
     if (WTYPE == 0u) {
-        [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = uintBitsToFloat(fetch(8u * u + i));
+        [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = uintBitsToFloat(fetch(m, 8u * u + i));
     } else if (WTYPE == 1u || WTYPE == 2u) {
         [[unroll]] for (uint i = 0; i < 4u; ++i) {
-            uvec4 q = fetch(4u * u + i);
+            uvec4 q = fetch(m, 4u * u + i);
             if (WTYPE == 1u) {
                 wv[2u * i] = vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y));
                 wv[2u * i + 1u] = vec4(unpackHalf2x16(q.z), unpackHalf2x16(q.w));
@@ -60,14 +74,14 @@ void unit_weights(uint u, out vec4 wv[8], out float d) {
     } else {
         // A group is 17 (Q8_0_G8) or 9 (Q4_0_G8) texels: the 8 scales, then the quants.
         uint g = (u >> 3u) * (WTYPE == 12u ? 17u : 9u), j = u & 7u;
-        uint sw = fetch(g)[j >> 1u];
+        uint sw = fetch(m, g)[j >> 1u];
         d = unpackHalf2x16(sw >> ((j & 1u) << 4u)).x;
         if (WTYPE == 12u) {
-            uvec4 a = fetch(g + 1u + 2u * j), b = fetch(g + 2u + 2u * j);
+            uvec4 a = fetch(m, g + 1u + 2u * j), b = fetch(m, g + 2u + 2u * j);
             wv[0] = int8x4(a.x), wv[1] = int8x4(a.y), wv[2] = int8x4(a.z), wv[3] = int8x4(a.w);
             wv[4] = int8x4(b.x), wv[5] = int8x4(b.y), wv[6] = int8x4(b.z), wv[7] = int8x4(b.w);
         } else {
-            uvec4 q = fetch(g + 1u + j);
+            uvec4 q = fetch(m, g + 1u + j);
             [[unroll]] for (uint i = 0; i < 4u; ++i) {
                 wv[i] = nibbles4(q[i], 0u);
                 wv[4u + i] = nibbles4(q[i], 1u);
@@ -92,12 +106,13 @@ void load_x(uint k) {
     }
 }
 
-// Unit k of `row` times vector j of the batch, scaled (d) and offset (xoff) as unit_weights says.
-float unit_dot(uint row, uint units, uint k, uint j) {
+// Unit k of `row` of matrix m times vector j of the batch, scaled (d) and offset (xoff) as
+// unit_weights says.
+float unit_dot(uint m, uint row, uint units, uint k, uint j) {
     vec4 wv[8];
     float d;
     // Rows past the end repeat the last row: no branch in the loop, never stored.
-    unit_weights(min(row, p.rows - 1u) * units + k, wv, d);
+    unit_weights(m, min(row, p.rows - 1u) * units + k, wv, d);
     float sum = 0.0;
     [[unroll]] for (uint i = 0; i < 8u; ++i) sum += dot(wv[i], xv[j * 8u + i]);
     return d * (sum - xoff[j]);
@@ -112,7 +127,7 @@ void main() {
     uint units = p.cols / 32u;
     // Vectors past the end of the batch repeat the last one: computed, never stored.
     [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
-    [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
+    [[unroll]] for (uint i = 0; i < OUTS; ++i) acc[i] = 0.0;
     // Units that are whole rounds of the lanes plus half a round (Qwen2.5-0.5B's 896 columns:
     // 28 units on 8 lanes) end with a half round: there each unit goes to two lanes, each
     // taking half the rows, so the rows cost 3.5 rounds instead of 4 with half the lanes idle.
@@ -121,7 +136,8 @@ void main() {
     for (uint k = lane; k < whole; k += WG) {
         load_x(k);
         [[unroll]] for (uint r = 0; r < ROWS; ++r)
-            [[unroll]] for (uint j = 0; j < NB; ++j) acc[r * NB + j] += unit_dot(row0 + r, units, k, j);
+            [[unroll]] for (uint j = 0; j < NB; ++j)
+                [[unroll]] for (uint m = 0; m < MATS; ++m) acc[(r * NB + j) * MATS + m] += unit_dot(m, row0 + r, units, k, j);
     }
     if (SPLIT_TAIL) {
         uint half_ = lane / (WG / 2u), k = whole + lane % (WG / 2u);
@@ -130,9 +146,11 @@ void main() {
         // index, which llvmpipe would put in memory.
         [[unroll]] for (uint r = 0; r < HALF; ++r) {
             [[unroll]] for (uint j = 0; j < NB; ++j) {
-                float v = unit_dot(row0 + half_ * HALF + r, units, k, j);
-                acc[r * NB + j] += half_ == 0u ? v : 0.0;
-                acc[(HALF + r) * NB + j] += half_ == 0u ? 0.0 : v;
+                [[unroll]] for (uint m = 0; m < MATS; ++m) {
+                    float v = unit_dot(m, row0 + half_ * HALF + r, units, k, j);
+                    acc[(r * NB + j) * MATS + m] += half_ == 0u ? v : 0.0;
+                    acc[((HALF + r) * NB + j) * MATS + m] += half_ == 0u ? 0.0 : v;
+                }
             }
         }
     }

@@ -18,6 +18,7 @@ layout(constant_id = 1) const uint ROWS = 4;
 layout(constant_id = 2) const uint WTYPE = 0;
 layout(constant_id = 3) const uint NB = 1;
 layout(constant_id = 4) const uint X_PER_ENTRY = 0;
+const uint MATS = 1;  // matrices per workgroup (matvec_reduce.glsl)
 layout(local_size_x_id = 0) in;
 
 uint row0;  // the workgroup's first row

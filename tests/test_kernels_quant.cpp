@@ -187,3 +187,42 @@ TEST_F(QuantKernelTest, GroupedQ8_0WeightLargerThanStorageBufferRangeIsSplitOnGr
         GTEST_SKIP() << "device binding limit is too large to exceed in a test";
     check_product(WeightType::Q8_0_G8, rows, cols, 1, false);
 }
+
+// linear_swiglu: silu(gate x) * (up x), fused into one texel matvec for the grouped types
+// (decode, and lavapipe's prefill in groups of 8 rows), or two products and the element-wise
+// SwiGLU (K-quants; the tiled matmul on GPUs). Either way it must equal the CPU reference
+// within the bound the two products carry through the SwiGLU.
+TEST_F(QuantKernelTest, FusedSwiGluEqualsTheTwoProjectionsThenSwiGlu) {
+    const uint32_t rows = 70;
+    for (WeightType t : {WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q4_K}) {
+        uint32_t cols = row_lengths(t)[1];
+        auto [gate_data, gw] = random_blocks(t, uint64_t(rows) * cols, 3);
+        auto [up_data, uw] = random_blocks(t, uint64_t(rows) * cols, 4);
+        gate_data.resize((gate_data.size() + 3) / 4 * 4);
+        up_data.resize((up_data.size() + 3) / 4 * 4);
+        Buffer gb = upload(gate_data), ub = upload(up_data);
+        Matrix gate{gb.range(), t, rows, cols}, up{ub.range(), t, rows, cols};
+        for (uint32_t n : {1u, 3u, 20u}) {
+            std::vector<float> x = ref::random(size_t(n) * cols, 9 + n);
+            std::vector<double> gs, us;
+            std::vector<float> g = ref::matmul(gw, x, rows, cols, n, &gs);
+            std::vector<float> u = ref::matmul(uw, x, rows, cols, n, &us);
+            Buffer xb = upload(x), yb = floats(g.size()), upb = floats(g.size());
+            for (Kernels *k : variants()) {
+                run([&](Recording &rec) {
+                    k->linear_swiglu(rec, gate, up, xb.range(), yb.range(), upb.range(), n);
+                });
+                std::vector<float> got = download(yb, g.size());
+                for (size_t i = 0; i < got.size(); ++i) {
+                    double gd = g[i], silu = gd / (1 + std::exp(-gd)), want = silu * u[i];
+                    double bound = 1.1 * std::fabs(u[i]) * (1e-5 * gs[i] + 1e-6) +
+                                   std::fabs(silu) * (1e-5 * us[i] + 1e-6) +
+                                   1e-6 * std::fabs(want) + 1e-7;
+                    ASSERT_LE(std::fabs(got[i] - want), bound)
+                        << name(t) << " output " << i << " n=" << n
+                        << (k->cpu_shapes() ? " lavapipe shapes" : " GPU shapes");
+                }
+            }
+        }
+    }
+}

@@ -181,6 +181,9 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
                         v_cache_[at->layer].range(), act(Act::Attn, rows), view,
                         attention_shape(rows, at->layer), at->sinks,
                         attn_scratch_.size() ? attn_scratch_.range() : gpu::BufferRange{});
+        } else if (auto *ls = std::get_if<models::op::LinearSwiGlu>(&o)) {
+            k.linear_swiglu(rec, ls->gate, ls->up, act(ls->in, rows), act(ls->out, rows),
+                            act(ls->up_out, rows), rows);
         } else if (auto *g = std::get_if<models::op::SwiGlu>(&o)) {
             k.binary(rec, g->oai ? gpu::Binary::SwiGLUOai : gpu::Binary::SwiGLU, act(g->gate, rows),
                      act(g->up, rows), act(g->out, rows), rows * width(g->out),

@@ -263,6 +263,42 @@ static const BufferRange &bias_binding(const Epilogue &end, const BufferRange &w
 
 void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                      uint32_t n, const Epilogue &end) {
+    matvec(rec, w, nullptr, x, y, n, end);
+}
+
+bool Kernels::fusable_swiglu(const Matrix &gate, const Matrix &up, const BufferRange &x) const {
+    return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
+           texel_matvec(gate, x) && texel_matvec(up, x);
+}
+
+void Kernels::linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up,
+                            const BufferRange &x, const BufferRange &y, const BufferRange &up_out,
+                            uint32_t n) {
+    const uint32_t group = 8;
+    uint64_t x_step = uint64_t(group) * gate.cols * 4, y_step = uint64_t(group) * gate.rows * 4;
+    uint64_t align = device_.caps().storage_offset_align;
+    uint64_t texel_align = device_.caps().texel_offset_align;
+    bool grouped_ok = n <= group || (cpu_class_ && x_step % align == 0 && y_step % align == 0 &&
+                                     x_step % texel_align == 0);
+    if (!grouped_ok || !fusable_swiglu(gate, up, x)) {
+        linear(rec, gate, x, y, n);
+        linear(rec, up, x, up_out, n);
+        binary(rec, Binary::SwiGLU, y, up_out, y, n * gate.rows, n * gate.rows);
+        return;
+    }
+    require(x, uint64_t(n) * gate.cols * 4, "linear_swiglu", "x");
+    require(y, uint64_t(n) * gate.rows * 4, "linear_swiglu", "y");
+    // As linear() on lavapipe: groups of 8 rows, each one fused matvec.
+    for (uint32_t r = 0; r < n; r += group) {
+        uint32_t m = std::min(group, n - r);
+        BufferRange xs{x.buffer, x.offset + r / group * x_step, uint64_t(m) * gate.cols * 4};
+        BufferRange ys{y.buffer, y.offset + r / group * y_step, uint64_t(m) * gate.rows * 4};
+        matvec(rec, gate, &up, xs, ys, m, Epilogue{});
+    }
+}
+
+void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
+                     const BufferRange &y, uint32_t n, const Epilogue &end) {
     require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
     require(y, uint64_t(n) * w.rows * 4, "matvec", "y");
     uint32_t epilogue = epilogue_bits(end, w, "matvec");
@@ -276,24 +312,34 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, cons
         std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb, epilogue};
         // matvec_texel: rows of whole lane rounds plus half a round end with a split round.
         uint32_t units = w.cols / 32;
-        if (texel)
+        if (up && !(texel && fusable_swiglu(w, *up, x) && !epilogue))
+            fail(VKLLM_ERR_INTERNAL, "matvec: SwiGLU fused where the texel kernel cannot");
+        if (texel) {
             spec.push_back(matvec_wg_ % 2 == 0 && matvec_rows_ % 2 == 0 &&
                            units % matvec_wg_ == matvec_wg_ / 2);
+            spec.push_back(up != nullptr);
+        }
         const Pipeline &p =
-            texel ? pipelines_.get(matvec_subgroup_ ? "matvec_texel_subgroup" : "matvec_texel", 4,
-                                   spec,
-                                   {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
-                                    VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED})
+            texel ? pipelines_.get(
+                        matvec_subgroup_ ? "matvec_texel_subgroup" : "matvec_texel", 5, spec,
+                        {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
+                         VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED, VK_FORMAT_R32G32B32A32_UINT})
                   : pipelines_.get(matvec_subgroup_ ? "matvec_subgroup" : "matvec", 4, spec);
         uint64_t max_range = device_.info().max_storage_buffer_range;
         if (texel) max_range = std::min(max_range, device_.info().max_texel_buffer_elements * 16);
         BufferRange xs{x.buffer, x.offset, uint64_t(n) * w.cols * 4};
-        for (const Chunk &c : split_rows(w, max_range)) {
+        std::vector<Chunk> chunks = split_rows(w, max_range);
+        // The up projection has the gate's shape and type, so the same row chunks.
+        std::vector<Chunk> up_chunks = up ? split_rows(*up, max_range) : chunks;
+        for (size_t i = 0; i < chunks.size(); ++i) {
+            const Chunk &c = chunks[i];
             struct {
                 uint32_t rows, cols, y_offset, n, y_stride;
             } push{c.rows, w.cols, c.row0, n, w.rows};
-            dispatch_1d(rec, p, {c.data, texel ? xs : x, y, bias_binding(end, c.data)}, &push,
-                        sizeof push, (c.rows + matvec_rows_ - 1) / matvec_rows_, groups_z);
+            std::vector<BufferRange> bindings{c.data, texel ? xs : x, y, bias_binding(end, c.data)};
+            if (texel) bindings.push_back(up_chunks[i].data);
+            dispatch_1d(rec, p, bindings, &push, sizeof push,
+                        (c.rows + matvec_rows_ - 1) / matvec_rows_, groups_z);
         }
     }
     rec.barrier();

@@ -179,6 +179,14 @@ class Kernels {
     // but on lavapipe (where that kernel is slow) the batched one over groups of 8 rows.
     void linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                 uint32_t n, const Epilogue &end = Epilogue{});
+    // Y[n][rows] = silu(X gate^T) * (X up^T) (a SwiGLU feed-forward's first half). Where the
+    // texel matrix-vector kernel takes both (same type and shape: decode, and lavapipe's
+    // prefill), one pass over x computes both projections and the product per row; otherwise
+    // two linear() and the element-wise SwiGLU, with `up_out` holding the up projection.
+    void linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up, const BufferRange &x,
+                       const BufferRange &y, const BufferRange &up_out, uint32_t n);
+    // Whether linear_swiglu can fuse for these matrices and input.
+    bool fusable_swiglu(const Matrix &gate, const Matrix &up, const BufferRange &x) const;
     // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill).
     void matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                 uint32_t n, const Epilogue &end = Epilogue{});
@@ -263,6 +271,9 @@ class Kernels {
 
   private:
     bool texel_matvec(const Matrix &w, const BufferRange &x) const;
+    // matvec, and with `up` the fused SwiGLU of linear_swiglu.
+    void matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
+                const BufferRange &y, uint32_t n, const Epilogue &end);
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,

@@ -78,9 +78,7 @@ void moe_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
         add(op::SwiGlu{Act::ExpGate, Act::ExpUp, Act::ExpGate, oss});
         add(op::MoeLinear{L.down_exps, Act::ExpGate, Act::ExpOut, L.down_exps_b, true});
         if (c.n_ff_shexp) {
-            add(op::Linear{L.gate, Act::H, Act::Gate, {}});
-            add(op::Linear{L.up, Act::H, Act::Up, {}});
-            add(op::SwiGlu{Act::Gate, Act::Up, Act::Gate});
+            add(op::LinearSwiGlu{L.gate, L.up, Act::H, Act::Gate, Act::Up});
             add(op::Linear{L.down, Act::Gate, Act::Shared, {}});
             add(op::Linear{L.gate_inp_shexp, Act::H, Act::SharedGate, {}});
         }
@@ -112,9 +110,7 @@ Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
         add(op::Attend{i});
         add(op::Linear{L.wo, Act::Attn, Act::X, {}, true});
         add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});
-        add(op::Linear{L.gate, Act::H, Act::Gate, {}});
-        add(op::Linear{L.up, Act::H, Act::Up, {}});
-        add(op::SwiGlu{Act::Gate, Act::Up, Act::Gate});
+        add(op::LinearSwiGlu{L.gate, L.up, Act::H, Act::Gate, Act::Up});
         add(op::Linear{L.down, Act::Gate, Act::X, {}, true});
     }
     if (shape.logits == LogitRows::None) return p;

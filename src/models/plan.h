@@ -86,6 +86,10 @@ struct Attend {  // Attn = attention of Q over the layer's cache
     uint32_t layer;
     gpu::BufferRange sinks;  // GPT-OSS: a logit per head; size 0: none
 };
+struct LinearSwiGlu {  // out = silu(W_gate in) * (W_up in), fused where the kernels can
+    gpu::Matrix gate, up;
+    Act in, out, up_out;  // up_out: the up projection, where it is not fused
+};
 struct SwiGlu {  // out = silu(gate) * up, or GPT-OSS's clamped form (oai)
     Act gate, up, out;
     bool oai = false;
@@ -109,8 +113,8 @@ struct TakeLast {  // out row 0 = in's last row; the ops after it work on that o
 }  // namespace op
 
 using Op = std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu,
-                        op::Linear, op::Add, op::Rope, op::StoreKv, op::Attend, op::SwiGlu,
-                        op::TakeLast, op::MoeRoute, op::MoeLinear, op::MoeCombine>;
+                        op::Linear, op::Add, op::Rope, op::StoreKv, op::Attend, op::LinearSwiGlu,
+                        op::SwiGlu, op::TakeLast, op::MoeRoute, op::MoeLinear, op::MoeCombine>;
 
 struct Plan {
     std::vector<Op> ops;
