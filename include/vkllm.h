@@ -618,8 +618,8 @@ VKLLM_API vkllm_status vkllm_session_reset(vkllm_session *session, int32_t seq);
 /* Keeps the first `n_keep` positions of a sequence and forgets the rest (to edit a chat turn
  * or retry). VKLLM_ERR_INVALID_ARGUMENT, changing nothing, when a ring has overwritten keys the
  * kept positions still see: once a streaming session's ring has wrapped only the last
- * position (or everything, n_keep 0) can go, and GPT-OSS's sliding-window layers keep at most
- * n_batch positions beyond their window. */
+ * position (or everything, n_keep 0) can go, and once GPT-OSS's sliding-window rings have
+ * wrapped at most n_batch positions can. */
 VKLLM_API vkllm_status vkllm_session_truncate(vkllm_session *session, uint32_t seq,
                                               uint32_t n_keep);
 
