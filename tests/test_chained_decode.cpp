@@ -296,3 +296,25 @@ TEST_F(ChainedDecode, TruncatingAWrappedRingRefusesToLoseKeys) {
     EXPECT_LE(max_abs_diff(a, b), 1e-5);
     EXPECT_EQ(vkllm_session_truncate(s, 0, 0), VKLLM_OK);
 }
+
+// GPT-OSS's sliding-window rings (16-position window, chunks of 8: 23 slots) once wrapped
+// allow a rewind of at most n_batch (8) positions; one more would drop a key the window
+// still needs. The allowed rewind leaves exactly the keys of a run that never had them.
+TEST_F(ChainedDecodeOnSharedModels, SlidingWindowRingsRewindAtMostABatch) {
+    vkllm_model *m = load(model_path("tiny-gptoss-f32"));
+    ASSERT_NE(m, nullptr);
+    uint32_t n_vocab = vocab(m);
+    std::vector<int32_t> tokens = some_tokens(50, n_vocab, 43);
+    vkllm_session *s = session(m, 96, 0, 1, 8);
+    vkllm_session *fresh = session(m, 96, 0, 1, 8);
+    decode_each(s, tokens, n_vocab);  // positions 0..49: the 23-slot rings wrapped twice
+    EXPECT_EQ(vkllm_session_truncate(s, 0, 41), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(position(s, 0), 50u);
+    ASSERT_EQ(vkllm_session_truncate(s, 0, 42), VKLLM_OK);
+    std::vector<int32_t> head(tokens.begin(), tokens.begin() + 42);
+    decode_each(fresh, head, n_vocab);
+    std::vector<int32_t> next{5};
+    std::vector<std::vector<float>> a = decode_each(s, next, n_vocab),
+                                    b = decode_each(fresh, next, n_vocab);
+    EXPECT_LE(max_abs_diff(a[0], b[0]), 1e-5);
+}
