@@ -5,36 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "engine_fixture.h"
-#include "reference/forward.h"
-#include "reference/tiny_model.h"
+#include "tiny_model_fixture.h"
 
 namespace {
 
-class ChainedDecode : public EngineTest {
-  protected:
-    vkllm_model *tiny(const TinyModelSpec &spec, const std::string &name) {
-        std::string path = temp_path(name);
-        write_tiny_model(path, spec);
-        reference_ = ref::load_model_ref(path);
-        vkllm_model *m = load(path);
-        std::remove(path.c_str());
-        return m;
-    }
-    std::unique_ptr<ref::ModelRef> reference_;
-};
-
+using ChainedDecode = TinyModelTest;
 using ChainedDecodeOnSharedModels = SharedModelTest;
-
-std::vector<int32_t> some_tokens(size_t n, uint32_t vocab, uint32_t seed) {
-    std::vector<int32_t> t;
-    uint32_t s = seed;
-    for (size_t i = 0; i < n; ++i) {
-        s = s * 1664525u + 1013904223u;
-        t.push_back(int32_t(3 + (s >> 8) % (vocab - 3)));  // skip unk, bos, eos
-    }
-    return t;
-}
 
 uint32_t position(vkllm_session *s, uint32_t seq) {
     uint32_t pos = 0;

@@ -7,39 +7,10 @@
 #include <string>
 
 #include "api/runtime.h"
-#include "engine_fixture.h"
 #include "gguf_builder.h"
-#include "reference/forward.h"
-#include "reference/tiny_model.h"
+#include "tiny_model_fixture.h"
 
-namespace {
-
-class Generation : public EngineTest {
-  protected:
-    // Writes a tiny model, loads it on the device and in the CPU reference.
-    vkllm_model *tiny(const TinyModelSpec &spec, const std::string &name,
-                      bool with_reference = true) {
-        std::string path = temp_path(name);
-        write_tiny_model(path, spec);
-        if (with_reference) reference_ = ref::load_model_ref(path);
-        vkllm_model *m = load(path);
-        std::remove(path.c_str());
-        return m;
-    }
-    std::unique_ptr<ref::ModelRef> reference_;
-};
-
-std::vector<int32_t> some_tokens(size_t n, uint32_t vocab, uint32_t seed) {
-    std::vector<int32_t> t;
-    uint32_t s = seed;
-    for (size_t i = 0; i < n; ++i) {
-        s = s * 1664525u + 1013904223u;
-        t.push_back(int32_t(3 + (s >> 8) % (vocab - 3)));  // skip unk, bos, eos
-    }
-    return t;
-}
-
-}  // namespace
+using Generation = TinyModelTest;
 
 // F32 weights and cache: the GPU's F32 arithmetic against the double reference.
 TEST_F(Generation, TinyModelsMatchTheCpuReference) {
