@@ -285,11 +285,7 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
     auto t0 = std::chrono::steady_clock::now();
     uint32_t n = uint32_t(t.ids.size());
     std::vector<uint32_t> count = write_step(t);
-    if (opt_.record_every_step) recordings_.clear();
-    gpu::Recording &rec = recording(n, rows);
-    rec.submit();
-    ++stats_.submits;
-    if (opt_.profile) add_profile(rec);
+    submit(n, rows, 0);
     for (uint32_t s = 0; s < opt_.n_seq; ++s)
         n_past_[s] += count[s];
     uint32_t out_rows = rows == LogitRows::All ? n : 1;
@@ -300,6 +296,14 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
         std::memcpy(argmax, ids_.mapped(), size_t(out_rows) * sizeof(int32_t));
     time_ms += ms_since(t0);
     token_count += n;
+}
+
+void Session::submit(uint32_t n_tokens, LogitRows rows, uint32_t chain) {
+    if (opt_.record_every_step) recordings_.clear();
+    gpu::Recording &rec = recording(n_tokens, rows, chain);
+    rec.submit();
+    ++stats_.submits;
+    if (opt_.profile) add_profile(rec);
 }
 
 void Session::add_profile(const gpu::Recording &rec) {
@@ -367,11 +371,7 @@ void Session::decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t 
     auto t0 = std::chrono::steady_clock::now();
     Tokens t{std::vector<int32_t>(tokens, tokens + n), std::vector<uint32_t>(seqs, seqs + n)};
     write_step(t);
-    if (opt_.record_every_step) recordings_.clear();
-    gpu::Recording &rec = recording(uint32_t(n), LogitRows::All, steps);
-    rec.submit();
-    ++stats_.submits;
-    if (opt_.profile) add_profile(rec);
+    submit(uint32_t(n), LogitRows::All, steps);
     for (size_t i = 0; i < n; ++i)
         n_past_[seqs[i]] += steps;
     std::memcpy(out, chain_.mapped(), size_t(steps) * n * sizeof(int32_t));

@@ -83,10 +83,10 @@ class Session {
     // Forgets everything from position `keep` on (0: the whole sequence). Refused when a ring
     // has wrapped so far that the dropped positions overwrote keys the kept ones still see.
     void truncate(uint32_t seq, uint32_t keep);
-    // Whether truncate(seq, keep) would be accepted.
-    bool can_truncate(uint32_t seq, uint32_t keep) const;
 
   private:
+    // Whether truncate(seq, keep) keeps every key the kept positions see.
+    bool can_truncate(uint32_t seq, uint32_t keep) const;
     struct Tokens {
         std::vector<int32_t> ids;
         std::vector<uint32_t> seqs;
@@ -97,7 +97,9 @@ class Session {
     void step(const Tokens &t, models::LogitRows rows, float *logits, int32_t *argmax,
               double &time_ms, uint64_t &token_count);
     // `chain` 0: one step; k > 0: k greedy decode steps chained (decode_greedy).
-    gpu::Recording &recording(uint32_t n_tokens, models::LogitRows rows, uint32_t chain = 0);
+    gpu::Recording &recording(uint32_t n_tokens, models::LogitRows rows, uint32_t chain);
+    // Submits that recording (recorded first if need be) and waits.
+    void submit(uint32_t n_tokens, models::LogitRows rows, uint32_t chain);
     void record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens);
     gpu::BufferRange act(models::Act a, uint32_t rows) const;
     gpu::StepView step_view(uint32_t n_tokens) const;

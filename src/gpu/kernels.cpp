@@ -271,30 +271,43 @@ bool Kernels::fusable_swiglu(const Matrix &gate, const Matrix &up, const BufferR
            texel_matvec(gate, x) && texel_matvec(up, x);
 }
 
+// lavapipe's prefill: the batched matrix-vector kernel over groups of 8 rows (the tiled matmul
+// measured 3-4x slower per token there). Each group's x and y must start where a binding can.
+static const uint32_t kRowGroup = 8;
+
+bool Kernels::row_groups_fit(const Matrix &w, uint32_t n) const {
+    uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4, y_step = uint64_t(kRowGroup) * w.rows * 4;
+    uint64_t align = device_.caps().storage_offset_align;
+    return n <= kRowGroup || (cpu_class_ && x_step % align == 0 && y_step % align == 0);
+}
+
+void Kernels::matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up,
+                                const BufferRange &x, const BufferRange &y, uint32_t n,
+                                const Epilogue &end) {
+    require(x, uint64_t(n) * w.cols * 4, "linear", "x");
+    require(y, uint64_t(n) * w.rows * 4, "linear", "y");
+    uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4, y_step = uint64_t(kRowGroup) * w.rows * 4;
+    // The groups write disjoint rows: one barrier after the last is enough, so each group's
+    // matvec barrier is harmless but the dispatches stay back to back.
+    for (uint32_t r = 0; r < n; r += kRowGroup) {
+        uint32_t m = std::min(kRowGroup, n - r);
+        BufferRange xs{x.buffer, x.offset + r / kRowGroup * x_step, uint64_t(m) * w.cols * 4};
+        BufferRange ys{y.buffer, y.offset + r / kRowGroup * y_step, uint64_t(m) * w.rows * 4};
+        matvec(rec, w, up, xs, ys, m, end);
+    }
+}
+
 void Kernels::linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up,
                             const BufferRange &x, const BufferRange &y, const BufferRange &up_out,
                             uint32_t n) {
-    const uint32_t group = 8;
-    uint64_t x_step = uint64_t(group) * gate.cols * 4, y_step = uint64_t(group) * gate.rows * 4;
-    uint64_t align = device_.caps().storage_offset_align;
-    uint64_t texel_align = device_.caps().texel_offset_align;
-    bool grouped_ok = n <= group || (cpu_class_ && x_step % align == 0 && y_step % align == 0 &&
-                                     x_step % texel_align == 0);
-    if (!grouped_ok || !fusable_swiglu(gate, up, x)) {
-        linear(rec, gate, x, y, n);
-        linear(rec, up, x, up_out, n);
-        binary(rec, Binary::SwiGLU, y, up_out, y, n * gate.rows, n * gate.rows);
-        return;
-    }
-    require(x, uint64_t(n) * gate.cols * 4, "linear_swiglu", "x");
-    require(y, uint64_t(n) * gate.rows * 4, "linear_swiglu", "y");
-    // As linear() on lavapipe: groups of 8 rows, each one fused matvec.
-    for (uint32_t r = 0; r < n; r += group) {
-        uint32_t m = std::min(group, n - r);
-        BufferRange xs{x.buffer, x.offset + r / group * x_step, uint64_t(m) * gate.cols * 4};
-        BufferRange ys{y.buffer, y.offset + r / group * y_step, uint64_t(m) * gate.rows * 4};
-        matvec(rec, gate, &up, xs, ys, m, Epilogue{});
-    }
+    // Fused only in the texel kernel: every group's x must also start on a texel boundary.
+    uint64_t x_step = uint64_t(kRowGroup) * gate.cols * 4;
+    if (row_groups_fit(gate, n) && x_step % device_.caps().texel_offset_align == 0 &&
+        fusable_swiglu(gate, up, x))
+        return matvec_row_groups(rec, gate, &up, x, y, n, Epilogue{});
+    linear(rec, gate, x, y, n);
+    linear(rec, up, x, up_out, n);
+    binary(rec, Binary::SwiGLU, y, up_out, y, n * gate.rows, n * gate.rows);
 }
 
 void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
@@ -347,21 +360,9 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const Bu
 
 void Kernels::linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                      uint32_t n, const Epilogue &end) {
-    const uint32_t group = 8;
-    if (n <= group) return matvec(rec, w, x, y, n, end);
-    uint64_t x_step = uint64_t(group) * w.cols * 4, y_step = uint64_t(group) * w.rows * 4;
-    uint64_t align = device_.caps().storage_offset_align;
-    if (!cpu_class_ || x_step % align || y_step % align) return matmul(rec, w, x, y, n, end);
-    require(x, uint64_t(n) * w.cols * 4, "linear", "x");
-    require(y, uint64_t(n) * w.rows * 4, "linear", "y");
-    // The groups write disjoint rows: one barrier after the last is enough, so each group's
-    // matvec barrier is harmless but the dispatches stay back to back.
-    for (uint32_t r = 0; r < n; r += group) {
-        uint32_t m = std::min(group, n - r);
-        BufferRange xs{x.buffer, x.offset + r / group * x_step, uint64_t(m) * w.cols * 4};
-        BufferRange ys{y.buffer, y.offset + r / group * y_step, uint64_t(m) * w.rows * 4};
-        matvec(rec, w, xs, ys, m, end);
-    }
+    if (n <= kRowGroup) return matvec(rec, w, x, y, n, end);
+    if (!cpu_class_ || !row_groups_fit(w, n)) return matmul(rec, w, x, y, n, end);
+    matvec_row_groups(rec, w, nullptr, x, y, n, end);
 }
 
 void Kernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,

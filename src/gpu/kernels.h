@@ -274,6 +274,10 @@ class Kernels {
     // matvec, and with `up` the fused SwiGLU of linear_swiglu.
     void matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
                 const BufferRange &y, uint32_t n, const Epilogue &end);
+    // Whether n rows of x may go through matvec in groups of 8 (always for up to 8), and doing so.
+    bool row_groups_fit(const Matrix &w, uint32_t n) const;
+    void matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
+                           const BufferRange &y, uint32_t n, const Epilogue &end);
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,
