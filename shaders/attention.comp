@@ -41,33 +41,12 @@ layout(local_size_x_id = 0) in;
 
 const uint MAXD = 128;
 const uint MAXG = 8;
-// uvec4 per K or V row
-const uint ROW4 = KV_TYPE == 0u ? HEAD_DIM / 4u : KV_TYPE == 1u ? HEAD_DIM / 8u : HEAD_DIM / 16u + 1u;
+#include "attention_common.glsl"
 
-layout(binding = 0) readonly buffer Q { vec4 q4[]; };  // [n_tokens][n_heads][HEAD_DIM]
-layout(binding = 1) readonly buffer KCache { uvec4 kc[]; };
-layout(binding = 2) readonly buffer VCache { uvec4 vc[]; };
-layout(binding = 3) writeonly buffer Out { vec4 o4[]; };  // [n_tokens][n_heads][HEAD_DIM]
-layout(binding = 4) readonly buffer Positions { int positions[]; };
-layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
-layout(binding = 6) readonly buffer KvBegin { int kv_begin[]; };
-layout(binding = 7) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
 // SPLITS > 1: [n_tokens][n_heads][SPLITS] records of HEAD_DIM / 4 + 1 vec4: the V sum
 // weighted by exp(s - m), then (m, l = sum of exp(s - m), 0, 0).
 layout(binding = 8) writeonly buffer Part { vec4 part[]; };
-layout(push_constant) uniform Params {
-    uint n_tokens;
-    uint n_heads;
-    uint n_kv_heads;
-    uint capacity;
-    uint n_sink;
-    uint n_seq;  // sequences the cache bindings hold
-    float scale;
-    uint window;     // 0: all positions the ring holds
-    uint has_sinks;
-} p;
 
-const float NO_MAX = -3.0e38;  // running max before any key (finite: exp(NO_MAX - NO_MAX) = 1)
 const uint D4 = MAXD / 4u;
 
 // Per lane, for each of the G heads g, at [g * D4 + i] (i < HEAD_DIM / 4):
@@ -155,21 +134,11 @@ void main() {
         l_run[g] = 0.0;
     }
 
-    // The visible keys as one list: n_s sink positions [0, n_s), then the n_w window positions
-    // [lo, pos]. The window never starts before the sinks nor further back than the ring holds.
-    int pos = positions[t];
+    // The visible keys as one list: n_s sink positions, then n_w window positions from lo.
+    uint n_s, lo, n_w;
+    visible_keys(t, n_s, lo, n_w);
     int seq = seq_ids[t];
     uint ring = p.capacity - p.n_sink;
-    uint n_s = 0u, n_w = 0u, lo = p.n_sink;
-    if (pos >= 0 && seq >= 0 && seq < int(p.n_seq)) {
-        n_s = min(p.n_sink, uint(pos) + 1u);
-        int lo_i = max(max(kv_begin[t], int(p.n_sink)), pos - int(ring) + 1);
-        if (p.window > 0u) lo_i = max(lo_i, pos - int(p.window) + 1);
-        if (lo_i <= pos) {
-            lo = uint(lo_i);
-            n_w = uint(pos) - lo + 1u;
-        }
-    }
     uint total = n_s + n_w;
     // This workgroup's slice of the list [begin, end) (all of it without split-K).
     uint split = gl_WorkGroupID.z;

@@ -316,6 +316,37 @@ TEST_F(Generation, SplitKeyAttentionInASessionMatchesTheReference) {
         EXPECT_LE(max_abs_diff(split[i], one[i]), 1e-5) << "token " << i;
 }
 
+// The tiled attention kernel GPUs take for prompts, in whole sessions: a prompt evaluated in
+// steps of 12 tokens matches the reference at every step's end, and a streaming ring whose
+// window starts inside a step's tiles gives what the one-token-per-workgroup kernel gives.
+TEST_F(Generation, TiledPrefillAttentionInASessionMatchesTheReference) {
+    TinyModelSpec qwen2;
+    qwen2.arch = "qwen2";
+    qwen2.n_embd = 128, qwen2.n_head = 2, qwen2.n_head_kv = 1, qwen2.n_ff = 96;  // head_dim 64
+    vkllm_model *m = tiny(qwen2, "tiled");
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> tokens = some_tokens(36, qwen2.n_vocab, 19);
+    std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
+    auto eval_in_steps = [&](vkllm_session *s) {
+        std::vector<std::vector<float>> ends;
+        for (size_t i = 0; i < tokens.size(); i += 12) {
+            ends.emplace_back(qwen2.n_vocab);
+            EXPECT_EQ(vkllm_session_eval(s, 0, &tokens[i], 12, ends.back().data()), VKLLM_OK);
+        }
+        return ends;
+    };
+    rt_->context->kernels().set_attention_tiled(true);
+    std::vector<std::vector<float>> got = eval_in_steps(session(m, 64, VKLLM_SESSION_KV_F32));
+    for (size_t e = 0; e < got.size(); ++e)
+        EXPECT_LE(max_abs_diff(got[e], want[e * 12 + 11]), 1e-4) << "step " << e;
+    uint32_t ring_flags = VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32;
+    std::vector<std::vector<float>> tiled = eval_in_steps(session(m, 20, ring_flags, 1, 12, 2));
+    rt_->context->kernels().set_attention_tiled(false);
+    std::vector<std::vector<float>> plain = eval_in_steps(session(m, 20, ring_flags, 1, 12, 2));
+    for (size_t e = 0; e < tiled.size(); ++e)
+        EXPECT_LE(max_abs_diff(tiled[e], plain[e]), 1e-5) << "step " << e;
+}
+
 TEST_F(Generation, CancellingAPrefillLeavesAUsableSession) {
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "cancel");

@@ -90,6 +90,11 @@ class AttentionTest : public GpuTest {
                               s.capacity, s.n_sink,  kv,           float(s.scale)};
     }
 
+    // The head sizes attention_tiled.comp takes (others go to attention_small_head.comp).
+    static bool tiled_head(uint32_t d) {
+        return d == 32 || d == 64 || d == 80 || d == 96 || d == 128;
+    }
+
     // The cache types a head size can use.
     static std::vector<KvType> kv_types(uint32_t head_dim) {
         if (head_dim % 32) return {KvType::F32, KvType::F16};
@@ -123,12 +128,18 @@ class AttentionTest : public GpuTest {
         std::vector<float> want = ref::attention(q, ks, vs, st.pos, st.seq, st.begin, s, n_seq);
         double worst = 0;
         // Each variant as the device would run it, then the GPU shapes with the keys split
-        // into 3 slices (split-K, as GPUs run decode steps).
+        // into 3 slices (split-K, as GPUs run decode steps) and with the tokens tiled (as GPUs
+        // run prefill steps).
+        enum Mode { Auto, Split, Tiled };
         for (Kernels *kern : variants()) {
-            for (uint32_t splits : {0u, 3u}) {
-                if (splits && kern->cpu_shapes()) continue;
-                kern->set_attention_splits(splits);
+            for (Mode mode : {Auto, Split, Tiled}) {
+                if (mode != Auto && kern->cpu_shapes()) continue;
+                kern->set_attention_splits(mode == Split ? 3 : 0);
+                kern->set_attention_tiled(mode == Tiled);
                 AttentionShape sh = shape(s, n, kv);
+                if (mode == Tiled) {
+                    EXPECT_EQ(kern->attention_tiled(sh), tiled_head(s.head_dim));
+                }
                 uint64_t scratch_bytes = kern->attention_scratch_bytes(sh);
                 Buffer scratch = floats(std::max<uint64_t>(scratch_bytes / 4, 1));
                 run([&](Recording &r) {
@@ -138,10 +149,11 @@ class AttentionTest : public GpuTest {
                                     sh, {}, scratch_bytes ? scratch.range() : BufferRange{});
                 });
                 kern->set_attention_splits(0);
+                kern->set_attention_tiled(false);
                 std::vector<float> got = download(ob, q.size());
                 expect_close(got, want, 0, kTol,
                              (std::string(what) + " kv type " + std::to_string(uint32_t(kv)) +
-                              " splits " + std::to_string(splits))
+                              " mode " + std::to_string(int(mode)))
                                  .c_str());
                 for (size_t i = 0; i < got.size(); ++i)
                     worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
@@ -277,6 +289,67 @@ TEST_F(AttentionTest, SplitKeysMergeWithSinkLogitsAndASlidingWindow) {
             expect_close(
                 outs[i], outs[0], 0, kTol,
                 ("window " + std::to_string(window) + ", split " + std::to_string(i)).c_str());
+    }
+}
+
+// The tiled kernel on prefill steps with what the reference does not model: GPT-OSS's sink
+// logits and a sliding window, with two sequences' runs meeting inside a tile (a pass per
+// sequence) and a token that sees nothing. Compared with the one-pass kernel, which the
+// reference checks with sinks and windows through the GPT-OSS model tests.
+TEST_F(AttentionTest, TiledPrefillMatchesOnePassWithSinksWindowsAndTwoSequences) {
+    const uint32_t heads = 8, kv_heads = 2, dim = 64, cap = 96, n_seq = 2;
+    size_t kv_elems = size_t(n_seq) * cap * kv_heads * dim;
+    Step st;
+    for (int32_t i = 0; i < 21; ++i)  // sequence 0: positions 50..70, then sequence 1: 0..18
+        st.pos.push_back(50 + i), st.seq.push_back(0), st.begin.push_back(0);
+    for (int32_t i = 0; i < 19; ++i)
+        st.pos.push_back(i), st.seq.push_back(1), st.begin.push_back(0);
+    st.pos.push_back(-1), st.seq.push_back(0), st.begin.push_back(0);
+    uint32_t n = uint32_t(st.pos.size());
+    std::vector<float> q = ref::random(size_t(n) * heads * dim, 15);
+    std::vector<float> sink_logits = ref::random(heads, 16);
+    for (float &x : sink_logits)
+        x *= 4.0f;
+    Buffer qb = upload(q), kb = upload(ref::random(kv_elems, 17)),
+           vb = upload(ref::random(kv_elems, 18)), sinks = upload(sink_logits);
+    Uploaded sb = upload_step(st);
+    for (uint32_t window : {0u, 10u}) {
+        AttentionShape sh{n, heads, kv_heads, dim, cap, 0, KvType::F32, 0.125f, window, true};
+        std::vector<std::vector<float>> outs;
+        for (bool tiled : {false, true}) {
+            kernels().set_attention_tiled(tiled);
+            EXPECT_EQ(kernels().attention_tiled(sh), tiled || !kernels().cpu_shapes());
+            Buffer ob = floats(q.size());
+            run([&](Recording &r) {
+                r.fill(ob.range(), 0x7fc00000u);
+                r.barrier();
+                kernels().attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
+                                    sh, sinks.range());
+            });
+            kernels().set_attention_tiled(false);
+            outs.push_back(download(ob, q.size()));
+        }
+        if (kernels().cpu_shapes())
+            expect_close(outs[1], outs[0], 0, kTol, ("window " + std::to_string(window)).c_str());
+        for (size_t i = size_t(n - 1) * heads * dim; i < q.size(); ++i)
+            ASSERT_EQ(outs[1][i], 0.0f) << "the token at position -1 sees nothing";
+    }
+}
+
+// GPUs tile prefill steps of more than 8 tokens; decode steps (a token or two per sequence)
+// keep a workgroup per token, which split-K fills the device with.
+TEST_F(AttentionTest, GpusTilePrefillStepsOnly) {
+    for (Kernels *kern : variants()) {
+        AttentionShape sh{9, 14, 2, 64, 4096, 0, KvType::F16, 0.125f, 0, true};
+        EXPECT_EQ(kern->attention_tiled(sh), !kern->cpu_shapes());
+        sh.n_tokens = 8;
+        EXPECT_FALSE(kern->attention_tiled(sh));
+        sh.n_tokens = 512;
+        sh.prefill = false;
+        EXPECT_FALSE(kern->attention_tiled(sh));
+        sh.prefill = true;
+        sh.head_dim = 48;  // attention_small_head.comp's
+        EXPECT_FALSE(kern->attention_tiled(sh));
     }
 }
 

@@ -120,7 +120,7 @@ gpu::StepView Session::step_view(uint32_t n) const {
                          step_.range(kKvBegin * step_stride_, uint64_t(n) * 4)};
 }
 
-gpu::AttentionShape Session::attention_shape(uint32_t n, uint32_t layer) const {
+gpu::AttentionShape Session::attention_shape(uint32_t n, uint32_t layer, bool prefill) const {
     const models::ModelConfig &c = model_.config();
     gpu::AttentionShape s;
     s.n_tokens = n;
@@ -133,10 +133,12 @@ gpu::AttentionShape Session::attention_shape(uint32_t n, uint32_t layer) const {
     s.kv_type = opt_.kv_type;
     s.scale = 1.0f / std::sqrt(float(c.head_dim));
     s.window = c.swa_layer(layer) ? c.sliding_window : 0;
+    s.prefill = prefill;
     return s;
 }
 
-void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens) {
+void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens,
+                     bool prefill) {
     const models::ModelConfig &c = model_.config();
     gpu::Kernels &k = ctx_.kernels();
     uint32_t rows = n_tokens;
@@ -179,7 +181,7 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
         } else if (auto *at = std::get_if<models::op::Attend>(&o)) {
             k.attention(rec, act(Act::Q, rows), k_cache_[at->layer].range(),
                         v_cache_[at->layer].range(), act(Act::Attn, rows), view,
-                        attention_shape(rows, at->layer), at->sinks,
+                        attention_shape(rows, at->layer, prefill), at->sinks,
                         attn_scratch_.size() ? attn_scratch_.range() : gpu::BufferRange{});
         } else if (auto *ls = std::get_if<models::op::LinearSwiGlu>(&o)) {
             k.linear_swiglu(rec, ls->gate, ls->up, act(ls->in, rows), act(ls->out, rows),
@@ -212,8 +214,9 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
         k.argmax(rec, act(Act::Logits, rows), ids_.range(0, uint64_t(rows) * 4), rows, c.n_vocab);
 }
 
-gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t chain) {
-    auto key = std::make_tuple(n_tokens, int(rows), chain);
+gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t chain,
+                                   bool prefill) {
+    auto key = std::make_tuple(n_tokens, int(rows), chain, prefill);
     auto it = recordings_.find(key);
     if (it != recordings_.end()) return *it->second;
     // A profile labels every dispatch; a step has at most a few thousand of them.
@@ -222,11 +225,11 @@ gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t c
         ctx_.device(), opt_.profile ? kMaxProfiled * std::max(chain, 1u) : 0, opt_.profile);
     models::Plan plan = models::build_plan(model_.config(), model_.weights(), {n_tokens, rows});
     rec->begin();
-    if (chain == 0) record(*rec, plan, n_tokens);
+    if (chain == 0) record(*rec, plan, n_tokens, prefill);
     // The same dispatches again for every step: each reads the step arrays the step before
     // advanced, so one recording serves any starting position.
     for (uint32_t s = 0; s < chain; ++s) {
-        record(*rec, plan, n_tokens);
+        record(*rec, plan, n_tokens, prefill);
         ctx_.kernels().chain_advance(*rec, ids_.range(0, uint64_t(n_tokens) * 4),
                                      step_.range(kTokens * step_stride_, uint64_t(n_tokens) * 4),
                                      step_view(n_tokens),
@@ -285,7 +288,9 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
     auto t0 = std::chrono::steady_clock::now();
     uint32_t n = uint32_t(t.ids.size());
     std::vector<uint32_t> count = write_step(t);
-    submit(n, rows, 0);
+    // Runs of tokens of one sequence (4 or more each on average) are a prompt being processed.
+    auto seqs = uint32_t(std::count_if(count.begin(), count.end(), [](uint32_t c) { return c; }));
+    submit(n, rows, 0, n >= 4 * seqs);
     for (uint32_t s = 0; s < opt_.n_seq; ++s)
         n_past_[s] += count[s];
     uint32_t out_rows = rows == LogitRows::All ? n : 1;
@@ -298,9 +303,9 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
     token_count += n;
 }
 
-void Session::submit(uint32_t n_tokens, LogitRows rows, uint32_t chain) {
+void Session::submit(uint32_t n_tokens, LogitRows rows, uint32_t chain, bool prefill) {
     if (opt_.record_every_step) recordings_.clear();
-    gpu::Recording &rec = recording(n_tokens, rows, chain);
+    gpu::Recording &rec = recording(n_tokens, rows, chain, prefill);
     rec.submit();
     ++stats_.submits;
     if (opt_.profile) add_profile(rec);
@@ -371,7 +376,7 @@ void Session::decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t 
     auto t0 = std::chrono::steady_clock::now();
     Tokens t{std::vector<int32_t>(tokens, tokens + n), std::vector<uint32_t>(seqs, seqs + n)};
     write_step(t);
-    submit(uint32_t(n), LogitRows::All, steps);
+    submit(uint32_t(n), LogitRows::All, steps, false);
     for (size_t i = 0; i < n; ++i)
         n_past_[seqs[i]] += steps;
     std::memcpy(out, chain_.mapped(), size_t(steps) * n * sizeof(int32_t));

@@ -97,13 +97,16 @@ class Session {
     void step(const Tokens &t, models::LogitRows rows, float *logits, int32_t *argmax,
               double &time_ms, uint64_t &token_count);
     // `chain` 0: one step; k > 0: k greedy decode steps chained (decode_greedy).
-    gpu::Recording &recording(uint32_t n_tokens, models::LogitRows rows, uint32_t chain);
+    gpu::Recording &recording(uint32_t n_tokens, models::LogitRows rows, uint32_t chain,
+                              bool prefill);
     // Submits that recording (recorded first if need be) and waits.
-    void submit(uint32_t n_tokens, models::LogitRows rows, uint32_t chain);
-    void record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens);
+    void submit(uint32_t n_tokens, models::LogitRows rows, uint32_t chain, bool prefill);
+    void record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens, bool prefill);
     gpu::BufferRange act(models::Act a, uint32_t rows) const;
     gpu::StepView step_view(uint32_t n_tokens) const;
-    gpu::AttentionShape attention_shape(uint32_t n_tokens, uint32_t layer) const;
+    // `prefill`: the step's tokens come in runs of one sequence (gpu::AttentionShape).
+    gpu::AttentionShape attention_shape(uint32_t n_tokens, uint32_t layer,
+                                        bool prefill = false) const;
     void check_fits(uint32_t seq, size_t n) const;
     void add_profile(const gpu::Recording &rec);
 
@@ -123,7 +126,8 @@ class Session {
     gpu::Buffer route_;         // mixture of experts: the step's routing and expert groups
     gpu::Buffer attn_scratch_;  // split-K attention's partial results (GPUs)
     std::vector<uint32_t> n_past_;
-    std::map<std::tuple<uint32_t, int, uint32_t>, std::unique_ptr<gpu::Recording>> recordings_;
+    std::map<std::tuple<uint32_t, int, uint32_t, bool>, std::unique_ptr<gpu::Recording>>
+        recordings_;
     SessionStats stats_;
     std::vector<KernelTime> profile_;
 };

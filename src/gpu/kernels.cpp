@@ -644,6 +644,24 @@ void Kernels::kv_store(Recording &rec, const BufferRange &k, const BufferRange &
     rec.barrier();
 }
 
+// attention_tiled.comp's tiles: 16 tokens by 16 keys, 64 lanes.
+static const uint32_t kTileTokens = 16, kTileKeys = 16;
+
+bool Kernels::attention_tiled(const AttentionShape &shape) const {
+    if (!supported_head_dim(shape.head_dim) || shape.n_tokens == 0) return false;
+    if (!attention_tiled_forced_ && (cpu_class_ || !shape.prefill || shape.n_tokens <= 8))
+        return false;
+    // Shared memory: the tile's queries, keys and values as F32, its scores and bookkeeping.
+    uint64_t shared = uint64_t(kTileTokens + 2 * kTileKeys) * shape.head_dim * 4 +
+                      kTileTokens * kTileKeys * 4 + kTileKeys * 4 + kTileTokens * 16;
+    // A pass per sequence among a workgroup's tokens (at most 16), a tile per 16 keys of it.
+    uint64_t loops =
+        uint64_t(kTileTokens) * (shape.capacity / kTileKeys + 2) + kTileTokens * kTileTokens + 1024;
+    return shared <= device_.info().max_compute_shared_memory && loops <= kMaxLoopIterations &&
+           shape.n_heads <= device_.caps().max_groups_x &&
+           (shape.n_tokens + kTileTokens - 1) / kTileTokens <= 65535;
+}
+
 uint32_t Kernels::attention_splits(const AttentionShape &shape) const {
     if (!supported_head_dim(shape.head_dim) || shape.n_tokens == 0) return 1;
     if (attention_splits_) return attention_splits_;
@@ -678,6 +696,28 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
         attention_small_head(rec, q, k_cache, v_cache, out, step, shape, sinks);
         return;
     }
+    struct {
+        uint32_t n_tokens, n_heads, n_kv_heads, capacity, n_sink, n_seq;
+        float scale;
+        uint32_t window, has_sinks;
+    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity, shape.n_sink,
+           n_seq,          shape.scale,   shape.window,     sinks.size > 0};
+    std::vector<BufferRange> bindings{q,
+                                      k_cache,
+                                      v_cache,
+                                      out,
+                                      step.positions,
+                                      step.seq_ids,
+                                      step.kv_begin,
+                                      sinks.size ? sinks : q};
+    if (attention_tiled(shape)) {
+        const Pipeline &p =
+            pipelines_.get("attention_tiled", 8, {shape.head_dim, uint32_t(shape.kv_type)});
+        rec.dispatch(p, bindings, &push, sizeof push, shape.n_heads,
+                     (shape.n_tokens + kTileTokens - 1) / kTileTokens);
+        rec.barrier();
+        return;
+    }
     // Each lane visits at most capacity / WG + 1 keys, one loop iteration each (the loops over
     // heads and head_dim have constant trip counts and are unrolled); the final combination
     // adds a few hundred.
@@ -708,17 +748,9 @@ void Kernels::attention(Recording &rec, const BufferRange &q, const BufferRange 
     if (splits > 1) require(scratch, attention_scratch_bytes(shape), "attention", "scratch");
     const Pipeline &p =
         pipelines_.get("attention", 9, {wg, shape.head_dim, uint32_t(shape.kv_type), g, splits});
-    struct {
-        uint32_t n_tokens, n_heads, n_kv_heads, capacity, n_sink, n_seq;
-        float scale;
-        uint32_t window, has_sinks;
-    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity, shape.n_sink,
-           n_seq,          shape.scale,   shape.window,     sinks.size > 0};
+    bindings.push_back(splits > 1 ? scratch : out);
     if (shape.n_tokens > 0)
-        rec.dispatch(p,
-                     {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin,
-                      sinks.size ? sinks : q, splits > 1 ? scratch : out},
-                     &push, sizeof push, uint32_t(gx), shape.n_tokens, splits);
+        rec.dispatch(p, bindings, &push, sizeof push, uint32_t(gx), shape.n_tokens, splits);
     rec.barrier();
     if (splits < 2 || shape.n_tokens == 0) return;
     const Pipeline &merge = pipelines_.get("attention_combine", 3, {shape.head_dim, splits});

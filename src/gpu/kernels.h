@@ -91,6 +91,9 @@ struct AttentionShape {
     KvType kv_type;
     float scale;          // score scale, normally 1/sqrt(head_dim)
     uint32_t window = 0;  // sliding-window layers: only positions [pos - window + 1, pos]
+    // The step's tokens come in runs of one sequence (prompt processing) rather than a token
+    // or two per sequence (decoding): attention() may then tile them (attention_tiled).
+    bool prefill = false;
 };
 // Where position p lives: p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink).
 // (n_sink = 0 gives the plain ring slot p % capacity.)
@@ -229,6 +232,9 @@ class Kernels {
                    const BufferRange &v_cache, const BufferRange &out, const StepView &step,
                    const AttentionShape &shape, const BufferRange &sinks = {},
                    const BufferRange &scratch = {});
+    // Whether attention() takes the tiled kernel for `shape`: GPUs, prefill steps of more than
+    // 8 tokens, where it fits (shared memory, llvmpipe's loop limit).
+    bool attention_tiled(const AttentionShape &shape) const;
     // The key slices attention() uses for `shape` (1: no split) and the scratch it needs.
     uint32_t attention_splits(const AttentionShape &shape) const;
     uint64_t attention_scratch_bytes(const AttentionShape &shape) const;
@@ -268,6 +274,9 @@ class Kernels {
     // Forces attention() to split the keys of every step into `n` slices (0: the device's
     // choice); tests check the split-K path on any device with it.
     void set_attention_splits(uint32_t n) { attention_splits_ = n; }
+    // Forces attention() to take the tiled kernel for every step it fits (false: the device's
+    // choice); tests check it on any device with it.
+    void set_attention_tiled(bool on) { attention_tiled_forced_ = on; }
 
   private:
     bool texel_matvec(const Matrix &w, const BufferRange &x) const;
@@ -303,6 +312,7 @@ class Kernels {
     bool matvec_subgroup_ = false;  // matvec and matvec_texel reduce with subgroupAdd
     bool texel_loads_ = true;
     uint32_t attention_splits_ = 0;  // 0: automatic
+    bool attention_tiled_forced_ = false;
     uint32_t matvec_wg_;
     uint32_t matvec_rows_;
     uint32_t norm_wg_;
