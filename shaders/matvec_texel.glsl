@@ -12,6 +12,9 @@ layout(constant_id = 5) const bool SPLIT_TAIL = false;  // cols / 32 % WG == WG 
 // SwiGLU fused in: y = silu(W x) * (W2 x), W the gate and W2 the up projection (same type and
 // shape), both read in one pass over x, with no epilogue.
 layout(constant_id = 6) const bool SWIGLU = false;
+// One vector (NB 1) and at most X_UNITS units of K per lane: the rows are walked one after
+// another instead (walk_rows; 0: not). Only in matvec_texel_subgroup.comp.
+layout(constant_id = 7) const uint X_UNITS = 0;
 layout(local_size_x_id = 0) in;
 
 const uint MATS = SWIGLU ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
@@ -118,6 +121,63 @@ float unit_dot(uint m, uint row, uint units, uint k, uint j) {
     return d * (sum - xoff[j]);
 }
 
+#ifdef MATVEC_SUBGROUP_REDUCE
+// Short rows, one vector (X_UNITS > 0): each lane loads its units of x once into registers
+// and the workgroup walks its rows one after another, adding each row up with one subgroupAdd.
+// The weights then stream through memory in order. main's round-robin over the rows has a
+// workgroup read ROWS rows side by side, 272 bytes of each per round: from DRAM that ran at
+// half the speed on lavapipe (the 151,936 x 896 output head: 56 -> 21 ms per token), while
+// the rows' partial sums it keeps in registers buy nothing for a single vector. With
+// SPLIT_TAIL the rows go in pairs, the last half round taking the tail units of both rows.
+vec4 xr[X_UNITS * 8u + 1u];  // x of the lane's i-th unit at [8 i]
+float xro[X_UNITS + 1u];
+
+// Unit k of `row` of matrix m times the lane's i-th unit of x.
+float walk_dot(uint m, uint row, uint units, uint k, uint i) {
+    vec4 wv[8];
+    float d;
+    unit_weights(m, min(row, p.rows - 1u) * units + k, wv, d);
+    float sum = 0.0;
+    [[unroll]] for (uint e = 0; e < 8u; ++e) sum += dot(wv[e], xr[8u * i + e]);
+    return d * (sum - xro[i]);
+}
+
+void walk_rows(uint lane) {
+    uint units = p.cols / 32u;
+    const uint WHOLE = SPLIT_TAIL ? X_UNITS - 1u : X_UNITS;  // rounds of a unit per lane at most
+    uint tail = units - WG / 2u + lane % (WG / 2u);           // SPLIT_TAIL: the lane's tail unit
+    [[unroll]] for (uint i = 0; i < X_UNITS; ++i) {
+        load_x(i < WHOLE ? min(lane + i * WG, units - 1u) : tail);
+        [[unroll]] for (uint e = 0; e < 8u; ++e) xr[8u * i + e] = xv[e];
+        xro[i] = xoff[0];
+    }
+    const uint STEP = SPLIT_TAIL ? 2u : 1u;
+    for (uint r = 0; r < ROWS; r += STEP) {
+        float s[2u * MATS];  // [row of the step][matrix]
+        [[unroll]] for (uint i = 0; i < 2u * MATS; ++i) s[i] = 0.0;
+        [[unroll]] for (uint m = 0; m < MATS; ++m) {
+            [[unroll]] for (uint i = 0; i < WHOLE; ++i) {
+                uint k = lane + i * WG;
+                if (k < units) {
+                    [[unroll]] for (uint q = 0; q < STEP; ++q) s[q * MATS + m] += walk_dot(m, row0 + r + q, units, k, i);
+                }
+            }
+            if (SPLIT_TAIL) {
+                float v = walk_dot(m, row0 + r + lane / (WG / 2u), units, tail, WHOLE);
+                s[m] += lane < WG / 2u ? v : 0.0;
+                s[MATS + m] += lane < WG / 2u ? 0.0 : v;
+            }
+        }
+        [[unroll]] for (uint q = 0; q < STEP; ++q) {
+            [[unroll]] for (uint m = 0; m < MATS; ++m) {
+                float sum = subgroupAdd(s[q * MATS + m]);
+                if (lane == (r + q) % WG) emit((r + q) * MATS + m, sum);
+            }
+        }
+    }
+}
+#endif
+
 const uint HALF = ROWS / 2u;
 
 void main() {
@@ -127,6 +187,12 @@ void main() {
     uint units = p.cols / 32u;
     // Vectors past the end of the batch repeat the last one: computed, never stored.
     [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
+#ifdef MATVEC_SUBGROUP_REDUCE
+    if (X_UNITS > 0u) {
+        walk_rows(lane);
+        return;
+    }
+#endif
     [[unroll]] for (uint i = 0; i < OUTS; ++i) acc[i] = 0.0;
     // Units that are whole rounds of the lanes plus half a round (Qwen2.5-0.5B's 896 columns:
     // 28 units on 8 lanes) end with a half round: there each unit goes to two lanes, each

@@ -271,6 +271,10 @@ bool Kernels::fusable_swiglu(const Matrix &gate, const Matrix &up, const BufferR
            texel_matvec(gate, x) && texel_matvec(up, x);
 }
 
+// The row walk of matvec_texel.glsl: x of at most 8 units per lane in registers (rows of up to
+// 2048 on lavapipe's 8 lanes), 64 rows per workgroup.
+static const uint32_t kWalkUnits = 8, kWalkRows = 64;
+
 // lavapipe's prefill: the batched matrix-vector kernel over groups of 8 rows (the tiled matmul
 // measured 3-4x slower per token there). Each group's x and y must start where a binding can.
 static const uint32_t kRowGroup = 8;
@@ -322,15 +326,19 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const Bu
         uint32_t nb = (n + groups_z - 1) / groups_z;
         if (groups_z > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matvec: a batch of %u is too large", n);
         bool texel = texel_matvec(w, x);
-        std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb, epilogue};
-        // matvec_texel: rows of whole lane rounds plus half a round end with a split round.
         uint32_t units = w.cols / 32;
+        // One vector of short rows on lavapipe: the texel kernel walks the rows in order.
+        bool walk = texel && matvec_subgroup_ && nb == 1 && units <= matvec_wg_ * kWalkUnits;
+        uint32_t rows = walk ? kWalkRows : matvec_rows_;
+        std::vector<uint32_t> spec{matvec_wg_, rows, uint32_t(w.type), nb, epilogue};
         if (up && !(texel && fusable_swiglu(w, *up, x) && !epilogue))
             fail(VKLLM_ERR_INTERNAL, "matvec: SwiGLU fused where the texel kernel cannot");
         if (texel) {
-            spec.push_back(matvec_wg_ % 2 == 0 && matvec_rows_ % 2 == 0 &&
+            // Rows of whole lane rounds plus half a round end with a split round.
+            spec.push_back(matvec_wg_ % 2 == 0 && rows % 2 == 0 &&
                            units % matvec_wg_ == matvec_wg_ / 2);
             spec.push_back(up != nullptr);
+            spec.push_back(walk ? (units + matvec_wg_ - 1) / matvec_wg_ : 0);
         }
         const Pipeline &p =
             texel ? pipelines_.get(
@@ -351,8 +359,7 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const Bu
             } push{c.rows, w.cols, c.row0, n, w.rows};
             std::vector<BufferRange> bindings{c.data, texel ? xs : x, y, bias_binding(end, c.data)};
             if (texel) bindings.push_back(up_chunks[i].data);
-            dispatch_1d(rec, p, bindings, &push, sizeof push,
-                        (c.rows + matvec_rows_ - 1) / matvec_rows_, groups_z);
+            dispatch_1d(rec, p, bindings, &push, sizeof push, (c.rows + rows - 1) / rows, groups_z);
         }
     }
     rec.barrier();
