@@ -59,13 +59,35 @@ uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetc
 // through the sum of x (fewer instructions per weight: lavapipe is bound by their count).
 const float OFFSET = WTYPE == 13u ? 8.0 : 0.0;
 
-void unit_weights(uint m, uint u, out vec4 wv[8], out float d) {
+// The texels of unit u of matrix m as decode_unit reads them: t[0 .. TEXELS) its weights
+// and, for the grouped types, `scale` the word holding its F16 scale in the low half.
+const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u ? 4u : WTYPE == 12u ? 2u : 1u;
+struct Unit {
+    uvec4 t[8];  // TEXELS used (a struct may not hold an array sized by a specialization constant)
+    uint scale;
+};
+
+Unit fetch_unit(uint m, uint u) {
+    Unit w;
+    w.scale = 0u;
+    if (WTYPE == 0u || WTYPE == 1u || WTYPE == 2u) {
+        [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, TEXELS * u + i);
+    } else {
+        // A group is 17 (Q8_0_G8) or 9 (Q4_0_G8) texels: the 8 scales, then the quants.
+        uint g = (u >> 3u) * (1u + 8u * TEXELS), j = u & 7u;
+        w.scale = fetch(m, g)[j >> 1u] >> ((j & 1u) << 4u);
+        [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, g + 1u + TEXELS * j + i);
+    }
+    return w;
+}
+
+void decode_unit(Unit w, out vec4 wv[8], out float d) {
     d = 1.0;
     if (WTYPE == 0u) {
-        [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = uintBitsToFloat(fetch(m, 8u * u + i));
+        [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = uintBitsToFloat(w.t[i]);
     } else if (WTYPE == 1u || WTYPE == 2u) {
         [[unroll]] for (uint i = 0; i < 4u; ++i) {
-            uvec4 q = fetch(m, 4u * u + i);
+            uvec4 q = w.t[i];
             if (WTYPE == 1u) {
                 wv[2u * i] = vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y));
                 wv[2u * i + 1u] = vec4(unpackHalf2x16(q.z), unpackHalf2x16(q.w));
@@ -75,23 +97,23 @@ void unit_weights(uint m, uint u, out vec4 wv[8], out float d) {
             }
         }
     } else {
-        // A group is 17 (Q8_0_G8) or 9 (Q4_0_G8) texels: the 8 scales, then the quants.
-        uint g = (u >> 3u) * (WTYPE == 12u ? 17u : 9u), j = u & 7u;
-        uint sw = fetch(m, g)[j >> 1u];
-        d = unpackHalf2x16(sw >> ((j & 1u) << 4u)).x;
+        d = unpackHalf2x16(w.scale).x;
         if (WTYPE == 12u) {
-            uvec4 a = fetch(m, g + 1u + 2u * j), b = fetch(m, g + 2u + 2u * j);
-            wv[0] = int8x4(a.x), wv[1] = int8x4(a.y), wv[2] = int8x4(a.z), wv[3] = int8x4(a.w);
-            wv[4] = int8x4(b.x), wv[5] = int8x4(b.y), wv[6] = int8x4(b.z), wv[7] = int8x4(b.w);
+            [[unroll]] for (uint i = 0; i < 2u; ++i) {
+                uvec4 q = w.t[i];
+                wv[4u * i] = int8x4(q.x), wv[4u * i + 1u] = int8x4(q.y);
+                wv[4u * i + 2u] = int8x4(q.z), wv[4u * i + 3u] = int8x4(q.w);
+            }
         } else {
-            uvec4 q = fetch(m, g + 1u + j);
             [[unroll]] for (uint i = 0; i < 4u; ++i) {
-                wv[i] = nibbles4(q[i], 0u);
-                wv[4u + i] = nibbles4(q[i], 1u);
+                wv[i] = nibbles4(w.t[0][i], 0u);
+                wv[4u + i] = nibbles4(w.t[0][i], 1u);
             }
         }
     }
 }
+
+void unit_weights(uint m, uint u, out vec4 wv[8], out float d) { decode_unit(fetch_unit(m, u), wv, d); }
 
 // The x of the unit being worked on, for each vector of the batch, and OFFSET times its sum.
 uint xbase[NB];
@@ -127,16 +149,16 @@ float unit_dot(uint m, uint row, uint units, uint k, uint j) {
 // The weights then stream through memory in order. main's round-robin over the rows has a
 // workgroup read ROWS rows side by side, 272 bytes of each per round: from DRAM that ran at
 // half the speed on lavapipe (the 151,936 x 896 output head: 56 -> 21 ms per token), while
-// the rows' partial sums it keeps in registers buy nothing for a single vector. With
-// SPLIT_TAIL the rows go in pairs, the last half round taking the tail units of both rows.
+// the rows' partial sums it keeps in registers buy nothing for a single vector. The rows go
+// in pairs; with SPLIT_TAIL the last half round takes the tail units of both rows.
 vec4 xr[X_UNITS * 8u + 1u];  // x of the lane's i-th unit at [8 i]
 float xro[X_UNITS + 1u];
 
-// Unit k of `row` of matrix m times the lane's i-th unit of x.
-float walk_dot(uint m, uint row, uint units, uint k, uint i) {
+// Unit w times the lane's i-th unit of x.
+float walk_dot(Unit w, uint i) {
     vec4 wv[8];
     float d;
-    unit_weights(m, min(row, p.rows - 1u) * units + k, wv, d);
+    decode_unit(w, wv, d);
     float sum = 0.0;
     [[unroll]] for (uint e = 0; e < 8u; ++e) sum += dot(wv[e], xr[8u * i + e]);
     return d * (sum - xro[i]);
@@ -151,24 +173,39 @@ void walk_rows(uint lane) {
         [[unroll]] for (uint e = 0; e < 8u; ++e) xr[8u * i + e] = xv[e];
         xro[i] = xoff[0];
     }
-    const uint STEP = SPLIT_TAIL ? 2u : 1u;
-    for (uint r = 0; r < ROWS; r += STEP) {
-        float s[2u * MATS];  // [row of the step][matrix]
-        [[unroll]] for (uint i = 0; i < 2u * MATS; ++i) s[i] = 0.0;
+    // Two rows per step (ROWS is even). All of a step's loads come first, then its arithmetic:
+    // with the loads of both rows (and both matrices) in flight together this ran ~25% faster
+    // from DRAM on lavapipe than loading each unit just before its use. Lanes past the row's
+    // last unit load that unit again and count nothing.
+    for (uint r = 0; r < ROWS; r += 2u) {
+        Unit w[MATS * 2u * X_UNITS + 1u];  // [matrix][row of the step][unit of the lane]
         [[unroll]] for (uint m = 0; m < MATS; ++m) {
-            [[unroll]] for (uint i = 0; i < WHOLE; ++i) {
-                uint k = lane + i * WG;
-                if (k < units) {
-                    [[unroll]] for (uint q = 0; q < STEP; ++q) s[q * MATS + m] += walk_dot(m, row0 + r + q, units, k, i);
+            [[unroll]] for (uint q = 0; q < 2u; ++q) {
+                uint base = min(row0 + r + q, p.rows - 1u) * units;
+                [[unroll]] for (uint i = 0; i < WHOLE; ++i)
+                    w[(m * 2u + q) * X_UNITS + i] = fetch_unit(m, base + min(lane + i * WG, units - 1u));
+            }
+            if (SPLIT_TAIL) {
+                uint row = min(row0 + r + lane / (WG / 2u), p.rows - 1u);
+                w[m * 2u * X_UNITS + WHOLE] = fetch_unit(m, row * units + tail);
+            }
+        }
+        float s[2u * MATS];  // [row of the step][matrix]
+        [[unroll]] for (uint m = 0; m < MATS; ++m) {
+            [[unroll]] for (uint q = 0; q < 2u; ++q) {
+                s[q * MATS + m] = 0.0;
+                [[unroll]] for (uint i = 0; i < WHOLE; ++i) {
+                    float v = walk_dot(w[(m * 2u + q) * X_UNITS + i], i);
+                    s[q * MATS + m] += lane + i * WG < units ? v : 0.0;
                 }
             }
             if (SPLIT_TAIL) {
-                float v = walk_dot(m, row0 + r + lane / (WG / 2u), units, tail, WHOLE);
+                float v = walk_dot(w[m * 2u * X_UNITS + WHOLE], WHOLE);
                 s[m] += lane < WG / 2u ? v : 0.0;
                 s[MATS + m] += lane < WG / 2u ? 0.0 : v;
             }
         }
-        [[unroll]] for (uint q = 0; q < STEP; ++q) {
+        [[unroll]] for (uint q = 0; q < 2u; ++q) {
             [[unroll]] for (uint m = 0; m < MATS; ++m) {
                 float sum = subgroupAdd(s[q * MATS + m]);
                 if (lane == (r + q) % WG) emit((r + q) * MATS + m, sum);
