@@ -22,10 +22,8 @@ TEST_F(Generation, TinyModelsMatchTheCpuReference) {
     std::vector<Case> cases;
     TinyModelSpec llama;
     cases.push_back({"llama_f32", llama, 1e-4});
-    TinyModelSpec qwen2;
-    qwen2.arch = "qwen2";
+    TinyModelSpec qwen2 = qwen2_head64();
     qwen2.weight_type = 1;
-    qwen2.n_embd = 128, qwen2.n_head = 2, qwen2.n_head_kv = 1, qwen2.n_ff = 96;  // head_dim 64
     cases.push_back({"qwen2_f16", qwen2, 1e-4});
     TinyModelSpec llama3;  // Llama 3.1-style per-pair RoPE frequency factors
     llama3.rope_freqs = true;
@@ -123,9 +121,7 @@ TEST_F(Generation, QuantizedModelsMatchTheReferenceAndTrackTheirF32Original) {
 // A Q8_0 KV cache (VKLLM_SESSION_KV_Q8_0): logits track the F32 cache within the error of 8-bit
 // K/V (printed), and the cache takes (head_dim + 16) / (2 head_dim) of F16's bytes.
 TEST_F(Generation, Q8_0KvCacheTracksTheF32CacheInLessMemory) {
-    TinyModelSpec spec;
-    spec.arch = "qwen2";
-    spec.n_embd = 128, spec.n_head = 2, spec.n_head_kv = 1, spec.n_ff = 96;  // head_dim 64
+    TinyModelSpec spec = qwen2_head64();
     vkllm_model *m = tiny(spec, "kv_q8");
     ASSERT_NE(m, nullptr);
     std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 5);
@@ -292,9 +288,7 @@ TEST_F(Generation, StreamingWindowWrapsTheRingAndMatchesMaskedAttention) {
 // records the merge pass: every decode step must still match the CPU reference, through the
 // ring's wrap and with several sequences decoded together.
 TEST_F(Generation, SplitKeyAttentionInASessionMatchesTheReference) {
-    TinyModelSpec qwen2;
-    qwen2.arch = "qwen2";
-    qwen2.n_embd = 128, qwen2.n_head = 2, qwen2.n_head_kv = 1, qwen2.n_ff = 96;  // head_dim 64
+    TinyModelSpec qwen2 = qwen2_head64();
     vkllm_model *m = tiny(qwen2, "split_k");
     ASSERT_NE(m, nullptr);
     rt_->context->kernels().set_attention_splits(3);
@@ -320,9 +314,7 @@ TEST_F(Generation, SplitKeyAttentionInASessionMatchesTheReference) {
 // steps of 12 tokens matches the reference at every step's end, and a streaming ring whose
 // window starts inside a step's tiles gives what the one-token-per-workgroup kernel gives.
 TEST_F(Generation, TiledPrefillAttentionInASessionMatchesTheReference) {
-    TinyModelSpec qwen2;
-    qwen2.arch = "qwen2";
-    qwen2.n_embd = 128, qwen2.n_head = 2, qwen2.n_head_kv = 1, qwen2.n_ff = 96;  // head_dim 64
+    TinyModelSpec qwen2 = qwen2_head64();
     vkllm_model *m = tiny(qwen2, "tiled");
     ASSERT_NE(m, nullptr);
     std::vector<int32_t> tokens = some_tokens(36, qwen2.n_vocab, 19);

@@ -90,6 +90,14 @@ class AttentionTest : public GpuTest {
                               s.capacity, s.n_sink,  kv,           float(s.scale)};
     }
 
+    // GPT-OSS-like sink logits per query head: random, scaled to matter next to the scores.
+    static std::vector<float> sink_logits(uint32_t heads, uint32_t seed) {
+        std::vector<float> s = ref::random(heads, seed);
+        for (float &x : s)
+            x *= 4.0f;
+        return s;
+    }
+
     // The head sizes attention_tiled.comp takes (others go to attention_small_head.comp).
     static bool tiled_head(uint32_t d) {
         return d == 32 || d == 64 || d == 80 || d == 96 || d == 128;
@@ -263,11 +271,8 @@ TEST_F(AttentionTest, SplitKeysMergeWithSinkLogitsAndASlidingWindow) {
     const uint32_t heads = 8, kv_heads = 2, dim = 64, cap = 300, n_seq = 3;
     size_t kv_elems = size_t(n_seq) * cap * kv_heads * dim;
     std::vector<float> q = ref::random(size_t(n_seq) * heads * dim, 5);
-    std::vector<float> sink_logits = ref::random(heads, 6);
-    for (float &x : sink_logits)
-        x *= 4.0f;
     Buffer qb = upload(q), kb = upload(ref::random(kv_elems, 7)),
-           vb = upload(ref::random(kv_elems, 8)), sinks = upload(sink_logits);
+           vb = upload(ref::random(kv_elems, 8)), sinks = upload(sink_logits(heads, 6));
     Step st{{299, 40, 3}, {0, 1, 2}, {0, 0, 0}};
     Uploaded sb = upload_step(st);
     for (uint32_t window : {0u, 100u}) {
@@ -307,11 +312,8 @@ TEST_F(AttentionTest, TiledPrefillMatchesOnePassWithSinksWindowsAndTwoSequences)
     st.pos.push_back(-1), st.seq.push_back(0), st.begin.push_back(0);
     uint32_t n = uint32_t(st.pos.size());
     std::vector<float> q = ref::random(size_t(n) * heads * dim, 15);
-    std::vector<float> sink_logits = ref::random(heads, 16);
-    for (float &x : sink_logits)
-        x *= 4.0f;
     Buffer qb = upload(q), kb = upload(ref::random(kv_elems, 17)),
-           vb = upload(ref::random(kv_elems, 18)), sinks = upload(sink_logits);
+           vb = upload(ref::random(kv_elems, 18)), sinks = upload(sink_logits(heads, 16));
     Uploaded sb = upload_step(st);
     for (uint32_t window : {0u, 10u}) {
         AttentionShape sh{n, heads, kv_heads, dim, cap, 0, KvType::F32, 0.125f, window, true};

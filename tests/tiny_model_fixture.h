@@ -37,3 +37,12 @@ inline std::vector<int32_t> some_tokens(size_t n, uint32_t vocab, uint32_t seed)
     }
     return t;
 }
+
+// A qwen2 model with heads of 64, the size the fast attention kernels take (the default spec's
+// heads are smaller and go to attention_small_head.comp).
+inline TinyModelSpec qwen2_head64() {
+    TinyModelSpec spec;
+    spec.arch = "qwen2";
+    spec.n_embd = 128, spec.n_head = 2, spec.n_head_kv = 1, spec.n_ff = 96;
+    return spec;
+}
