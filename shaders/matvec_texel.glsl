@@ -54,14 +54,21 @@ void emit(uint i, float sum) {
 // Texel t of matrix m (a constant once the loops over matrices are unrolled).
 uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetch(W2, int(t)); }
 
-// The 32 weights of unit u (layouts in weights.glsl) are d * (wv - OFFSET): the scale is
-// applied once to the unit's dot product rather than to each weight, and Q4_0's offset of 8
-// through the sum of x (fewer instructions per weight: lavapipe is bound by their count).
-const float OFFSET = WTYPE == 13u ? 8.0 : 0.0;
+// The 32 weights of unit u (layouts in weights.glsl) are d * (wv - OFFSET), or d wv - dm for
+// Q4_K: the scale is applied once to the unit's dot product rather than to each weight, and
+// Q4_0's offset of 8 or Q4_K's min through the sum of x (fewer instructions per weight:
+// lavapipe is bound by their count). xoff holds OFFSET times that sum.
+const float OFFSET = WTYPE == 13u ? 8.0 : WTYPE == 8u ? 1.0 : 0.0;
+
+// A unit's dot product from the sum of wv times x, the unit's d and dm, and xoff.
+float unit_value(float sum, float d, float dm, float xo) { return WTYPE == 8u ? d * sum - dm * xo : d * (sum - xo); }
 
 // The texels of unit u of matrix m as decode_unit reads them: t[0 .. TEXELS) its weights
-// and, for the grouped types, `scale` the word holding its F16 scale in the low half.
-const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u ? 4u : WTYPE == 12u ? 2u : 1u;
+// and, for the grouped types, `scale` the word holding its F16 scale in the low half. Q4_K is
+// read as stored (a 144-byte super-block is 9 texels: d, dmin and the 12 scale bytes, then
+// 128 bytes of nibbles): t[0], t[1] the 32 bytes whose low or high nibbles are the unit,
+// t[2] the super-block's first texel, `scale` the unit's sub-block.
+const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u ? 4u : WTYPE == 12u ? 2u : WTYPE == 8u ? 3u : 1u;
 struct Unit {
     uvec4 t[8];  // TEXELS used (a struct may not hold an array sized by a specialization constant)
     uint scale;
@@ -72,6 +79,12 @@ Unit fetch_unit(uint m, uint u) {
     w.scale = 0u;
     if (WTYPE == 0u || WTYPE == 1u || WTYPE == 2u) {
         [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, TEXELS * u + i);
+    } else if (WTYPE == 8u) {
+        uint b = 9u * (u >> 3u), s = u & 7u;
+        w.t[0] = fetch(m, b + 1u + 2u * (s >> 1u));
+        w.t[1] = fetch(m, b + 2u + 2u * (s >> 1u));
+        w.t[2] = fetch(m, b);
+        w.scale = s;
     } else {
         // A group is 17 (Q8_0_G8) or 9 (Q4_0_G8) texels: the 8 scales, then the quants.
         uint g = (u >> 3u) * (1u + 8u * TEXELS), j = u & 7u;
@@ -81,8 +94,9 @@ Unit fetch_unit(uint m, uint u) {
     return w;
 }
 
-void decode_unit(Unit w, out vec4 wv[8], out float d) {
+void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
     d = 1.0;
+    dm = 0.0;
     if (WTYPE == 0u) {
         [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = uintBitsToFloat(w.t[i]);
     } else if (WTYPE == 1u || WTYPE == 2u) {
@@ -96,6 +110,15 @@ void decode_unit(Unit w, out vec4 wv[8], out float d) {
                 wv[2u * i + 1u] = uintBitsToFloat(uvec4(q.z << 16u, q.z & 0xffff0000u, q.w << 16u, q.w & 0xffff0000u));
             }
         }
+    } else if (WTYPE == 8u) {
+        // The 6-bit scale and min of sub-block s, as weights.glsl's k_scale_min.
+        uint s = w.scale, sh = (s & 3u) << 3u;
+        uint b0 = (w.t[2].y >> sh) & 0xffu, b1 = (w.t[2].z >> sh) & 0xffu, b2 = (w.t[2].w >> sh) & 0xffu;
+        vec2 sm = s < 4u ? vec2(b0 & 63u, b1 & 63u) : vec2((b2 & 15u) | ((b0 >> 6u) << 4u), (b2 >> 4u) | ((b1 >> 6u) << 4u));
+        vec2 dmin = unpackHalf2x16(w.t[2].x);
+        d = dmin.x * sm.x;
+        dm = dmin.y * sm.y;
+        [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = nibbles4(w.t[i >> 2u][i & 3u], s & 1u);
     } else {
         d = unpackHalf2x16(w.scale).x;
         if (WTYPE == 12u) {
@@ -113,7 +136,7 @@ void decode_unit(Unit w, out vec4 wv[8], out float d) {
     }
 }
 
-void unit_weights(uint m, uint u, out vec4 wv[8], out float d) { decode_unit(fetch_unit(m, u), wv, d); }
+void unit_weights(uint m, uint u, out vec4 wv[8], out float d, out float dm) { decode_unit(fetch_unit(m, u), wv, d, dm); }
 
 // The x of the unit being worked on, for each vector of the batch, and OFFSET times its sum.
 uint xbase[NB];
@@ -135,12 +158,12 @@ void load_x(uint k) {
 // unit_weights says.
 float unit_dot(uint m, uint row, uint units, uint k, uint j) {
     vec4 wv[8];
-    float d;
+    float d, dm;
     // Rows past the end repeat the last row: no branch in the loop, never stored.
-    unit_weights(m, min(row, p.rows - 1u) * units + k, wv, d);
+    unit_weights(m, min(row, p.rows - 1u) * units + k, wv, d, dm);
     float sum = 0.0;
     [[unroll]] for (uint i = 0; i < 8u; ++i) sum += dot(wv[i], xv[j * 8u + i]);
-    return d * (sum - xoff[j]);
+    return unit_value(sum, d, dm, xoff[j]);
 }
 
 #ifdef MATVEC_SUBGROUP_REDUCE
@@ -157,11 +180,11 @@ float xro[X_UNITS + 1u];
 // Unit w times the lane's i-th unit of x.
 float walk_dot(Unit w, uint i) {
     vec4 wv[8];
-    float d;
-    decode_unit(w, wv, d);
+    float d, dm;
+    decode_unit(w, wv, d, dm);
     float sum = 0.0;
     [[unroll]] for (uint e = 0; e < 8u; ++e) sum += dot(wv[e], xr[8u * i + e]);
-    return d * (sum - xro[i]);
+    return unit_value(sum, d, dm, xro[i]);
 }
 
 void walk_rows(uint lane) {
