@@ -58,13 +58,14 @@ uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetc
 // Q4_K: the scale is applied once to the unit's dot product rather than to each weight, and
 // Q4_0's offset of 8 or Q4_K's min through the sum of x (fewer instructions per weight:
 // lavapipe is bound by their count). xoff holds OFFSET times that sum.
-const float OFFSET = WTYPE == 13u ? 8.0 : WTYPE == 8u ? 1.0 : 0.0;
+const float OFFSET = WTYPE == 13u ? 8.0 : WTYPE == 14u ? 16.0 : WTYPE == 8u ? 1.0 : 0.0;
 
 // A unit's dot product from the sum of wv times x, the unit's d and dm, and xoff.
 float unit_value(float sum, float d, float dm, float xo) { return WTYPE == 8u ? d * sum - dm * xo : d * (sum - xo); }
 
 // The texels of unit u of matrix m as decode_unit reads them: t[0 .. TEXELS) its weights
-// and, for the grouped types, `scale` the word holding its F16 scale in the low half. Q4_K is
+// and, for the grouped types, `scale` the word holding its F16 scale in the low half (Q5_0_G8:
+// and `qh` its 5th bits). Q4_K is
 // read as stored (a 144-byte super-block is 9 texels: d, dmin and the 12 scale bytes, then
 // 128 bytes of nibbles): t[0], t[1] the 32 bytes whose low or high nibbles are the unit,
 // t[2] the super-block's first texel, `scale` the unit's sub-block.
@@ -72,11 +73,13 @@ const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u ? 4u : WTYPE =
 struct Unit {
     uvec4 t[8];  // TEXELS used (a struct may not hold an array sized by a specialization constant)
     uint scale;
+    uint qh;
 };
 
 Unit fetch_unit(uint m, uint u) {
     Unit w;
     w.scale = 0u;
+    w.qh = 0u;
     if (WTYPE == 0u || WTYPE == 1u || WTYPE == 2u) {
         [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, TEXELS * u + i);
     } else if (WTYPE == 8u) {
@@ -86,10 +89,13 @@ Unit fetch_unit(uint m, uint u) {
         w.t[2] = fetch(m, b);
         w.scale = s;
     } else {
-        // A group is 17 (Q8_0_G8) or 9 (Q4_0_G8) texels: the 8 scales, then the quants.
-        uint g = (u >> 3u) * (1u + 8u * TEXELS), j = u & 7u;
+        // A group is 17 (Q8_0_G8), 9 (Q4_0_G8) or 11 (Q5_0_G8) texels: the 8 scales, (the 5th
+        // bits,) then the quants.
+        const uint QH = WTYPE == 14u ? 2u : 0u;
+        uint g = (u >> 3u) * (1u + QH + 8u * TEXELS), j = u & 7u;
         w.scale = fetch(m, g)[j >> 1u] >> ((j & 1u) << 4u);
-        [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, g + 1u + TEXELS * j + i);
+        if (WTYPE == 14u) w.qh = fetch(m, g + 1u + (j >> 2u))[j & 3u];
+        [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, g + 1u + QH + TEXELS * j + i);
     }
     return w;
 }
@@ -127,10 +133,20 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
                 wv[4u * i] = int8x4(q.x), wv[4u * i + 1u] = int8x4(q.y);
                 wv[4u * i + 2u] = int8x4(q.z), wv[4u * i + 3u] = int8x4(q.w);
             }
-        } else {
+        } else if (WTYPE == 13u) {
             [[unroll]] for (uint i = 0; i < 4u; ++i) {
                 wv[i] = nibbles4(w.t[0][i], 0u);
                 wv[4u + i] = nibbles4(w.t[0][i], 1u);
+            }
+        } else {
+            // Each nibble's 5th bit is moved to bit 4 of its byte, four at once: the multiply
+            // puts copies of the 4 bits at 4, 11, 18 and 25, and the mask keeps bit k of copy k.
+            [[unroll]] for (uint i = 0; i < 4u; ++i) {
+                uint lo = (w.t[0][i] & 0x0f0f0f0fu) | ((((w.qh >> (4u * i)) & 15u) * 0x02040810u) & 0x10101010u);
+                uint hi = ((w.t[0][i] >> 4u) & 0x0f0f0f0fu) |
+                          ((((w.qh >> (16u + 4u * i)) & 15u) * 0x02040810u) & 0x10101010u);
+                wv[i] = vec4(lo & 0xffu, (lo >> 8u) & 0xffu, (lo >> 16u) & 0xffu, lo >> 24u);
+                wv[4u + i] = vec4(hi & 0xffu, (hi >> 8u) & 0xffu, (hi >> 16u) & 0xffu, hi >> 24u);
             }
         }
     }

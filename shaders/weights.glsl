@@ -18,9 +18,9 @@
 //   Q5_K 176 B / 256: h d, h dmin, u8 scales[12], u8 qh[32], u8 qs[128]
 //     (sub-block s of 32 has a 6-bit scale sc and min m; its element l is the low (s even) or
 //      high (s odd) nibble of qs[32 (s / 2) + l], Q5_K's 5th bit is bit s of qh[l])
-//   Q8_0_G8, Q4_0_G8 (regrouped at load, gpu::group_blocks): groups of 8 blocks, 16-byte
-//     aligned: h d[8], then the 8 blocks' quants (int8 q[32] or u8 qs[16] each);
-//     272 / 144 B per group
+//   Q8_0_G8, Q4_0_G8, Q5_0_G8 (regrouped at load, gpu::group_blocks): groups of 8 blocks,
+//     16-byte aligned: h d[8], then the 8 blocks' quants (int8 q[32] or u8 qs[16] each; Q5_0_G8
+//     first u32 qh[8]); 272 / 144 / 176 B per group
 //   Q6_K 210 B / 256: u8 ql[128], u8 qh[64], int8 sc[16], h d    w = d sc (q - 32)
 //     (half n of 128, group g of 32 within it, element l: low 4 bits from
 //      ql[64 n + 32 (g & 1) + l] (low nibble for g < 2), high 2 bits at bit 2 g of
@@ -68,13 +68,20 @@ vec2 k_scale_min(uint o, uint s) {
     return vec2((a & 15u) | ((w_byte(o + s - 4u) >> 6u) << 4u), (a >> 4u) | ((w_byte(o + s) >> 6u) << 4u));
 }
 
-const uint BLOCK_BYTES[14] = uint[14](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u, 34u, 18u);
+const uint BLOCK_BYTES[15] = uint[15](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u, 34u, 18u, 22u);
 
 // Grouped types: word index of the group of block u, and block u's F16 scale.
-uint group_word(uint u) { return (u >> 3u) * (WTYPE == 12u ? 68u : 36u); }
+uint group_word(uint u) { return (u >> 3u) * (WTYPE == 12u ? 68u : WTYPE == 13u ? 36u : 44u); }
 float group_scale(uint u) { return unpackHalf2x16(WEIGHTS[group_word(u) + ((u & 7u) >> 1u)] >> ((u & 1u) << 4u)).x; }
-// First word of block u's quants.
-uint group_quants(uint u) { return group_word(u) + 4u + (u & 7u) * (WTYPE == 12u ? 8u : 4u); }
+// First word of block u's quants, and (Q5_0_G8) its word of 5th bits.
+uint group_quants(uint u) { return group_word(u) + (WTYPE == 14u ? 12u : 4u) + (u & 7u) * (WTYPE == 12u ? 8u : 4u); }
+uint group_qh(uint u) { return WEIGHTS[group_word(u) + 4u + (u & 7u)]; }
+
+// Bit b + 4 k of qh (k = 0 .. 3) as a vec4.
+vec4 fifth_bits4(uint qh, uint b) {
+    uint h = qh >> b;
+    return vec4(h & 1u, (h >> 1u) & 1u, (h >> 2u) & 1u, (h >> 3u) & 1u);
+}
 
 // Weights 8 q .. 8 q + 7 of 32-weight unit u (weights 32 u .. 32 u + 31 of the tensor, which is
 // whole blocks: rows are) of a block-quantized type, as a and b.
@@ -89,6 +96,11 @@ void unit_weights8(uint u, uint q, out vec4 a, out vec4 b) {
         uint qw = group_quants(u) + 2u * (q & 1u);
         a = d * (nibbles4(WEIGHTS[qw], q >> 1u) - 8.0);
         b = d * (nibbles4(WEIGHTS[qw + 1u], q >> 1u) - 8.0);
+    } else if (WTYPE == 14u) {  // Q5_0_G8: as Q4_0_G8, plus the 5th bits
+        float d = group_scale(u);
+        uint qw = group_quants(u) + 2u * (q & 1u), qh = group_qh(u);
+        a = d * (nibbles4(WEIGHTS[qw], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q) - 16.0);
+        b = d * (nibbles4(WEIGHTS[qw + 1u], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q + 4u) - 16.0);
     } else if (WTYPE == 3u) {  // Q8_0
         uint o = u * 34u;
         float d = w_half(o);
@@ -196,16 +208,19 @@ void unit_weights32(uint u, out vec4 wv[8]) {
             wv[i] = WTYPE == 1u ? vec4(unpackHalf2x16(a), unpackHalf2x16(b))
                                 : uintBitsToFloat(uvec4(a << 16u, a & 0xffff0000u, b << 16u, b & 0xffff0000u));
         }
-    } else if (WTYPE == 12u || WTYPE == 13u) {  // Q8_0_G8, Q4_0_G8
+    } else if (WTYPE == 12u || WTYPE == 13u || WTYPE == 14u) {  // Q8_0_G8, Q4_0_G8, Q5_0_G8
         float d = group_scale(u);
-        uint qw = group_quants(u);
+        uint qw = group_quants(u), qh = WTYPE == 14u ? group_qh(u) : 0u;
         [[unroll]] for (uint i = 0; i < (WTYPE == 12u ? 8u : 4u); ++i) {
             uint q = WEIGHTS[qw + i];
             if (WTYPE == 12u) {
                 wv[i] = d * int8x4(q);
-            } else {
+            } else if (WTYPE == 13u) {
                 wv[i] = d * (nibbles4(q, 0u) - 8.0);
                 wv[4u + i] = d * (nibbles4(q, 1u) - 8.0);
+            } else {
+                wv[i] = d * (nibbles4(q, 0u) + 16.0 * fifth_bits4(qh, 4u * i) - 16.0);
+                wv[4u + i] = d * (nibbles4(q, 1u) + 16.0 * fifth_bits4(qh, 16u + 4u * i) - 16.0);
             }
         }
     } else if (WTYPE == 3u) {  // Q8_0: the 9 words holding the 34-byte block

@@ -48,11 +48,12 @@ const TypeInfo kTypes[] = {
     // Regrouped at load, never in a file: bytes per block on average.
     {WeightType::Q8_0_G8, UINT32_MAX, 32, 34},
     {WeightType::Q4_0_G8, UINT32_MAX, 32, 18},
+    {WeightType::Q5_0_G8, UINT32_MAX, 32, 22},
 };
 const uint32_t kGroup = 8;  // blocks per group of the grouped types
 
 bool grouped(WeightType t) {
-    return t == WeightType::Q8_0_G8 || t == WeightType::Q4_0_G8;
+    return t == WeightType::Q8_0_G8 || t == WeightType::Q4_0_G8 || t == WeightType::Q5_0_G8;
 }
 }  // namespace
 
@@ -89,21 +90,30 @@ uint64_t row_offset(WeightType type, uint32_t cols, uint64_t row) {
 WeightType grouped_form(WeightType type) {
     if (type == WeightType::Q8_0) return WeightType::Q8_0_G8;
     if (type == WeightType::Q4_0) return WeightType::Q4_0_G8;
+    if (type == WeightType::Q5_0) return WeightType::Q5_0_G8;
     return type;
 }
 
 std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64_t units) {
     WeightType g = grouped_form(type);
     if (g == type) fail(VKLLM_ERR_INTERNAL, "no grouped layout for weight type %u", unsigned(type));
-    const uint64_t in_bytes = block_bytes(type), quant_bytes = in_bytes - 2;
-    const uint64_t group_bytes = kGroup * in_bytes;
+    // The fields after the F16 scale: Q5_0's 4 bytes of 5th bits, then every type's quants.
+    const uint64_t in_bytes = block_bytes(type), group_bytes = kGroup * in_bytes;
+    const std::vector<uint64_t> fields = type == WeightType::Q5_0
+                                             ? std::vector<uint64_t>{4, 16}
+                                             : std::vector<uint64_t>{in_bytes - 2};
     std::vector<uint8_t> out(stored_bytes(g, units * 32), 0);
     for (uint64_t u = 0; u < units; ++u) {
         uint8_t *group = out.data() + u / kGroup * group_bytes;
         uint64_t slot = u % kGroup;
         const uint8_t *b = blocks + u * in_bytes;
         std::memcpy(group + 2 * slot, b, 2);  // the F16 scale
-        std::memcpy(group + 2 * kGroup + slot * quant_bytes, b + 2, quant_bytes);
+        uint64_t at = 2 * kGroup, from = 2;
+        for (uint64_t size : fields) {
+            std::memcpy(group + at + slot * size, b + from, size);
+            at += kGroup * size;
+            from += size;
+        }
     }
     return out;
 }
