@@ -54,32 +54,42 @@ void emit(uint i, float sum) {
 // Texel t of matrix m (a constant once the loops over matrices are unrolled).
 uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetch(W2, int(t)); }
 
-// The 32 weights of unit u (layouts in weights.glsl) are d * (wv - OFFSET), or d wv - dm for
-// Q4_K: the scale is applied once to the unit's dot product rather than to each weight, and
-// Q4_0's offset of 8 or Q4_K's min through the sum of x (fewer instructions per weight:
-// lavapipe is bound by their count). xoff holds OFFSET times that sum.
+// The 32 weights of unit u (layouts in weights.glsl) are d * (wv - OFFSET), d wv - dm for
+// Q4_K, and d wv then dm wv for the two halves of a Q6_K_G8 unit (16 weights per scale): the
+// scale is applied once to the unit's dot product rather than to each weight, and Q4_0's and
+// Q5_0's offsets or Q4_K's min through the sum of x (fewer instructions per weight: lavapipe
+// is bound by their count). xoff holds OFFSET times that sum.
 const float OFFSET = WTYPE == 13u ? 8.0 : WTYPE == 14u ? 16.0 : WTYPE == 8u ? 1.0 : 0.0;
+const bool HALVES = WTYPE == 15u;
 
-// A unit's dot product from the sum of wv times x, the unit's d and dm, and xoff.
-float unit_value(float sum, float d, float dm, float xo) { return WTYPE == 8u ? d * sum - dm * xo : d * (sum - xo); }
+// A unit's dot product from the sums of wv times x (of the second half apart when HALVES,
+// else all in `sum`), the unit's d and dm, and xoff.
+float unit_value(float sum, float sum_hi, float d, float dm, float xo) {
+    return HALVES ? d * sum + dm * sum_hi : WTYPE == 8u ? d * sum - dm * xo : d * (sum - xo);
+}
 
 // The texels of unit u of matrix m as decode_unit reads them: t[0 .. TEXELS) its weights
 // and, for the grouped types, `scale` the word holding its F16 scale in the low half (Q5_0_G8:
-// and `qh` its 5th bits). Q4_K is
-// read as stored (a 144-byte super-block is 9 texels: d, dmin and the 12 scale bytes, then
-// 128 bytes of nibbles): t[0], t[1] the 32 bytes whose low or high nibbles are the unit,
-// t[2] the super-block's first texel, `scale` the unit's sub-block.
-const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u ? 4u : WTYPE == 12u ? 2u : WTYPE == 8u ? 3u : 1u;
+// and `qh` its 5th bits). Q4_K is read as stored (a 144-byte super-block is 9 texels: d, dmin
+// and the 12 scale bytes, then 128 bytes of nibbles): t[0], t[1] the 32 bytes whose low or
+// high nibbles are the unit, t[2] the super-block's first texel, `sub` the unit's sub-block.
+// Q6_K_G8: t[0], t[1] the 32 ql bytes whose low or high nibbles are the unit, t[2], t[3] the
+// 32 qh bytes holding its high 2 bits, `sc` its two int8 scales, `sub` its sub-block.
+const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u || WTYPE == 15u ? 4u : WTYPE == 12u ? 2u : WTYPE == 8u ? 3u : 1u;
 struct Unit {
     uvec4 t[8];  // TEXELS used (a struct may not hold an array sized by a specialization constant)
     uint scale;
     uint qh;
+    uint sc;
+    uint sub;
 };
 
 Unit fetch_unit(uint m, uint u) {
     Unit w;
     w.scale = 0u;
     w.qh = 0u;
+    w.sc = 0u;
+    w.sub = u & 7u;
     if (WTYPE == 0u || WTYPE == 1u || WTYPE == 2u) {
         [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, TEXELS * u + i);
     } else if (WTYPE == 8u) {
@@ -87,7 +97,17 @@ Unit fetch_unit(uint m, uint u) {
         w.t[0] = fetch(m, b + 1u + 2u * (s >> 1u));
         w.t[1] = fetch(m, b + 2u + 2u * (s >> 1u));
         w.t[2] = fetch(m, b);
-        w.scale = s;
+    } else if (WTYPE == 15u) {
+        // A group is 105 texels: the 8 d, then 13 per super-block (ql 8, qh 4, scales 1). Of
+        // sub-block s, half n = s / 4 and quarter g = s % 4 of it.
+        uint sb = u >> 3u, s = u & 7u, n = s >> 2u, g = s & 3u;
+        uint base = (sb >> 3u) * 105u, slot = sb & 7u, blk = base + 1u + 13u * slot;
+        w.scale = fetch(m, base)[slot >> 1u] >> ((slot & 1u) << 4u);
+        w.t[0] = fetch(m, blk + 4u * n + 2u * (g & 1u));
+        w.t[1] = fetch(m, blk + 4u * n + 2u * (g & 1u) + 1u);
+        w.t[2] = fetch(m, blk + 8u + 2u * n);
+        w.t[3] = fetch(m, blk + 9u + 2u * n);
+        w.sc = fetch(m, blk + 12u)[2u * n + (g >> 1u)] >> ((g & 1u) << 4u);
     } else {
         // A group is 17 (Q8_0_G8), 9 (Q4_0_G8) or 11 (Q5_0_G8) texels: the 8 scales, (the 5th
         // bits,) then the quants.
@@ -118,13 +138,25 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
         }
     } else if (WTYPE == 8u) {
         // The 6-bit scale and min of sub-block s, as weights.glsl's k_scale_min.
-        uint s = w.scale, sh = (s & 3u) << 3u;
+        uint s = w.sub, sh = (s & 3u) << 3u;
         uint b0 = (w.t[2].y >> sh) & 0xffu, b1 = (w.t[2].z >> sh) & 0xffu, b2 = (w.t[2].w >> sh) & 0xffu;
         vec2 sm = s < 4u ? vec2(b0 & 63u, b1 & 63u) : vec2((b2 & 15u) | ((b0 >> 6u) << 4u), (b2 >> 4u) | ((b1 >> 6u) << 4u));
         vec2 dmin = unpackHalf2x16(w.t[2].x);
         d = dmin.x * sm.x;
         dm = dmin.y * sm.y;
         [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = nibbles4(w.t[i >> 2u][i & 3u], s & 1u);
+    } else if (WTYPE == 15u) {
+        // q - 32 as a 6-bit signed value is q ^ 32; shifted up 2 its bytes are int8 4 (q - 32),
+        // the 4 taken back in the scales.
+        uint g = w.sub & 3u;
+        float d4 = 0.25 * unpackHalf2x16(w.scale).x;
+        d = d4 * float(bitfieldExtract(int(w.sc), 0, 8));
+        dm = d4 * float(bitfieldExtract(int(w.sc), 8, 8));
+        [[unroll]] for (uint i = 0; i < 8u; ++i) {
+            uint q = ((w.t[i >> 2u][i & 3u] >> ((g >> 1u) << 2u)) & 0x0f0f0f0fu) |
+                     (((w.t[2u + (i >> 2u)][i & 3u] >> (2u * g)) & 0x03030303u) << 4u);
+            wv[i] = int8x4((q ^ 0x20202020u) << 2u);
+        }
     } else {
         d = unpackHalf2x16(w.scale).x;
         if (WTYPE == 12u) {
@@ -177,9 +209,14 @@ float unit_dot(uint m, uint row, uint units, uint k, uint j) {
     float d, dm;
     // Rows past the end repeat the last row: no branch in the loop, never stored.
     unit_weights(m, min(row, p.rows - 1u) * units + k, wv, d, dm);
-    float sum = 0.0;
-    [[unroll]] for (uint i = 0; i < 8u; ++i) sum += dot(wv[i], xv[j * 8u + i]);
-    return unit_value(sum, d, dm, xoff[j]);
+    float sum = 0.0, sum_hi = 0.0;
+    [[unroll]] for (uint i = 0; i < 8u; ++i) {
+        if (HALVES && i >= 4u)
+            sum_hi += dot(wv[i], xv[j * 8u + i]);
+        else
+            sum += dot(wv[i], xv[j * 8u + i]);
+    }
+    return unit_value(sum, sum_hi, d, dm, xoff[j]);
 }
 
 #ifdef MATVEC_SUBGROUP_REDUCE
@@ -198,9 +235,14 @@ float walk_dot(Unit w, uint i) {
     vec4 wv[8];
     float d, dm;
     decode_unit(w, wv, d, dm);
-    float sum = 0.0;
-    [[unroll]] for (uint e = 0; e < 8u; ++e) sum += dot(wv[e], xr[8u * i + e]);
-    return unit_value(sum, d, dm, xro[i]);
+    float sum = 0.0, sum_hi = 0.0;
+    [[unroll]] for (uint e = 0; e < 8u; ++e) {
+        if (HALVES && e >= 4u)
+            sum_hi += dot(wv[e], xr[8u * i + e]);
+        else
+            sum += dot(wv[e], xr[8u * i + e]);
+    }
+    return unit_value(sum, sum_hi, d, dm, xro[i]);
 }
 
 void walk_rows(uint lane) {

@@ -21,6 +21,8 @@
 //   Q8_0_G8, Q4_0_G8, Q5_0_G8 (regrouped at load, gpu::group_blocks): groups of 8 blocks,
 //     16-byte aligned: h d[8], then the 8 blocks' quants (int8 q[32] or u8 qs[16] each; Q5_0_G8
 //     first u32 qh[8]); 272 / 144 / 176 B per group
+//   Q6_K_G8 (likewise): groups of 8 super-blocks: h d[8], then each block's first 208 bytes
+//     (ql, qh, sc); 1680 B per group
 //   Q6_K 210 B / 256: u8 ql[128], u8 qh[64], int8 sc[16], h d    w = d sc (q - 32)
 //     (half n of 128, group g of 32 within it, element l: low 4 bits from
 //      ql[64 n + 32 (g & 1) + l] (low nibble for g < 2), high 2 bits at bit 2 g of
@@ -68,7 +70,7 @@ vec2 k_scale_min(uint o, uint s) {
     return vec2((a & 15u) | ((w_byte(o + s - 4u) >> 6u) << 4u), (a >> 4u) | ((w_byte(o + s) >> 6u) << 4u));
 }
 
-const uint BLOCK_BYTES[15] = uint[15](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u, 34u, 18u, 22u);
+const uint BLOCK_BYTES[16] = uint[16](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u, 34u, 18u, 22u, 210u);
 
 // Grouped types: word index of the group of block u, and block u's F16 scale.
 uint group_word(uint u) { return (u >> 3u) * (WTYPE == 12u ? 68u : WTYPE == 13u ? 36u : 44u); }
@@ -76,6 +78,14 @@ float group_scale(uint u) { return unpackHalf2x16(WEIGHTS[group_word(u) + ((u & 
 // First word of block u's quants, and (Q5_0_G8) its word of 5th bits.
 uint group_quants(uint u) { return group_word(u) + (WTYPE == 14u ? 12u : 4u) + (u & 7u) * (WTYPE == 12u ? 8u : 4u); }
 uint group_qh(uint u) { return WEIGHTS[group_word(u) + 4u + (u & 7u)]; }
+
+// Q6_K, Q6_K_G8: the byte where the super-block of unit u starts (its ql, qh, sc at the
+// offsets of Q6_K's layout), and its d.
+uint q6_block(uint u) { return WTYPE == 15u ? 4u * ((u >> 6u) * 420u + 4u + ((u >> 3u) & 7u) * 52u) : (u >> 3u) * 210u; }
+float q6_d(uint u) {
+    return WTYPE == 15u ? unpackHalf2x16(WEIGHTS[(u >> 6u) * 420u + ((u >> 4u) & 3u)] >> (((u >> 3u) & 1u) << 4u)).x
+                        : w_half((u >> 3u) * 210u + 208u);
+}
 
 // Bit b + 4 k of qh (k = 0 .. 3) as a vec4.
 vec4 fifth_bits4(uint qh, uint b) {
@@ -151,13 +161,13 @@ void unit_weights8(uint u, uint q, out vec4 a, out vec4 b) {
         }
         a = d * qa - m;
         b = d * qb - m;
-    } else if (WTYPE == 10u) {  // Q6_K
+    } else if (WTYPE == 10u || WTYPE == 15u) {  // Q6_K, Q6_K_G8
         uint s = u & 7u;
-        uint o = (u >> 3u) * 210u;
+        uint o = q6_block(u);
         uint n = s >> 2u, g = s & 3u;
         uint ql = o + 64u * n + 32u * (g & 1u) + 8u * q;
         uint qh = o + 128u + 32u * n + 8u * q;
-        float d = w_half(o + 208u) * float(bitfieldExtract(int(w_byte(o + 192u + 8u * n + 2u * g + (q >> 1u))), 0, 8));
+        float d = q6_d(u) * float(bitfieldExtract(int(w_byte(o + 192u + 8u * n + 2u * g + (q >> 1u))), 0, 8));
         a = d * (nibbles4(w_word(ql), g >> 1u) + 16.0 * bits4(w_word(qh), 2u * g, 2u) - 32.0);
         b = d * (nibbles4(w_word(ql + 4u), g >> 1u) + 16.0 * bits4(w_word(qh + 4u), 2u * g, 2u) - 32.0);
     } else {  // MXFP4
@@ -274,15 +284,15 @@ void unit_weights32(uint u, out vec4 wv[8]) {
             if (WTYPE == 9u) q += 16.0 * bits4(WEIGHTS[b + 4u + i], s, 1u);
             wv[i] = d * q - m;
         }
-    } else if (WTYPE == 10u) {  // Q6_K
+    } else if (WTYPE == 10u || WTYPE == 15u) {  // Q6_K, Q6_K_G8
         uint s = u & 7u;
-        uint o = (u >> 3u) * 210u;
+        uint o = q6_block(u);
         uint n = s >> 2u, g = s & 3u;
         uint ql[8], qh[8];
         words32(o + 64u * n + 32u * (g & 1u), ql);
         words32(o + 128u + 32u * n, qh);
         uint sw = w_word(o + 192u + 8u * n + 2u * g);  // the scales of l < 16 and l >= 16
-        float d = w_half(o + 208u);
+        float d = q6_d(u);
         float d0 = d * float(bitfieldExtract(int(sw), 0, 8)), d1 = d * float(bitfieldExtract(int(sw), 8, 8));
         [[unroll]] for (uint i = 0; i < 8u; ++i)
             wv[i] = (i < 4u ? d0 : d1) * (nibbles4(ql[i], g >> 1u) + 16.0 * bits4(qh[i], 2u * g, 2u) - 32.0);

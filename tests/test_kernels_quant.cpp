@@ -20,13 +20,15 @@ namespace {
 const WeightType kQuantTypes[] = {WeightType::Q8_0,    WeightType::Q4_0,    WeightType::Q4_1,
                                   WeightType::Q5_0,    WeightType::Q5_1,    WeightType::Q4_K,
                                   WeightType::Q5_K,    WeightType::Q6_K,    WeightType::MXFP4,
-                                  WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8};
+                                  WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8,
+                                  WeightType::Q6_K_G8};
 
 // The GGUF type whose blocks a grouped type regroups (the type itself otherwise).
 WeightType file_type(WeightType t) {
     return t == WeightType::Q8_0_G8   ? WeightType::Q8_0
            : t == WeightType::Q4_0_G8 ? WeightType::Q4_0
            : t == WeightType::Q5_0_G8 ? WeightType::Q5_0
+           : t == WeightType::Q6_K_G8 ? WeightType::Q6_K
                                       : t;
 }
 
@@ -176,6 +178,7 @@ TEST_F(QuantKernelTest, Q6_KWeightLargerThanStorageBufferRangeIsSplit) {
     if (uint64_t(rows) * cols / 256 * 210 > (uint64_t(1) << 31))
         GTEST_SKIP() << "device binding limit is too large to exceed in a test";
     check_product(WeightType::Q6_K, rows, cols, 1, false);
+    check_product(WeightType::Q6_K_G8, rows, cols, 1, false);  // chunks start on groups too
 }
 
 // Rows of 27 Q8_0 blocks end inside a group of 8: chunks must start on rows that start a group
@@ -195,8 +198,8 @@ TEST_F(QuantKernelTest, GroupedQ8_0WeightLargerThanStorageBufferRangeIsSplitOnGr
 // within the bound the two products carry through the SwiGLU.
 TEST_F(QuantKernelTest, FusedSwiGluEqualsTheTwoProjectionsThenSwiGlu) {
     const uint32_t rows = 70;
-    for (WeightType t :
-         {WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8, WeightType::Q4_K}) {
+    for (WeightType t : {WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8,
+                         WeightType::Q6_K_G8, WeightType::Q4_K}) {
         uint32_t cols = row_lengths(t)[1];
         auto [gate_data, gw] = random_blocks(t, uint64_t(rows) * cols, 3);
         auto [up_data, uw] = random_blocks(t, uint64_t(rows) * cols, 4);

@@ -49,11 +49,13 @@ const TypeInfo kTypes[] = {
     {WeightType::Q8_0_G8, UINT32_MAX, 32, 34},
     {WeightType::Q4_0_G8, UINT32_MAX, 32, 18},
     {WeightType::Q5_0_G8, UINT32_MAX, 32, 22},
+    {WeightType::Q6_K_G8, UINT32_MAX, 256, 210},
 };
 const uint32_t kGroup = 8;  // blocks per group of the grouped types
 
 bool grouped(WeightType t) {
-    return t == WeightType::Q8_0_G8 || t == WeightType::Q4_0_G8 || t == WeightType::Q5_0_G8;
+    return t == WeightType::Q8_0_G8 || t == WeightType::Q4_0_G8 || t == WeightType::Q5_0_G8 ||
+           t == WeightType::Q6_K_G8;
 }
 }  // namespace
 
@@ -91,28 +93,34 @@ WeightType grouped_form(WeightType type) {
     if (type == WeightType::Q8_0) return WeightType::Q8_0_G8;
     if (type == WeightType::Q4_0) return WeightType::Q4_0_G8;
     if (type == WeightType::Q5_0) return WeightType::Q5_0_G8;
+    if (type == WeightType::Q6_K) return WeightType::Q6_K_G8;
     return type;
 }
 
-std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64_t units) {
+std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64_t count) {
     WeightType g = grouped_form(type);
     if (g == type) fail(VKLLM_ERR_INTERNAL, "no grouped layout for weight type %u", unsigned(type));
-    // The fields after the F16 scale: Q5_0's 4 bytes of 5th bits, then every type's quants.
+    // Where the F16 scale is, and the fields besides it (offset, bytes): Q5_0's 4 bytes of 5th
+    // bits then its quants, Q6_K's first 208 bytes, the others' quants.
+    struct Field {
+        uint64_t from, bytes;
+    };
     const uint64_t in_bytes = block_bytes(type), group_bytes = kGroup * in_bytes;
-    const std::vector<uint64_t> fields = type == WeightType::Q5_0
-                                             ? std::vector<uint64_t>{4, 16}
-                                             : std::vector<uint64_t>{in_bytes - 2};
-    std::vector<uint8_t> out(stored_bytes(g, units * 32), 0);
-    for (uint64_t u = 0; u < units; ++u) {
+    const uint64_t scale_at = type == WeightType::Q6_K ? 208 : 0;
+    const std::vector<Field> fields = type == WeightType::Q5_0 ? std::vector<Field>{{2, 4}, {6, 16}}
+                                      : type == WeightType::Q6_K
+                                          ? std::vector<Field>{{0, 208}}
+                                          : std::vector<Field>{{2, in_bytes - 2}};
+    std::vector<uint8_t> out(stored_bytes(g, count * block_weights(type)), 0);
+    for (uint64_t u = 0; u < count; ++u) {
         uint8_t *group = out.data() + u / kGroup * group_bytes;
         uint64_t slot = u % kGroup;
         const uint8_t *b = blocks + u * in_bytes;
-        std::memcpy(group + 2 * slot, b, 2);  // the F16 scale
-        uint64_t at = 2 * kGroup, from = 2;
-        for (uint64_t size : fields) {
-            std::memcpy(group + at + slot * size, b + from, size);
-            at += kGroup * size;
-            from += size;
+        std::memcpy(group + 2 * slot, b + scale_at, 2);
+        uint64_t at = 2 * kGroup;
+        for (const Field &f : fields) {
+            std::memcpy(group + at + slot * f.bytes, b + f.from, f.bytes);
+            at += kGroup * f.bytes;
         }
     }
     return out;

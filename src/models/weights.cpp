@@ -58,7 +58,8 @@ class Loader {
                  f_.path().c_str(), name.c_str(), cols, t.type->name);
         uint64_t row_bytes = uint64_t(cols) / gpu::block_weights(type) * gpu::block_bytes(type);
         const uint8_t *src = f_.tensor_data(t);
-        // Q8_0 and Q4_0 are regrouped so that the kernels read them with aligned 16-byte loads.
+        // Q8_0, Q4_0, Q5_0 and Q6_K are regrouped so that the kernels read them with aligned
+        // 16-byte loads.
         gpu::WeightType placed = gpu::grouped_form(type);
         std::vector<gpu::Matrix> out;
         for (uint32_t r : rows) {
@@ -67,7 +68,8 @@ class Loader {
             std::vector<uint8_t> padded;
             const uint8_t *p = src;
             if (placed != type) {
-                padded = gpu::group_blocks(type, src, uint64_t(r) * (cols / 32));
+                padded =
+                    gpu::group_blocks(type, src, uint64_t(r) * (cols / gpu::block_weights(type)));
                 p = padded.data();
             } else if (bytes != stored) {
                 padded.assign(src, src + stored);
