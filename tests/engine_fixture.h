@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ class EngineTest : public ::testing::Test {
     }
 
     void TearDown() override {
+        for (const std::string &path : temp_files_)
+            std::remove(path.c_str());  // whatever the test left, however it ended
         for (vkllm_session *s : sessions_)
             vkllm_session_destroy(s);
         for (vkllm_model *m : models_)
@@ -78,14 +81,18 @@ class EngineTest : public ::testing::Test {
         return out;
     }
 
+    // A file name for the test's scratch model, removed at TearDown.
     std::string temp_path(const std::string &name) {
-        return ::testing::TempDir() + "vkllm_" + name + "_" + std::to_string(::getpid()) + ".gguf";
+        temp_files_.push_back(::testing::TempDir() + "vkllm_" + name + "_" +
+                              std::to_string(::getpid()) + ".gguf");
+        return temp_files_.back();
     }
 
     vkllm_runtime *rt_ = nullptr;
     std::vector<vkllm_model *> models_;
     std::vector<vkllm_session *> sessions_;
     std::vector<std::string> errors_;
+    std::vector<std::string> temp_files_;
 
   private:
     static void log(void *user, vkllm_log_level level, const char *msg) {
