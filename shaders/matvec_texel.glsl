@@ -137,10 +137,8 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
             }
         }
     } else if (WTYPE == 8u) {
-        // The 6-bit scale and min of sub-block s, as weights.glsl's k_scale_min.
-        uint s = w.sub, sh = (s & 3u) << 3u;
-        uint b0 = (w.t[2].y >> sh) & 0xffu, b1 = (w.t[2].z >> sh) & 0xffu, b2 = (w.t[2].w >> sh) & 0xffu;
-        vec2 sm = s < 4u ? vec2(b0 & 63u, b1 & 63u) : vec2((b2 & 15u) | ((b0 >> 6u) << 4u), (b2 >> 4u) | ((b1 >> 6u) << 4u));
+        uint s = w.sub;
+        vec2 sm = k_scale_min_words(w.t[2].yzw, s);
         vec2 dmin = unpackHalf2x16(w.t[2].x);
         d = dmin.x * sm.x;
         dm = dmin.y * sm.y;

@@ -1,4 +1,4 @@
-// Unpacking the bytes and nibbles of a 32-bit word (weights.glsl and matvec_texel.comp).
+// Unpacking the bytes and nibbles of 32-bit words (weights.glsl and matvec_texel.comp).
 
 // Nibble n (0 = low) of each byte of w as a vec4.
 vec4 nibbles4(uint w, uint n) {
@@ -10,4 +10,13 @@ vec4 nibbles4(uint w, uint n) {
 vec4 int8x4(uint w) {
     return vec4(bitfieldExtract(int(w), 0, 8), bitfieldExtract(int(w), 8, 8), bitfieldExtract(int(w), 16, 8),
                 bitfieldExtract(int(w), 24, 8));
+}
+
+// The 6-bit scale and min of sub-block s of a K-quant super-block (Q4_K, Q5_K) from the words
+// holding its 12 scale bytes (ggml's packing: sub-blocks 4-7 keep their high bits in the top
+// two bits of the first 8 bytes).
+vec2 k_scale_min_words(uvec3 sc, uint s) {
+    uint sh = (s & 3u) << 3u;
+    uint b0 = (sc.x >> sh) & 0xffu, b1 = (sc.y >> sh) & 0xffu, b2 = (sc.z >> sh) & 0xffu;
+    return s < 4u ? vec2(b0 & 63u, b1 & 63u) : vec2((b2 & 15u) | ((b0 >> 6u) << 4u), (b2 >> 4u) | ((b1 >> 6u) << 4u));
 }

@@ -272,11 +272,7 @@ void unit_weights32(uint u, out vec4 wv[8]) {
         uint o = (u >> 3u) * BLOCK_BYTES[WTYPE];
         uint b = o >> 2u;
         vec2 dm = unpackHalf2x16(WEIGHTS[b]);
-        uint sc[3] = uint[3](WEIGHTS[b + 1u], WEIGHTS[b + 2u], WEIGHTS[b + 3u]);
-        // k_scale_min over the 12 scale bytes held in sc.
-        uint j4 = s & 3u;
-        uint b0 = (sc[0] >> (8u * j4)) & 0xffu, b1 = (sc[1] >> (8u * j4)) & 0xffu, b2 = (sc[2] >> (8u * j4)) & 0xffu;
-        vec2 sm = s < 4u ? vec2(b0 & 63u, b1 & 63u) : vec2((b2 & 15u) | ((b0 >> 6u) << 4u), (b2 >> 4u) | ((b1 >> 6u) << 4u));
+        vec2 sm = k_scale_min_words(uvec3(WEIGHTS[b + 1u], WEIGHTS[b + 2u], WEIGHTS[b + 3u]), s);
         float d = dm.x * sm.x, m = dm.y * sm.y;
         uint q0 = b + (WTYPE == 8u ? 4u : 12u) + 8u * (s >> 1u);
         [[unroll]] for (uint i = 0; i < 8u; ++i) {
