@@ -15,6 +15,11 @@ layout(constant_id = 6) const bool SWIGLU = false;
 // One vector (NB 1) and at most X_UNITS units of K per lane: the rows are walked one after
 // another instead (walk_rows; 0: not). Only in matvec_texel_subgroup.comp.
 layout(constant_id = 7) const uint X_UNITS = 0;
+// RMS norm fused in: x is the un-normalised input. Each vector is multiplied by the norm
+// weight G on its way in, and its outputs by 1 / sqrt(mean(x^2) + eps), which every workgroup
+// computes from x itself (norm_scales): the norm needs no pass of its own and no normalised
+// copy of x, and its work is a second read of x, small beside the rows'.
+layout(constant_id = 8) const bool NORM = false;
 layout(local_size_x_id = 0) in;
 
 const uint MATS = SWIGLU ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
@@ -28,16 +33,20 @@ layout(push_constant) uniform Params {
     uint y_offset;
     uint n;         // vectors in the batch
     uint y_stride;  // floats between the outputs of consecutive vectors
+    float eps;      // NORM
 } p;
 #include "linear_epilogue.glsl"
 layout(binding = 4) uniform utextureBuffer W2;  // RGBA32UI, SWIGLU only
+layout(binding = 5) uniform textureBuffer G;    // RGBA32F, [cols], NORM only
 
 uint row0, b0;  // the workgroup's first row and first vector
 
 float gate_sum;  // SWIGLU: the gate output of the row being emitted
+float nscale[NB];  // NORM: each vector's 1 / sqrt(mean(x^2) + eps)
 
 // Output i of the workgroup: matrix i % MATS of row i / (NB MATS) of vector i / MATS % NB.
 void emit(uint i, float sum) {
+    if (NORM) sum *= nscale[(i / MATS) % NB];
     uint r = row0 + i / (NB * MATS), b = b0 + (i / MATS) % NB;
     if (SWIGLU && i % 2u == 0u) {
         gate_sum = sum;  // the up output follows from the same lane (matvec_reduce.glsl)
@@ -190,10 +199,13 @@ vec4 xv[NB * 8u];
 float xoff[NB];
 
 void load_x(uint k) {
+    vec4 g[8];
+    [[unroll]] for (uint i = 0; i < 8u; ++i) g[i] = NORM ? texelFetch(G, int(8u * k + i)) : vec4(1.0);
     [[unroll]] for (uint j = 0; j < NB; ++j) {
         vec4 xs = vec4(0.0);
         [[unroll]] for (uint i = 0; i < 8u; ++i) {
             xv[j * 8u + i] = texelFetch(X, int(xbase[j] + 8u * k + i));
+            if (NORM) xv[j * 8u + i] *= g[i];
             xs += xv[j * 8u + i];
         }
         xoff[j] = OFFSET * dot(xs, vec4(1.0));
@@ -294,6 +306,40 @@ void walk_rows(uint lane) {
 }
 #endif
 
+// NORM: nscale from the sums of squares of each vector of x, every lane with the same totals.
+#ifdef MATVEC_SUBGROUP_REDUCE
+void add_lanes(inout float v[NB]) {
+    [[unroll]] for (uint j = 0; j < NB; ++j) v[j] = subgroupAdd(v[j]);
+}
+#else
+shared float lane_sums[NB * WG];
+
+void add_lanes(inout float v[NB]) {
+    uint lane = gl_LocalInvocationID.x;
+    [[unroll]] for (uint j = 0; j < NB; ++j) lane_sums[j * WG + lane] = v[j];
+    barrier();
+    [[unroll]] for (uint j = 0; j < NB; ++j) {
+        v[j] = 0.0;
+        for (uint l = 0; l < WG; ++l) v[j] += lane_sums[j * WG + l];
+    }
+}
+#endif
+
+void norm_scales(uint lane) {
+    float sq[NB];
+    [[unroll]] for (uint j = 0; j < NB; ++j) sq[j] = 0.0;
+    for (uint k = lane; k < p.cols / 32u; k += WG) {
+        [[unroll]] for (uint j = 0; j < NB; ++j) {
+            [[unroll]] for (uint i = 0; i < 8u; ++i) {
+                vec4 v = texelFetch(X, int(xbase[j] + 8u * k + i));
+                sq[j] += dot(v, v);
+            }
+        }
+    }
+    add_lanes(sq);
+    [[unroll]] for (uint j = 0; j < NB; ++j) nscale[j] = inversesqrt(sq[j] / float(p.cols) + p.eps);
+}
+
 const uint HALF = ROWS / 2u;
 
 void main() {
@@ -303,6 +349,7 @@ void main() {
     uint units = p.cols / 32u;
     // Vectors past the end of the batch repeat the last one: computed, never stored.
     [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
+    if (NORM) norm_scales(lane);
 #ifdef MATVEC_SUBGROUP_REDUCE
     if (X_UNITS > 0u) {
         walk_rows(lane);

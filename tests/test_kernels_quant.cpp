@@ -231,3 +231,82 @@ TEST_F(QuantKernelTest, FusedSwiGluEqualsTheTwoProjectionsThenSwiGlu) {
         }
     }
 }
+
+// An InputNorm: linear() normalises x itself (rms_norm(x) * weight, without its pass) and must
+// equal the CPU rms_norm followed by the product, on every path that can fuse it: the one-vector
+// row walk (896 columns: its split tail; 96: none) and round robin (4864), a batch (n = 3),
+// lavapipe's groups of 8 rows (n = 20), each device class's shapes, and the fused SwiGLU. x has an
+// RMS far from 1, so a norm left out or applied twice cannot pass.
+TEST_F(QuantKernelTest, NormFusedIntoTheLinearEqualsRmsNormThenTheLinear) {
+    const uint32_t rows = 70;
+    const float eps = 1e-6f;
+    int fused = 0;
+    for (WeightType t : {WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8,
+                         WeightType::Q6_K_G8, WeightType::Q4_K}) {
+        // The norm's code is the same for every type: the real model widths, and for one type
+        // also a row without a split tail.
+        std::vector<uint32_t> widths{row_lengths(t)[2]};
+        if (t == WeightType::Q8_0_G8) widths.push_back(row_lengths(t)[1]);
+        for (uint32_t cols : widths) {
+            auto [data, w] = random_blocks(t, uint64_t(rows) * cols, 5 + cols);
+            auto [up_data, uw] = random_blocks(t, uint64_t(rows) * cols, 6 + cols);
+            Buffer wb = upload(data), ub = upload(up_data);
+            Matrix m{wb.range(), t, rows, cols}, up{ub.range(), t, rows, cols};
+            std::vector<float> gamma = ref::random(cols, 7, 0.5f, 1.5f);
+            Buffer gb = upload(gamma);
+            for (uint32_t n : {1u, 3u, 20u}) {
+                std::vector<float> x = ref::random(size_t(n) * cols, 8 + n, -4.0f, 4.0f);
+                std::vector<float> xn = ref::rms_norm(x, gamma, n, cols, eps);
+                std::vector<double> scale, us;
+                std::vector<float> want = ref::matmul(w, xn, rows, cols, n, &scale);
+                std::vector<float> u = ref::matmul(uw, xn, rows, cols, n, &us);
+                Buffer xb = upload(x), yb = floats(want.size()), upb = floats(want.size());
+                InputNorm norm{gb.range(), eps};
+                for (Kernels *k : variants()) {
+                    if (!k->norm_fusable(m, xb.range(), gb.range(), n)) continue;
+                    ++fused;
+                    std::string where = name(t) + " cols " + std::to_string(cols) + " n " +
+                                        std::to_string(n) +
+                                        (k->cpu_shapes() ? " lavapipe shapes" : " GPU shapes");
+                    run([&](Recording &r) {
+                        k->linear(r, m, xb.range(), yb.range(), n, Epilogue{}, norm);
+                    });
+                    std::vector<float> got = download(yb, want.size());
+                    for (size_t i = 0; i < got.size(); ++i)
+                        ASSERT_LE(std::fabs(double(got[i]) - want[i]), 1e-5 * scale[i] + 1e-6)
+                            << where << " output " << i;
+                    run([&](Recording &r) {
+                        k->linear_swiglu(r, m, up, xb.range(), yb.range(), upb.range(), n, norm);
+                    });
+                    got = download(yb, want.size());
+                    for (size_t i = 0; i < got.size(); ++i) {
+                        double g = want[i], silu = g / (1 + std::exp(-g)), v = silu * u[i];
+                        double bound = 1.1 * std::fabs(u[i]) * (1e-5 * scale[i] + 1e-6) +
+                                       std::fabs(silu) * (1e-5 * us[i] + 1e-6) +
+                                       1e-6 * std::fabs(v) + 1e-7;
+                        ASSERT_LE(std::fabs(got[i] - v), bound) << where << " SwiGLU output " << i;
+                    }
+                }
+            }
+        }
+    }
+    // Every type and width fuses in both device classes' shapes for n = 1 and 3, and in
+    // lavapipe's for n = 20 (GPUs take the tiled matmul there; the storage-buffer variant never
+    // fuses).
+    EXPECT_EQ(fused, 6 * 5);
+}
+
+// A norm is refused where the kernel cannot apply it (the storage-buffer kernel), rather than
+// left out.
+TEST_F(QuantKernelTest, NormWhereTheKernelCannotApplyItIsRefused) {
+    auto [data, w] = random_blocks(WeightType::Q8_0_G8, 32 * 96, 1);
+    Buffer wb = upload(data), xb = floats(96), gb = floats(96), yb = floats(32);
+    Matrix m{wb.range(), WeightType::Q8_0_G8, 32, 96};
+    Kernels *storage = variants()[2];
+    EXPECT_FALSE(storage->norm_fusable(m, xb.range(), gb.range(), 1));
+    EXPECT_THROW(
+        run([&](Recording &r) {
+            storage->linear(r, m, xb.range(), yb.range(), 1, Epilogue{}, {gb.range(), 1e-6f});
+        }),
+        vkllm::Error);
+}

@@ -162,8 +162,8 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
             k.unary(rec, gpu::Unary::GELU, act(ge->io, rows), act(ge->io, rows),
                     rows * width(ge->io));
         } else if (auto *l = std::get_if<models::op::Linear>(&o)) {
-            k.linear(rec, l->w, act(l->in, rows), act(l->out, rows), rows,
-                     {l->bias, l->accumulate});
+            k.linear(rec, l->w, act(l->in, rows), act(l->out, rows), rows, {l->bias, l->accumulate},
+                     {l->norm, c.norm_eps});
         } else if (auto *a = std::get_if<models::op::Add>(&o)) {
             k.binary(rec, gpu::Binary::Add, act(a->a, rows), act(a->b, rows), act(a->out, rows),
                      rows * width(a->out), rows * width(a->out));
@@ -185,7 +185,7 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
                         attn_scratch_.size() ? attn_scratch_.range() : gpu::BufferRange{});
         } else if (auto *ls = std::get_if<models::op::LinearSwiGlu>(&o)) {
             k.linear_swiglu(rec, ls->gate, ls->up, act(ls->in, rows), act(ls->out, rows),
-                            act(ls->up_out, rows), rows);
+                            act(ls->up_out, rows), rows, {ls->norm, c.norm_eps});
         } else if (auto *g = std::get_if<models::op::SwiGlu>(&o)) {
             k.binary(rec, g->oai ? gpu::Binary::SwiGLUOai : gpu::Binary::SwiGLU, act(g->gate, rows),
                      act(g->up, rows), act(g->out, rows), rows * width(g->out),
@@ -223,7 +223,13 @@ gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t c
     const uint32_t kMaxProfiled = 8192;
     auto rec = std::make_unique<gpu::Recording>(
         ctx_.device(), opt_.profile ? kMaxProfiled * std::max(chain, 1u) : 0, opt_.profile);
-    models::Plan plan = models::build_plan(model_.config(), model_.weights(), {n_tokens, rows});
+    const gpu::Kernels &k = ctx_.kernels();
+    models::NormFusable fusable = [&](const gpu::Matrix &w, Act in, uint32_t r,
+                                      const gpu::BufferRange &norm) {
+        return k.norm_fusable(w, act(in, r), norm, r);
+    };
+    models::Plan plan =
+        models::build_plan(model_.config(), model_.weights(), {n_tokens, rows}, fusable);
     rec->begin();
     if (chain == 0) record(*rec, plan, n_tokens, prefill);
     // The same dispatches again for every step: each reads the step arrays the step before

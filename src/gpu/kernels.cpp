@@ -281,8 +281,8 @@ static const BufferRange &bias_binding(const Epilogue &end, const BufferRange &w
 }
 
 void Kernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                     uint32_t n, const Epilogue &end) {
-    matvec(rec, w, nullptr, x, y, n, end);
+                     uint32_t n, const Epilogue &end, const InputNorm &norm) {
+    matvec(rec, w, nullptr, x, y, n, end, norm);
 }
 
 bool Kernels::fusable_swiglu(const Matrix &gate, const Matrix &up, const BufferRange &x) const {
@@ -304,9 +304,18 @@ bool Kernels::row_groups_fit(const Matrix &w, uint32_t n) const {
     return n <= kRowGroup || (cpu_class_ && x_step % align == 0 && y_step % align == 0);
 }
 
+bool Kernels::norm_fusable(const Matrix &w, const BufferRange &x, const BufferRange &weight,
+                           uint32_t n) const {
+    // Every group of rows must take the texel kernel: its x, too, must start on a texel.
+    uint64_t align = device_.caps().texel_offset_align;
+    uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4;
+    bool groups = n <= kRowGroup || (cpu_class_ && row_groups_fit(w, n) && x_step % align == 0);
+    return groups && texel_matvec(w, x) && weight.offset % align == 0;
+}
+
 void Kernels::matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up,
                                 const BufferRange &x, const BufferRange &y, uint32_t n,
-                                const Epilogue &end) {
+                                const Epilogue &end, const InputNorm &norm) {
     require(x, uint64_t(n) * w.cols * 4, "linear", "x");
     require(y, uint64_t(n) * w.rows * 4, "linear", "y");
     uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4, y_step = uint64_t(kRowGroup) * w.rows * 4;
@@ -316,28 +325,32 @@ void Kernels::matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *u
         uint32_t m = std::min(kRowGroup, n - r);
         BufferRange xs{x.buffer, x.offset + r / kRowGroup * x_step, uint64_t(m) * w.cols * 4};
         BufferRange ys{y.buffer, y.offset + r / kRowGroup * y_step, uint64_t(m) * w.rows * 4};
-        matvec(rec, w, up, xs, ys, m, end);
+        matvec(rec, w, up, xs, ys, m, end, norm);
     }
 }
 
 void Kernels::linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up,
                             const BufferRange &x, const BufferRange &y, const BufferRange &up_out,
-                            uint32_t n) {
+                            uint32_t n, const InputNorm &norm) {
     // Fused only in the texel kernel: every group's x must also start on a texel boundary.
     uint64_t x_step = uint64_t(kRowGroup) * gate.cols * 4;
     if (row_groups_fit(gate, n) && x_step % device_.caps().texel_offset_align == 0 &&
         fusable_swiglu(gate, up, x))
-        return matvec_row_groups(rec, gate, &up, x, y, n, Epilogue{});
-    linear(rec, gate, x, y, n);
-    linear(rec, up, x, up_out, n);
+        return matvec_row_groups(rec, gate, &up, x, y, n, Epilogue{}, norm);
+    linear(rec, gate, x, y, n, Epilogue{}, norm);
+    linear(rec, up, x, up_out, n, Epilogue{}, norm);
     binary(rec, Binary::SwiGLU, y, up_out, y, n * gate.rows, n * gate.rows);
 }
 
 void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
-                     const BufferRange &y, uint32_t n, const Epilogue &end) {
+                     const BufferRange &y, uint32_t n, const Epilogue &end, const InputNorm &norm) {
     require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
     require(y, uint64_t(n) * w.rows * 4, "matvec", "y");
     uint32_t epilogue = epilogue_bits(end, w, "matvec");
+    bool normed = norm.weight.size != 0;
+    if (normed) require(norm.weight, uint64_t(w.cols) * 4, "matvec", "norm weight");
+    if (normed && norm.weight.offset % device_.caps().texel_offset_align)
+        fail(VKLLM_ERR_INTERNAL, "matvec: a norm weight that does not start on a texel");
     check_loops(w.cols / matvec_wg_ + 1, "matvec", w.cols);
     if (n > 0) {
         // A workgroup serves up to 4 vectors of the batch, loading each weight once for them.
@@ -358,12 +371,16 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const Bu
                            units % matvec_wg_ == matvec_wg_ / 2);
             spec.push_back(up != nullptr);
             spec.push_back(walk ? (units + matvec_wg_ - 1) / matvec_wg_ : 0);
+            spec.push_back(normed);
+        } else if (normed) {
+            fail(VKLLM_ERR_INTERNAL, "matvec: a norm fused where the texel kernel cannot read");
         }
         const Pipeline &p =
-            texel ? pipelines_.get(
-                        matvec_subgroup_ ? "matvec_texel_subgroup" : "matvec_texel", 5, spec,
-                        {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
-                         VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED, VK_FORMAT_R32G32B32A32_UINT})
+            texel ? pipelines_.get(matvec_subgroup_ ? "matvec_texel_subgroup" : "matvec_texel", 6,
+                                   spec,
+                                   {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
+                                    VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED,
+                                    VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT})
                   : pipelines_.get(matvec_subgroup_ ? "matvec_subgroup" : "matvec", 4, spec);
         uint64_t max_range = device_.info().max_storage_buffer_range;
         if (texel) max_range = std::min(max_range, device_.info().max_texel_buffer_elements * 16);
@@ -375,9 +392,16 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const Bu
             const Chunk &c = chunks[i];
             struct {
                 uint32_t rows, cols, y_offset, n, y_stride;
-            } push{c.rows, w.cols, c.row0, n, w.rows};
+                float eps;
+            } push{c.rows, w.cols, c.row0, n, w.rows, norm.eps};
             std::vector<BufferRange> bindings{c.data, texel ? xs : x, y, bias_binding(end, c.data)};
-            if (texel) bindings.push_back(up_chunks[i].data);
+            if (texel) {
+                bindings.push_back(up_chunks[i].data);
+                // Without a norm its binding is x again, never read.
+                bindings.push_back(normed ? BufferRange{norm.weight.buffer, norm.weight.offset,
+                                                        uint64_t(w.cols) * 4}
+                                          : xs);
+            }
             dispatch_1d(rec, p, bindings, &push, sizeof push, (c.rows + rows - 1) / rows, groups_z);
         }
     }
@@ -385,10 +409,12 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const Bu
 }
 
 void Kernels::linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                     uint32_t n, const Epilogue &end) {
-    if (n <= kRowGroup) return matvec(rec, w, x, y, n, end);
+                     uint32_t n, const Epilogue &end, const InputNorm &norm) {
+    if (norm.weight.size && !norm_fusable(w, x, norm.weight, n))
+        fail(VKLLM_ERR_INTERNAL, "linear: a norm fused where the kernel cannot apply it");
+    if (n <= kRowGroup) return matvec(rec, w, x, y, n, end, norm);
     if (!cpu_class_ || !row_groups_fit(w, n)) return matmul(rec, w, x, y, n, end);
-    matvec_row_groups(rec, w, nullptr, x, y, n, end);
+    matvec_row_groups(rec, w, nullptr, x, y, n, end, norm);
 }
 
 void Kernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,

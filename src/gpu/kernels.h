@@ -174,24 +174,39 @@ struct Epilogue {
     bool accumulate = false;
 };
 
+// The optional start of a linear layer: x holds the un-normalised input and the kernel applies
+// rms_norm(x) * weight to it (weight: cols F32 values, eps as rms_norm's; size 0: none) as it
+// reads it, so the norm needs no dispatch of its own and no normalised copy is written. Only
+// where Kernels::norm_fusable says so.
+struct InputNorm {
+    BufferRange weight;
+    float eps = 0;
+};
+
 class Kernels {
   public:
     Kernels(Device &device, Pipelines &pipelines, DeviceClass cls);
 
     // y[b][rows] = W x[b][cols] for b < n (decode of n sequences at once; n = 1: y = W x).
     void matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                uint32_t n = 1, const Epilogue &end = Epilogue{});
+                uint32_t n = 1, const Epilogue &end = Epilogue{}, const InputNorm &norm = {});
     // Y[n][rows] = X[n][cols] W^T with the kernel that suits n and the device: the batched
     // matrix-vector kernel for a few rows; for many rows the tiled matrix-matrix kernel on GPUs,
     // but on lavapipe (where that kernel is slow) the batched one over groups of 8 rows.
     void linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
-                uint32_t n, const Epilogue &end = Epilogue{});
+                uint32_t n, const Epilogue &end = Epilogue{}, const InputNorm &norm = {});
+    // Whether linear() of w over n rows of x can apply an InputNorm of `weight` itself: where
+    // it takes the texel matrix-vector kernel (decode, and lavapipe's prefill).
+    bool norm_fusable(const Matrix &w, const BufferRange &x, const BufferRange &weight,
+                      uint32_t n) const;
     // Y[n][rows] = silu(X gate^T) * (X up^T) (a SwiGLU feed-forward's first half). Where the
     // texel matrix-vector kernel takes both (same type and shape: decode, and lavapipe's
     // prefill), one pass over x computes both projections and the product per row; otherwise
     // two linear() and the element-wise SwiGLU, with `up_out` holding the up projection.
+    // An InputNorm needs norm_fusable for both matrices.
     void linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up, const BufferRange &x,
-                       const BufferRange &y, const BufferRange &up_out, uint32_t n);
+                       const BufferRange &y, const BufferRange &up_out, uint32_t n,
+                       const InputNorm &norm = {});
     // Whether linear_swiglu can fuse for these matrices and input.
     bool fusable_swiglu(const Matrix &gate, const Matrix &up, const BufferRange &x) const;
     // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill).
@@ -286,11 +301,12 @@ class Kernels {
     bool texel_matvec(const Matrix &w, const BufferRange &x) const;
     // matvec, and with `up` the fused SwiGLU of linear_swiglu.
     void matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
-                const BufferRange &y, uint32_t n, const Epilogue &end);
+                const BufferRange &y, uint32_t n, const Epilogue &end, const InputNorm &norm);
     // Whether n rows of x may go through matvec in groups of 8 (always for up to 8), and doing so.
     bool row_groups_fit(const Matrix &w, uint32_t n) const;
     void matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
-                           const BufferRange &y, uint32_t n, const Epilogue &end);
+                           const BufferRange &y, uint32_t n, const Epilogue &end,
+                           const InputNorm &norm);
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,

@@ -57,15 +57,35 @@ void gpt2_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
     }
 }
 
-void moe_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
+// The input of linear layers after the RMS norm of `in` into H: in itself with the norm
+// folded into the layers where `fusable` allows it for all of them, else H after a RmsNorm op.
+struct NormedInput {
+    Act in;
+    gpu::BufferRange norm;
+};
+
+NormedInput rms_normed(const ModelConfig &c, Plan &p, const NormFusable &fusable, Act in,
+                       const gpu::BufferRange &weight, uint32_t rows,
+                       std::initializer_list<const gpu::Matrix *> readers) {
+    bool fold = bool(fusable);
+    for (const gpu::Matrix *m : readers)
+        fold = fold && fusable(*m, in, rows, weight);
+    if (fold) return {in, weight};
+    p.ops.push_back(op::RmsNorm{in, Act::H, weight, c.n_embd});
+    return {Act::H, {}};
+}
+
+void moe_layers(const ModelConfig &c, const ModelWeights &w, StepShape shape,
+                const NormFusable &fusable, Plan &p) {
     auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
     bool oss = c.arch == Arch::GptOss;
     for (uint32_t i = 0; i < c.n_layer; ++i) {
         const LayerWeights &L = w.layers[i];
-        add(op::RmsNorm{Act::X, Act::H, L.attn_norm, c.n_embd});
-        add(op::Linear{L.wq, Act::H, Act::Q, L.bq});
-        add(op::Linear{L.wk, Act::H, Act::K, L.bk});
-        add(op::Linear{L.wv, Act::H, Act::V, L.bv});
+        NormedInput h =
+            rms_normed(c, p, fusable, Act::X, L.attn_norm, shape.n_tokens, {&L.wq, &L.wk, &L.wv});
+        add(op::Linear{L.wq, h.in, Act::Q, L.bq, false, h.norm});
+        add(op::Linear{L.wk, h.in, Act::K, L.bk, false, h.norm});
+        add(op::Linear{L.wv, h.in, Act::V, L.bv, false, h.norm});
         add(op::Rope{Act::Q, c.n_head});
         add(op::StoreKv{i, true});
         add(op::Attend{i, L.sinks});
@@ -89,18 +109,20 @@ void moe_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
 
 }  // namespace
 
-Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
+Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape,
+                const NormFusable &fusable) {
     Plan p;
     auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
     add(op::Embed{w.token_embd});
     if (c.arch == Arch::Gpt2) gpt2_layers(c, w, p);
-    if (c.moe()) moe_layers(c, w, p);
+    if (c.moe()) moe_layers(c, w, shape, fusable, p);
+    uint32_t rows = shape.n_tokens;
     for (uint32_t i = 0; i < c.n_layer && c.arch != Arch::Gpt2 && !c.moe(); ++i) {
         const LayerWeights &L = w.layers[i];
-        add(op::RmsNorm{Act::X, Act::H, L.attn_norm, c.n_embd});
-        add(op::Linear{L.wq, Act::H, Act::Q, L.bq});
-        add(op::Linear{L.wk, Act::H, Act::K, L.bk});
-        add(op::Linear{L.wv, Act::H, Act::V, L.bv});
+        NormedInput h = rms_normed(c, p, fusable, Act::X, L.attn_norm, rows, {&L.wq, &L.wk, &L.wv});
+        add(op::Linear{L.wq, h.in, Act::Q, L.bq, false, h.norm});
+        add(op::Linear{L.wk, h.in, Act::K, L.bk, false, h.norm});
+        add(op::Linear{L.wv, h.in, Act::V, L.bv, false, h.norm});
         if (c.qk_norm) {
             add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c.head_dim});
             add(op::RmsNorm{Act::K, Act::K, L.k_norm, c.head_dim});
@@ -109,8 +131,8 @@ Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
         add(op::StoreKv{i, true});  // K rotated as it is stored: slots never need re-rotation
         add(op::Attend{i});
         add(op::Linear{L.wo, Act::Attn, Act::X, {}, true});
-        add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});
-        add(op::LinearSwiGlu{L.gate, L.up, Act::H, Act::Gate, Act::Up});
+        NormedInput f = rms_normed(c, p, fusable, Act::X, L.ffn_norm, rows, {&L.gate, &L.up});
+        add(op::LinearSwiGlu{L.gate, L.up, f.in, Act::Gate, Act::Up, f.norm});
         add(op::Linear{L.down, Act::Gate, Act::X, {}, true});
     }
     if (shape.logits == LogitRows::None) return p;
@@ -119,11 +141,14 @@ Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape) {
         add(op::TakeLast{Act::X, Act::Last});
         from = Act::Last;
     }
-    if (c.arch == Arch::Gpt2)
+    if (from == Act::Last) rows = 1;
+    if (c.arch == Arch::Gpt2) {
         add(op::LayerNorm{from, Act::H, w.output_norm, w.output_norm_b});
-    else
-        add(op::RmsNorm{from, Act::H, w.output_norm, c.n_embd});
-    add(op::Linear{w.output, Act::H, Act::Logits, {}});
+        add(op::Linear{w.output, Act::H, Act::Logits, {}});
+        return p;
+    }
+    NormedInput o = rms_normed(c, p, fusable, from, w.output_norm, rows, {&w.output});
+    add(op::Linear{w.output, o.in, Act::Logits, {}, false, o.norm});
     return p;
 }
 

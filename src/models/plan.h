@@ -3,6 +3,7 @@
 // into a command buffer once and replays it. Nothing here knows Vulkan.
 #pragma once
 
+#include <functional>
 #include <variant>
 #include <vector>
 
@@ -70,6 +71,7 @@ struct Linear {  // out = W in (+ bias) (+ out, with accumulate: a residual conn
     Act in, out;
     gpu::BufferRange bias;  // size 0: none
     bool accumulate = false;
+    gpu::BufferRange norm;  // size 0: none; else in is RMS-normalised by this weight on the way
 };
 struct Add {  // out = a + b
     Act a, b, out;
@@ -88,7 +90,8 @@ struct Attend {  // Attn = attention of Q over the layer's cache
 };
 struct LinearSwiGlu {  // out = silu(W_gate in) * (W_up in), fused where the kernels can
     gpu::Matrix gate, up;
-    Act in, out, up_out;  // up_out: the up projection, where it is not fused
+    Act in, out, up_out;    // up_out: the up projection, where it is not fused
+    gpu::BufferRange norm;  // as Linear's
 };
 struct SwiGlu {  // out = silu(gate) * up, or GPT-OSS's clamped form (oai)
     Act gate, up, out;
@@ -124,9 +127,18 @@ struct Plan {
 // Width of each activation for this model.
 uint32_t act_width(const ModelConfig &c, Act a);
 
+// Whether the kernels can apply the RMS norm of weight `norm` to the input of a linear layer of
+// w reading `rows` rows of `in` themselves (gpu::Kernels::norm_fusable).
+using NormFusable =
+    std::function<bool(const gpu::Matrix &w, Act in, uint32_t rows, const gpu::BufferRange &norm)>;
+
 // The decoder-only transformer of llama, qwen2 and qwen3 (pre-norm, RoPE, GQA, SwiGLU) and of
 // gpt2 (pre-LayerNorm, learned positions, GELU MLP, biases), and the mixture-of-experts
 // qwen2moe and gpt-oss (routed experts grouped by expert; sinks and sliding windows).
-Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape);
+//
+// An RMS norm whose every reader is a linear layer the kernels can normalise for is folded
+// into them (their `norm`) where `fusable` says so: no RmsNorm op, and they read its input.
+Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape,
+                const NormFusable &fusable = {});
 
 }  // namespace vkllm::models
