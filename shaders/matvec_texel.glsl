@@ -20,6 +20,10 @@ layout(constant_id = 7) const uint X_UNITS = 0;
 // computes from x itself (norm_scales): the norm needs no pass of its own and no normalised
 // copy of x, and its work is a second read of x, small beside the rows'.
 layout(constant_id = 8) const bool NORM = false;
+// Stacked outputs: W stacks Q, K and V's projections, and its rows from k_row0 and from v_row0
+// on are stored in YK and YV ([n][their rows] each), the rest in y as [n][k_row0]. The bias
+// (EPILOGUE bit 0) is stacked likewise; no accumulation.
+layout(constant_id = 9) const bool QKV = false;
 layout(local_size_x_id = 0) in;
 
 const uint MATS = SWIGLU ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
@@ -34,10 +38,14 @@ layout(push_constant) uniform Params {
     uint n;         // vectors in the batch
     uint y_stride;  // floats between the outputs of consecutive vectors
     float eps;      // NORM
+    uint k_row0;    // QKV
+    uint v_row0;
 } p;
 #include "linear_epilogue.glsl"
 layout(binding = 4) uniform utextureBuffer W2;  // RGBA32UI, SWIGLU only
 layout(binding = 5) uniform textureBuffer G;    // RGBA32F, [cols], NORM only
+layout(binding = 6) writeonly buffer OutputK { float yk[]; };  // QKV only
+layout(binding = 7) writeonly buffer OutputV { float yv[]; };
 
 uint row0, b0;  // the workgroup's first row and first vector
 
@@ -53,7 +61,20 @@ void emit(uint i, float sum) {
         return;
     }
     if (SWIGLU) sum *= gate_sum / (1.0 + exp(-gate_sum));
-    if (r < p.rows && b < p.n) store(b * p.y_stride + p.y_offset + r, p.y_offset + r, sum);
+    if (r >= p.rows || b >= p.n) return;
+    uint row = p.y_offset + r;  // in the whole matrix
+    if (!QKV) {
+        store(b * p.y_stride + row, row, sum);
+        return;
+    }
+    if ((EPILOGUE & 1u) != 0u) sum += bias[row];
+    uint kv_rows = p.v_row0 - p.k_row0;
+    if (row < p.k_row0)
+        y[b * p.k_row0 + row] = sum;
+    else if (row < p.v_row0)
+        yk[b * kv_rows + row - p.k_row0] = sum;
+    else
+        yv[b * kv_rows + row - p.v_row0] = sum;
 }
 #include "matvec_reduce.glsl"
 

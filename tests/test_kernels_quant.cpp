@@ -310,3 +310,64 @@ TEST_F(QuantKernelTest, NormWhereTheKernelCannotApplyItIsRefused) {
         }),
         vkllm::Error);
 }
+
+// Q, K and V from one matrix stacking the three projections (linear_qkv) equal three separate
+// products: on the fused path (one dispatch storing each row in its own output) for a vector,
+// a batch and lavapipe's groups of 8 rows, and on the fallback (a linear() per row block: the
+// storage-buffer kernel, a GPU's tiled matmul), with the stacked bias and with and without a
+// folded norm.
+TEST_F(QuantKernelTest, StackedQkvProjectionEqualsTheThreeProducts) {
+    // Row blocks that start on whole groups and 256-byte offsets (any device's binding
+    // alignment), as the loader only stacks such.
+    const uint32_t q_rows = 128, kv_rows = 64, rows = q_rows + 2 * kv_rows;
+    const float eps = 1e-6f;
+    int fused = 0;
+    for (WeightType t : {WeightType::Q8_0_G8, WeightType::Q4_K}) {
+        uint32_t cols = t == WeightType::Q4_K ? 768 : 896;
+        auto [data, w] = random_blocks(t, uint64_t(rows) * cols, 11);
+        Buffer wb = upload(data);
+        Matrix m{wb.range(), t, rows, cols};
+        ASSERT_EQ(row_block(m, q_rows, kv_rows).data.offset % 256, 0u);
+        std::vector<float> bias = ref::random(rows, 12), gamma = ref::random(cols, 13, 0.5f, 1.5f);
+        Buffer bb = upload(bias), gb = upload(gamma);
+        for (uint32_t n : {1u, 3u, 20u}) {
+            for (bool normed : {false, true}) {
+                std::vector<float> x = ref::random(size_t(n) * cols, 14 + n, -4.0f, 4.0f);
+                std::vector<float> in = normed ? ref::rms_norm(x, gamma, n, cols, eps) : x;
+                std::vector<double> scale;
+                std::vector<float> want = ref::matmul(w, in, rows, cols, n, &scale);
+                Buffer xb = upload(x), qb = floats(size_t(n) * q_rows);
+                Buffer kb = floats(size_t(n) * kv_rows), vb = floats(size_t(n) * kv_rows);
+                InputNorm norm{normed ? gb.range() : BufferRange{}, eps};
+                for (Kernels *k : variants()) {
+                    if (normed && !k->norm_fusable(m, xb.range(), gb.range(), n)) continue;
+                    if (k->qkv_fusable(m, xb.range(), kv_rows, n)) ++fused;
+                    run([&](Recording &r) {
+                        k->linear_qkv(r, m, xb.range(), qb.range(), kb.range(), vb.range(), kv_rows,
+                                      n, bb.range(), norm);
+                    });
+                    std::vector<float> got[3] = {download(qb, size_t(n) * q_rows),
+                                                 download(kb, size_t(n) * kv_rows),
+                                                 download(vb, size_t(n) * kv_rows)};
+                    for (uint32_t b = 0; b < n; ++b) {
+                        for (uint32_t row = 0; row < rows; ++row) {
+                            uint32_t part = row < q_rows ? 0 : row < q_rows + kv_rows ? 1 : 2;
+                            uint32_t start = part == 0 ? 0 : q_rows + (part - 1) * kv_rows;
+                            uint32_t width = part == 0 ? q_rows : kv_rows;
+                            size_t i = size_t(b) * rows + row;
+                            double v = double(want[i]) + bias[row];
+                            ASSERT_LE(std::fabs(got[part][size_t(b) * width + row - start] - v),
+                                      1e-5 * (scale[i] + 1) + 1e-6)
+                                << name(t) << " n " << n << (normed ? " normed" : "")
+                                << (k->cpu_shapes() ? " lavapipe shapes" : " GPU shapes")
+                                << " vector " << b << " row " << row;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Fused on both device classes' shapes for n = 1 and 3 and lavapipe's for n = 20, for
+    // each type, with and without the norm.
+    EXPECT_EQ(fused, 2 * 2 * 5);
+}

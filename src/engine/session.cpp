@@ -164,6 +164,9 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
         } else if (auto *l = std::get_if<models::op::Linear>(&o)) {
             k.linear(rec, l->w, act(l->in, rows), act(l->out, rows), rows, {l->bias, l->accumulate},
                      {l->norm, c.norm_eps});
+        } else if (auto *qkv = std::get_if<models::op::LinearQkv>(&o)) {
+            k.linear_qkv(rec, qkv->w, act(qkv->in, rows), act(Act::Q, rows), act(Act::K, rows),
+                         act(Act::V, rows), c.kv_dim(), rows, qkv->bias, {qkv->norm, c.norm_eps});
         } else if (auto *a = std::get_if<models::op::Add>(&o)) {
             k.binary(rec, gpu::Binary::Add, act(a->a, rows), act(a->b, rows), act(a->out, rows),
                      rows * width(a->out), rows * width(a->out));

@@ -89,6 +89,38 @@ uint64_t row_offset(WeightType type, uint32_t cols, uint64_t row) {
     return blocks * block_bytes(type);
 }
 
+Matrix stack_rows(const std::vector<Matrix> &parts) {
+    if (parts.empty()) return {};
+    Matrix all = parts[0];
+    for (size_t i = 1; i < parts.size(); ++i) {
+        const Matrix &m = parts[i];
+        uint64_t at = row_offset(all.type, all.cols, all.rows);
+        if (m.type != all.type || m.cols != all.cols || m.data.buffer != all.data.buffer ||
+            at == UINT64_MAX || all.data.offset + at != m.data.offset)
+            return {};
+        all.rows += m.rows;
+        all.data.size = at + m.data.size;
+    }
+    return all;
+}
+
+Matrix row_block(const Matrix &m, uint32_t row0, uint32_t rows) {
+    uint64_t at = row_offset(m.type, m.cols, row0);
+    uint64_t bytes = weight_bytes(m.type, uint64_t(rows) * m.cols);
+    if (at == UINT64_MAX || uint64_t(row0) + rows > m.rows || at + bytes > m.data.size) return {};
+    return Matrix{BufferRange{m.data.buffer, m.data.offset + at, bytes}, m.type, rows, m.cols};
+}
+
+BufferRange stack_ranges(const std::vector<BufferRange> &parts) {
+    if (parts.empty()) return {};
+    BufferRange all = parts[0];
+    for (size_t i = 1; i < parts.size(); ++i) {
+        if (parts[i].buffer != all.buffer || all.offset + all.size != parts[i].offset) return {};
+        all.size += parts[i].size;
+    }
+    return all;
+}
+
 WeightType grouped_form(WeightType type) {
     if (type == WeightType::Q8_0) return WeightType::Q8_0_G8;
     if (type == WeightType::Q4_0) return WeightType::Q4_0_G8;
@@ -304,28 +336,81 @@ bool Kernels::row_groups_fit(const Matrix &w, uint32_t n) const {
     return n <= kRowGroup || (cpu_class_ && x_step % align == 0 && y_step % align == 0);
 }
 
+bool Kernels::texel_groups(const Matrix &w, const BufferRange &x, uint32_t n) const {
+    // Every group of rows must take the texel kernel: its x, too, must start on a texel.
+    uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4;
+    bool groups = n <= kRowGroup || (cpu_class_ && row_groups_fit(w, n) &&
+                                     x_step % device_.caps().texel_offset_align == 0);
+    return groups && texel_matvec(w, x);
+}
+
 bool Kernels::norm_fusable(const Matrix &w, const BufferRange &x, const BufferRange &weight,
                            uint32_t n) const {
-    // Every group of rows must take the texel kernel: its x, too, must start on a texel.
-    uint64_t align = device_.caps().texel_offset_align;
-    uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4;
-    bool groups = n <= kRowGroup || (cpu_class_ && row_groups_fit(w, n) && x_step % align == 0);
-    return groups && texel_matvec(w, x) && weight.offset % align == 0;
+    return texel_groups(w, x, n) && weight.offset % device_.caps().texel_offset_align == 0;
+}
+
+bool Kernels::qkv_fusable(const Matrix &w, const BufferRange &x, uint32_t kv_rows,
+                          uint32_t n) const {
+    if (2 * uint64_t(kv_rows) >= w.rows || !texel_groups(w, x, n)) return false;
+    // Groups of 8 rows slice each output on its own.
+    uint64_t align = device_.caps().storage_offset_align;
+    uint64_t q_step = uint64_t(kRowGroup) * (w.rows - 2 * kv_rows) * 4;
+    uint64_t kv_step = uint64_t(kRowGroup) * kv_rows * 4;
+    return n <= kRowGroup || (q_step % align == 0 && kv_step % align == 0);
+}
+
+void Kernels::linear_qkv(Recording &rec, const Matrix &w, const BufferRange &x,
+                         const BufferRange &q, const BufferRange &k, const BufferRange &v,
+                         uint32_t kv_rows, uint32_t n, const BufferRange &bias,
+                         const InputNorm &norm) {
+    if (2 * uint64_t(kv_rows) >= w.rows)
+        fail(VKLLM_ERR_INTERNAL, "linear_qkv: %u rows cannot hold K and V of %u rows each", w.rows,
+             kv_rows);
+    uint32_t q_rows = w.rows - 2 * kv_rows;
+    Epilogue end{bias, false};
+    if (qkv_fusable(w, x, kv_rows, n)) {
+        if (norm.weight.size && !norm_fusable(w, x, norm.weight, n))
+            fail(VKLLM_ERR_INTERNAL, "linear_qkv: a norm fused where the kernel cannot apply it");
+        StackedOutputs out{k, v, q_rows, kv_rows};
+        if (n <= kRowGroup) return matvec(rec, w, nullptr, x, q, n, end, norm, &out);
+        return matvec_row_groups(rec, w, nullptr, x, q, n, end, norm, &out);
+    }
+    const uint32_t rows[3] = {q_rows, kv_rows, kv_rows};
+    const BufferRange *ys[3] = {&q, &k, &v};
+    for (uint32_t i = 0, row0 = 0; i < 3; row0 += rows[i++]) {
+        Matrix part = row_block(w, row0, rows[i]);
+        if (!part.data.size)
+            fail(VKLLM_ERR_INTERNAL,
+                 "linear_qkv: rows from %u of the stacked matrix are not a matrix of their own",
+                 row0);
+        BufferRange b{};
+        if (bias.size)
+            b = BufferRange{bias.buffer, bias.offset + uint64_t(row0) * 4, rows[i] * 4ull};
+        linear(rec, part, x, *ys[i], n, Epilogue{b, false}, norm);
+    }
 }
 
 void Kernels::matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up,
                                 const BufferRange &x, const BufferRange &y, uint32_t n,
-                                const Epilogue &end, const InputNorm &norm) {
+                                const Epilogue &end, const InputNorm &norm,
+                                const StackedOutputs *qkv) {
+    uint32_t y_rows = qkv ? qkv->q_rows : w.rows;
     require(x, uint64_t(n) * w.cols * 4, "linear", "x");
-    require(y, uint64_t(n) * w.rows * 4, "linear", "y");
-    uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4, y_step = uint64_t(kRowGroup) * w.rows * 4;
+    require(y, uint64_t(n) * y_rows * 4, "linear", "y");
+    // Rows [r, r + m) of an [n][cols] array.
+    auto slice = [](const BufferRange &a, uint32_t r, uint32_t m, uint32_t cols) {
+        return BufferRange{a.buffer, a.offset + uint64_t(r) * cols * 4, uint64_t(m) * cols * 4};
+    };
     // The groups write disjoint rows: one barrier after the last is enough, so each group's
     // matvec barrier is harmless but the dispatches stay back to back.
     for (uint32_t r = 0; r < n; r += kRowGroup) {
         uint32_t m = std::min(kRowGroup, n - r);
-        BufferRange xs{x.buffer, x.offset + r / kRowGroup * x_step, uint64_t(m) * w.cols * 4};
-        BufferRange ys{y.buffer, y.offset + r / kRowGroup * y_step, uint64_t(m) * w.rows * 4};
-        matvec(rec, w, up, xs, ys, m, end, norm);
+        StackedOutputs out{};
+        if (qkv)
+            out = StackedOutputs{slice(qkv->k, r, m, qkv->kv_rows),
+                                 slice(qkv->v, r, m, qkv->kv_rows), qkv->q_rows, qkv->kv_rows};
+        matvec(rec, w, up, slice(x, r, m, w.cols), slice(y, r, m, y_rows), m, end, norm,
+               qkv ? &out : nullptr);
     }
 }
 
@@ -343,9 +428,16 @@ void Kernels::linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up
 }
 
 void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
-                     const BufferRange &y, uint32_t n, const Epilogue &end, const InputNorm &norm) {
+                     const BufferRange &y, uint32_t n, const Epilogue &end, const InputNorm &norm,
+                     const StackedOutputs *qkv) {
     require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
-    require(y, uint64_t(n) * w.rows * 4, "matvec", "y");
+    require(y, uint64_t(n) * (qkv ? qkv->q_rows : w.rows) * 4, "matvec", "y");
+    if (qkv) {
+        require(qkv->k, uint64_t(n) * qkv->kv_rows * 4, "matvec", "k");
+        require(qkv->v, uint64_t(n) * qkv->kv_rows * 4, "matvec", "v");
+        if (end.accumulate || up || !texel_matvec(w, x))
+            fail(VKLLM_ERR_INTERNAL, "matvec: stacked outputs where the texel kernel cannot");
+    }
     uint32_t epilogue = epilogue_bits(end, w, "matvec");
     bool normed = norm.weight.size != 0;
     if (normed) require(norm.weight, uint64_t(w.cols) * 4, "matvec", "norm weight");
@@ -372,15 +464,19 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const Bu
             spec.push_back(up != nullptr);
             spec.push_back(walk ? (units + matvec_wg_ - 1) / matvec_wg_ : 0);
             spec.push_back(normed);
+            spec.push_back(qkv != nullptr);
         } else if (normed) {
             fail(VKLLM_ERR_INTERNAL, "matvec: a norm fused where the texel kernel cannot read");
         }
+        // Weights, x, y, bias, the SwiGLU up weights, the norm weight, stacked K and V outputs.
+        static const BindingFormats kTexelBindings{
+            VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
+            VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED,
+            VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
+            VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED};
         const Pipeline &p =
-            texel ? pipelines_.get(matvec_subgroup_ ? "matvec_texel_subgroup" : "matvec_texel", 6,
-                                   spec,
-                                   {VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
-                                    VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED,
-                                    VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT})
+            texel ? pipelines_.get(matvec_subgroup_ ? "matvec_texel_subgroup" : "matvec_texel",
+                                   uint32_t(kTexelBindings.size()), spec, kTexelBindings)
                   : pipelines_.get(matvec_subgroup_ ? "matvec_subgroup" : "matvec", 4, spec);
         uint64_t max_range = device_.info().max_storage_buffer_range;
         if (texel) max_range = std::min(max_range, device_.info().max_texel_buffer_elements * 16);
@@ -393,7 +489,9 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const Bu
             struct {
                 uint32_t rows, cols, y_offset, n, y_stride;
                 float eps;
+                uint32_t k_row0, v_row0;  // stacked outputs: where K's and V's rows start
             } push{c.rows, w.cols, c.row0, n, w.rows, norm.eps};
+            if (qkv) push.k_row0 = qkv->q_rows, push.v_row0 = qkv->q_rows + qkv->kv_rows;
             std::vector<BufferRange> bindings{c.data, texel ? xs : x, y, bias_binding(end, c.data)};
             if (texel) {
                 bindings.push_back(up_chunks[i].data);
@@ -401,6 +499,9 @@ void Kernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const Bu
                 bindings.push_back(normed ? BufferRange{norm.weight.buffer, norm.weight.offset,
                                                         uint64_t(w.cols) * 4}
                                           : xs);
+                // Without stacked outputs these are y again, never written.
+                bindings.push_back(qkv ? qkv->k : y);
+                bindings.push_back(qkv ? qkv->v : y);
             }
             dispatch_1d(rec, p, bindings, &push, sizeof push, (c.rows + rows - 1) / rows, groups_z);
         }

@@ -70,6 +70,16 @@ uint64_t weight_bytes(WeightType type, uint64_t count);
 // UINT64_MAX when a grouped type's row starts inside a group (no binding can start there).
 uint64_t row_offset(WeightType type, uint32_t cols, uint64_t row);
 
+// The matrix whose rows are those of `parts` in order (Q, K and V), where they have one type
+// and width and their data lie back to back as one binding reads such a matrix; an empty
+// matrix (no data) otherwise. No data moves: the parts stay valid on their own.
+Matrix stack_rows(const std::vector<Matrix> &parts);
+// Rows [row0, row0 + rows) of m as a matrix of their own, where row_offset() allows it (a part
+// of stack_rows() always does); an empty matrix otherwise.
+Matrix row_block(const Matrix &m, uint32_t row0, uint32_t rows);
+// The range covering `parts` where each starts where the one before ends; empty otherwise.
+BufferRange stack_ranges(const std::vector<BufferRange> &parts);
+
 // Per-token values of a step, each an int32 array with one entry per token of the step.
 struct StepView {
     BufferRange positions;  // position of each token in its sequence
@@ -209,6 +219,15 @@ class Kernels {
                        const InputNorm &norm = {});
     // Whether linear_swiglu can fuse for these matrices and input.
     bool fusable_swiglu(const Matrix &gate, const Matrix &up, const BufferRange &x) const;
+    // The attention projections from a matrix stacking them (stack_rows of wq, wk, wv, with the
+    // biases stacked likewise; size 0: none): q[n][rows - 2 kv_rows], k[n][kv_rows],
+    // v[n][kv_rows]. Where the texel kernel can take it (qkv_fusable) one pass over x and one
+    // dispatch compute all three, each output row stored where it belongs; otherwise a
+    // linear() per projection on the matrix's row blocks. An InputNorm needs norm_fusable.
+    void linear_qkv(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &q,
+                    const BufferRange &k, const BufferRange &v, uint32_t kv_rows, uint32_t n,
+                    const BufferRange &bias = {}, const InputNorm &norm = {});
+    bool qkv_fusable(const Matrix &w, const BufferRange &x, uint32_t kv_rows, uint32_t n) const;
     // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill).
     void matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                 uint32_t n, const Epilogue &end = Epilogue{});
@@ -298,15 +317,24 @@ class Kernels {
     void set_attention_tiled(bool on) { attention_tiled_forced_ = on; }
 
   private:
+    // linear_qkv's K and V outputs, for the fused dispatch: rows from q_rows on go to k, from
+    // q_rows + kv_rows on to v.
+    struct StackedOutputs {
+        BufferRange k, v;
+        uint32_t q_rows, kv_rows;
+    };
     bool texel_matvec(const Matrix &w, const BufferRange &x) const;
+    // Whether every group of n rows takes the texel kernel (matvec_row_groups' x slices too).
+    bool texel_groups(const Matrix &w, const BufferRange &x, uint32_t n) const;
     // matvec, and with `up` the fused SwiGLU of linear_swiglu.
     void matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
-                const BufferRange &y, uint32_t n, const Epilogue &end, const InputNorm &norm);
+                const BufferRange &y, uint32_t n, const Epilogue &end, const InputNorm &norm,
+                const StackedOutputs *qkv = nullptr);
     // Whether n rows of x may go through matvec in groups of 8 (always for up to 8), and doing so.
     bool row_groups_fit(const Matrix &w, uint32_t n) const;
     void matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
                            const BufferRange &y, uint32_t n, const Epilogue &end,
-                           const InputNorm &norm);
+                           const InputNorm &norm, const StackedOutputs *qkv = nullptr);
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,

@@ -38,15 +38,37 @@ uint32_t act_width(const ModelConfig &c, Act a) {
 
 namespace {
 
+// Whether the layer's Q, K and V projections (and biases) are one stacked matrix.
+bool stacked_qkv(const LayerWeights &L) {
+    uint64_t bias = L.bq.size + L.bk.size + L.bv.size;
+    return L.wqkv.data.size && L.bqkv.size == bias;
+}
+
+// The Q, K and V projections of `in` (norm: folded in, as Linear's): one op where they are
+// stacked, three otherwise.
+void qkv_projections(const LayerWeights &L, Act in, const gpu::BufferRange &norm, Plan &p) {
+    if (stacked_qkv(L)) {
+        p.ops.push_back(op::LinearQkv{L.wqkv, in, L.bqkv, norm});
+        return;
+    }
+    p.ops.push_back(op::Linear{L.wq, in, Act::Q, L.bq, false, norm});
+    p.ops.push_back(op::Linear{L.wk, in, Act::K, L.bk, false, norm});
+    p.ops.push_back(op::Linear{L.wv, in, Act::V, L.bv, false, norm});
+}
+
+// The matrices that read the attention norm's output.
+std::vector<const gpu::Matrix *> qkv_readers(const LayerWeights &L) {
+    if (stacked_qkv(L)) return {&L.wqkv};
+    return {&L.wq, &L.wk, &L.wv};
+}
+
 void gpt2_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
     auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
     add(op::AddPositions{w.position_embd});
     for (uint32_t i = 0; i < c.n_layer; ++i) {
         const LayerWeights &L = w.layers[i];
         add(op::LayerNorm{Act::X, Act::H, L.attn_norm, L.attn_norm_b});
-        add(op::Linear{L.wq, Act::H, Act::Q, L.bq});
-        add(op::Linear{L.wk, Act::H, Act::K, L.bk});
-        add(op::Linear{L.wv, Act::H, Act::V, L.bv});
+        qkv_projections(L, Act::H, {}, p);
         add(op::StoreKv{i});
         add(op::Attend{i});
         add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, true});
@@ -66,7 +88,7 @@ struct NormedInput {
 
 NormedInput rms_normed(const ModelConfig &c, Plan &p, const NormFusable &fusable, Act in,
                        const gpu::BufferRange &weight, uint32_t rows,
-                       std::initializer_list<const gpu::Matrix *> readers) {
+                       const std::vector<const gpu::Matrix *> &readers) {
     bool fold = bool(fusable);
     for (const gpu::Matrix *m : readers)
         fold = fold && fusable(*m, in, rows, weight);
@@ -82,10 +104,8 @@ void moe_layers(const ModelConfig &c, const ModelWeights &w, StepShape shape,
     for (uint32_t i = 0; i < c.n_layer; ++i) {
         const LayerWeights &L = w.layers[i];
         NormedInput h =
-            rms_normed(c, p, fusable, Act::X, L.attn_norm, shape.n_tokens, {&L.wq, &L.wk, &L.wv});
-        add(op::Linear{L.wq, h.in, Act::Q, L.bq, false, h.norm});
-        add(op::Linear{L.wk, h.in, Act::K, L.bk, false, h.norm});
-        add(op::Linear{L.wv, h.in, Act::V, L.bv, false, h.norm});
+            rms_normed(c, p, fusable, Act::X, L.attn_norm, shape.n_tokens, qkv_readers(L));
+        qkv_projections(L, h.in, h.norm, p);
         add(op::Rope{Act::Q, c.n_head});
         add(op::StoreKv{i, true});
         add(op::Attend{i, L.sinks});
@@ -119,10 +139,8 @@ Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape,
     uint32_t rows = shape.n_tokens;
     for (uint32_t i = 0; i < c.n_layer && c.arch != Arch::Gpt2 && !c.moe(); ++i) {
         const LayerWeights &L = w.layers[i];
-        NormedInput h = rms_normed(c, p, fusable, Act::X, L.attn_norm, rows, {&L.wq, &L.wk, &L.wv});
-        add(op::Linear{L.wq, h.in, Act::Q, L.bq, false, h.norm});
-        add(op::Linear{L.wk, h.in, Act::K, L.bk, false, h.norm});
-        add(op::Linear{L.wv, h.in, Act::V, L.bv, false, h.norm});
+        NormedInput h = rms_normed(c, p, fusable, Act::X, L.attn_norm, rows, qkv_readers(L));
+        qkv_projections(L, h.in, h.norm, p);
         if (c.qk_norm) {
             add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c.head_dim});
             add(op::RmsNorm{Act::K, Act::K, L.k_norm, c.head_dim});

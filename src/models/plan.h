@@ -88,6 +88,12 @@ struct Attend {  // Attn = attention of Q over the layer's cache
     uint32_t layer;
     gpu::BufferRange sinks;  // GPT-OSS: a logit per head; size 0: none
 };
+struct LinearQkv {  // Q, K, V = the stacked projections of in (+ their stacked biases)
+    gpu::Matrix w;
+    Act in;
+    gpu::BufferRange bias;  // size 0: none
+    gpu::BufferRange norm;  // as Linear's
+};
 struct LinearSwiGlu {  // out = silu(W_gate in) * (W_up in), fused where the kernels can
     gpu::Matrix gate, up;
     Act in, out, up_out;    // up_out: the up projection, where it is not fused
@@ -115,9 +121,10 @@ struct TakeLast {  // out row 0 = in's last row; the ops after it work on that o
 };
 }  // namespace op
 
-using Op = std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu,
-                        op::Linear, op::Add, op::Rope, op::StoreKv, op::Attend, op::LinearSwiGlu,
-                        op::SwiGlu, op::TakeLast, op::MoeRoute, op::MoeLinear, op::MoeCombine>;
+using Op =
+    std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu, op::Linear,
+                 op::LinearQkv, op::Add, op::Rope, op::StoreKv, op::Attend, op::LinearSwiGlu,
+                 op::SwiGlu, op::TakeLast, op::MoeRoute, op::MoeLinear, op::MoeCombine>;
 
 struct Plan {
     std::vector<Op> ops;

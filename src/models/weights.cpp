@@ -279,6 +279,11 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
         L.down = l.matrix(b + "ffn_down.weight", c.n_ff, c.n_embd);
         w.layers.push_back(L);
     }
+    // Q, K and V were placed one after another: one matrix for a projection in one pass.
+    for (LayerWeights &L : w.layers) {
+        L.wqkv = gpu::stack_rows({L.wq, L.wk, L.wv});
+        L.bqkv = gpu::stack_ranges({L.bq, L.bk, L.bv});
+    }
     w.output_norm = l.vector("output_norm.weight", c.n_embd);
     if (c.arch == Arch::Gpt2) w.output_norm_b = l.vector("output_norm.bias", c.n_embd);
     w.output = c.tied_output ? w.token_embd : l.matrix("output.weight", c.n_embd, c.n_vocab);

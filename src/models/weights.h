@@ -12,8 +12,12 @@ namespace vkllm::models {
 
 struct LayerWeights {
     gpu::BufferRange attn_norm, ffn_norm;  // F32 vectors
-    gpu::Matrix wq, wk, wv, wo;       // GPT-2's fused attn_qkv is uploaded as its three row blocks
-    gpu::BufferRange bq, bk, bv;      // size 0 when the model has no biases
+    gpu::Matrix wq, wk, wv, wo;   // GPT-2's fused attn_qkv is uploaded as its three row blocks
+    gpu::BufferRange bq, bk, bv;  // size 0 when the model has no biases
+    // wq, wk and wv as one matrix (gpu::stack_rows), and their biases likewise, where the loader
+    // placed them back to back (it always tries); no data where it could not.
+    gpu::Matrix wqkv;
+    gpu::BufferRange bqkv;
     gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3
     gpu::Matrix gate, up, down;       // no gate for GPT-2
     // GPT-2 only (size 0 otherwise): LayerNorm biases, output projection and MLP biases (GPT-OSS
