@@ -10,7 +10,8 @@
 // Tokens with a negative position or a sequence outside the cache are skipped.
 // ROPE > 0 rotates K on its way into the cache (rope.comp's rotation, from the same table): a
 // dispatch and a pass over K fewer than rotating it in place first. 1: pairs (2i, 2i+1);
-// 2: pairs (i, i + rot_dim / 2).
+// 2: pairs (i, i + rot_dim / 2). With q_heads > 0 the invocations past the cache's also rotate
+// Q in place, one pair each, as rope.comp would: the step's RoPE takes no dispatch of its own.
 #include "common.glsl"
 
 layout(constant_id = 0) const uint KV_TYPE = 1;
@@ -24,6 +25,7 @@ layout(binding = 3) writeonly buffer VCache { uvec4 vc[]; };
 layout(binding = 4) readonly buffer Positions { int positions[]; };
 layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
 layout(binding = 6) readonly buffer Table { vec2 cos_sin[]; };  // [n_pos][rot_dim / 2]
+layout(binding = 7) buffer Q { float q[]; };                     // [n_tokens][q_heads][head_dim]
 layout(push_constant) uniform Params {
     uint n_tokens;
     uint kv_dim;
@@ -33,6 +35,7 @@ layout(push_constant) uniform Params {
     uint n_seq;  // sequences the cache bindings hold
     uint rot_dim;
     uint n_pos;  // rows in the table
+    uint q_heads;
 } p;
 
 float k_at(uint i) { return k[i >> 2u][i & 3u]; }
@@ -96,8 +99,30 @@ void store_q8_0(bool is_k, uint src, uint dst, uint pos) {
         vc[dst + 2u * blocks] = scales;
 }
 
+// Pair i of Q's rows, rotated in place (rope.comp's arithmetic; positions clamped likewise).
+void rotate_q(uint i) {
+    uint half_dim = p.rot_dim / 2u;
+    if (i >= p.n_tokens * p.q_heads * half_dim) return;
+    uint th = i / half_dim;  // token * q_heads + head
+    uint e = i % half_dim;
+    uint position = uint(clamp(positions[th / p.q_heads], 0, int(p.n_pos) - 1));
+    vec2 cs = cos_sin[position * half_dim + e];
+    uint base = th * p.head_dim;
+    uint a = ROPE == 2u ? base + e : base + 2u * e;
+    uint b = ROPE == 2u ? base + e + half_dim : base + 2u * e + 1u;
+    float x0 = q[a];
+    float x1 = q[b];
+    q[a] = x0 * cs.x - x1 * cs.y;
+    q[b] = x0 * cs.y + x1 * cs.x;
+}
+
 void main() {
     uint idx = flat_group() * 64u + gl_LocalInvocationID.x;
+    uint kv_work = p.n_tokens * (KV_TYPE == 2u ? p.kv_dim / p.head_dim : p.kv_dim / 8u);
+    if (ROPE > 0u && p.q_heads > 0u && idx >= kv_work) {
+        rotate_q(idx - kv_work);
+        return;
+    }
     if (KV_TYPE == 2u) {
         uint heads = p.kv_dim / p.head_dim;
         if (idx >= p.n_tokens * heads) return;

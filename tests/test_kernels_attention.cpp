@@ -357,11 +357,14 @@ TEST_F(AttentionTest, GpusTilePrefillStepsOnly) {
 
 // kv_store with RoPE fused in stores exactly what rope() then kv_store() store, for both pair
 // layouts, a partial rotation (rot_dim < head_dim) and every cache type; K is left unrotated.
+// Q, given, is rotated in place as rope() rotates it, every token's (the skipped sequence's
+// too, as rope() does).
 TEST_F(AttentionTest, KvStoreRotatesKAsRopeThenStoreWould) {
-    const uint32_t heads = 2, dim = 64, cap = 16, n = 5, n_pos = 40;
+    const uint32_t heads = 2, q_heads = 4, dim = 64, cap = 16, n = 5, n_pos = 40;
     std::vector<float> k = ref::random(size_t(n) * heads * dim, 11);
+    std::vector<float> q = ref::random(size_t(n) * q_heads * dim, 14);
     std::vector<float> v = ref::random(k.size(), 12);
-    Step st{{3, 4, 39, 0, 17}, {0, 0, 1, 1, 0}, {0, 0, 0, 0, 0}};
+    Step st{{3, 4, 39, 0, 17}, {0, 0, 1, 7, 0}, {0, 0, 0, 0, 0}};
     Uploaded sb = upload_step(st);
     for (RopeLayout layout : {RopeLayout::Interleaved, RopeLayout::Neox}) {
         for (uint32_t rot : {64u, 32u}) {
@@ -370,16 +373,20 @@ TEST_F(AttentionTest, KvStoreRotatesKAsRopeThenStoreWould) {
                 AttentionShape sh{n, 4, heads, dim, cap, 0, kv, 0.125f};
                 uint64_t bytes = uint64_t(2) * cap * heads * kv_row_bytes(kv, dim);
                 Buffer kb = upload(k), vb = upload(v), rotated = upload(k);
+                Buffer qb = upload(q), q_plain = upload(q);
                 Buffer fused_k = floats(bytes / 4), fused_v = floats(bytes / 4);
                 Buffer plain_k = floats(bytes / 4), plain_v = floats(bytes / 4);
                 run([&](Recording &r) {
                     r.fill(fused_k.range(), 0);
                     r.fill(plain_k.range(), 0);
                     r.barrier();
-                    kernels().kv_store(r, kb.range(), vb.range(), fused_k.range(), fused_v.range(),
-                                       sb.view(), sh, KvRope{layout, table.range(), rot, n_pos});
+                    kernels().kv_store(
+                        r, kb.range(), vb.range(), fused_k.range(), fused_v.range(), sb.view(), sh,
+                        KvRope{layout, table.range(), rot, n_pos, qb.range(), q_heads});
                     kernels().rope(r, layout, rotated.range(), table.range(), sb.pos.range(), n,
                                    heads, dim, rot, n_pos);
+                    kernels().rope(r, layout, q_plain.range(), table.range(), sb.pos.range(), n,
+                                   q_heads, dim, rot, n_pos);
                     kernels().kv_store(r, rotated.range(), vb.range(), plain_k.range(),
                                        plain_v.range(), sb.view(), sh);
                 });
@@ -393,6 +400,9 @@ TEST_F(AttentionTest, KvStoreRotatesKAsRopeThenStoreWould) {
                 double tol = kv == KvType::F32 ? 1e-6 : kv == KvType::F16 ? 2e-3 : 3e-2;
                 expect_close(a, b, 0, tol, what.c_str());
                 EXPECT_EQ(download(kb, k.size()), k) << what;
+                std::vector<float> q_fused = download(qb, q.size());
+                expect_close(q_fused, download(q_plain, q.size()), 0, 1e-6, (what + " q").c_str());
+                EXPECT_NE(q_fused, q) << what;
             }
         }
     }

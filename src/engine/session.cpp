@@ -170,15 +170,15 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
         } else if (auto *a = std::get_if<models::op::Add>(&o)) {
             k.binary(rec, gpu::Binary::Add, act(a->a, rows), act(a->b, rows), act(a->out, rows),
                      rows * width(a->out), rows * width(a->out));
-        } else if (auto *r = std::get_if<models::op::Rope>(&o)) {
-            k.rope(rec, c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
-                   act(r->io, rows), model_.rope_table(), view.positions, rows, r->heads,
-                   c.head_dim, c.rot_dim, model_.max_positions());
         } else if (auto *s = std::get_if<models::op::StoreKv>(&o)) {
             gpu::KvRope rope;
             if (s->rope_k)
                 rope = {c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
-                        model_.rope_table(), c.rot_dim, model_.max_positions()};
+                        model_.rope_table(),
+                        c.rot_dim,
+                        model_.max_positions(),
+                        s->rope_q ? act(Act::Q, rows) : gpu::BufferRange{},
+                        c.n_head};
             k.kv_store(rec, act(Act::K, rows), act(Act::V, rows), k_cache_[s->layer].range(),
                        v_cache_[s->layer].range(), view, attention_shape(rows, s->layer), rope);
         } else if (auto *at = std::get_if<models::op::Attend>(&o)) {

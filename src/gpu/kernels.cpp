@@ -781,18 +781,25 @@ void Kernels::kv_store(Recording &rec, const BufferRange &k, const BufferRange &
                  shape.head_dim);
         require(rope.table, uint64_t(rope.n_pos) * rope.rot_dim * 4, "kv_store", "table");
     }
+    uint32_t q_heads = roped && rope.q.size ? rope.q_heads : 0;
+    if (q_heads)
+        require(rope.q, uint64_t(shape.n_tokens) * q_heads * shape.head_dim * 4, "kv_store", "q");
     uint32_t rope_spec = !roped ? 0 : rope.layout == RopeLayout::Neox ? 2 : 1;
-    const Pipeline &p = pipelines_.get("kv_store", 7, {uint32_t(shape.kv_type), rope_spec});
+    const Pipeline &p = pipelines_.get("kv_store", 8, {uint32_t(shape.kv_type), rope_spec});
     struct {
-        uint32_t n_tokens, kv_dim, head_dim, capacity, n_sink, n_seq, rot_dim, n_pos;
+        uint32_t n_tokens, kv_dim, head_dim, capacity, n_sink, n_seq, rot_dim, n_pos, q_heads;
     } push{shape.n_tokens, kv_dim, shape.head_dim,           shape.capacity,
-           shape.n_sink,   n_seq,  roped ? rope.rot_dim : 0, roped ? rope.n_pos : 0};
+           shape.n_sink,   n_seq,  roped ? rope.rot_dim : 0, roped ? rope.n_pos : 0,
+           q_heads};
     // One invocation per 8 values of a token, or per head row when quantizing (its blocks need
-    // their absolute maximum, and their scales share words).
+    // their absolute maximum, and their scales share words); then one per rotated pair of q.
     uint64_t per_token = shape.kv_type == KvType::Q8_0 ? shape.n_kv_heads : kv_dim / 8;
     uint64_t n = uint64_t(shape.n_tokens) * per_token;
+    if (q_heads) n += uint64_t(shape.n_tokens) * q_heads * (rope.rot_dim / 2);
+    // Unused bindings are bound to k, never read or written.
     dispatch_1d(rec, p,
-                {k, v, k_cache, v_cache, step.positions, step.seq_ids, roped ? rope.table : k},
+                {k, v, k_cache, v_cache, step.positions, step.seq_ids, roped ? rope.table : k,
+                 q_heads ? rope.q : k},
                 &push, sizeof push, (n + 63) / 64);
     rec.barrier();
 }

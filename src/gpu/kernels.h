@@ -123,12 +123,15 @@ enum class RopeLayout : uint32_t {
 };
 
 // RoPE for kv_store to apply to K on its way into the cache (rot_dim 0: none): the table and
-// its rows as Kernels::rope takes them, positions from the step.
+// its rows as Kernels::rope takes them, positions from the step. With `q` (size 0: none) the
+// same dispatch also rotates q ([n_tokens][q_heads][head_dim]) in place, as rope() would.
 struct KvRope {
     RopeLayout layout = RopeLayout::Interleaved;
     BufferRange table;
     uint32_t rot_dim = 0;
     uint32_t n_pos = 0;
+    BufferRange q;
+    uint32_t q_heads = 0;
 };
 
 // SwiGLUOai: GPT-OSS's clamped form, (clamp(b, -7, 7) + 1) * g * sigmoid(1.702 g), g = min(a, 7).

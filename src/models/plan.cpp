@@ -106,8 +106,7 @@ void moe_layers(const ModelConfig &c, const ModelWeights &w, StepShape shape,
         NormedInput h =
             rms_normed(c, p, fusable, Act::X, L.attn_norm, shape.n_tokens, qkv_readers(L));
         qkv_projections(L, h.in, h.norm, p);
-        add(op::Rope{Act::Q, c.n_head});
-        add(op::StoreKv{i, true});
+        add(op::StoreKv{i, true, true});
         add(op::Attend{i, L.sinks});
         add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, true});
         add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});
@@ -145,8 +144,8 @@ Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape,
             add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c.head_dim});
             add(op::RmsNorm{Act::K, Act::K, L.k_norm, c.head_dim});
         }
-        add(op::Rope{Act::Q, c.n_head});
-        add(op::StoreKv{i, true});  // K rotated as it is stored: slots never need re-rotation
+        // K rotated as it is stored (slots never need re-rotation), Q in the same dispatch.
+        add(op::StoreKv{i, true, true});
         add(op::Attend{i});
         add(op::Linear{L.wo, Act::Attn, Act::X, {}, true});
         NormedInput f = rms_normed(c, p, fusable, Act::X, L.ffn_norm, rows, {&L.gate, &L.up});

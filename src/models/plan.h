@@ -76,13 +76,10 @@ struct Linear {  // out = W in (+ bias) (+ out, with accumulate: a residual conn
 struct Add {  // out = a + b
     Act a, b, out;
 };
-struct Rope {  // in place, `heads` heads of head_dim per row
-    Act io;
-    uint32_t heads;
-};
 struct StoreKv {  // K, V rows into the layer's cache ring
     uint32_t layer;
     bool rope_k = false;  // rotate K on the way (one dispatch fewer than a Rope of K first)
+    bool rope_q = false;  // and Q in place, in the same dispatch (no Rope of Q either)
 };
 struct Attend {  // Attn = attention of Q over the layer's cache
     uint32_t layer;
@@ -123,8 +120,8 @@ struct TakeLast {  // out row 0 = in's last row; the ops after it work on that o
 
 using Op =
     std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu, op::Linear,
-                 op::LinearQkv, op::Add, op::Rope, op::StoreKv, op::Attend, op::LinearSwiGlu,
-                 op::SwiGlu, op::TakeLast, op::MoeRoute, op::MoeLinear, op::MoeCombine>;
+                 op::LinearQkv, op::Add, op::StoreKv, op::Attend, op::LinearSwiGlu, op::SwiGlu,
+                 op::TakeLast, op::MoeRoute, op::MoeLinear, op::MoeCombine>;
 
 struct Plan {
     std::vector<Op> ops;
