@@ -17,8 +17,8 @@ layout(constant_id = 6) const bool SWIGLU = false;
 layout(constant_id = 7) const uint X_UNITS = 0;
 // RMS norm fused in: x is the un-normalised input. Each vector is multiplied by the norm
 // weight G on its way in, and its outputs by 1 / sqrt(mean(x^2) + eps), which every workgroup
-// computes from x itself (norm_scales): the norm needs no pass of its own and no normalised
-// copy of x, and its work is a second read of x, small beside the rows'.
+// computes from the x it loads anyway (load_x adds up the squares of the units it counts,
+// norm_scales adds the lanes' sums): the norm needs no pass of its own and no normalised copy.
 layout(constant_id = 8) const bool NORM = false;
 // Stacked outputs: W stacks Q, K and V's projections, and its rows from k_row0 and from v_row0
 // on are stored in YK and YV ([n][their rows] each), the rest in y as [n][k_row0]. The bias
@@ -219,18 +219,49 @@ uint xbase[NB];
 vec4 xv[NB * 8u];
 float xoff[NB];
 
-void load_x(uint k) {
+float sq[NB];  // NORM: the lane's sums of squares of the units of x it counted
+
+// Unit k of x for every vector; `count`: add its squares to sq (each unit is counted by one
+// lane only).
+void load_x(uint k, bool count) {
     vec4 g[8];
     [[unroll]] for (uint i = 0; i < 8u; ++i) g[i] = NORM ? texelFetch(G, int(8u * k + i)) : vec4(1.0);
     [[unroll]] for (uint j = 0; j < NB; ++j) {
         vec4 xs = vec4(0.0);
         [[unroll]] for (uint i = 0; i < 8u; ++i) {
             xv[j * 8u + i] = texelFetch(X, int(xbase[j] + 8u * k + i));
-            if (NORM) xv[j * 8u + i] *= g[i];
+            if (NORM) {
+                sq[j] += count ? dot(xv[j * 8u + i], xv[j * 8u + i]) : 0.0;
+                xv[j * 8u + i] *= g[i];
+            }
             xs += xv[j * 8u + i];
         }
         xoff[j] = OFFSET * dot(xs, vec4(1.0));
     }
+}
+
+// NORM: nscale from the sums of squares of each vector of x, every lane with the same totals.
+#ifdef MATVEC_SUBGROUP_REDUCE
+void add_lanes(inout float v[NB]) {
+    [[unroll]] for (uint j = 0; j < NB; ++j) v[j] = subgroupAdd(v[j]);
+}
+#else
+shared float lane_sums[NB * WG];
+
+void add_lanes(inout float v[NB]) {
+    uint lane = gl_LocalInvocationID.x;
+    [[unroll]] for (uint j = 0; j < NB; ++j) lane_sums[j * WG + lane] = v[j];
+    barrier();
+    [[unroll]] for (uint j = 0; j < NB; ++j) {
+        v[j] = 0.0;
+        for (uint l = 0; l < WG; ++l) v[j] += lane_sums[j * WG + l];
+    }
+}
+#endif
+
+void norm_scales() {
+    add_lanes(sq);
+    [[unroll]] for (uint j = 0; j < NB; ++j) nscale[j] = inversesqrt(sq[j] / float(p.cols) + p.eps);
 }
 
 // Unit k of `row` of matrix m times vector j of the batch, scaled (d) and offset (xoff) as
@@ -281,10 +312,12 @@ void walk_rows(uint lane) {
     const uint WHOLE = SPLIT_TAIL ? X_UNITS - 1u : X_UNITS;  // rounds of a unit per lane at most
     uint tail = units - WG / 2u + lane % (WG / 2u);           // SPLIT_TAIL: the lane's tail unit
     [[unroll]] for (uint i = 0; i < X_UNITS; ++i) {
-        load_x(i < WHOLE ? min(lane + i * WG, units - 1u) : tail);
+        load_x(i < WHOLE ? min(lane + i * WG, units - 1u) : tail,
+               i < WHOLE ? lane + i * WG < units : lane < WG / 2u);
         [[unroll]] for (uint e = 0; e < 8u; ++e) xr[8u * i + e] = xv[e];
         xro[i] = xoff[0];
     }
+    if (NORM) norm_scales();
     // Two rows per step (ROWS is even). All of a step's loads come first, then its arithmetic:
     // with the loads of both rows (and both matrices) in flight together this ran ~25% faster
     // from DRAM on lavapipe than loading each unit just before its use. Lanes past the row's
@@ -327,40 +360,6 @@ void walk_rows(uint lane) {
 }
 #endif
 
-// NORM: nscale from the sums of squares of each vector of x, every lane with the same totals.
-#ifdef MATVEC_SUBGROUP_REDUCE
-void add_lanes(inout float v[NB]) {
-    [[unroll]] for (uint j = 0; j < NB; ++j) v[j] = subgroupAdd(v[j]);
-}
-#else
-shared float lane_sums[NB * WG];
-
-void add_lanes(inout float v[NB]) {
-    uint lane = gl_LocalInvocationID.x;
-    [[unroll]] for (uint j = 0; j < NB; ++j) lane_sums[j * WG + lane] = v[j];
-    barrier();
-    [[unroll]] for (uint j = 0; j < NB; ++j) {
-        v[j] = 0.0;
-        for (uint l = 0; l < WG; ++l) v[j] += lane_sums[j * WG + l];
-    }
-}
-#endif
-
-void norm_scales(uint lane) {
-    float sq[NB];
-    [[unroll]] for (uint j = 0; j < NB; ++j) sq[j] = 0.0;
-    for (uint k = lane; k < p.cols / 32u; k += WG) {
-        [[unroll]] for (uint j = 0; j < NB; ++j) {
-            [[unroll]] for (uint i = 0; i < 8u; ++i) {
-                vec4 v = texelFetch(X, int(xbase[j] + 8u * k + i));
-                sq[j] += dot(v, v);
-            }
-        }
-    }
-    add_lanes(sq);
-    [[unroll]] for (uint j = 0; j < NB; ++j) nscale[j] = inversesqrt(sq[j] / float(p.cols) + p.eps);
-}
-
 const uint HALF = ROWS / 2u;
 
 void main() {
@@ -370,7 +369,7 @@ void main() {
     uint units = p.cols / 32u;
     // Vectors past the end of the batch repeat the last one: computed, never stored.
     [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
-    if (NORM) norm_scales(lane);
+    [[unroll]] for (uint j = 0; j < NB; ++j) sq[j] = 0.0;
 #ifdef MATVEC_SUBGROUP_REDUCE
     if (X_UNITS > 0u) {
         walk_rows(lane);
@@ -384,14 +383,14 @@ void main() {
     // The host sets SPLIT_TAIL for such widths (and even ROWS and WG).
     uint whole = SPLIT_TAIL ? units - WG / 2u : units;
     for (uint k = lane; k < whole; k += WG) {
-        load_x(k);
+        load_x(k, true);
         [[unroll]] for (uint r = 0; r < ROWS; ++r)
             [[unroll]] for (uint j = 0; j < NB; ++j)
                 [[unroll]] for (uint m = 0; m < MATS; ++m) acc[(r * NB + j) * MATS + m] += unit_dot(m, row0 + r, units, k, j);
     }
     if (SPLIT_TAIL) {
         uint half_ = lane / (WG / 2u), k = whole + lane % (WG / 2u);
-        load_x(k);
+        load_x(k, half_ == 0u);
         // Static accumulator indices: lane-dependent selects rather than a lane-dependent
         // index, which llvmpipe would put in memory.
         [[unroll]] for (uint r = 0; r < HALF; ++r) {
@@ -404,5 +403,6 @@ void main() {
             }
         }
     }
+    if (NORM) norm_scales();
     reduce_acc(lane);
 }
