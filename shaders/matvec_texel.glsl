@@ -89,13 +89,14 @@ uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetc
 // scale is applied once to the unit's dot product rather than to each weight, and Q4_0's and
 // Q5_0's offsets or Q4_K's min through the sum of x (fewer instructions per weight: lavapipe
 // is bound by their count). xoff holds OFFSET times that sum.
-const float OFFSET = WTYPE == 13u ? 8.0 : WTYPE == 14u ? 16.0 : WTYPE == 8u ? 1.0 : 0.0;
+const bool K_MIN = WTYPE == 8u || WTYPE == 9u;  // Q4_K, Q5_K: d wv - dm per sub-block
+const float OFFSET = WTYPE == 13u ? 8.0 : WTYPE == 14u ? 16.0 : K_MIN ? 1.0 : 0.0;
 const bool HALVES = WTYPE == 15u;
 
 // A unit's dot product from the sums of wv times x (of the second half apart when HALVES,
 // else all in `sum`), the unit's d and dm, and xoff.
 float unit_value(float sum, float sum_hi, float d, float dm, float xo) {
-    return HALVES ? d * sum + dm * sum_hi : WTYPE == 8u ? d * sum - dm * xo : d * (sum - xo);
+    return HALVES ? d * sum + dm * sum_hi : K_MIN ? d * sum - dm * xo : d * (sum - xo);
 }
 
 // The texels of unit u of matrix m as decode_unit reads them: t[0 .. TEXELS) its weights
@@ -103,9 +104,11 @@ float unit_value(float sum, float sum_hi, float d, float dm, float xo) {
 // and `qh` its 5th bits). Q4_K is read as stored (a 144-byte super-block is 9 texels: d, dmin
 // and the 12 scale bytes, then 128 bytes of nibbles): t[0], t[1] the 32 bytes whose low or
 // high nibbles are the unit, t[2] the super-block's first texel, `sub` the unit's sub-block.
-// Q6_K_G8: t[0], t[1] the 32 ql bytes whose low or high nibbles are the unit, t[2], t[3] the
-// 32 qh bytes holding its high 2 bits, `sc` its two int8 scales, `sub` its sub-block.
-const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u || WTYPE == 15u ? 4u : WTYPE == 12u ? 2u : WTYPE == 8u ? 3u : 1u;
+// Q5_K likewise as stored (176 bytes, 11 texels: the Q4_K header, 32 bytes of 5th bits, 128 of
+// nibbles), with t[3], t[4] the 5th bits (bit `sub` of each byte). Q6_K_G8: t[0], t[1] the 32
+// ql bytes whose low or high nibbles are the unit, t[2], t[3] the 32 qh bytes holding its high
+// 2 bits, `sc` its two int8 scales, `sub` its sub-block.
+const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u || WTYPE == 15u ? 4u : WTYPE == 12u ? 2u : WTYPE == 8u ? 3u : WTYPE == 9u ? 5u : 1u;
 struct Unit {
     uvec4 t[8];  // TEXELS used (a struct may not hold an array sized by a specialization constant)
     uint scale;
@@ -127,6 +130,13 @@ Unit fetch_unit(uint m, uint u) {
         w.t[0] = fetch(m, b + 1u + 2u * (s >> 1u));
         w.t[1] = fetch(m, b + 2u + 2u * (s >> 1u));
         w.t[2] = fetch(m, b);
+    } else if (WTYPE == 9u) {
+        uint b = 11u * (u >> 3u), s = u & 7u;
+        w.t[0] = fetch(m, b + 3u + 2u * (s >> 1u));
+        w.t[1] = fetch(m, b + 4u + 2u * (s >> 1u));
+        w.t[2] = fetch(m, b);
+        w.t[3] = fetch(m, b + 1u);
+        w.t[4] = fetch(m, b + 2u);
     } else if (WTYPE == 15u) {
         // A group is 105 texels: the 8 d, then 13 per super-block (ql 8, qh 4, scales 1). Of
         // sub-block s, half n = s / 4 and quarter g = s % 4 of it.
@@ -173,6 +183,17 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
         d = dmin.x * sm.x;
         dm = dmin.y * sm.y;
         [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = nibbles4(w.t[i >> 2u][i & 3u], s & 1u);
+    } else if (WTYPE == 9u) {
+        uint s = w.sub;
+        vec2 sm = k_scale_min_words(w.t[2].yzw, s);
+        vec2 dmin = unpackHalf2x16(w.t[2].x);
+        d = dmin.x * sm.x;
+        dm = dmin.y * sm.y;
+        [[unroll]] for (uint i = 0; i < 8u; ++i) {
+            uint q = ((w.t[i >> 2u][i & 3u] >> ((s & 1u) << 2u)) & 0x0f0f0f0fu) |
+                     (((w.t[3u + (i >> 2u)][i & 3u] >> s) & 0x01010101u) << 4u);
+            wv[i] = vec4(q & 0xffu, (q >> 8u) & 0xffu, (q >> 16u) & 0xffu, q >> 24u);
+        }
     } else if (WTYPE == 15u) {
         // q - 32 as a 6-bit signed value is q ^ 32; shifted up 2 its bytes are int8 4 (q - 32),
         // the 4 taken back in the scales.

@@ -199,7 +199,7 @@ TEST_F(QuantKernelTest, GroupedQ8_0WeightLargerThanStorageBufferRangeIsSplitOnGr
 TEST_F(QuantKernelTest, FusedSwiGluEqualsTheTwoProjectionsThenSwiGlu) {
     const uint32_t rows = 70;
     for (WeightType t : {WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8,
-                         WeightType::Q6_K_G8, WeightType::Q4_K}) {
+                         WeightType::Q6_K_G8, WeightType::Q4_K, WeightType::Q5_K}) {
         uint32_t cols = row_lengths(t)[1];
         auto [gate_data, gw] = random_blocks(t, uint64_t(rows) * cols, 3);
         auto [up_data, uw] = random_blocks(t, uint64_t(rows) * cols, 4);

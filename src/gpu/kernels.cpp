@@ -291,9 +291,10 @@ void Kernels::dispatch_1d(Recording &rec, const Pipeline &p,
 }
 
 bool Kernels::texel_matvec(const Matrix &w, const BufferRange &x) const {
-    // Q4_K's 144-byte super-blocks are whole texels as stored.
+    // Q4_K's 144-byte and Q5_K's 176-byte super-blocks are whole texels as stored.
     bool type_ok = w.type == WeightType::F32 || w.type == WeightType::F16 ||
-                   w.type == WeightType::BF16 || w.type == WeightType::Q4_K || grouped(w.type);
+                   w.type == WeightType::BF16 || w.type == WeightType::Q4_K ||
+                   w.type == WeightType::Q5_K || grouped(w.type);
     uint64_t align = device_.caps().texel_offset_align;
     return texel_loads_ && type_ok && w.cols % 32 == 0 && x.offset % align == 0 &&
            w.data.offset % align == 0;
