@@ -89,7 +89,8 @@ uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetc
 // scale is applied once to the unit's dot product rather than to each weight, and Q4_0's and
 // Q5_0's offsets or Q4_K's min through the sum of x (fewer instructions per weight: lavapipe
 // is bound by their count). xoff holds OFFSET times that sum.
-const bool K_MIN = WTYPE == 8u || WTYPE == 9u;  // Q4_K, Q5_K: d wv - dm per sub-block
+// Q4_K, Q5_K (d wv - dm per sub-block), Q4_1_G8, Q5_1_G8 (d wv + m: dm = -m).
+const bool K_MIN = WTYPE == 8u || WTYPE == 9u || WTYPE == 16u || WTYPE == 17u;
 const float OFFSET = WTYPE == 13u ? 8.0 : WTYPE == 14u ? 16.0 : K_MIN ? 1.0 : 0.0;
 const bool HALVES = WTYPE == 15u;
 
@@ -100,8 +101,8 @@ float unit_value(float sum, float sum_hi, float d, float dm, float xo) {
 }
 
 // The texels of unit u of matrix m as decode_unit reads them: t[0 .. TEXELS) its weights
-// and, for the grouped types, `scale` the word holding its F16 scale in the low half (Q5_0_G8:
-// and `qh` its 5th bits). Q4_K is read as stored (a 144-byte super-block is 9 texels: d, dmin
+// and, for the grouped types, `scale` the word holding its F16 scale in the low half (Q4_1_G8,
+// Q5_1_G8: and its min in the high half; Q5_0_G8, Q5_1_G8: `qh` its 5th bits). Q4_K is read as stored (a 144-byte super-block is 9 texels: d, dmin
 // and the 12 scale bytes, then 128 bytes of nibbles): t[0], t[1] the 32 bytes whose low or
 // high nibbles are the unit, t[2] the super-block's first texel, `sub` the unit's sub-block.
 // Q5_K likewise as stored (176 bytes, 11 texels: the Q4_K header, 32 bytes of 5th bits, 128 of
@@ -149,13 +150,14 @@ Unit fetch_unit(uint m, uint u) {
         w.t[3] = fetch(m, blk + 9u + 2u * n);
         w.sc = fetch(m, blk + 12u)[2u * n + (g >> 1u)] >> ((g & 1u) << 4u);
     } else {
-        // A group is 17 (Q8_0_G8), 9 (Q4_0_G8) or 11 (Q5_0_G8) texels: the 8 scales, (the 5th
-        // bits,) then the quants.
-        const uint QH = WTYPE == 14u ? 2u : 0u;
-        uint g = (u >> 3u) * (1u + QH + 8u * TEXELS), j = u & 7u;
-        w.scale = fetch(m, g)[j >> 1u] >> ((j & 1u) << 4u);
-        if (WTYPE == 14u) w.qh = fetch(m, g + 1u + (j >> 2u))[j & 3u];
-        [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, g + 1u + QH + TEXELS * j + i);
+        // A group is 17 (Q8_0_G8), 9 (Q4_0_G8), 11 (Q5_0_G8), 10 (Q4_1_G8) or 12 (Q5_1_G8)
+        // texels: the 8 scales (and mins), (the 5th bits,) then the quants.
+        const uint HEAD = WTYPE == 16u || WTYPE == 17u ? 2u : 1u;
+        const uint QH = WTYPE == 14u || WTYPE == 17u ? 2u : 0u;
+        uint g = (u >> 3u) * (HEAD + QH + 8u * TEXELS), j = u & 7u;
+        w.scale = HEAD == 2u ? fetch(m, g + (j >> 2u))[j & 3u] : fetch(m, g)[j >> 1u] >> ((j & 1u) << 4u);
+        if (QH > 0u) w.qh = fetch(m, g + HEAD + (j >> 2u))[j & 3u];
+        [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, g + HEAD + QH + TEXELS * j + i);
     }
     return w;
 }
@@ -208,13 +210,14 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
         }
     } else {
         d = unpackHalf2x16(w.scale).x;
+        dm = -unpackHalf2x16(w.scale).y;  // Q4_1_G8, Q5_1_G8
         if (WTYPE == 12u) {
             [[unroll]] for (uint i = 0; i < 2u; ++i) {
                 uvec4 q = w.t[i];
                 wv[4u * i] = int8x4(q.x), wv[4u * i + 1u] = int8x4(q.y);
                 wv[4u * i + 2u] = int8x4(q.z), wv[4u * i + 3u] = int8x4(q.w);
             }
-        } else if (WTYPE == 13u) {
+        } else if (WTYPE == 13u || WTYPE == 16u) {
             [[unroll]] for (uint i = 0; i < 4u; ++i) {
                 wv[i] = nibbles4(w.t[0][i], 0u);
                 wv[4u + i] = nibbles4(w.t[0][i], 1u);

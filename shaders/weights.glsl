@@ -23,6 +23,8 @@
 //     first u32 qh[8]); 272 / 144 / 176 B per group
 //   Q6_K_G8 (likewise): groups of 8 super-blocks: h d[8], then each block's first 208 bytes
 //     (ql, qh, sc); 1680 B per group
+//   Q4_1_G8, Q5_1_G8 (likewise): (h d, h m)[8], (Q5_1_G8: u32 qh[8],) u8 qs[16] each; 160 /
+//     192 B per group
 //   Q6_K 210 B / 256: u8 ql[128], u8 qh[64], int8 sc[16], h d    w = d sc (q - 32)
 //     (half n of 128, group g of 32 within it, element l: low 4 bits from
 //      ql[64 n + 32 (g & 1) + l] (low nibble for g < 2), high 2 bits at bit 2 g of
@@ -70,14 +72,23 @@ vec2 k_scale_min(uint o, uint s) {
     return vec2((a & 15u) | ((w_byte(o + s - 4u) >> 6u) << 4u), (a >> 4u) | ((w_byte(o + s) >> 6u) << 4u));
 }
 
-const uint BLOCK_BYTES[16] = uint[16](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u, 34u, 18u, 22u, 210u);
+const uint BLOCK_BYTES[18] =
+    uint[18](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u, 34u, 18u, 22u, 210u, 20u, 24u);
 
-// Grouped types: word index of the group of block u, and block u's F16 scale.
-uint group_word(uint u) { return (u >> 3u) * (WTYPE == 12u ? 68u : WTYPE == 13u ? 36u : 44u); }
+// Grouped types (not Q6_K_G8): word index of the group of block u, and block u's F16 scale
+// (Q4_1_G8, Q5_1_G8: scale and min).
+const bool GROUP_MIN = WTYPE == 16u || WTYPE == 17u;
+uint group_word(uint u) {
+    return (u >> 3u) * (WTYPE == 12u ? 68u : WTYPE == 13u ? 36u : WTYPE == 14u ? 44u : WTYPE == 16u ? 40u : 48u);
+}
 float group_scale(uint u) { return unpackHalf2x16(WEIGHTS[group_word(u) + ((u & 7u) >> 1u)] >> ((u & 1u) << 4u)).x; }
-// First word of block u's quants, and (Q5_0_G8) its word of 5th bits.
-uint group_quants(uint u) { return group_word(u) + (WTYPE == 14u ? 12u : 4u) + (u & 7u) * (WTYPE == 12u ? 8u : 4u); }
-uint group_qh(uint u) { return WEIGHTS[group_word(u) + 4u + (u & 7u)]; }
+vec2 group_dm(uint u) { return unpackHalf2x16(WEIGHTS[group_word(u) + (u & 7u)]); }
+// First word of block u's quants, and (Q5_0_G8, Q5_1_G8) its word of 5th bits.
+const uint GROUP_HEAD = GROUP_MIN ? 8u : 4u;  // words of scales
+uint group_quants(uint u) {
+    return group_word(u) + GROUP_HEAD + (WTYPE == 14u || WTYPE == 17u ? 8u : 0u) + (u & 7u) * (WTYPE == 12u ? 8u : 4u);
+}
+uint group_qh(uint u) { return WEIGHTS[group_word(u) + GROUP_HEAD + (u & 7u)]; }
 
 // Q6_K, Q6_K_G8: the byte where the super-block of unit u starts (its ql, qh, sc at the
 // offsets of Q6_K's layout), and its d.
@@ -111,6 +122,11 @@ void unit_weights8(uint u, uint q, out vec4 a, out vec4 b) {
         uint qw = group_quants(u) + 2u * (q & 1u), qh = group_qh(u);
         a = d * (nibbles4(WEIGHTS[qw], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q) - 16.0);
         b = d * (nibbles4(WEIGHTS[qw + 1u], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q + 4u) - 16.0);
+    } else if (GROUP_MIN) {  // Q4_1_G8, Q5_1_G8: d q + m (Q5_1_G8: with the 5th bits)
+        vec2 dm = group_dm(u);
+        uint qw = group_quants(u) + 2u * (q & 1u), qh = WTYPE == 17u ? group_qh(u) : 0u;
+        a = dm.x * (nibbles4(WEIGHTS[qw], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q)) + dm.y;
+        b = dm.x * (nibbles4(WEIGHTS[qw + 1u], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q + 4u)) + dm.y;
     } else if (WTYPE == 3u) {  // Q8_0
         uint o = u * 34u;
         float d = w_half(o);
@@ -218,9 +234,10 @@ void unit_weights32(uint u, out vec4 wv[8]) {
             wv[i] = WTYPE == 1u ? vec4(unpackHalf2x16(a), unpackHalf2x16(b))
                                 : uintBitsToFloat(uvec4(a << 16u, a & 0xffff0000u, b << 16u, b & 0xffff0000u));
         }
-    } else if (WTYPE == 12u || WTYPE == 13u || WTYPE == 14u) {  // Q8_0_G8, Q4_0_G8, Q5_0_G8
-        float d = group_scale(u);
-        uint qw = group_quants(u), qh = WTYPE == 14u ? group_qh(u) : 0u;
+    } else if (WTYPE >= 12u && WTYPE <= 14u || GROUP_MIN) {  // the grouped types but Q6_K_G8
+        vec2 dm = GROUP_MIN ? group_dm(u) : vec2(group_scale(u), 0.0);
+        float d = dm.x;
+        uint qw = group_quants(u), qh = WTYPE == 14u || WTYPE == 17u ? group_qh(u) : 0u;
         [[unroll]] for (uint i = 0; i < (WTYPE == 12u ? 8u : 4u); ++i) {
             uint q = WEIGHTS[qw + i];
             if (WTYPE == 12u) {
@@ -228,6 +245,9 @@ void unit_weights32(uint u, out vec4 wv[8]) {
             } else if (WTYPE == 13u) {
                 wv[i] = d * (nibbles4(q, 0u) - 8.0);
                 wv[4u + i] = d * (nibbles4(q, 1u) - 8.0);
+            } else if (GROUP_MIN) {
+                wv[i] = d * (nibbles4(q, 0u) + 16.0 * fifth_bits4(qh, 4u * i)) + dm.y;
+                wv[4u + i] = d * (nibbles4(q, 1u) + 16.0 * fifth_bits4(qh, 16u + 4u * i)) + dm.y;
             } else {
                 wv[i] = d * (nibbles4(q, 0u) + 16.0 * fifth_bits4(qh, 4u * i) - 16.0);
                 wv[4u + i] = d * (nibbles4(q, 1u) + 16.0 * fifth_bits4(qh, 16u + 4u * i) - 16.0);

@@ -21,7 +21,7 @@ const WeightType kQuantTypes[] = {WeightType::Q8_0,    WeightType::Q4_0,    Weig
                                   WeightType::Q5_0,    WeightType::Q5_1,    WeightType::Q4_K,
                                   WeightType::Q5_K,    WeightType::Q6_K,    WeightType::MXFP4,
                                   WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8,
-                                  WeightType::Q6_K_G8};
+                                  WeightType::Q6_K_G8, WeightType::Q4_1_G8, WeightType::Q5_1_G8};
 
 // The GGUF type whose blocks a grouped type regroups (the type itself otherwise).
 WeightType file_type(WeightType t) {
@@ -29,6 +29,8 @@ WeightType file_type(WeightType t) {
            : t == WeightType::Q4_0_G8 ? WeightType::Q4_0
            : t == WeightType::Q5_0_G8 ? WeightType::Q5_0
            : t == WeightType::Q6_K_G8 ? WeightType::Q6_K
+           : t == WeightType::Q4_1_G8 ? WeightType::Q4_1
+           : t == WeightType::Q5_1_G8 ? WeightType::Q5_1
                                       : t;
 }
 
@@ -198,8 +200,9 @@ TEST_F(QuantKernelTest, GroupedQ8_0WeightLargerThanStorageBufferRangeIsSplitOnGr
 // within the bound the two products carry through the SwiGLU.
 TEST_F(QuantKernelTest, FusedSwiGluEqualsTheTwoProjectionsThenSwiGlu) {
     const uint32_t rows = 70;
-    for (WeightType t : {WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8,
-                         WeightType::Q6_K_G8, WeightType::Q4_K, WeightType::Q5_K}) {
+    for (WeightType t :
+         {WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8, WeightType::Q6_K_G8,
+          WeightType::Q4_K, WeightType::Q5_K, WeightType::Q4_1_G8, WeightType::Q5_1_G8}) {
         uint32_t cols = row_lengths(t)[1];
         auto [gate_data, gw] = random_blocks(t, uint64_t(rows) * cols, 3);
         auto [up_data, uw] = random_blocks(t, uint64_t(rows) * cols, 4);

@@ -58,8 +58,8 @@ class Loader {
                  f_.path().c_str(), name.c_str(), cols, t.type->name);
         uint64_t row_bytes = uint64_t(cols) / gpu::block_weights(type) * gpu::block_bytes(type);
         const uint8_t *src = f_.tensor_data(t);
-        // Q8_0, Q4_0, Q5_0 and Q6_K are regrouped so that the kernels read them with aligned
-        // 16-byte loads.
+        // Q8_0, Q4_0, Q5_0, Q6_K, Q4_1 and Q5_1 are regrouped so that the kernels read them with
+        // aligned 16-byte loads.
         gpu::WeightType placed = gpu::grouped_form(type);
         std::vector<gpu::Matrix> out;
         for (uint32_t r : rows) {
