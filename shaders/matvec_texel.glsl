@@ -85,11 +85,11 @@ void emit(uint i, float sum) {
 uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetch(W2, int(t)); }
 
 // The 32 weights of unit u (layouts in weights.glsl) are d * (wv - OFFSET), d wv - dm for
-// Q4_K, and d wv then dm wv for the two halves of a Q6_K_G8 unit (16 weights per scale): the
-// scale is applied once to the unit's dot product rather than to each weight, and Q4_0's and
-// Q5_0's offsets or Q4_K's min through the sum of x (fewer instructions per weight: lavapipe
-// is bound by their count). xoff holds OFFSET times that sum.
-// Q4_K, Q5_K (d wv - dm per sub-block), Q4_1_G8, Q5_1_G8 (d wv + m: dm = -m).
+// Q4_K and Q5_K (K_MIN; Q4_1_G8 and Q5_1_G8 likewise with dm = -m), and d wv then dm wv for
+// the two halves of a Q6_K_G8 unit (16 weights per scale): the scale is applied once to the
+// unit's dot product rather than to each weight, and the offsets and mins through the sum of
+// x (fewer instructions per weight: lavapipe is bound by their count). xoff holds OFFSET
+// times that sum.
 const bool K_MIN = WTYPE == 8u || WTYPE == 9u || WTYPE == 16u || WTYPE == 17u;
 const float OFFSET = WTYPE == 13u ? 8.0 : WTYPE == 14u ? 16.0 : K_MIN ? 1.0 : 0.0;
 const bool HALVES = WTYPE == 15u;
@@ -102,9 +102,10 @@ float unit_value(float sum, float sum_hi, float d, float dm, float xo) {
 
 // The texels of unit u of matrix m as decode_unit reads them: t[0 .. TEXELS) its weights
 // and, for the grouped types, `scale` the word holding its F16 scale in the low half (Q4_1_G8,
-// Q5_1_G8: and its min in the high half; Q5_0_G8, Q5_1_G8: `qh` its 5th bits). Q4_K is read as stored (a 144-byte super-block is 9 texels: d, dmin
-// and the 12 scale bytes, then 128 bytes of nibbles): t[0], t[1] the 32 bytes whose low or
-// high nibbles are the unit, t[2] the super-block's first texel, `sub` the unit's sub-block.
+// Q5_1_G8: and its min in the high half; Q5_0_G8, Q5_1_G8: `qh` its 5th bits). Q4_K is read
+// as stored (a 144-byte super-block is 9 texels: d, dmin and the 12 scale bytes, then 128
+// bytes of nibbles): t[0], t[1] the 32 bytes whose low or high nibbles are the unit, t[2] the
+// super-block's first texel, `sub` the unit's sub-block.
 // Q5_K likewise as stored (176 bytes, 11 texels: the Q4_K header, 32 bytes of 5th bits, 128 of
 // nibbles), with t[3], t[4] the 5th bits (bit `sub` of each byte). Q6_K_G8: t[0], t[1] the 32
 // ql bytes whose low or high nibbles are the unit, t[2], t[3] the 32 qh bytes holding its high
