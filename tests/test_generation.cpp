@@ -310,6 +310,33 @@ TEST_F(Generation, SplitKeyAttentionInASessionMatchesTheReference) {
         EXPECT_LE(max_abs_diff(split[i], one[i]), 1e-5) << "token " << i;
 }
 
+// The paths a step takes where the texel kernel cannot (here: texel loads off): the RMS norms
+// as dispatches of their own and the stacked Q/K/V projection as a storage-buffer matvec per
+// row block, with Qwen2's biases sliced to match. Decode and a prefill in steps of 8 (lavapipe's
+// groups) both match the reference, as the fused default does.
+TEST_F(Generation, LayersTheTexelKernelCannotTakeMatchTheReference) {
+    TinyModelSpec qwen2 = qwen2_head64();
+    vkllm_model *m = tiny(qwen2, "unfused");
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> tokens = some_tokens(24, qwen2.n_vocab, 29);
+    std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
+    for (bool texels : {false, true}) {
+        rt_->context->kernels().set_texel_loads(texels);
+        vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+        std::vector<std::vector<float>> got = decode_each(s, tokens, qwen2.n_vocab);
+        double worst = 0;
+        for (size_t i = 0; i < tokens.size(); ++i)
+            worst = std::max(worst, max_abs_diff(got[i], want[i]));
+        EXPECT_LE(worst, 1e-4) << (texels ? "texel loads" : "no texel loads");
+        ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+        std::vector<float> last(qwen2.n_vocab);
+        for (size_t i = 0; i < tokens.size(); i += 8)
+            ASSERT_EQ(vkllm_session_eval(s, 0, &tokens[i], 8, last.data()), VKLLM_OK);
+        EXPECT_LE(max_abs_diff(last, want.back()), 1e-4)
+            << (texels ? "texel loads" : "no texel loads") << ", prefill";
+    }
+}
+
 // The tiled attention kernel GPUs take for prompts, in whole sessions: a prompt evaluated in
 // steps of 12 tokens matches the reference at every step's end, and a streaming ring whose
 // window starts inside a step's tiles gives what the one-token-per-workgroup kernel gives.
