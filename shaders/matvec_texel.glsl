@@ -179,23 +179,20 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
                 wv[2u * i + 1u] = uintBitsToFloat(uvec4(q.z << 16u, q.z & 0xffff0000u, q.w << 16u, q.w & 0xffff0000u));
             }
         }
-    } else if (WTYPE == 8u) {
-        uint s = w.sub;
-        vec2 sm = k_scale_min_words(w.t[2].yzw, s);
-        vec2 dmin = unpackHalf2x16(w.t[2].x);
-        d = dmin.x * sm.x;
-        dm = dmin.y * sm.y;
-        [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = nibbles4(w.t[i >> 2u][i & 3u], s & 1u);
-    } else if (WTYPE == 9u) {
+    } else if (WTYPE == 8u || WTYPE == 9u) {  // Q4_K, Q5_K: the same header and nibbles
         uint s = w.sub;
         vec2 sm = k_scale_min_words(w.t[2].yzw, s);
         vec2 dmin = unpackHalf2x16(w.t[2].x);
         d = dmin.x * sm.x;
         dm = dmin.y * sm.y;
         [[unroll]] for (uint i = 0; i < 8u; ++i) {
-            uint q = ((w.t[i >> 2u][i & 3u] >> ((s & 1u) << 2u)) & 0x0f0f0f0fu) |
-                     (((w.t[3u + (i >> 2u)][i & 3u] >> s) & 0x01010101u) << 4u);
-            wv[i] = vec4(q & 0xffu, (q >> 8u) & 0xffu, (q >> 16u) & 0xffu, q >> 24u);
+            if (WTYPE == 8u) {
+                wv[i] = nibbles4(w.t[i >> 2u][i & 3u], s & 1u);
+            } else {
+                uint q = ((w.t[i >> 2u][i & 3u] >> ((s & 1u) << 2u)) & 0x0f0f0f0fu) |
+                         (((w.t[3u + (i >> 2u)][i & 3u] >> s) & 0x01010101u) << 4u);
+                wv[i] = vec4(q & 0xffu, (q >> 8u) & 0xffu, (q >> 16u) & 0xffu, q >> 24u);
+            }
         }
     } else if (WTYPE == 15u) {
         // q - 32 as a 6-bit signed value is q ^ 32; shifted up 2 its bytes are int8 4 (q - 32),
