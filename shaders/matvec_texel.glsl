@@ -109,7 +109,7 @@ float unit_value(float sum, float sum_hi, float d, float dm, float xo) {
 // Q5_K likewise as stored (176 bytes, 11 texels: the Q4_K header, 32 bytes of 5th bits, 128 of
 // nibbles), with t[3], t[4] the 5th bits (bit `sub` of each byte). Q6_K_G8: t[0], t[1] the 32
 // ql bytes whose low or high nibbles are the unit, t[2], t[3] the 32 qh bytes holding its high
-// 2 bits, `sc` its two int8 scales, `sub` its sub-block.
+// 2 bits, `sc` its two int8 scales, `sub` its sub-block. MXFP4_G16: `scale` its exponent byte.
 const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u || WTYPE == 15u ? 4u : WTYPE == 12u ? 2u : WTYPE == 8u ? 3u : WTYPE == 9u ? 5u : 1u;
 struct Unit {
     uvec4 t[8];  // TEXELS used (a struct may not hold an array sized by a specialization constant)
@@ -150,6 +150,11 @@ Unit fetch_unit(uint m, uint u) {
         w.t[2] = fetch(m, blk + 8u + 2u * n);
         w.t[3] = fetch(m, blk + 9u + 2u * n);
         w.sc = fetch(m, blk + 12u)[2u * n + (g >> 1u)] >> ((g & 1u) << 4u);
+    } else if (WTYPE == 18u) {
+        // A group is 17 texels: the 16 exponent bytes, then a texel of quants per block.
+        uint g = (u >> 4u) * 17u, j = u & 15u;
+        w.scale = (fetch(m, g)[j >> 2u] >> ((j & 3u) << 3u)) & 0xffu;
+        w.t[0] = fetch(m, g + 1u + j);
     } else {
         // A group is 17 (Q8_0_G8), 9 (Q4_0_G8), 11 (Q5_0_G8), 10 (Q4_1_G8) or 12 (Q5_1_G8)
         // texels: the 8 scales (and mins), (the 5th bits,) then the quants.
@@ -205,6 +210,12 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
             uint q = ((w.t[i >> 2u][i & 3u] >> ((g >> 1u) << 2u)) & 0x0f0f0f0fu) |
                      (((w.t[2u + (i >> 2u)][i & 3u] >> (2u * g)) & 0x03030303u) << 4u);
             wv[i] = int8x4((q ^ 0x20202020u) << 2u);
+        }
+    } else if (WTYPE == 18u) {
+        d = e8m0_half(w.scale);
+        [[unroll]] for (uint i = 0; i < 4u; ++i) {
+            wv[i] = fp4x4(w.t[0][i], 0u);
+            wv[4u + i] = fp4x4(w.t[0][i], 1u);
         }
     } else {
         d = unpackHalf2x16(w.scale).x;

@@ -1,4 +1,4 @@
-// Unpacking the bytes and nibbles of 32-bit words (weights.glsl and matvec_texel.comp).
+// Unpacking the bytes and nibbles of 32-bit words (weights.glsl and matvec_texel.glsl).
 
 // Nibble n (0 = low) of each byte of w as a vec4.
 vec4 nibbles4(uint w, uint n) {
@@ -20,3 +20,16 @@ vec2 k_scale_min_words(uvec3 sc, uint s) {
     uint b0 = (sc.x >> sh) & 0xffu, b1 = (sc.y >> sh) & 0xffu, b2 = (sc.z >> sh) & 0xffu;
     return s < 4u ? vec2(b0 & 63u, b1 & 63u) : vec2((b2 & 15u) | ((b0 >> 6u) << 4u), (b2 >> 4u) | ((b1 >> 6u) << 4u));
 }
+
+// FP4 (E2M1) values doubled, so that the block scale is 2^(e - 128).
+const float FP4[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0,
+                                -12.0);
+
+vec4 fp4x4(uint w, uint n) {
+    uint s = n << 2u;
+    return vec4(FP4[(w >> s) & 15u], FP4[(w >> (s + 8u)) & 15u], FP4[(w >> (s + 16u)) & 15u],
+                FP4[(w >> (s + 24u)) & 15u]);
+}
+
+// 2^(e - 128) for an E8M0 exponent byte (as ggml: the two smallest are denormals).
+float e8m0_half(uint e) { return uintBitsToFloat(e < 2u ? 0x00200000u << e : (e - 1u) << 23u); }

@@ -25,6 +25,7 @@
 //     (ql, qh, sc); 1680 B per group
 //   Q4_1_G8, Q5_1_G8 (likewise): (h d, h m)[8], (Q5_1_G8: u32 qh[8],) u8 qs[16] each; 160 /
 //     192 B per group
+//   MXFP4_G16 (likewise, groups of 16 blocks): u8 e[16], then u8 qs[16] each; 272 B per group
 //   Q6_K 210 B / 256: u8 ql[128], u8 qh[64], int8 sc[16], h d    w = d sc (q - 32)
 //     (half n of 128, group g of 32 within it, element l: low 4 bits from
 //      ql[64 n + 32 (g & 1) + l] (low nibble for g < 2), high 2 bits at bit 2 g of
@@ -52,19 +53,6 @@ vec4 bits4(uint w, uint b, uint c) {
     return vec4((w >> b) & m, (w >> (b + 8u)) & m, (w >> (b + 16u)) & m, (w >> (b + 24u)) & m);
 }
 
-// FP4 (E2M1) values doubled, so that the block scale is 2^(e - 128).
-const float FP4[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 0.0, -1.0, -2.0, -3.0, -4.0, -6.0, -8.0,
-                                -12.0);
-
-vec4 fp4x4(uint w, uint n) {
-    uint s = n << 2u;
-    return vec4(FP4[(w >> s) & 15u], FP4[(w >> (s + 8u)) & 15u], FP4[(w >> (s + 16u)) & 15u],
-                FP4[(w >> (s + 24u)) & 15u]);
-}
-
-// 2^(e - 128) for an E8M0 exponent byte (as ggml: the two smallest are denormals).
-float e8m0_half(uint e) { return uintBitsToFloat(e < 2u ? 0x00200000u << e : (e - 1u) << 23u); }
-
 // Scale and min of sub-block s of a K-quant super-block whose 12 scale bytes start at byte o.
 vec2 k_scale_min(uint o, uint s) {
     if (s < 4u) return vec2(w_byte(o + s) & 63u, w_byte(o + s + 4u) & 63u);
@@ -72,8 +60,8 @@ vec2 k_scale_min(uint o, uint s) {
     return vec2((a & 15u) | ((w_byte(o + s - 4u) >> 6u) << 4u), (a >> 4u) | ((w_byte(o + s) >> 6u) << 4u));
 }
 
-const uint BLOCK_BYTES[18] =
-    uint[18](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u, 34u, 18u, 22u, 210u, 20u, 24u);
+const uint BLOCK_BYTES[19] =
+    uint[19](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u, 34u, 18u, 22u, 210u, 20u, 24u, 17u);
 
 // Grouped types (not Q6_K_G8): word index of the group of block u, and block u's F16 scale
 // (Q4_1_G8, Q5_1_G8: scale and min).
@@ -89,6 +77,10 @@ uint group_quants(uint u) {
     return group_word(u) + GROUP_HEAD + (WTYPE == 14u || WTYPE == 17u ? 8u : 0u) + (u & 7u) * (WTYPE == 12u ? 8u : 4u);
 }
 uint group_qh(uint u) { return WEIGHTS[group_word(u) + GROUP_HEAD + (u & 7u)]; }
+
+// MXFP4_G16: block u's exponent byte and the first word of its quants (68 words per group).
+uint mx_exponent(uint u) { return (WEIGHTS[(u >> 4u) * 68u + ((u & 15u) >> 2u)] >> ((u & 3u) << 3u)) & 0xffu; }
+uint mx_quants(uint u) { return (u >> 4u) * 68u + 4u + 4u * (u & 15u); }
 
 // Q6_K, Q6_K_G8: the byte where the super-block of unit u starts (its ql, qh, sc at the
 // offsets of Q6_K's layout), and its d.
@@ -127,6 +119,11 @@ void unit_weights8(uint u, uint q, out vec4 a, out vec4 b) {
         uint qw = group_quants(u) + 2u * (q & 1u), qh = WTYPE == 17u ? group_qh(u) : 0u;
         a = dm.x * (nibbles4(WEIGHTS[qw], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q)) + dm.y;
         b = dm.x * (nibbles4(WEIGHTS[qw + 1u], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q + 4u)) + dm.y;
+    } else if (WTYPE == 18u) {  // MXFP4_G16: quarters 2, 3 are the high nibbles
+        float d = e8m0_half(mx_exponent(u));
+        uint qw = mx_quants(u) + 2u * (q & 1u);
+        a = d * fp4x4(WEIGHTS[qw], q >> 1u);
+        b = d * fp4x4(WEIGHTS[qw + 1u], q >> 1u);
     } else if (WTYPE == 3u) {  // Q8_0
         uint o = u * 34u;
         float d = w_half(o);
@@ -252,6 +249,13 @@ void unit_weights32(uint u, out vec4 wv[8]) {
                 wv[i] = d * (nibbles4(q, 0u) + 16.0 * fifth_bits4(qh, 4u * i) - 16.0);
                 wv[4u + i] = d * (nibbles4(q, 1u) + 16.0 * fifth_bits4(qh, 16u + 4u * i) - 16.0);
             }
+        }
+    } else if (WTYPE == 18u) {  // MXFP4_G16
+        float d = e8m0_half(mx_exponent(u));
+        uint qw = mx_quants(u);
+        [[unroll]] for (uint i = 0; i < 4u; ++i) {
+            wv[i] = d * fp4x4(WEIGHTS[qw + i], 0u);
+            wv[4u + i] = d * fp4x4(WEIGHTS[qw + i], 1u);
         }
     } else if (WTYPE == 3u) {  // Q8_0: the 9 words holding the 34-byte block
         uint o = u * 34u;

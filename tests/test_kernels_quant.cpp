@@ -17,21 +17,22 @@ using namespace vkllm::gpu;
 
 namespace {
 
-const WeightType kQuantTypes[] = {WeightType::Q8_0,    WeightType::Q4_0,    WeightType::Q4_1,
-                                  WeightType::Q5_0,    WeightType::Q5_1,    WeightType::Q4_K,
-                                  WeightType::Q5_K,    WeightType::Q6_K,    WeightType::MXFP4,
-                                  WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8,
-                                  WeightType::Q6_K_G8, WeightType::Q4_1_G8, WeightType::Q5_1_G8};
+const WeightType kQuantTypes[] = {
+    WeightType::Q8_0,    WeightType::Q4_0,    WeightType::Q4_1,    WeightType::Q5_0,
+    WeightType::Q5_1,    WeightType::Q4_K,    WeightType::Q5_K,    WeightType::Q6_K,
+    WeightType::MXFP4,   WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8,
+    WeightType::Q6_K_G8, WeightType::Q4_1_G8, WeightType::Q5_1_G8, WeightType::MXFP4_G16};
 
 // The GGUF type whose blocks a grouped type regroups (the type itself otherwise).
 WeightType file_type(WeightType t) {
-    return t == WeightType::Q8_0_G8   ? WeightType::Q8_0
-           : t == WeightType::Q4_0_G8 ? WeightType::Q4_0
-           : t == WeightType::Q5_0_G8 ? WeightType::Q5_0
-           : t == WeightType::Q6_K_G8 ? WeightType::Q6_K
-           : t == WeightType::Q4_1_G8 ? WeightType::Q4_1
-           : t == WeightType::Q5_1_G8 ? WeightType::Q5_1
-                                      : t;
+    return t == WeightType::Q8_0_G8     ? WeightType::Q8_0
+           : t == WeightType::Q4_0_G8   ? WeightType::Q4_0
+           : t == WeightType::Q5_0_G8   ? WeightType::Q5_0
+           : t == WeightType::Q6_K_G8   ? WeightType::Q6_K
+           : t == WeightType::Q4_1_G8   ? WeightType::Q4_1
+           : t == WeightType::Q5_1_G8   ? WeightType::Q5_1
+           : t == WeightType::MXFP4_G16 ? WeightType::MXFP4
+                                        : t;
 }
 
 uint32_t ggml_id(WeightType t) {

@@ -52,12 +52,18 @@ const TypeInfo kTypes[] = {
     {WeightType::Q6_K_G8, UINT32_MAX, 256, 210},
     {WeightType::Q4_1_G8, UINT32_MAX, 32, 20},
     {WeightType::Q5_1_G8, UINT32_MAX, 32, 24},
+    {WeightType::MXFP4_G16, UINT32_MAX, 32, 17},
 };
-const uint32_t kGroup = 8;  // blocks per group of the grouped types
 
 bool grouped(WeightType t) {
     return t == WeightType::Q8_0_G8 || t == WeightType::Q4_0_G8 || t == WeightType::Q5_0_G8 ||
-           t == WeightType::Q6_K_G8 || t == WeightType::Q4_1_G8 || t == WeightType::Q5_1_G8;
+           t == WeightType::Q6_K_G8 || t == WeightType::Q4_1_G8 || t == WeightType::Q5_1_G8 ||
+           t == WeightType::MXFP4_G16;
+}
+
+// Blocks per group of a grouped type.
+uint64_t group_size(WeightType t) {
+    return t == WeightType::MXFP4_G16 ? 16 : 8;
 }
 }  // namespace
 
@@ -81,13 +87,14 @@ uint32_t block_bytes(WeightType type) {
 // Bytes of `count` weights as stored (whole blocks; whole groups for the grouped types).
 static uint64_t stored_bytes(WeightType type, uint64_t count) {
     uint64_t blocks = count / block_weights(type);
-    if (grouped(type)) return (blocks + kGroup - 1) / kGroup * kGroup * block_bytes(type);
+    uint64_t g = group_size(type);
+    if (grouped(type)) return (blocks + g - 1) / g * g * block_bytes(type);
     return blocks * block_bytes(type);
 }
 
 uint64_t row_offset(WeightType type, uint32_t cols, uint64_t row) {
     uint64_t blocks = row * (cols / block_weights(type));
-    if (grouped(type) && blocks % kGroup) return UINT64_MAX;
+    if (grouped(type) && blocks % group_size(type)) return UINT64_MAX;
     return blocks * block_bytes(type);
 }
 
@@ -130,21 +137,24 @@ WeightType grouped_form(WeightType type) {
     if (type == WeightType::Q6_K) return WeightType::Q6_K_G8;
     if (type == WeightType::Q4_1) return WeightType::Q4_1_G8;
     if (type == WeightType::Q5_1) return WeightType::Q5_1_G8;
+    if (type == WeightType::MXFP4) return WeightType::MXFP4_G16;
     return type;
 }
 
 std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64_t count) {
     WeightType g = grouped_form(type);
     if (g == type) fail(VKLLM_ERR_INTERNAL, "no grouped layout for weight type %u", unsigned(type));
-    // Where the F16 scale (Q4_1, Q5_1: scale and min) is, and the fields besides it (offset,
-    // bytes): Q5_0's and Q5_1's 4 bytes of 5th bits then their quants, Q6_K's first 208 bytes,
-    // the others' quants.
+    // Where the F16 scale (Q4_1, Q5_1: scale and min; MXFP4: the exponent byte) is, and the
+    // fields besides it (offset, bytes): Q5_0's and Q5_1's 4 bytes of 5th bits then their
+    // quants, Q6_K's first 208 bytes, the others' quants.
     struct Field {
         uint64_t from, bytes;
     };
-    const uint64_t in_bytes = block_bytes(type), group_bytes = kGroup * in_bytes;
+    const uint64_t in_bytes = block_bytes(type), size = group_size(g),
+                   group_bytes = size * in_bytes;
     const bool with_min = type == WeightType::Q4_1 || type == WeightType::Q5_1;
-    const uint64_t scale_at = type == WeightType::Q6_K ? 208 : 0, scale_bytes = with_min ? 4 : 2;
+    const uint64_t scale_at = type == WeightType::Q6_K ? 208 : 0;
+    const uint64_t scale_bytes = with_min ? 4 : type == WeightType::MXFP4 ? 1 : 2;
     const std::vector<Field> fields =
         type == WeightType::Q5_0   ? std::vector<Field>{{2, 4}, {6, 16}}
         : type == WeightType::Q5_1 ? std::vector<Field>{{4, 4}, {8, 16}}
@@ -152,14 +162,14 @@ std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64
                                    : std::vector<Field>{{scale_bytes, in_bytes - scale_bytes}};
     std::vector<uint8_t> out(stored_bytes(g, count * block_weights(type)), 0);
     for (uint64_t u = 0; u < count; ++u) {
-        uint8_t *group = out.data() + u / kGroup * group_bytes;
-        uint64_t slot = u % kGroup;
+        uint8_t *group = out.data() + u / size * group_bytes;
+        uint64_t slot = u % size;
         const uint8_t *b = blocks + u * in_bytes;
         std::memcpy(group + scale_bytes * slot, b + scale_at, scale_bytes);
-        uint64_t at = scale_bytes * kGroup;
+        uint64_t at = scale_bytes * size;
         for (const Field &f : fields) {
             std::memcpy(group + at + slot * f.bytes, b + f.from, f.bytes);
-            at += kGroup * f.bytes;
+            at += size * f.bytes;
         }
     }
     return out;

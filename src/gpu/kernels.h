@@ -15,14 +15,15 @@ namespace vkllm::gpu {
 // (layouts in shaders/weights.glsl); a row of them is whole blocks (32 weights, 256 for the
 // K-quants). The values are the shaders' WTYPE.
 //
-// Q8_0_G8, Q4_0_G8, Q5_0_G8, Q6_K_G8, Q4_1_G8 and Q5_1_G8 are Q8_0, Q4_0, Q5_0, Q6_K, Q4_1 and
-// Q5_1 regrouped at load (group_blocks) so that every load is 16-byte aligned, which is what
-// lets the fast kernels read them as texels: the blocks of a tensor, in order, in groups of 8,
-// each group their 8 F16 scales (16 bytes; Q4_1, Q5_1: 8 F16 scale and min pairs, 32 bytes)
-// then, field by field, the 8 blocks' other fields (Q8_0: 8 x 32 quant bytes; Q4_0, Q4_1: 8 x
-// 16; Q5_0, Q5_1: 8 x 4 bytes of 5th bits, then 8 x 16; Q6_K: 8 x its first 208 bytes).
-// A group is as large as its 8 blocks. The last group is padded with zero blocks. Any block
-// index u is found without knowing the tensor's size: group u / 8, slot u % 8.
+// Q8_0_G8, Q4_0_G8, Q5_0_G8, Q6_K_G8, Q4_1_G8, Q5_1_G8 and MXFP4_G16 are Q8_0, Q4_0, Q5_0, Q6_K,
+// Q4_1, Q5_1 and MXFP4 regrouped at load (group_blocks) so that every load is 16-byte aligned,
+// which is what lets the fast kernels read them as texels: the blocks of a tensor, in order, in
+// groups of 8 (MXFP4: 16, whose 16 exponent bytes make a whole texel), each group their scales
+// (8 F16: 16 bytes; Q4_1, Q5_1: 8 F16 scale and min pairs, 32 bytes; MXFP4: 16 exponent bytes)
+// then, field by field, the blocks' other fields (Q8_0: 8 x 32 quant bytes; Q4_0, Q4_1: 8 x
+// 16; Q5_0, Q5_1: 8 x 4 bytes of 5th bits, then 8 x 16; Q6_K: 8 x its first 208 bytes; MXFP4:
+// 16 x 16). A group is as large as its blocks. The last group is padded with zero blocks. Any
+// block index u is found without knowing the tensor's size: group u / G, slot u % G.
 enum class WeightType : uint32_t {
     F32 = 0,
     F16 = 1,
@@ -42,12 +43,13 @@ enum class WeightType : uint32_t {
     Q6_K_G8 = 15,
     Q4_1_G8 = 16,
     Q5_1_G8 = 17,
+    MXFP4_G16 = 18,
 };
 
 // The grouped layout the loader stores `type` in (itself when it has none).
 WeightType grouped_form(WeightType type);
-// `count` blocks of Q8_0, Q4_0, Q5_0, Q6_K, Q4_1 or Q5_1 (GGUF's layout) in the grouped layout of
-// grouped_form(): weight_bytes(grouped, count * block_weights(type)) bytes.
+// `count` blocks of Q8_0, Q4_0, Q5_0, Q6_K, Q4_1, Q5_1 or MXFP4 (GGUF's layout) in the grouped
+// layout of grouped_form(): weight_bytes(grouped, count * block_weights(type)) bytes.
 std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64_t count);
 
 // The WeightType of GGUF tensor type `ggml_id`; false when the kernels cannot read it.
