@@ -5,10 +5,10 @@
 // expert) routed to expert x, y[e][r] = sum_c W_x[r][c] * in[c] (+ bias_x[r]), where `in` is
 // the token's row (X_PER_ENTRY 0: the normed hidden state, shared by its k entries) or the
 // entry's own row (1: the activation before the down projection).
-// A workgroup owns ROWS rows of one expert (gl_WorkGroupID.z) and walks that expert's group
-// (moe_route.comp) NB entries at a time, so each selected expert's weights are read once per
-// NB tokens and an expert no token chose costs one early exit. The binding holds experts
-// [e0, e0 + n_here) of the tensor, expert x at units (x - e0) * rows * (cols / 32).
+// A workgroup owns ROWS rows of one chosen expert (moe_group.glsl) and walks that expert's
+// group (moe_route.comp) NB entries at a time, so each chosen expert's weights are read once
+// per NB tokens. The binding holds experts [e0, e0 + n_here) of the tensor, expert x at units
+// (x - e0) * rows * (cols / 32).
 // Weights of any type, decoded 32 at a time (shaders/weights.glsl); cols is whole units of
 // 32. Lanes split the units; partial sums meet in shared memory. Accumulation is F32.
 #include "common.glsl"
@@ -37,8 +37,10 @@ layout(push_constant) uniform Params {
     uint n_entries;  // n_tokens * k
     uint n_expert;
     uint e0;  // first expert of this binding
+    uint n_here;
     uint has_bias;
 } p;
+#include "moe_group.glsl"
 
 uint entry[NB];  // the group's entries
 uint ex, n_left;  // the expert; entries of the group that exist
@@ -53,12 +55,12 @@ void emit(uint i, float sum) {
 void main() {
     uint lane = gl_LocalInvocationID.x;
     row0 = flat_group() * ROWS;
-    ex = p.e0 + gl_WorkGroupID.z;
-    uint off = 2u * p.n_entries;
-    uint begin = uint(route[off + ex]), end = uint(route[off + ex + 1u]);
-    uint list = off + p.n_expert + 1u;
+    uint xi, begin, end;
+    if (row0 >= p.rows || !chosen_expert(gl_WorkGroupID.z, p.n_entries, p.e0, p.n_here, xi, begin, end)) return;
+    ex = p.e0 + xi;
+    uint list = 2u * p.n_entries + p.n_expert + 1u;
     uint units = p.cols / 32u;
-    uint wbase = gl_WorkGroupID.z * p.rows;  // this expert's first row in the binding
+    uint wbase = xi * p.rows;  // this expert's first row in the binding
     for (uint g = begin; g < end; g += NB) {
         uint xbase[NB];
         n_left = end - g;

@@ -99,14 +99,23 @@ TEST_F(MoeTest, RouterPicksTheArchitecturesExpertsAndGroupsThem) {
 
 // The grouped product (moe_matvec) equals each token times each of its chosen experts, for
 // inputs shared by a token's entries (gate/up) and per entry (down), with expert biases, and
-// the combination weights them as the router said.
+// the combination weights them as the router said. The types cover the texel kernel (F32, Q4_K
+// and the grouped layouts the loader makes, whose experts of 37 rows end inside a group) and
+// the storage-buffer one (MXFP4 as stored; and every type through the variant without texels).
 TEST_F(MoeTest, GroupedExpertsEqualUngroupedPerTokenProducts) {
-    const uint32_t n_expert = 8, k = 2, rows = 40, cols = 256;
-    for (uint32_t ggml : {0u, 39u, 12u}) {  // F32, MXFP4, Q4_K
-        WeightType type;
-        ASSERT_TRUE(weight_type_from_ggml(ggml, &type));
+    const uint32_t n_expert = 8, k = 2, rows = 37, cols = 256;
+    for (WeightType type : {WeightType::F32, WeightType::MXFP4, WeightType::Q4_K,
+                            WeightType::MXFP4_G16, WeightType::Q8_0_G8}) {
+        WeightType stored = type == WeightType::MXFP4_G16 ? WeightType::MXFP4
+                            : type == WeightType::Q8_0_G8 ? WeightType::Q8_0
+                                                          : type;
+        uint32_t ggml = stored == WeightType::MXFP4  ? 39u
+                        : stored == WeightType::Q8_0 ? 8u
+                        : stored == WeightType::Q4_K ? 12u
+                                                     : 0u;
         // Weights: F32 as is; quantized as random blocks with sane scales, via the CPU
-        // quantizer of random values (MXFP4 has none: random bytes with small exponents).
+        // quantizer of random values (MXFP4 has none: random bytes with small exponents), then
+        // regrouped as the loader does.
         uint64_t count = uint64_t(n_expert) * rows * cols;
         std::vector<float> w(count);
         std::vector<uint8_t> bytes;
@@ -115,8 +124,8 @@ TEST_F(MoeTest, GroupedExpertsEqualUngroupedPerTokenProducts) {
             bytes.resize(count * 4);
             std::memcpy(bytes.data(), w.data(), bytes.size());
         } else {
-            bytes.resize(count / block_weights(type) * block_bytes(type));
-            if (type == WeightType::MXFP4) {
+            bytes.resize(count / block_weights(stored) * block_bytes(stored));
+            if (stored == WeightType::MXFP4) {
                 std::mt19937 rng(3);
                 for (size_t i = 0; i < bytes.size(); ++i)
                     bytes[i] = i % 17 == 0 ? uint8_t(120 + rng() % 8) : uint8_t(rng());
@@ -125,6 +134,8 @@ TEST_F(MoeTest, GroupedExpertsEqualUngroupedPerTokenProducts) {
                 vkllm::format::quantize_row(ggml, v.data(), bytes.data(), count);
             }
             vkllm::format::dequantize_row(ggml, bytes.data(), w.data(), count);
+            if (type != stored)
+                bytes = group_blocks(stored, bytes.data(), count / block_weights(stored));
         }
         bytes.resize((bytes.size() + 3) / 4 * 4);
         std::vector<float> bias = ref::random(size_t(n_expert) * rows, 8);
@@ -167,9 +178,9 @@ TEST_F(MoeTest, GroupedExpertsEqualUngroupedPerTokenProducts) {
                         }
                         s += bias[size_t(routed.experts[e]) * rows + r];
                         ASSERT_NEAR(got[size_t(e) * rows + r], s, 1e-5 * mag + 1e-6)
-                            << "type " << ggml << " entry " << e << " row " << r;
+                            << "type " << uint32_t(type) << " entry " << e << " row " << r;
                         ASSERT_NEAR(got_e[size_t(e) * rows + r], se, 1e-5 * mag_e + 1e-6)
-                            << "type " << ggml << " entry " << e << " row " << r;
+                            << "type " << uint32_t(type) << " entry " << e << " row " << r;
                     }
                 }
                 for (uint32_t t = 0; t < n_tokens; ++t)

@@ -702,31 +702,53 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRang
     // entry at a time instead of 4 (which would multiply each weight by 4 copies of it).
     uint32_t nb = n_tokens == 1 ? 1 : 4;
     check_loops((entries / nb + 1) * (w.cols / 32 / matvec_wg_ + 1), "moe_matvec", w.cols);
-    uint64_t expert_bytes =
-        uint64_t(w.rows) * (w.cols / block_weights(w.type)) * block_bytes(w.type);
+    check_loops(w.n_expert, "moe_matvec", w.cols);  // moe_group.glsl's search
     require(w.data, weight_bytes(w.type, uint64_t(w.n_expert) * w.rows * w.cols), "moe_matvec",
             "weight");
-    // Bind the experts in chunks within maxStorageBufferRange whose offsets keep the binding
-    // alignment (whole experts: each workgroup's expert lies in its chunk).
-    uint64_t max_range = device_.info().max_storage_buffer_range;
-    uint64_t align = device_.caps().storage_offset_align;
-    uint64_t step = align / std::gcd(expert_bytes, align);
-    uint64_t per_chunk = std::min<uint64_t>(w.n_expert, max_range / expert_bytes) / step * step;
-    if (per_chunk == 0) per_chunk = w.n_expert <= max_range / expert_bytes ? w.n_expert : 0;
+    // The texel kernel where the weights' layout and both bindings allow it (as matvec's).
+    bool texel = texel_matvec(Matrix{w.data, w.type, w.rows, w.cols}, x);
+    // Bind the experts in chunks within the binding limit, each starting on an expert whose
+    // first block starts a group (grouped types) at an offset that keeps the binding alignment,
+    // so that each workgroup's expert lies whole in its chunk.
+    uint64_t max_range = texel ? device_.info().max_texel_buffer_elements * 16
+                               : device_.info().max_storage_buffer_range;
+    uint64_t align =
+        texel ? device_.caps().texel_offset_align : device_.caps().storage_offset_align;
+    auto chunk_bytes = [&](uint64_t n) { return weight_bytes(w.type, n * w.rows * w.cols); };
+    auto start = [&](uint64_t e) { return row_offset(w.type, w.cols, e * w.rows); };
+    uint64_t per_chunk = w.n_expert;
+    if (chunk_bytes(w.n_expert) > max_range) {
+        uint64_t step = 1;
+        while (step < w.n_expert && (start(step) == UINT64_MAX || start(step) % align))
+            ++step;
+        per_chunk = 0;
+        while (per_chunk + step < w.n_expert && chunk_bytes(per_chunk + step) <= max_range)
+            per_chunk += step;
+    }
     if (per_chunk == 0)
-        fail(VKLLM_ERR_UNSUPPORTED, "moe: an expert of %llu bytes cannot be bound on this device",
-             (unsigned long long)expert_bytes);
-    const Pipeline &p = pipelines_.get(
-        "moe_matvec", 5, {matvec_wg_, matvec_rows_, uint32_t(w.type), nb, uint32_t(x_per_entry)});
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "moe: experts of %u x %u weights cannot be bound on this device", w.rows, w.cols);
+    const char *name = texel ? (matvec_subgroup_ ? "moe_matvec_texel_subgroup" : "moe_matvec_texel")
+                             : "moe_matvec";
+    static const BindingFormats kTexelBindings{VK_FORMAT_R32G32B32A32_UINT,
+                                               VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_UNDEFINED,
+                                               VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED};
+    std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb,
+                               uint32_t(x_per_entry)};
+    const Pipeline &p =
+        texel ? pipelines_.get(name, 5, spec, kTexelBindings) : pipelines_.get(name, 5, spec);
+    BufferRange xs{x.buffer, x.offset, (x_per_entry ? entries : n_tokens) * w.cols * 4};
     for (uint64_t e0 = 0; e0 < w.n_expert && n_tokens > 0; e0 += per_chunk) {
         uint64_t n_here = std::min<uint64_t>(per_chunk, w.n_expert - e0);
-        BufferRange chunk{w.data.buffer, w.data.offset + e0 * expert_bytes,
-                          weight_bytes(w.type, n_here * w.rows * w.cols)};
+        BufferRange chunk{w.data.buffer, w.data.offset + start(e0), chunk_bytes(n_here)};
         struct {
-            uint32_t rows, cols, k, n_entries, n_expert, e0, has_bias;
-        } push{w.rows, w.cols, k, uint32_t(entries), w.n_expert, uint32_t(e0), bias.size > 0};
-        dispatch_1d(rec, p, {chunk, x, y, route, bias.size ? bias : x}, &push, sizeof push,
-                    (w.rows + matvec_rows_ - 1) / matvec_rows_, uint32_t(n_here));
+            uint32_t rows, cols, k, n_entries, n_expert, e0, n_here, has_bias;
+        } push{w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
+               uint32_t(n_here), bias.size > 0};
+        // A workgroup per chosen expert at most (moe_group.glsl).
+        dispatch_1d(rec, p, {chunk, texel ? xs : x, y, route, bias.size ? bias : x}, &push,
+                    sizeof push, (w.rows + matvec_rows_ - 1) / matvec_rows_,
+                    uint32_t(std::min<uint64_t>(n_here, entries)));
     }
     rec.barrier();
 }

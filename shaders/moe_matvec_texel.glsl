@@ -1,0 +1,102 @@
+// The body of moe_matvec_texel.comp and moe_matvec_texel_subgroup.comp (which differ only in how
+// a workgroup's lanes add up their partial sums: matvec_reduce.glsl).
+// moe_matvec.comp's grouped expert products with the weights and inputs read as texels (16
+// bytes per load: texel_weights.glsl), as the dense matvec_texel.glsl reads them: the fast path
+// for every type the loader leaves in a texel layout. For each entry e (token t = e / k, its
+// j-th expert) routed to expert x, y[e][r] = sum_c W_x[r][c] in[c] (+ bias_x[r]), `in` the
+// token's row of X (X_PER_ENTRY 0) or the entry's own row (1).
+// A workgroup owns ROWS rows of one chosen expert (moe_group.glsl) and walks that expert's
+// group NB entries at a time, so each chosen expert's weights are read once per NB entries.
+// Lanes take the units (32 weights) round-robin; a unit's scale and offset apply to its dot
+// product as a whole. Partial sums meet through matvec_reduce.glsl. Accumulation is F32.
+#include "common.glsl"
+
+layout(constant_id = 0) const uint WG = 8;
+layout(constant_id = 1) const uint ROWS = 16;
+layout(constant_id = 2) const uint WTYPE = 0;
+layout(constant_id = 3) const uint NB = 1;
+layout(constant_id = 4) const uint X_PER_ENTRY = 0;
+const uint MATS = 1;  // matrices per workgroup (matvec_reduce.glsl)
+layout(local_size_x_id = 0) in;
+
+layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI: experts [e0, e0 + n_here)
+layout(binding = 1) uniform textureBuffer X;   // RGBA32F, [n_tokens or n_entries][cols]
+layout(binding = 2) writeonly buffer Output { float y[]; };  // [n_entries][rows]
+layout(binding = 3) readonly buffer Route { int route[]; };
+layout(binding = 4) readonly buffer Bias { float bias[]; };  // [n_expert][rows] if has_bias
+layout(push_constant) uniform Params {
+    uint rows;
+    uint cols;       // a multiple of 32
+    uint k;          // experts per token
+    uint n_entries;  // n_tokens * k
+    uint n_expert;
+    uint e0;  // first expert of this binding
+    uint n_here;
+    uint has_bias;
+} p;
+#include "moe_group.glsl"
+
+uint row0;        // the workgroup's first row
+uint ex, n_left;  // the expert (in the tensor); entries of the group from the current one on
+uint entry[NB];   // the entries being worked on
+
+// Output i of the workgroup: row i / NB of entry i % NB.
+void emit(uint i, float sum) {
+    uint r = row0 + i / NB, j = i % NB;
+    if (r < p.rows && j < n_left) y[entry[j] * p.rows + r] = sum + (p.has_bias != 0u ? bias[ex * p.rows + r] : 0.0);
+}
+#include "matvec_reduce.glsl"
+
+uvec4 fetch(uint m, uint t) { return texelFetch(W, int(t)); }
+#include "texel_weights.glsl"
+
+void main() {
+    uint lane = gl_LocalInvocationID.x;
+    row0 = flat_group() * ROWS;
+    uint x, begin, end;
+    if (row0 >= p.rows || !chosen_expert(gl_WorkGroupID.z, p.n_entries, p.e0, p.n_here, x, begin, end)) return;
+    ex = p.e0 + x;
+    uint list = 2u * p.n_entries + p.n_expert + 1u;
+    uint units = p.cols / 32u;
+    uint first = x * p.rows * units;  // the expert's first unit in the binding
+    for (uint g = begin; g < end; g += NB) {
+        uint xbase[NB];
+        n_left = end - g;
+        [[unroll]] for (uint j = 0; j < NB; ++j) {
+            // Past the group's end the last entry repeats: computed, never stored.
+            entry[j] = uint(route[list + min(g + j, end - 1u)]);
+            xbase[j] = (X_PER_ENTRY != 0u ? entry[j] : entry[j] / p.k) * (p.cols / 4u);
+        }
+        [[unroll]] for (uint i = 0; i < OUTS; ++i) acc[i] = 0.0;
+        for (uint u = lane; u < units; u += WG) {
+            vec4 xv[NB * 8u];
+            float xoff[NB];  // OFFSET times the sum of the unit of x (texel_weights.glsl)
+            [[unroll]] for (uint j = 0; j < NB; ++j) {
+                vec4 xs = vec4(0.0);
+                [[unroll]] for (uint i = 0; i < 8u; ++i) {
+                    xv[j * 8u + i] = texelFetch(X, int(xbase[j] + 8u * u + i));
+                    xs += xv[j * 8u + i];
+                }
+                xoff[j] = OFFSET * dot(xs, vec4(1.0));
+            }
+            [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+                vec4 wv[8];
+                float d, dm;
+                // Rows past the end repeat the last row: no branch in the loop, never stored.
+                unit_weights(0u, first + min(row0 + r, p.rows - 1u) * units + u, wv, d, dm);
+                [[unroll]] for (uint j = 0; j < NB; ++j) {
+                    float sum = 0.0, sum_hi = 0.0;
+                    [[unroll]] for (uint i = 0; i < 8u; ++i) {
+                        if (HALVES && i >= 4u)
+                            sum_hi += dot(wv[i], xv[j * 8u + i]);
+                        else
+                            sum += dot(wv[i], xv[j * 8u + i]);
+                    }
+                    acc[r * NB + j] += unit_value(sum, sum_hi, d, dm, xoff[j]);
+                }
+            }
+        }
+        reduce_acc(lane);
+        barrier();
+    }
+}
