@@ -171,6 +171,13 @@ std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64
             std::memcpy(group + at + slot * f.bytes, b + f.from, f.bytes);
             at += size * f.bytes;
         }
+        // MXFP4's code 8 (-0) becomes 0 (+0), the same value: texel_weights.glsl's decode of a
+        // negative code as (m ^ 0xff) + 1 would carry out of a byte holding -0.
+        if (type == WeightType::MXFP4)
+            for (uint8_t *q = group + size + slot * 16, *end = q + 16; q < end; ++q) {
+                if ((*q & 0x0f) == 0x08) *q &= 0xf0;
+                if ((*q & 0xf0) == 0x80) *q &= 0x0f;
+            }
     }
     return out;
 }

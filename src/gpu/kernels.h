@@ -22,8 +22,9 @@ namespace vkllm::gpu {
 // (8 F16: 16 bytes; Q4_1, Q5_1: 8 F16 scale and min pairs, 32 bytes; MXFP4: 16 exponent bytes)
 // then, field by field, the blocks' other fields (Q8_0: 8 x 32 quant bytes; Q4_0, Q4_1: 8 x
 // 16; Q5_0, Q5_1: 8 x 4 bytes of 5th bits, then 8 x 16; Q6_K: 8 x its first 208 bytes; MXFP4:
-// 16 x 16). A group is as large as its blocks. The last group is padded with zero blocks. Any
-// block index u is found without knowing the tensor's size: group u / G, slot u % G.
+// 16 x 16, the code of -0 stored as +0). A group is as large as its blocks. The last group is
+// padded with zero blocks. Any block index u is found without knowing the tensor's size: group u /
+// G, slot u % G.
 enum class WeightType : uint32_t {
     F32 = 0,
     F16 = 1,
