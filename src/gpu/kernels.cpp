@@ -708,8 +708,9 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRang
     // A decode step of one token gives each chosen expert one entry: a workgroup then takes one
     // entry at a time instead of 4 (which would multiply each weight by 4 copies of it).
     uint32_t nb = n_tokens == 1 ? 1 : 4;
-    check_loops((entries / nb + 1) * (w.cols / 32 / matvec_wg_ + 1), "moe_matvec", w.cols);
-    check_loops(w.n_expert, "moe_matvec", w.cols);  // moe_group.glsl's search
+    // moe_group.glsl's search over the experts, then the group's entries by units.
+    check_loops(w.n_expert + (entries / nb + 1) * (w.cols / 32 / matvec_wg_ + 1), "moe_matvec",
+                w.cols);
     require(w.data, weight_bytes(w.type, uint64_t(w.n_expert) * w.rows * w.cols), "moe_matvec",
             "weight");
     // The texel kernel where the weights' layout and both bindings allow it (as matvec's).
