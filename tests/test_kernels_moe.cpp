@@ -195,3 +195,58 @@ TEST_F(MoeTest, GroupedExpertsEqualUngroupedPerTokenProducts) {
         }
     }
 }
+
+// An expert tensor larger than a storage binding (256 MXFP4 experts of 1023 x 1056, 147 MB) is
+// bound in chunks of whole experts; each expert is 33,759 blocks, so experts start inside
+// groups of 16 and a chunk may only start on every 16th expert. Tokens routed to experts on
+// both sides of the chunk boundary (and the first expert of the second chunk) must get their
+// experts' products: through the storage-buffer kernel in chunks, through texels whole.
+TEST_F(MoeTest, ExpertsLargerThanABindingAreBoundInChunksStartingOnGroups) {
+    const uint32_t n_expert = 256, k = 2, rows = 1023, cols = 1056, n_tokens = 2;
+    const uint64_t expert_blocks = uint64_t(rows) * cols / 32, expert_bytes = expert_blocks * 17;
+    uint64_t limit = ctx_->device().info().max_storage_buffer_range;
+    if (n_expert * expert_bytes <= limit)
+        GTEST_SKIP() << "device binding limit is too large to exceed in a test";
+    std::vector<uint8_t> bytes(n_expert * expert_bytes);
+    std::mt19937 rng(11);
+    for (size_t i = 0; i < bytes.size(); ++i)
+        bytes[i] = i % 17 == 0 ? uint8_t(120 + rng() % 8) : uint8_t(rng());
+    // The chunks hold limit / expert_bytes experts rounded down to 16: the first chunk ends at
+    // `edge`.
+    const uint32_t edge = uint32_t(limit / expert_bytes) / 16 * 16;
+    const int chosen[n_tokens][k] = {{int(edge) - 1, 7}, {int(edge), int(n_expert) - 1}};
+    std::vector<float> l(size_t(n_tokens) * n_expert, 0.0f);
+    for (uint32_t t = 0; t < n_tokens; ++t)
+        for (uint32_t j = 0; j < k; ++j)
+            l[size_t(t) * n_expert + chosen[t][j]] = 4.0f - float(j);
+    std::vector<float> x = ref::random(size_t(n_tokens) * cols, 12);
+    std::vector<uint8_t> grouped =
+        group_blocks(WeightType::MXFP4, bytes.data(), n_expert * expert_blocks);
+    Buffer wb = upload(grouped), lb = upload(l), xb = upload(x);
+    Buffer rb = floats(moe_route_words(n_tokens, k, n_expert)), yb = floats(n_tokens * k * rows);
+    ExpertMatrix m{wb.range(), WeightType::MXFP4_G16, rows, cols, n_expert};
+    std::vector<float> w(size_t(rows) * cols);
+    for (Kernels *kern : variants()) {
+        run([&](Recording &r) {
+            kern->moe_route(r, lb.range(), rb.range(), n_tokens, n_expert, k, Gating::TopKSoftmax,
+                            false);
+            kern->moe_matvec(r, m, xb.range(), yb.range(), rb.range(), {}, n_tokens, k, false);
+        });
+        std::vector<float> got = download(yb, size_t(n_tokens) * k * rows);
+        for (uint32_t t = 0; t < n_tokens; ++t)
+            for (uint32_t j = 0; j < k; ++j) {
+                vkllm::format::dequantize_row(39, bytes.data() + chosen[t][j] * expert_bytes,
+                                              w.data(), w.size());
+                for (uint32_t r = 0; r < rows; ++r) {
+                    double s = 0, mag = 0;
+                    for (uint32_t c = 0; c < cols; ++c) {
+                        double p = double(w[size_t(r) * cols + c]) * x[size_t(t) * cols + c];
+                        s += p;
+                        mag += std::fabs(p);
+                    }
+                    ASSERT_NEAR(got[(size_t(t) * k + j) * rows + r], s, 1e-5 * mag + 1e-6)
+                        << "token " << t << " expert " << chosen[t][j] << " row " << r;
+                }
+            }
+    }
+}
