@@ -9,6 +9,9 @@
 // group NB entries at a time, so each chosen expert's weights are read once per NB entries.
 // Lanes take the units (32 weights) round-robin; a unit's scale and offset apply to its dot
 // product as a whole. Partial sums meet through matvec_reduce.glsl. Accumulation is F32.
+// With SWIGLU the experts' gate (W) and up (W2) projections are read in one pass over the
+// input, each with its bias, and y is their activation: 1 silu(gate) up; 2 GPT-OSS's clamped
+// form (eltwise.comp's swiglu_oai).
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 8;
@@ -16,7 +19,8 @@ layout(constant_id = 1) const uint ROWS = 16;
 layout(constant_id = 2) const uint WTYPE = 0;
 layout(constant_id = 3) const uint NB = 1;
 layout(constant_id = 4) const uint X_PER_ENTRY = 0;
-const uint MATS = 1;  // matrices per workgroup (matvec_reduce.glsl)
+layout(constant_id = 5) const uint SWIGLU = 0;
+const uint MATS = SWIGLU != 0u ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI: experts [e0, e0 + n_here)
@@ -24,6 +28,8 @@ layout(binding = 1) uniform textureBuffer X;   // RGBA32F, [n_tokens or n_entrie
 layout(binding = 2) writeonly buffer Output { float y[]; };  // [n_entries][rows]
 layout(binding = 3) readonly buffer Route { int route[]; };
 layout(binding = 4) readonly buffer Bias { float bias[]; };  // [n_expert][rows] if has_bias
+layout(binding = 5) uniform utextureBuffer W2;                // SWIGLU: the up projections
+layout(binding = 6) readonly buffer Bias2 { float bias2[]; };  // SWIGLU, if has_bias
 layout(push_constant) uniform Params {
     uint rows;
     uint cols;       // a multiple of 32
@@ -40,14 +46,29 @@ uint row0;        // the workgroup's first row
 uint ex, n_left;  // the expert (in the tensor); entries of the group from the current one on
 uint entry[NB];   // the entries being worked on
 
-// Output i of the workgroup: row i / NB of entry i % NB.
+float gate_sum;  // SWIGLU: the gate output of the row being emitted
+
+// Output i of the workgroup: matrix i % MATS of row i / (NB MATS) of entry i / MATS % NB.
 void emit(uint i, float sum) {
-    uint r = row0 + i / NB, j = i % NB;
-    if (r < p.rows && j < n_left) y[entry[j] * p.rows + r] = sum + (p.has_bias != 0u ? bias[ex * p.rows + r] : 0.0);
+    uint m = i % MATS, r = row0 + i / (NB * MATS), j = (i / MATS) % NB;
+    uint b = ex * p.rows + min(r, p.rows - 1u);
+    if (p.has_bias != 0u) sum += m == 0u ? bias[b] : bias2[b];
+    if (SWIGLU != 0u && m == 0u) {
+        gate_sum = sum;  // the up output follows from the same lane (matvec_reduce.glsl)
+        return;
+    }
+    if (SWIGLU == 1u) {
+        sum *= gate_sum / (1.0 + exp(-gate_sum));
+    } else if (SWIGLU == 2u) {
+        float g = min(gate_sum, 7.0);
+        sum = (clamp(sum, -7.0, 7.0) + 1.0) * g / (1.0 + exp(-1.702 * g));
+    }
+    if (r < p.rows && j < n_left) y[entry[j] * p.rows + r] = sum;
 }
 #include "matvec_reduce.glsl"
 
-uvec4 fetch(uint m, uint t) { return texelFetch(W, int(t)); }
+// Texel t of matrix m (a constant once the loops over matrices are unrolled).
+uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetch(W2, int(t)); }
 #include "texel_weights.glsl"
 
 void main() {
@@ -80,19 +101,21 @@ void main() {
                 xoff[j] = OFFSET * dot(xs, vec4(1.0));
             }
             [[unroll]] for (uint r = 0; r < ROWS; ++r) {
-                vec4 wv[8];
-                float d, dm;
-                // Rows past the end repeat the last row: no branch in the loop, never stored.
-                unit_weights(0u, first + min(row0 + r, p.rows - 1u) * units + u, wv, d, dm);
-                [[unroll]] for (uint j = 0; j < NB; ++j) {
-                    float sum = 0.0, sum_hi = 0.0;
-                    [[unroll]] for (uint i = 0; i < 8u; ++i) {
-                        if (HALVES && i >= 4u)
-                            sum_hi += dot(wv[i], xv[j * 8u + i]);
-                        else
-                            sum += dot(wv[i], xv[j * 8u + i]);
+                [[unroll]] for (uint m = 0; m < MATS; ++m) {
+                    vec4 wv[8];
+                    float d, dm;
+                    // Rows past the end repeat the last row: no branch in the loop, never stored.
+                    unit_weights(m, first + min(row0 + r, p.rows - 1u) * units + u, wv, d, dm);
+                    [[unroll]] for (uint j = 0; j < NB; ++j) {
+                        float sum = 0.0, sum_hi = 0.0;
+                        [[unroll]] for (uint i = 0; i < 8u; ++i) {
+                            if (HALVES && i >= 4u)
+                                sum_hi += dot(wv[i], xv[j * 8u + i]);
+                            else
+                                sum += dot(wv[i], xv[j * 8u + i]);
+                        }
+                        acc[(r * NB + j) * MATS + m] += unit_value(sum, sum_hi, d, dm, xoff[j]);
                     }
-                    acc[r * NB + j] += unit_value(sum, sum_hi, d, dm, xoff[j]);
                 }
             }
         }

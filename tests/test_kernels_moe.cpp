@@ -51,6 +51,44 @@ class MoeTest : public GpuTest {
         return r;
     }
 
+    // `count` expert weights of `type` (F32, Q4_K, MXFP4 or the grouped MXFP4_G16 and Q8_0_G8)
+    // as bound, and their values: F32 as is; quantized as random blocks with sane scales, via
+    // the CPU quantizer of random values (MXFP4 has none: random bytes with small exponents),
+    // then regrouped as the loader does.
+    std::pair<std::vector<uint8_t>, std::vector<float>> expert_weights(WeightType type,
+                                                                       uint64_t count,
+                                                                       uint32_t seed) {
+        WeightType stored = type == WeightType::MXFP4_G16 ? WeightType::MXFP4
+                            : type == WeightType::Q8_0_G8 ? WeightType::Q8_0
+                                                          : type;
+        uint32_t ggml = stored == WeightType::MXFP4  ? 39u
+                        : stored == WeightType::Q8_0 ? 8u
+                        : stored == WeightType::Q4_K ? 12u
+                                                     : 0u;
+        std::vector<float> w(count);
+        std::vector<uint8_t> bytes;
+        if (type == WeightType::F32) {
+            w = ref::random(count, seed);
+            bytes.resize(count * 4);
+            std::memcpy(bytes.data(), w.data(), bytes.size());
+            return {bytes, w};
+        }
+        bytes.resize(count / block_weights(stored) * block_bytes(stored));
+        if (stored == WeightType::MXFP4) {
+            std::mt19937 rng(seed);
+            for (size_t i = 0; i < bytes.size(); ++i)
+                bytes[i] = i % 17 == 0 ? uint8_t(120 + rng() % 8) : uint8_t(rng());
+        } else {
+            std::vector<float> v = ref::random(count, seed);
+            vkllm::format::quantize_row(ggml, v.data(), bytes.data(), count);
+        }
+        vkllm::format::dequantize_row(ggml, bytes.data(), w.data(), count);
+        if (type != stored)
+            bytes = group_blocks(stored, bytes.data(), count / block_weights(stored));
+        bytes.resize((bytes.size() + 3) / 4 * 4);
+        return {bytes, w};
+    }
+
     std::vector<int32_t> read_route(const Buffer &b, uint64_t words) {
         std::vector<int32_t> v(words);
         ctx_->transfer().download(b, v.data(), words * 4);
@@ -106,38 +144,8 @@ TEST_F(MoeTest, GroupedExpertsEqualUngroupedPerTokenProducts) {
     const uint32_t n_expert = 8, k = 2, rows = 37, cols = 256;
     for (WeightType type : {WeightType::F32, WeightType::MXFP4, WeightType::Q4_K,
                             WeightType::MXFP4_G16, WeightType::Q8_0_G8}) {
-        WeightType stored = type == WeightType::MXFP4_G16 ? WeightType::MXFP4
-                            : type == WeightType::Q8_0_G8 ? WeightType::Q8_0
-                                                          : type;
-        uint32_t ggml = stored == WeightType::MXFP4  ? 39u
-                        : stored == WeightType::Q8_0 ? 8u
-                        : stored == WeightType::Q4_K ? 12u
-                                                     : 0u;
-        // Weights: F32 as is; quantized as random blocks with sane scales, via the CPU
-        // quantizer of random values (MXFP4 has none: random bytes with small exponents), then
-        // regrouped as the loader does.
         uint64_t count = uint64_t(n_expert) * rows * cols;
-        std::vector<float> w(count);
-        std::vector<uint8_t> bytes;
-        if (type == WeightType::F32) {
-            w = ref::random(count, 5);
-            bytes.resize(count * 4);
-            std::memcpy(bytes.data(), w.data(), bytes.size());
-        } else {
-            bytes.resize(count / block_weights(stored) * block_bytes(stored));
-            if (stored == WeightType::MXFP4) {
-                std::mt19937 rng(3);
-                for (size_t i = 0; i < bytes.size(); ++i)
-                    bytes[i] = i % 17 == 0 ? uint8_t(120 + rng() % 8) : uint8_t(rng());
-            } else {
-                std::vector<float> v = ref::random(count, 6);
-                vkllm::format::quantize_row(ggml, v.data(), bytes.data(), count);
-            }
-            vkllm::format::dequantize_row(ggml, bytes.data(), w.data(), count);
-            if (type != stored)
-                bytes = group_blocks(stored, bytes.data(), count / block_weights(stored));
-        }
-        bytes.resize((bytes.size() + 3) / 4 * 4);
+        auto [bytes, w] = expert_weights(type, count, 5);
         std::vector<float> bias = ref::random(size_t(n_expert) * rows, 8);
         Buffer wb = upload(bytes), bb = upload(bias);
         ExpertMatrix m{wb.range(), type, rows, cols, n_expert};
@@ -248,5 +256,83 @@ TEST_F(MoeTest, ExpertsLargerThanABindingAreBoundInChunksStartingOnGroups) {
                         << "token " << t << " expert " << chosen[t][j] << " row " << r;
                 }
             }
+    }
+}
+
+// moe_swiglu: act(gate x + gate bias, up x + up bias) per entry, fused into one texel pass where
+// the texel kernel takes both tensors (F32, MXFP4_G16, Q8_0_G8) and otherwise two products
+// and the element-wise op (MXFP4 as stored; every type through the variant without texels),
+// with Qwen2-MoE's SwiGLU (no biases) and GPT-OSS's clamped form (biases). It must equal the CPU
+// reference within the bound the two products carry through the activation; the inputs are
+// large enough that the clamp at 7 matters.
+TEST_F(MoeTest, FusedExpertSwiGluEqualsTheTwoProductsThenTheActivation) {
+    const uint32_t n_expert = 8, k = 2, rows = 37, cols = 256;
+    for (WeightType type :
+         {WeightType::F32, WeightType::MXFP4_G16, WeightType::Q8_0_G8, WeightType::MXFP4}) {
+        uint64_t count = uint64_t(n_expert) * rows * cols;
+        auto [gate_bytes, gw] = expert_weights(type, count, 21);
+        auto [up_bytes, uw] = expert_weights(type, count, 22);
+        Buffer gb = upload(gate_bytes), ub = upload(up_bytes);
+        ExpertMatrix gate{gb.range(), type, rows, cols, n_expert};
+        ExpertMatrix up{ub.range(), type, rows, cols, n_expert};
+        std::vector<float> gbias = ref::random(size_t(n_expert) * rows, 23, -2, 2);
+        std::vector<float> ubias = ref::random(size_t(n_expert) * rows, 24, -2, 2);
+        Buffer gbb = upload(gbias), ubb = upload(ubias);
+        for (bool oai : {false, true}) {
+            Binary act = oai ? Binary::SwiGLUOai : Binary::SwiGLU;
+            BufferRange gbr = oai ? gbb.range() : BufferRange{};
+            BufferRange ubr = oai ? ubb.range() : BufferRange{};
+            for (uint32_t n_tokens : {1u, 5u}) {
+                uint32_t nk = n_tokens * k;
+                std::vector<float> l = logits(n_tokens, n_expert, 50 + n_tokens);
+                Routed routed =
+                    cpu_route(l, n_tokens, n_expert, k, ref::Routing::top_k_then_softmax);
+                std::vector<float> x = ref::random(size_t(n_tokens) * cols, 25 + n_tokens, -8, 8);
+                Buffer lb = upload(l), rb = floats(moe_route_words(n_tokens, k, n_expert));
+                Buffer xb = upload(x), yb = floats(size_t(nk) * rows),
+                       upb = floats(size_t(nk) * rows);
+                EXPECT_EQ(kernels().moe_swiglu_fusable(gate, up, xb.range(), gbr, ubr),
+                          type != WeightType::MXFP4);
+                for (Kernels *kern : variants()) {
+                    run([&](Recording &r) {
+                        kern->moe_route(r, lb.range(), rb.range(), n_tokens, n_expert, k,
+                                        Gating::TopKSoftmax, false);
+                        kern->moe_swiglu(r, gate, up, xb.range(), yb.range(), upb.range(),
+                                         rb.range(), gbr, ubr, n_tokens, k, act);
+                    });
+                    std::vector<float> got = download(yb, size_t(nk) * rows);
+                    for (uint32_t e = 0; e < nk; ++e) {
+                        size_t ex = size_t(routed.experts[e]);
+                        const float *xt = &x[size_t(e / k) * cols];
+                        for (uint32_t r = 0; r < rows; ++r) {
+                            double g = 0, u = 0, gm = 0, um = 0;
+                            for (uint32_t c = 0; c < cols; ++c) {
+                                double a = gw[(ex * rows + r) * cols + c] * double(xt[c]);
+                                double b = uw[(ex * rows + r) * cols + c] * double(xt[c]);
+                                g += a, u += b, gm += std::fabs(a), um += std::fabs(b);
+                            }
+                            if (oai) g += gbias[ex * rows + r], u += ubias[ex * rows + r];
+                            double want, gain_g, gain_u;  // the output's sensitivity to g and u
+                            if (oai) {
+                                double gc = std::min(g, 7.0), uc = std::min(std::max(u, -7.0), 7.0);
+                                double sg = gc / (1 + std::exp(-1.702 * gc));
+                                want = (uc + 1) * sg;
+                                gain_g = 1.1 * std::fabs(uc + 1), gain_u = std::fabs(sg);
+                            } else {
+                                double silu = g / (1 + std::exp(-g));
+                                want = silu * u;
+                                gain_g = 1.1 * std::fabs(u), gain_u = std::fabs(silu);
+                            }
+                            double bound = gain_g * (1e-5 * gm + 1e-6) +
+                                           gain_u * (1e-5 * um + 1e-6) + 1e-6 * std::fabs(want) +
+                                           1e-7;
+                            ASSERT_NEAR(got[size_t(e) * rows + r], want, bound)
+                                << "type " << uint32_t(type) << (oai ? " oai" : " silu")
+                                << " entry " << e << " row " << r;
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -189,13 +189,13 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
         } else if (auto *ls = std::get_if<models::op::LinearSwiGlu>(&o)) {
             k.linear_swiglu(rec, ls->gate, ls->up, act(ls->in, rows), act(ls->out, rows),
                             act(ls->up_out, rows), rows, {ls->norm, c.norm_eps});
-        } else if (auto *g = std::get_if<models::op::SwiGlu>(&o)) {
-            k.binary(rec, g->oai ? gpu::Binary::SwiGLUOai : gpu::Binary::SwiGLU, act(g->gate, rows),
-                     act(g->up, rows), act(g->out, rows), rows * width(g->out),
-                     rows * width(g->out));
         } else if (auto *mr = std::get_if<models::op::MoeRoute>(&o)) {
             k.moe_route(rec, act(Act::Router, rows), route_.range(), rows, c.n_expert,
                         c.n_expert_used, mr->gating, mr->norm);
+        } else if (auto *ms = std::get_if<models::op::MoeSwiGlu>(&o)) {
+            k.moe_swiglu(rec, ms->gate, ms->up, act(ms->in, rows), act(ms->out, rows),
+                         act(ms->up_out, rows), route_.range(), ms->gate_bias, ms->up_bias, rows,
+                         c.n_expert_used, ms->oai ? gpu::Binary::SwiGLUOai : gpu::Binary::SwiGLU);
         } else if (auto *ml = std::get_if<models::op::MoeLinear>(&o)) {
             k.moe_matvec(rec, ml->w, act(ml->in, rows), act(ml->out, rows), route_.range(),
                          ml->bias, rows, c.n_expert_used, ml->per_entry);

@@ -696,6 +696,36 @@ void Kernels::moe_route(Recording &rec, const BufferRange &logits, const BufferR
 void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
                          const BufferRange &y, const BufferRange &route, const BufferRange &bias,
                          uint32_t n_tokens, uint32_t k, bool x_per_entry) {
+    moe_matvec(rec, w, nullptr, x, y, route, bias, {}, n_tokens, k, x_per_entry, Binary::Add);
+}
+
+bool Kernels::moe_swiglu_fusable(const ExpertMatrix &gate, const ExpertMatrix &up,
+                                 const BufferRange &x, const BufferRange &gate_bias,
+                                 const BufferRange &up_bias) const {
+    return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
+           gate.n_expert == up.n_expert && (gate_bias.size > 0) == (up_bias.size > 0) &&
+           texel_matvec(Matrix{gate.data, gate.type, gate.rows, gate.cols}, x) &&
+           texel_matvec(Matrix{up.data, up.type, up.rows, up.cols}, x);
+}
+
+void Kernels::moe_swiglu(Recording &rec, const ExpertMatrix &gate, const ExpertMatrix &up,
+                         const BufferRange &x, const BufferRange &y, const BufferRange &up_out,
+                         const BufferRange &route, const BufferRange &gate_bias,
+                         const BufferRange &up_bias, uint32_t n_tokens, uint32_t k, Binary act) {
+    if (act != Binary::SwiGLU && act != Binary::SwiGLUOai)
+        fail(VKLLM_ERR_INTERNAL, "moe_swiglu: operation %u is not a SwiGLU", uint32_t(act));
+    if (moe_swiglu_fusable(gate, up, x, gate_bias, up_bias))
+        return moe_matvec(rec, gate, &up, x, y, route, gate_bias, up_bias, n_tokens, k, false, act);
+    moe_matvec(rec, gate, x, y, route, gate_bias, n_tokens, k, false);
+    moe_matvec(rec, up, x, up_out, route, up_bias, n_tokens, k, false);
+    uint32_t n = n_tokens * k * gate.rows;
+    binary(rec, act, y, up_out, y, n, n);
+}
+
+void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertMatrix *up,
+                         const BufferRange &x, const BufferRange &y, const BufferRange &route,
+                         const BufferRange &bias, const BufferRange &up_bias, uint32_t n_tokens,
+                         uint32_t k, bool x_per_entry, Binary act) {
     if (w.cols % 32)
         fail(VKLLM_ERR_UNSUPPORTED, "moe: expert rows of %u weights are not whole units of 32",
              w.cols);
@@ -704,6 +734,11 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRang
     require(y, entries * w.rows * 4, "moe_matvec", "y");
     require(route, moe_route_words(n_tokens, k, w.n_expert) * 4, "moe_matvec", "route");
     if (bias.size) require(bias, uint64_t(w.n_expert) * w.rows * 4, "moe_matvec", "bias");
+    if (up && up_bias.size)
+        require(up_bias, uint64_t(w.n_expert) * w.rows * 4, "moe_matvec", "bias");
+    if (up)
+        require(up->data, weight_bytes(w.type, uint64_t(w.n_expert) * w.rows * w.cols),
+                "moe_matvec", "weight");
     // Per lane: the group's entries NB at a time, each over cols / 32 / WG units.
     // A decode step of one token gives each chosen expert one entry: a workgroup then takes one
     // entry at a time instead of 4 (which would multiply each weight by 4 copies of it).
@@ -715,6 +750,8 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRang
             "weight");
     // The texel kernel where the weights' layout and both bindings allow it (as matvec's).
     bool texel = texel_matvec(Matrix{w.data, w.type, w.rows, w.cols}, x);
+    if (up && !(texel && moe_swiglu_fusable(w, *up, x, bias, up_bias)))
+        fail(VKLLM_ERR_INTERNAL, "moe_matvec: SwiGLU fused where the texel kernel cannot");
     // Bind the experts in chunks within the binding limit, each starting on an expert whose
     // first block starts a group (grouped types) at an offset that keeps the binding alignment,
     // so that each workgroup's expert lies whole in its chunk.
@@ -738,24 +775,37 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRang
              "moe: experts of %u x %u weights cannot be bound on this device", w.rows, w.cols);
     const char *name = texel ? (matvec_subgroup_ ? "moe_matvec_texel_subgroup" : "moe_matvec_texel")
                              : "moe_matvec";
-    static const BindingFormats kTexelBindings{VK_FORMAT_R32G32B32A32_UINT,
-                                               VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_UNDEFINED,
-                                               VK_FORMAT_UNDEFINED, VK_FORMAT_UNDEFINED};
+    // Weights, x, y, route, bias, the SwiGLU up weights and their bias.
+    static const BindingFormats kTexelBindings{
+        VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_UNDEFINED,
+        VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED,           VK_FORMAT_R32G32B32A32_UINT,
+        VK_FORMAT_UNDEFINED};
     std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb,
                                uint32_t(x_per_entry)};
+    if (texel) spec.push_back(!up ? 0 : act == Binary::SwiGLU ? 1 : 2);
     const Pipeline &p =
-        texel ? pipelines_.get(name, 5, spec, kTexelBindings) : pipelines_.get(name, 5, spec);
+        texel ? pipelines_.get(name, uint32_t(kTexelBindings.size()), spec, kTexelBindings)
+              : pipelines_.get(name, 5, spec);
     BufferRange xs{x.buffer, x.offset, (x_per_entry ? entries : n_tokens) * w.cols * 4};
     for (uint64_t e0 = 0; e0 < w.n_expert && n_tokens > 0; e0 += per_chunk) {
         uint64_t n_here = std::min<uint64_t>(per_chunk, w.n_expert - e0);
         BufferRange chunk{w.data.buffer, w.data.offset + start(e0), chunk_bytes(n_here)};
+        // The up projections have the gate's shape and type, so the same chunks.
+        BufferRange up_chunk =
+            up ? BufferRange{up->data.buffer, up->data.offset + start(e0), chunk_bytes(n_here)}
+               : chunk;
         struct {
             uint32_t rows, cols, k, n_entries, n_expert, e0, n_here, has_bias;
         } push{w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
                uint32_t(n_here), bias.size > 0};
         // A workgroup per chosen expert at most (moe_group.glsl).
-        dispatch_1d(rec, p, {chunk, texel ? xs : x, y, route, bias.size ? bias : x}, &push,
-                    sizeof push, (w.rows + matvec_rows_ - 1) / matvec_rows_,
+        std::vector<BufferRange> bindings{chunk, texel ? xs : x, y, route, bias.size ? bias : x};
+        if (texel) {
+            bindings.push_back(up_chunk);
+            bindings.push_back(up_bias.size ? up_bias : x);  // without a bias: x, never read
+        }
+        dispatch_1d(rec, p, bindings, &push, sizeof push,
+                    (w.rows + matvec_rows_ - 1) / matvec_rows_,
                     uint32_t(std::min<uint64_t>(n_here, entries)));
     }
     rec.barrier();

@@ -296,6 +296,17 @@ class Kernels {
     void moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
                     const BufferRange &y, const BufferRange &route, const BufferRange &bias,
                     uint32_t n_tokens, uint32_t k, bool x_per_entry);
+    // y[e][:] = act(gate_x in_e + gate_bias_x, up_x in_e + up_bias_x) for every entry e routed
+    // to expert x, in_e = x[e / k] (a feed-forward's first half; act SwiGLU or SwiGLUOai, as
+    // binary()'s; the biases both present or both empty). Where the texel kernel takes both
+    // tensors (moe_swiglu_fusable) one pass over x computes both products and the activation;
+    // otherwise two moe_matvec and the element-wise op, with `up_out` holding the up products.
+    void moe_swiglu(Recording &rec, const ExpertMatrix &gate, const ExpertMatrix &up,
+                    const BufferRange &x, const BufferRange &y, const BufferRange &up_out,
+                    const BufferRange &route, const BufferRange &gate_bias,
+                    const BufferRange &up_bias, uint32_t n_tokens, uint32_t k, Binary act);
+    bool moe_swiglu_fusable(const ExpertMatrix &gate, const ExpertMatrix &up, const BufferRange &x,
+                            const BufferRange &gate_bias, const BufferRange &up_bias) const;
     // out[t][:] = sum_j weight(t k + j) y[t k + j][:] (+ sigmoid(shared_gate[t]) shared[t][:]
     // when shared is not empty); out is [n_tokens][n].
     void moe_combine(Recording &rec, const BufferRange &y, const BufferRange &route,
@@ -344,6 +355,11 @@ class Kernels {
     void matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
                            const BufferRange &y, uint32_t n, const Epilogue &end,
                            const InputNorm &norm, const StackedOutputs *qkv = nullptr);
+    // moe_matvec, and with `up` the fused activation `act` of moe_swiglu.
+    void moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertMatrix *up,
+                    const BufferRange &x, const BufferRange &y, const BufferRange &route,
+                    const BufferRange &bias, const BufferRange &up_bias, uint32_t n_tokens,
+                    uint32_t k, bool x_per_entry, Binary act);
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,

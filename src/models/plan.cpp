@@ -112,9 +112,8 @@ void moe_layers(const ModelConfig &c, const ModelWeights &w, StepShape shape,
         add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});
         add(op::Linear{L.gate_inp, Act::H, Act::Router, L.gate_inp_b});
         add(op::MoeRoute{oss ? gpu::Gating::TopKSoftmax : gpu::Gating::SoftmaxTopK, c.norm_topk});
-        add(op::MoeLinear{L.gate_exps, Act::H, Act::ExpGate, L.gate_exps_b, false});
-        add(op::MoeLinear{L.up_exps, Act::H, Act::ExpUp, L.up_exps_b, false});
-        add(op::SwiGlu{Act::ExpGate, Act::ExpUp, Act::ExpGate, oss});
+        add(op::MoeSwiGlu{L.gate_exps, L.up_exps, Act::H, Act::ExpGate, Act::ExpUp, L.gate_exps_b,
+                          L.up_exps_b, oss});
         add(op::MoeLinear{L.down_exps, Act::ExpGate, Act::ExpOut, L.down_exps_b, true});
         if (c.n_ff_shexp) {
             add(op::LinearSwiGlu{L.gate, L.up, Act::H, Act::Gate, Act::Up});

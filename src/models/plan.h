@@ -96,10 +96,6 @@ struct LinearSwiGlu {  // out = silu(W_gate in) * (W_up in), fused where the ker
     Act in, out, up_out;    // up_out: the up projection, where it is not fused
     gpu::BufferRange norm;  // as Linear's
 };
-struct SwiGlu {  // out = silu(gate) * up, or GPT-OSS's clamped form (oai)
-    Act gate, up, out;
-    bool oai = false;
-};
 struct MoeRoute {  // Router logits -> each token's experts and weights, grouped by expert
     gpu::Gating gating;
     bool norm;
@@ -109,6 +105,14 @@ struct MoeLinear {  // out[entry] = W_expert in (+ bias_expert), for every (toke
     Act in, out;
     gpu::BufferRange bias;
     bool per_entry;  // in holds a row per entry (else per token)
+};
+// out[entry] = silu(gate_e in + gate_bias_e) * (up_e in + up_bias_e), or GPT-OSS's clamped form
+// (oai), for every (token, chosen expert e): one pass where the kernels can fuse it.
+struct MoeSwiGlu {
+    gpu::ExpertMatrix gate, up;
+    Act in, out, up_out;  // up_out: the up products, where it is not fused
+    gpu::BufferRange gate_bias, up_bias;
+    bool oai;
 };
 struct MoeCombine {  // H = router-weighted sum of ExpOut (+ sigmoid(SharedGate) * Shared)
     bool shared;
@@ -120,8 +124,8 @@ struct TakeLast {  // out row 0 = in's last row; the ops after it work on that o
 
 using Op =
     std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu, op::Linear,
-                 op::LinearQkv, op::Add, op::StoreKv, op::Attend, op::LinearSwiGlu, op::SwiGlu,
-                 op::TakeLast, op::MoeRoute, op::MoeLinear, op::MoeCombine>;
+                 op::LinearQkv, op::Add, op::StoreKv, op::Attend, op::LinearSwiGlu, op::TakeLast,
+                 op::MoeRoute, op::MoeSwiGlu, op::MoeLinear, op::MoeCombine>;
 
 struct Plan {
     std::vector<Op> ops;
