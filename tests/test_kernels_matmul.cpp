@@ -87,12 +87,14 @@ TEST_F(MatmulTest, MatvecWithAHalfRoundOfUnitsSplitsItAcrossLanes) {
             check_product(t, s, false);
 }
 
-// lavapipe walks the rows of a single vector's short rows (up to 8 units of 32 per lane) one
-// after another: full, partial and half last rounds, the longest such row and the next size up.
+// lavapipe walks the rows of a single vector's short rows (up to 12 units of 32 per lane) one
+// after another: full, partial and half last rounds, GPT-OSS's 2880 (90 units: a round of 2
+// lanes), the longest such row and the next size up.
 TEST_F(MatmulTest, MatvecOfShortRowsMatchesReferenceInEveryRoundShape) {
     for (WeightType t : {WeightType::F32, WeightType::F16})
-        for (Shape s : {Shape{200, 32, 1}, Shape{70, 160, 1}, Shape{65, 384, 1},
-                        Shape{130, 2048, 1}, Shape{67, 2080, 1}})
+        for (Shape s :
+             {Shape{200, 32, 1}, Shape{70, 160, 1}, Shape{65, 384, 1}, Shape{130, 2048, 1},
+              Shape{67, 2080, 1}, Shape{33, 2880, 1}, Shape{35, 3072, 1}, Shape{17, 3104, 1}})
             check_product(t, s, false);
 }
 
