@@ -784,7 +784,12 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertMatr
         VK_FORMAT_UNDEFINED};
     std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb,
                                uint32_t(x_per_entry)};
+    // A one-token step on lavapipe walks the rows as matvec does (kWalkUnits).
+    bool walk = texel && matvec_subgroup_ && nb == 1 && w.cols / 32 <= matvec_wg_ * kWalkUnits;
+    uint32_t rows_per_group = walk ? kWalkRows : matvec_rows_;
+    spec[1] = rows_per_group;
     if (texel) spec.push_back(!up ? 0 : act == Binary::SwiGLU ? 1 : 2);
+    if (texel) spec.push_back(walk ? (w.cols / 32 + matvec_wg_ - 1) / matvec_wg_ : 0);
     const Pipeline &p =
         texel ? pipelines_.get(name, uint32_t(kTexelBindings.size()), spec, kTexelBindings)
               : pipelines_.get(name, 5, spec);
@@ -807,7 +812,7 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertMatr
             bindings.push_back(up_bias.size ? up_bias : x);  // without a bias: x, never read
         }
         dispatch_1d(rec, p, bindings, &push, sizeof push,
-                    (w.rows + matvec_rows_ - 1) / matvec_rows_,
+                    (w.rows + rows_per_group - 1) / rows_per_group,
                     uint32_t(std::min<uint64_t>(n_here, entries)));
     }
     rec.barrier();
