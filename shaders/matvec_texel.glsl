@@ -157,23 +157,7 @@ float unit_dot(uint m, uint row, uint units, uint k, uint j) {
 // half the speed on lavapipe (the 151,936 x 896 output head: 56 -> 21 ms per token), while
 // the rows' partial sums it keeps in registers buy nothing for a single vector. The rows go
 // in pairs; with SPLIT_TAIL the last half round takes the tail units of both rows.
-vec4 xr[X_UNITS * 8u + 1u];  // x of the lane's i-th unit at [8 i]
-float xro[X_UNITS + 1u];
-
-// Unit w times the lane's i-th unit of x.
-float walk_dot(Unit w, uint i) {
-    vec4 wv[8];
-    float d, dm;
-    decode_unit(w, wv, d, dm);
-    float sum = 0.0, sum_hi = 0.0;
-    [[unroll]] for (uint e = 0; e < 8u; ++e) {
-        if (HALVES && e >= 4u)
-            sum_hi += dot(wv[e], xr[8u * i + e]);
-        else
-            sum += dot(wv[e], xr[8u * i + e]);
-    }
-    return unit_value(sum, sum_hi, d, dm, xro[i]);
-}
+#include "texel_walk.glsl"
 
 void walk_rows(uint lane) {
     uint units = p.cols / 32u;
@@ -186,45 +170,7 @@ void walk_rows(uint lane) {
         xro[i] = xoff[0];
     }
     if (NORM) norm_scales();
-    // Two rows per step (ROWS is even). All of a step's loads come first, then its arithmetic:
-    // with the loads of both rows (and both matrices) in flight together this ran ~25% faster
-    // from DRAM on lavapipe than loading each unit just before its use. Lanes past the row's
-    // last unit load that unit again and count nothing.
-    for (uint r = 0; r < ROWS; r += 2u) {
-        Unit w[MATS * 2u * X_UNITS + 1u];  // [matrix][row of the step][unit of the lane]
-        [[unroll]] for (uint m = 0; m < MATS; ++m) {
-            [[unroll]] for (uint q = 0; q < 2u; ++q) {
-                uint base = min(row0 + r + q, p.rows - 1u) * units;
-                [[unroll]] for (uint i = 0; i < WHOLE; ++i)
-                    w[(m * 2u + q) * X_UNITS + i] = fetch_unit(m, base + min(lane + i * WG, units - 1u));
-            }
-            if (SPLIT_TAIL) {
-                uint row = min(row0 + r + lane / (WG / 2u), p.rows - 1u);
-                w[m * 2u * X_UNITS + WHOLE] = fetch_unit(m, row * units + tail);
-            }
-        }
-        float s[2u * MATS];  // [row of the step][matrix]
-        [[unroll]] for (uint m = 0; m < MATS; ++m) {
-            [[unroll]] for (uint q = 0; q < 2u; ++q) {
-                s[q * MATS + m] = 0.0;
-                [[unroll]] for (uint i = 0; i < WHOLE; ++i) {
-                    float v = walk_dot(w[(m * 2u + q) * X_UNITS + i], i);
-                    s[q * MATS + m] += lane + i * WG < units ? v : 0.0;
-                }
-            }
-            if (SPLIT_TAIL) {
-                float v = walk_dot(w[m * 2u * X_UNITS + WHOLE], WHOLE);
-                s[m] += lane < WG / 2u ? v : 0.0;
-                s[MATS + m] += lane < WG / 2u ? 0.0 : v;
-            }
-        }
-        [[unroll]] for (uint q = 0; q < 2u; ++q) {
-            [[unroll]] for (uint m = 0; m < MATS; ++m) {
-                float sum = subgroupAdd(s[q * MATS + m]);
-                if (lane == (r + q) % WG) emit((r + q) * MATS + m, sum);
-            }
-        }
-    }
+    walk_steps(lane, 0u, tail);
 }
 #endif
 

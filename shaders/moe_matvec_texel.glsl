@@ -76,25 +76,11 @@ uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetc
 // One entry at a time (NB 1) and at most X_UNITS units of x per lane (X_UNITS > 0): the lanes
 // keep their units of the entry's x in registers and the workgroup walks its ROWS rows two at
 // a time, each row's texels (and its up projection's) loaded before any arithmetic, one
-// subgroupAdd per row: matvec_texel.glsl's walk_rows for the experts. The weights stream in
+// subgroupAdd per row (texel_walk.glsl, as matvec_texel.glsl's walk_rows). The weights stream in
 // order, which on lavapipe took GPT-OSS's one-token expert products from ~70 to ~45 ms per
 // token and Qwen2-MoE's from ~25 to ~14.
-vec4 xr[X_UNITS * 8u + 1u];
-float xro[X_UNITS + 1u];
-
-float walk_dot(Unit w, uint i) {
-    vec4 wv[8];
-    float d, dm;
-    decode_unit(w, wv, d, dm);
-    float sum = 0.0, sum_hi = 0.0;
-    [[unroll]] for (uint e = 0; e < 8u; ++e) {
-        if (HALVES && e >= 4u)
-            sum_hi += dot(wv[e], xr[8u * i + e]);
-        else
-            sum += dot(wv[e], xr[8u * i + e]);
-    }
-    return unit_value(sum, sum_hi, d, dm, xro[i]);
-}
+const bool SPLIT_TAIL = false;  // texel_walk.glsl
+#include "texel_walk.glsl"
 
 void walk_rows(uint lane, uint first, uint xb) {
     uint units = p.cols / 32u;
@@ -107,29 +93,7 @@ void walk_rows(uint lane, uint first, uint xb) {
         }
         xro[i] = OFFSET * dot(xs, vec4(1.0));
     }
-    for (uint r = 0; r < ROWS; r += 2u) {
-        Unit w[MATS * 2u * X_UNITS + 1u];
-        [[unroll]] for (uint m = 0; m < MATS; ++m)
-            [[unroll]] for (uint q = 0; q < 2u; ++q) {
-                uint base = first + min(row0 + r + q, p.rows - 1u) * units;
-                [[unroll]] for (uint i = 0; i < X_UNITS; ++i)
-                    w[(m * 2u + q) * X_UNITS + i] = fetch_unit(m, base + min(lane + i * WG, units - 1u));
-            }
-        float s[2u * MATS];
-        [[unroll]] for (uint m = 0; m < MATS; ++m)
-            [[unroll]] for (uint q = 0; q < 2u; ++q) {
-                s[q * MATS + m] = 0.0;
-                [[unroll]] for (uint i = 0; i < X_UNITS; ++i) {
-                    float v = walk_dot(w[(m * 2u + q) * X_UNITS + i], i);
-                    s[q * MATS + m] += lane + i * WG < units ? v : 0.0;
-                }
-            }
-        [[unroll]] for (uint q = 0; q < 2u; ++q)
-            [[unroll]] for (uint m = 0; m < MATS; ++m) {
-                float sum = subgroupAdd(s[q * MATS + m]);
-                if (lane == (r + q) % WG) emit((r + q) * MATS + m, sum);
-            }
-    }
+    walk_steps(lane, first, 0u);
 }
 #endif
 

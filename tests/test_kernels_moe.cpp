@@ -245,14 +245,12 @@ TEST_F(MoeTest, ExpertsLargerThanABindingAreBoundInChunksStartingOnGroups) {
             for (uint32_t j = 0; j < k; ++j) {
                 vkllm::format::dequantize_row(39, bytes.data() + chosen[t][j] * expert_bytes,
                                               w.data(), w.size());
+                std::vector<float> xt(x.begin() + size_t(t) * cols,
+                                      x.begin() + size_t(t + 1) * cols);
+                std::vector<double> mag;
+                std::vector<float> want = ref::matmul(w, xt, rows, cols, 1, &mag);
                 for (uint32_t r = 0; r < rows; ++r) {
-                    double s = 0, mag = 0;
-                    for (uint32_t c = 0; c < cols; ++c) {
-                        double p = double(w[size_t(r) * cols + c]) * x[size_t(t) * cols + c];
-                        s += p;
-                        mag += std::fabs(p);
-                    }
-                    ASSERT_NEAR(got[(size_t(t) * k + j) * rows + r], s, 1e-5 * mag + 1e-6)
+                    ASSERT_NEAR(got[(size_t(t) * k + j) * rows + r], want[r], 1e-5 * mag[r] + 1e-6)
                         << "token " << t << " expert " << chosen[t][j] << " row " << r;
                 }
             }
