@@ -782,12 +782,11 @@ void Kernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertMatr
         VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_UNDEFINED,
         VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED,           VK_FORMAT_R32G32B32A32_UINT,
         VK_FORMAT_UNDEFINED};
-    std::vector<uint32_t> spec{matvec_wg_, matvec_rows_, uint32_t(w.type), nb,
-                               uint32_t(x_per_entry)};
     // A one-token step on lavapipe walks the rows as matvec does (kWalkUnits).
     bool walk = texel && matvec_subgroup_ && nb == 1 && w.cols / 32 <= matvec_wg_ * kWalkUnits;
     uint32_t rows_per_group = walk ? kWalkRows : matvec_rows_;
-    spec[1] = rows_per_group;
+    std::vector<uint32_t> spec{matvec_wg_, rows_per_group, uint32_t(w.type), nb,
+                               uint32_t(x_per_entry)};
     if (texel) spec.push_back(!up ? 0 : act == Binary::SwiGLU ? 1 : 2);
     if (texel) spec.push_back(walk ? (w.cols / 32 + matvec_wg_ - 1) / matvec_wg_ : 0);
     const Pipeline &p =
