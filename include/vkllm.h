@@ -742,6 +742,14 @@ typedef struct vkllm_generate_params {
      * tokens then stream one by one); 1: one step per submission. Streaming sessions chain
      * only until their ring wraps. */
     uint32_t steps_per_submit;
+    /* Nonzero: end-of-generation tokens do not end generation; each is passed to on_token
+     * (its text empty unless render_special) and decoded like any other token, so only
+     * max_tokens, a stop string or the callback ends it. For benchmarks and for comparing
+     * continuations with runners that go on past an end token. (llama.cpp's --ignore-eos
+     * instead never samples them.) Default 0. It fills what was the struct's tail padding, so
+     * sizeof is unchanged: callers that started from vkllm_generate_params_init, as required,
+     * have 0 here. */
+    int32_t ignore_eog;
 } vkllm_generate_params;
 
 VKLLM_API void vkllm_generate_params_init(vkllm_generate_params *params);

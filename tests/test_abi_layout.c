@@ -190,6 +190,7 @@ int main(void) {
     PIN_OFFSET(vkllm_generate_params, on_prefill, 48);
     PIN_OFFSET(vkllm_generate_params, user_data, 56);
     PIN_OFFSET(vkllm_generate_params, steps_per_submit, 64);
+    PIN_OFFSET(vkllm_generate_params, ignore_eog, 68); /* the former tail padding: size 72 */
     PIN_SIZE(vkllm_generate_result, 48);
     PIN_OFFSET(vkllm_generate_result, struct_size, 0);
     PIN_OFFSET(vkllm_generate_result, n_prompt, 8);

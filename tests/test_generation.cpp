@@ -1,6 +1,7 @@
 // The engine end to end on tiny random models written by the tests: logits against the CPU
 // reference, the KV cache against recomputation, batched decode, the ring and the streaming
 // window, context limits, cancellation, recording counts, generation options.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -592,6 +593,65 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(r.n_generated, 1u);
+}
+
+// With ignore_eog an end token is streamed and decoded like any other: the tokens are the
+// reference's greedy continuation straight through it, one step per submission or chained.
+TEST_F(Generation, IgnoringEndTokensGeneratesThroughThemAsTheReferenceDoes) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "ignore_eog");
+    ASSERT_NE(m, nullptr);
+    const int32_t kEos = 2;  // the tiny vocabulary's end token
+    const size_t kTokens = 16;
+    // A prompt whose greedy continuation reaches the end token after a few tokens, found among
+    // a few hundred.
+    std::vector<int32_t> prompt, want;
+    size_t end_at = kTokens;
+    for (uint32_t seed = 1; seed < 400 && (end_at < 2 || end_at + 4 >= kTokens); ++seed) {
+        prompt = some_tokens(4, spec.n_vocab, seed);
+        want = ref::greedy(*reference_, prompt, int(kTokens));
+        end_at = size_t(std::find(want.begin(), want.end(), kEos) - want.begin());
+    }
+    ASSERT_TRUE(end_at >= 2 && end_at + 4 < kTokens)
+        << "no prompt of the tiny model reaches its end token early";
+    int32_t is_eog = 0;
+    ASSERT_EQ(vkllm_token_is_end_of_generation(vkllm_model_tokenizer(m), kEos, &is_eog), VKLLM_OK);
+    ASSERT_EQ(is_eog, 1);
+
+    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_sampling_params sp;
+    vkllm_sampling_params_init(&sp);
+    sp.temperature = 0;
+    auto run = [&](int32_t ignore_eog, uint32_t steps_per_submit, vkllm_generate_result &r) {
+        std::vector<int32_t> ids;
+        vkllm_generate_params gp;
+        vkllm_generate_params_init(&gp);
+        gp.max_tokens = uint32_t(kTokens);
+        gp.ignore_eog = ignore_eog;
+        gp.steps_per_submit = steps_per_submit;
+        gp.user_data = &ids;
+        gp.on_token = [](void *user, int32_t token, const char *, size_t) -> int32_t {
+            if (token >= 0) static_cast<std::vector<int32_t> *>(user)->push_back(token);
+            return 0;
+        };
+        r.struct_size = sizeof r;
+        EXPECT_EQ(vkllm_session_reset(s, -1), VKLLM_OK);
+        EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+            << vkllm_last_error();
+        return ids;
+    };
+    vkllm_generate_result r;
+    std::vector<int32_t> head(want.begin(), want.begin() + long(end_at));
+    EXPECT_EQ(run(0, 1, r), head) << "by default the end token ends it, unstreamed";
+    EXPECT_EQ(r.stop_reason, VKLLM_STOP_END_OF_GENERATION);
+    for (uint32_t steps : {1u, 4u}) {
+        EXPECT_EQ(run(1, steps, r), want) << steps << " steps per submission";
+        EXPECT_EQ(r.stop_reason, VKLLM_STOP_MAX_TOKENS);
+        EXPECT_EQ(r.n_generated, kTokens);
+        uint32_t pos = 0;
+        EXPECT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+        EXPECT_EQ(pos, prompt.size() + kTokens - 1) << "the end token was decoded too";
+    }
 }
 
 TEST_F(Generation, LoadReportsProgressAndCanBeAbortedWithoutLeaking) {

@@ -276,6 +276,7 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
         }
         o.render_special = gp.render_special != 0;
         o.steps_per_submit = gp.steps_per_submit;
+        o.ignore_eog = gp.ignore_eog != 0;
         o.sampling.temperature = sp.temperature;
         o.sampling.top_k = sp.top_k;
         o.sampling.top_p = sp.top_p;

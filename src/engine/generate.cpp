@@ -131,7 +131,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     for (;;) {
         int32_t token = next < chained.size() ? chained[next++]
                                               : sampler.sample(logits.data(), n_vocab, argmax);
-        if (tok.is_end_of_generation(token)) {
+        if (!o.ignore_eog && tok.is_end_of_generation(token)) {
             result.reason = StopReason::EndOfGeneration;
             break;
         }

@@ -1,5 +1,5 @@
 // The generation loop: prefill, then sample, stream and decode token by token until an end
-// token, a stop string, the token limit or the caller says stop.
+// token (unless ignored), a stop string, the token limit or the caller says stop.
 #pragma once
 
 #include <functional>
@@ -22,6 +22,8 @@ struct GenerateOptions {
     std::vector<std::string> stop;  // generation ends before any of these texts
     SamplingOptions sampling;
     bool render_special = false;  // control tokens as text in the stream
+    // End-of-generation tokens are streamed and decoded like any other instead of ending it.
+    bool ignore_eog = false;
     // Greedy decoding without a repetition penalty chains up to this many decode steps in one
     // submission (Session::decode_greedy); tokens stream when it completes. A stop inside a
     // chain rewinds the cache to where step-by-step decoding would have left it. 0: on GPUs
