@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include "json.h"
+#include "model_cache.h"
 #include "shared_data.h"
 #include "tokenizer/chat_template.h"
 #include "vkllm.h"
@@ -14,7 +17,47 @@ using namespace vkllm::tokenizer;
 namespace {
 const std::vector<ChatMessage> kChat = {
     {"system", "Be brief."}, {"user", "Hi!"}, {"assistant", "Hello."}, {"user", " 2+2? \n"}};
+
+std::string read_file(const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+// Renders through the public API each conversation of ../shared/data/chat-templates that has
+// only roles and contents and no tools, and compares it with jinja2's render of `template_name`
+// there. Returns the number of conversations compared.
+int expect_jinja2_renders(const std::string &jinja, const std::string &template_name) {
+    std::string dir = shared_data_dir() + "/chat-templates";
+    Json conversations = Json::load(dir + "/conversations.json");
+    int compared = 0;
+    for (const Json &c : conversations.arr) {
+        std::vector<vkllm_chat_message> msgs;
+        bool plain = !c.has("tools");
+        for (const Json &m : c["messages"].arr) {
+            plain = plain && m.obj.size() == 2 && m.has("role") && m.has("content") &&
+                    m["content"].kind == Json::String;
+            if (plain) msgs.push_back({m["role"].str.c_str(), m["content"].str.c_str()});
+        }
+        if (!plain) continue;
+        std::string want =
+            read_file(dir + "/expected/" + template_name + "/" + c["name"].str + ".txt");
+        size_t len = 0;
+        int32_t agp = c["add_generation_prompt"].b ? 1 : 0;
+        EXPECT_EQ(vkllm_chat_apply_template(nullptr, jinja.c_str(), msgs.data(), msgs.size(), agp,
+                                            nullptr, 0, &len),
+                  VKLLM_ERR_BUFFER_TOO_SMALL);
+        std::string got(len + 1, '\0');
+        EXPECT_EQ(vkllm_chat_apply_template(nullptr, jinja.c_str(), msgs.data(), msgs.size(), agp,
+                                            got.data(), got.size(), &len),
+                  VKLLM_OK)
+            << vkllm_last_error();
+        got.resize(len);
+        EXPECT_EQ(got, want) << template_name << ", conversation " << c["name"].str;
+        ++compared;
+    }
+    return compared;
+}
+}  // namespace
 
 TEST(ChatTemplate, FamiliesAreRecognisedFromRealTemplates) {
     std::string dir = shared_data_dir();
@@ -122,4 +165,37 @@ TEST(ChatTemplateApi, RenderedChatTokenizesIntoControlTokens) {
     vkllm_tokenizer_destroy(t);
     EXPECT_EQ(std::count(ids, ids + n, 151644), 2) << "two <|im_start|>";
     EXPECT_EQ(std::count(ids, ids + n, 151645), 1) << "one <|im_end|>";
+}
+
+// Qwen2 and SmolLM2 write their default system turn as a string literal with a real line break
+// after "system" (Qwen2.5 writes the escape \n): every form renders as jinja2 renders it.
+TEST(ChatTemplateApi, ChatMlTemplatesRenderAsJinja2DoesWithTheirDefaultSystemTurn) {
+    if (shared_data_dir().empty()) GTEST_SKIP() << "../shared/data is not here";
+    for (const char *name : {"Qwen-Qwen2-7B-Instruct", "Qwen-Qwen2.5-7B-Instruct",
+                             "HuggingFaceTB-SmolLM2-135M-Instruct"}) {
+        std::string jinja =
+            read_file(shared_data_dir() + "/chat-templates/templates/" + name + ".jinja");
+        ASSERT_FALSE(jinja.empty()) << name;
+        EXPECT_GE(expect_jinja2_renders(jinja, name), 10) << name;
+    }
+}
+
+// The template inside the SmolLM2-135M-Instruct file that scripts/fetch-models caches (the demo's
+// model), as vkllm run --chat reads it.
+TEST(ChatTemplateApi, SmolLM2FilesOwnTemplateRendersAsJinja2Does) {
+    std::string path = cached_model("SmolLM2-135M-Instruct.Q4_1.gguf");
+    if (path.empty())
+        GTEST_SKIP() << "SmolLM2-135M-Instruct is not cached: run scripts/fetch-models";
+    if (shared_data_dir().empty()) GTEST_SKIP() << "../shared/data is not here";
+    vkllm_gguf *g = nullptr;
+    ASSERT_EQ(vkllm_gguf_open(path.c_str(), &g), VKLLM_OK) << vkllm_last_error();
+    size_t len = 0;
+    vkllm_gguf_get_string(g, "tokenizer.chat_template", nullptr, 0, &len);
+    std::string jinja(len + 1, '\0');
+    vkllm_status s =
+        vkllm_gguf_get_string(g, "tokenizer.chat_template", jinja.data(), jinja.size(), &len);
+    vkllm_gguf_close(g);
+    ASSERT_EQ(s, VKLLM_OK);
+    jinja.resize(len);
+    EXPECT_GE(expect_jinja2_renders(jinja, "HuggingFaceTB-SmolLM2-135M-Instruct"), 10);
 }

@@ -13,12 +13,20 @@ std::string_view trim(std::string_view s) {
     return s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
-// Qwen's templates write a default system turn when the conversation has none; its text is a
-// literal in the Jinja source, e.g. '<|im_start|>system\nYou are Qwen, ...<|im_end|>\n'.
+// Qwen's and SmolLM2's templates write a default system turn when the conversation has none;
+// its text is a literal in the Jinja source, e.g. '<|im_start|>system\nYou are Qwen,
+// ...<|im_end|>\n', where the newline after "system" is the escape \n (Qwen) or a real line
+// break inside the string literal (SmolLM2).
 std::string chatml_default_system(std::string_view jinja) {
-    const std::string_view open = "<|im_start|>system\\n";
+    const std::string_view open = "<|im_start|>system";
     for (size_t pos = 0; (pos = jinja.find(open, pos)) != std::string_view::npos;) {
         pos += open.size();
+        if (jinja.substr(pos, 2) == "\\n")
+            pos += 2;
+        else if (jinja.substr(pos, 1) == "\n")
+            pos += 1;
+        else
+            continue;
         size_t end = jinja.find("<|im_end|>", pos);
         if (end == std::string_view::npos) break;
         std::string_view text = jinja.substr(pos, end - pos);
