@@ -1,11 +1,14 @@
 // vkllm run and vkllm chat: text generation from the command line, through the public API.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,7 @@ struct Options {
     std::vector<int32_t> prompt_ids;
     bool have_ids = false;
     bool print_ids = false;
+    bool ignore_eos = false;
     bool chat = false;
     const char *system = nullptr;
     const char *template_name = nullptr;
@@ -32,6 +36,24 @@ struct Options {
     vkllm_sampling_params sampling;
     vkllm_runtime_params runtime;
 };
+
+// The prompt from a file, as llama.cpp's -f reads it: the bytes as they are but one final
+// newline, which an editor adds and a prompt rarely means.
+bool read_prompt_file(const char *path, std::string &prompt) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        std::fprintf(stderr, "vkllm: cannot open the prompt file %s: %s\n", path,
+                     std::strerror(errno));
+        return false;
+    }
+    prompt.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (in.bad()) {
+        std::fprintf(stderr, "vkllm: cannot read the prompt file %s\n", path);
+        return false;
+    }
+    if (!prompt.empty() && prompt.back() == '\n') prompt.pop_back();
+    return true;
+}
 
 int fail_with(vkllm_status s, const char *what) {
     std::fprintf(stderr, "vkllm: %s: %s: %s\n", what, vkllm_status_string(s), vkllm_last_error());
@@ -50,6 +72,9 @@ bool parse(int argc, char **argv, Options &o) {
         } else if ((a == "-p" || a == "--prompt") && has_value) {
             o.prompt = value();
             o.have_prompt = true;
+        } else if ((a == "-f" || a == "--file") && has_value) {
+            if (!read_prompt_file(value(), o.prompt)) return false;
+            o.have_prompt = true;
         } else if (a == "--prompt-ids" && has_value) {
             std::string list = value();
             for (char *tok = std::strtok(&list[0], ", "); tok; tok = std::strtok(nullptr, ", "))
@@ -57,6 +82,8 @@ bool parse(int argc, char **argv, Options &o) {
             o.have_ids = true;
         } else if (a == "--print-ids") {
             o.print_ids = true;
+        } else if (a == "--ignore-eos") {
+            o.ignore_eos = true;
         } else if (a == "--chat") {
             o.chat = true;
         } else if (a == "--system" && has_value) {
@@ -194,6 +221,7 @@ vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32
     vkllm_generate_params gp;
     vkllm_generate_params_init(&gp);
     gp.max_tokens = o.n_predict;
+    gp.ignore_eog = o.ignore_eos ? 1 : 0;
     gp.on_token = on_token;
     gp.user_data = &st;
     r.struct_size = sizeof r;
@@ -234,7 +262,7 @@ int cmd_run(int argc, char **argv) {
     Options o;
     if (!parse(argc, argv, o)) return 2;
     if (!o.have_prompt && !o.have_ids) {
-        std::fprintf(stderr, "vkllm: run needs -p TEXT or --prompt-ids IDS\n");
+        std::fprintf(stderr, "vkllm: run needs -p TEXT, -f FILE or --prompt-ids IDS\n");
         return 2;
     }
     Loaded l;
