@@ -1,6 +1,7 @@
-// SentencePiece-style BPE (tokenizer.ggml.model = "llama": Llama 2, TinyLlama, stories):
-// characters are merged by the score of the token they would form, highest first; what no
-// token covers falls back to <0xXX> byte tokens.
+// SentencePiece-style BPE (tokenizer.ggml.model = "llama": Llama 2, TinyLlama, stories,
+// Gemma): characters are merged by the score of the token they would form, highest first; what
+// no token covers falls back to <0xXX> byte tokens. User-defined pieces (Gemma's runs of
+// spaces) never get here: Tokenizer cuts them out of the text first.
 #pragma once
 
 #include <string>

@@ -52,11 +52,13 @@ Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
     } else {
         spm_ = std::make_unique<SpmEncoder>(vocab_);
     }
-    // Added tokens are matched leftmost-longest, as Hugging Face tokenizers do.
+    // Added tokens are matched leftmost-longest, as Hugging Face tokenizers and SentencePiece's
+    // user-defined symbols are. <unk> is one of them, as in llama.cpp.
     for (int32_t id = 0; id < vocab_.size(); ++id) {
         TokenType t = vocab_.type(id);
         const std::string &text = vocab_.tokens[size_t(id)];
-        if ((t == TokenType::Control || t == TokenType::UserDefined) && !text.empty())
+        if ((t == TokenType::Control || t == TokenType::UserDefined || t == TokenType::Unknown) &&
+            !text.empty())
             specials_[static_cast<unsigned char>(text[0])].push_back(id);
     }
     for (auto &bucket : specials_)
@@ -87,22 +89,27 @@ void Tokenizer::encode_text(std::string_view text, bool first, std::vector<int32
         bpe_->encode(piece, out);
 }
 
+// A SentencePiece model's user-defined pieces (Gemma's runs of spaces, tabs and newlines, its
+// HTML tags) are part of its segmentation: SentencePiece cuts them out of any text, and so does
+// llama.cpp with special-token parsing off. Control and unknown tokens only when asked.
+int32_t Tokenizer::special_at(std::string_view text, size_t pos, bool parse_special) const {
+    for (int32_t id : specials_[static_cast<unsigned char>(text[pos])]) {
+        if (!parse_special && vocab_.type(id) != TokenType::UserDefined) continue;
+        const std::string &s = vocab_.tokens[size_t(id)];
+        if (text.compare(pos, s.size(), s) == 0) return id;
+    }
+    return -1;
+}
+
 std::vector<int32_t> Tokenizer::encode(std::string_view text, EncodeOptions options) const {
     std::vector<int32_t> out;
     if (options.add_special && vocab_.add_bos && vocab_.bos >= 0) out.push_back(vocab_.bos);
     // SentencePiece adds its dummy prefix to text at the start or right after a special token.
     bool after_special = true;
     size_t start = 0;
-    if (options.parse_special) {
+    if (options.parse_special || spm_) {
         for (size_t pos = 0; pos < text.size();) {
-            int32_t match = -1;
-            for (int32_t id : specials_[static_cast<unsigned char>(text[pos])]) {
-                const std::string &s = vocab_.tokens[size_t(id)];
-                if (text.compare(pos, s.size(), s) == 0) {
-                    match = id;
-                    break;
-                }
-            }
+            int32_t match = special_at(text, pos, options.parse_special);
             if (match < 0) {
                 ++pos;
                 continue;

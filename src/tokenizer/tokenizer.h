@@ -16,8 +16,10 @@
 namespace vkllm::tokenizer {
 
 struct EncodeOptions {
-    bool add_special = false;    // BOS / EOS as the vocabulary asks
-    bool parse_special = false;  // control and user-defined token text becomes those tokens
+    bool add_special = false;  // BOS / EOS as the vocabulary asks
+    // Control and unknown token text (<|im_end|>, <start_of_turn>) becomes those tokens. A
+    // SentencePiece vocabulary's user-defined tokens are matched either way.
+    bool parse_special = false;
 };
 
 class Tokenizer {
@@ -39,6 +41,8 @@ class Tokenizer {
 
   private:
     void encode_text(std::string_view text, bool first, std::vector<int32_t> &out) const;
+    // The longest special token that starts at text[pos] and may be matched, or -1.
+    int32_t special_at(std::string_view text, size_t pos, bool parse_special) const;
 
     Vocab vocab_;
     std::optional<PreTokenizer> pre_;
