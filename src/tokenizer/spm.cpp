@@ -19,7 +19,7 @@ SpmEncoder::SpmEncoder(const Vocab &vocab) : vocab_(vocab) {
 // A piece that is a token is emitted as it is; any other piece (the merges only ever join
 // strings that are tokens, so only single characters get here) falls back to its bytes.
 void SpmEncoder::emit(std::string_view text, std::vector<int32_t> &out) const {
-    int32_t id = vocab_.find(std::string(text));
+    int32_t id = vocab_.find(text);
     if (id >= 0) {
         out.push_back(id);
         return;
@@ -61,7 +61,7 @@ void SpmEncoder::encode(std::string_view text, std::vector<int32_t> &out) const 
         if (left < 0 || sym[size_t(left)].next < 0) return;
         const Symbol &l = sym[size_t(left)];
         const Symbol &r = sym[size_t(l.next)];
-        int32_t id = vocab_.find(std::string(text.substr(l.start, l.len + r.len)));
+        int32_t id = vocab_.find(text.substr(l.start, l.len + r.len));
         if (id < 0) return;
         float score = vocab_.scores.empty() ? 0.0f : vocab_.scores[size_t(id)];
         heap.push(Bigram{score, left, l.len + r.len});

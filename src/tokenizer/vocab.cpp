@@ -1,10 +1,36 @@
 #include "tokenizer/vocab.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "common/error.h"
 
 namespace vkllm::tokenizer {
+
+void TokenIndex::build(const std::vector<std::string> &tokens) {
+    size_t size = 16;
+    while (size < 2 * tokens.size())
+        size *= 2;
+    slots_.assign(size, -1);
+    for (size_t id = 0; id < tokens.size(); ++id) {
+        int32_t &s = slots_[slot(tokens, tokens[id])];
+        if (s < 0) s = int32_t(id);
+    }
+}
+
+// Linear probing: the table is at most half full, so a probe is short.
+size_t TokenIndex::slot(const std::vector<std::string> &tokens, std::string_view text) const {
+    size_t mask = slots_.size() - 1;
+    size_t hash = std::hash<std::string_view>{}(text);
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+        int32_t id = slots_[i];
+        if (id < 0 || tokens[size_t(id)] == text) return i;
+    }
+}
+
+int32_t TokenIndex::find(const std::vector<std::string> &tokens, std::string_view text) const {
+    return slots_.empty() ? -1 : slots_[slot(tokens, text)];
+}
 
 Vocab load_vocab(const format::GgufFile &f) {
     const char *path = f.path().c_str();
@@ -21,7 +47,9 @@ Vocab load_vocab(const format::GgufFile &f) {
              path, v.model_name.c_str());
     v.pre = std::string(f.get_string("tokenizer.ggml.pre").value_or(""));
 
-    for (std::string_view t : f.get_string_array("tokenizer.ggml.tokens"))
+    std::vector<std::string_view> texts = f.get_string_array("tokenizer.ggml.tokens");
+    v.tokens.reserve(texts.size());
+    for (std::string_view t : texts)
         v.tokens.emplace_back(t);
     if (v.tokens.empty())
         fail(VKLLM_ERR_FORMAT, "%s: tokenizer.ggml.tokens is missing or empty", path);
@@ -42,9 +70,7 @@ Vocab load_vocab(const format::GgufFile &f) {
     }
     for (std::string_view m : f.get_string_array("tokenizer.ggml.merges"))
         v.merges.emplace_back(m);
-    v.ids.reserve(n);
-    for (size_t i = 0; i < n; ++i)
-        v.ids.emplace(v.tokens[i], int32_t(i));
+    v.index.build(v.tokens);
 
     auto special = [&](const char *key, int32_t &id) {
         auto value = f.get_int(key);

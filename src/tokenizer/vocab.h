@@ -3,7 +3,7 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "format/gguf.h"
@@ -23,6 +23,19 @@ enum class TokenType : int32_t {
 
 enum class VocabModel { Bpe, Spm };  // tokenizer.ggml.model "gpt2" / "llama"
 
+// Token text -> id: an open-addressing table of ids into the token list, so a 262,144-token
+// vocabulary is indexed without a second copy of every string (which a map keyed by
+// std::string makes, at a few times the load time). It holds no pointers: copies stay valid.
+class TokenIndex {
+  public:
+    void build(const std::vector<std::string> &tokens);  // the first of equal texts wins
+    int32_t find(const std::vector<std::string> &tokens, std::string_view text) const;
+
+  private:
+    size_t slot(const std::vector<std::string> &tokens, std::string_view text) const;
+    std::vector<int32_t> slots_;  // -1 when free; a power of two, at least twice the tokens
+};
+
 struct Vocab {
     VocabModel model = VocabModel::Bpe;
     std::string model_name;  // as in the file
@@ -30,8 +43,8 @@ struct Vocab {
     std::vector<std::string> tokens;
     std::vector<float> scores;  // empty when the file has none
     std::vector<TokenType> types;
-    std::vector<std::string> merges;               // "left right", highest priority first
-    std::unordered_map<std::string, int32_t> ids;  // token text -> id (first id wins)
+    std::vector<std::string> merges;  // "left right", highest priority first
+    TokenIndex index;                 // token text -> id
     int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1, sep = -1;
     bool add_bos = false;
     bool add_eos = false;
@@ -39,10 +52,7 @@ struct Vocab {
     std::string chat_template;
 
     int32_t size() const { return int32_t(tokens.size()); }
-    int32_t find(const std::string &text) const {
-        auto it = ids.find(text);
-        return it == ids.end() ? -1 : it->second;
-    }
+    int32_t find(std::string_view text) const { return index.find(tokens, text); }
     TokenType type(int32_t id) const { return types[size_t(id)]; }
     // Generation stops at these: EOS, EOT, EOM, and the end-of-turn markers chat models use.
     std::vector<int32_t> end_of_generation;
