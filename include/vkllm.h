@@ -429,7 +429,8 @@ typedef struct vkllm_tokenizer_info {
 VKLLM_API vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer,
                                                 vkllm_tokenizer_info *out);
 
-/* vkllm_tokenize flags. */
+/* vkllm_tokenize flags. A SentencePiece model's user-defined pieces (Gemma's runs of spaces,
+ * its HTML tags) are part of its segmentation: they are matched with or without PARSE_SPECIAL. */
 #define VKLLM_TOKENIZE_ADD_SPECIAL 0x1u /* add BOS (and EOS) where the model asks for them */
 #define VKLLM_TOKENIZE_PARSE_SPECIAL                          \
     0x2u /* text of control and added tokens ("<|im_start|>") \
@@ -455,8 +456,9 @@ VKLLM_API vkllm_status vkllm_token_to_piece(const vkllm_tokenizer *tokenizer, in
                                             uint32_t flags, char *buf, size_t capacity,
                                             size_t *length);
 
-/* The text of a sequence of tokens (SentencePiece's leading dummy space removed), with a NUL
- * after it; the buffer rules of vkllm_gguf_get_string. */
+/* The text of a sequence of tokens (the leading dummy-prefix space removed where the
+ * SentencePiece vocabulary adds one), with a NUL after it; the buffer rules of
+ * vkllm_gguf_get_string. */
 VKLLM_API vkllm_status vkllm_detokenize(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
                                         size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
                                         size_t *length);
