@@ -15,10 +15,12 @@ static int32_t vkllmgo_on_prefill(void *user_data, size_t done, size_t total) {
 
 vkllm_status vkllmgo_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
                               const vkllm_sampling_params *sampling, uint32_t max_tokens,
-                              uintptr_t handle, vkllm_generate_result *result) {
+                              int32_t ignore_eog, uintptr_t handle,
+                              vkllm_generate_result *result) {
     vkllm_generate_params params;
     vkllm_generate_params_init(&params);
     params.max_tokens = max_tokens;
+    params.ignore_eog = ignore_eog;
     params.on_token = vkllmgo_on_token;
     params.on_prefill = vkllmgo_on_prefill;
     params.user_data = (void *)handle;

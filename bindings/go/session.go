@@ -5,7 +5,8 @@ package vkllm
 
 vkllm_status vkllmgo_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
                               const vkllm_sampling_params *sampling, uint32_t max_tokens,
-                              uintptr_t handle, vkllm_generate_result *result);
+                              int32_t ignore_eog, uintptr_t handle,
+                              vkllm_generate_result *result);
 */
 import "C"
 
@@ -199,6 +200,15 @@ func vkllmgoOnPrefill(handle C.uintptr_t, done, total C.size_t) C.int32_t {
 	return 0
 }
 
+// GenerateOptions bound a generation besides the sampling (the rest of vkllm_generate_params).
+type GenerateOptions struct {
+	MaxTokens uint32
+	// IgnoreEOG: end-of-generation tokens are generated and decoded like any other token, so
+	// only MaxTokens or the callback ends the generation (for benchmarks and for comparisons
+	// with runners that continue past an end token).
+	IgnoreEOG bool
+}
+
 // Generate appends prompt to the sequence and generates up to maxTokens tokens, calling
 // onToken for each. onToken returns true to go on; false stops the generation cleanly (nil
 // error, StopCancelled). When ctx is done the library is told to stop at the next prefill
@@ -207,6 +217,12 @@ func vkllmgoOnPrefill(handle C.uintptr_t, done, total C.size_t) C.int32_t {
 // every generated token but the last is in the cache.
 func (s *Session) Generate(ctx context.Context, prompt []int32, sampling Sampling,
 	maxTokens uint32, onToken func(Token) bool) (Generation, error) {
+	return s.GenerateWith(ctx, prompt, sampling, GenerateOptions{MaxTokens: maxTokens}, onToken)
+}
+
+// GenerateWith is Generate with every option.
+func (s *Session) GenerateWith(ctx context.Context, prompt []int32, sampling Sampling,
+	opts GenerateOptions, onToken func(Token) bool) (Generation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.h == nil {
@@ -227,8 +243,12 @@ func (s *Session) Generate(ctx context.Context, prompt []int32, sampling Samplin
 	res.struct_size = C.size_t(unsafe.Sizeof(res))
 
 	runtime.LockOSThread()
-	status := C.vkllmgo_generate(s.h, ptr, C.size_t(len(prompt)), &raw, C.uint32_t(maxTokens),
-		C.uintptr_t(h), &res)
+	var ignoreEOG C.int32_t
+	if opts.IgnoreEOG {
+		ignoreEOG = 1
+	}
+	status := C.vkllmgo_generate(s.h, ptr, C.size_t(len(prompt)), &raw,
+		C.uint32_t(opts.MaxTokens), ignoreEOG, C.uintptr_t(h), &res)
 	err := check(status)
 	runtime.UnlockOSThread()
 

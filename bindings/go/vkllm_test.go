@@ -152,6 +152,48 @@ func TestContextCancellationStopsEarly(t *testing.T) {
 	}
 }
 
+func TestIgnoreEOGGeneratesThroughTheEndToken(t *testing.T) {
+	_, m := load(t)
+	// The tiny model's greedy continuation of token 89 reaches its end token <|im_end|> (318)
+	// after a few tokens.
+	prompt := []int32{89}
+	s, err := NewSession(m, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ended []int32
+	gen, err := s.Generate(context.Background(), prompt, Greedy(), 32, func(tok Token) bool {
+		if tok.ID >= 0 {
+			ended = append(ended, tok.ID)
+		}
+		return true
+	})
+	if err != nil || gen.StopReason != StopEndOfGeneration || gen.NGenerated >= 28 {
+		t.Fatalf("err %v, generation %+v", err, gen)
+	}
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	n := gen.NGenerated
+	var through []int32
+	opts := GenerateOptions{MaxTokens: uint32(n + 4), IgnoreEOG: true}
+	gen, err = s.GenerateWith(context.Background(), prompt, Greedy(), opts, func(tok Token) bool {
+		if tok.ID >= 0 {
+			through = append(through, tok.ID)
+		}
+		return true
+	})
+	if err != nil || gen.StopReason != StopMaxTokens || gen.NGenerated != n+4 || len(through) != n+4 {
+		t.Fatalf("err %v, generation %+v, %d tokens", err, gen, len(through))
+	}
+	for i := range ended {
+		if through[i] != ended[i] {
+			t.Fatalf("past the end token %v, stopped at it %v", through, ended)
+		}
+	}
+}
+
 func TestCallbackReturningFalseIsACleanStop(t *testing.T) {
 	_, m := load(t)
 	prompt, _ := m.Tokenize("Hello")

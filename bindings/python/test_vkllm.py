@@ -87,6 +87,25 @@ class GenerationTest(unittest.TestCase):
                 runs.append("".join(session.generate(self.prompt, 8, temperature=0.9, seed=42)))
             self.assertEqual(runs[0], runs[1])
 
+    def test_ignore_eog_generates_through_the_end_token(self):
+        # The tiny model's greedy continuation of token 89 reaches its end token <|im_end|>
+        # (318) after a few tokens.
+        prompt = [89]
+        with vkllm.Session(self.model, n_ctx=64) as session:
+            ended = "".join(session.generate(prompt, max_tokens=32))
+            r = session.last_result
+            self.assertEqual(r.stop_reason, vkllm.STOP_END_OF_GENERATION)
+            n = r.n_generated
+            self.assertLess(n, 28)
+            session.reset()
+            through = "".join(session.generate(prompt, max_tokens=n + 4, ignore_eog=True))
+            r = session.last_result
+            self.assertEqual(r.stop_reason, vkllm.STOP_MAX_TOKENS)
+            self.assertEqual(r.n_generated, n + 4)
+            self.assertTrue(through.startswith(ended))
+            # The end token was decoded like the others: all but the last are in the cache.
+            self.assertEqual(session.position(), len(prompt) + n + 3)
+
     def test_stopping_early_cancels_and_the_session_stays_usable(self):
         with vkllm.Session(self.model, n_ctx=128) as session:
             # 40 tokens: more than the bindings queue (4 pieces) holds, so the generation is

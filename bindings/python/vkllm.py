@@ -210,6 +210,7 @@ class _GenerateParams(ctypes.Structure):
         ("on_prefill", _PrefillFn),
         ("user_data", ctypes.c_void_p),
         ("steps_per_submit", ctypes.c_uint32),
+        ("ignore_eog", ctypes.c_int32),
     ]
 
 
@@ -570,7 +571,7 @@ class Session:
 
     def generate(self, prompt, max_tokens=256, temperature=0.0, top_k=40, top_p=0.95,
                  min_p=0.05, repeat_penalty=1.0, repeat_last_n=64, seed=0, stop=(), seq=0,
-                 steps_per_submit=0):
+                 steps_per_submit=0, ignore_eog=False):
         """Appends `prompt` (token ids) to sequence `seq` and yields the generated text as it
         streams, piece by piece (str; never half a UTF-8 character). temperature 0: greedy.
 
@@ -578,7 +579,9 @@ class Session:
         on the library's side; the session stays usable. Afterwards `last_result` holds the
         GenerateResult (stop_reason STOP_CANCELLED when stopped early). A failure raises
         vkllm.Error from the iteration. steps_per_submit: greedy decode steps per submission
-        (0: the library's choice; see vkllm_generate_params)."""
+        (0: the library's choice; see vkllm_generate_params). ignore_eog: end-of-generation
+        tokens are generated and decoded like any other (only max_tokens, a stop string or
+        stopping early ends it), for benchmarks and comparisons with other runners."""
         handle = self._idle()
         ids = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
         sp = _params(_SamplingParams, _lib.vkllm_sampling_params_init)
@@ -593,6 +596,7 @@ class Session:
         gp.seq = seq
         gp.max_tokens = max_tokens
         gp.steps_per_submit = steps_per_submit
+        gp.ignore_eog = 1 if ignore_eog else 0
         stops = [s.encode() if isinstance(s, str) else bytes(s) for s in stop]
         stop_arr = (ctypes.c_char_p * max(len(stops), 1))(*stops)
         if stops:

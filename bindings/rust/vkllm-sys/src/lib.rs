@@ -375,6 +375,7 @@ pub struct vkllm_generate_params {
     pub on_prefill: vkllm_prefill_fn,
     pub user_data: *mut c_void,
     pub steps_per_submit: u32,
+    pub ignore_eog: i32,
 }
 
 #[repr(C)]
@@ -621,6 +622,7 @@ mod tests {
         // The numbers are what a C compiler gives for include/vkllm.h.
         assert_eq!(offset_of!(vkllm_generate_params, on_token), 40);
         assert_eq!(offset_of!(vkllm_generate_params, steps_per_submit), 64);
+        assert_eq!(offset_of!(vkllm_generate_params, ignore_eog), 68);
         assert_eq!(size_of::<vkllm_generate_params>(), 72);
         assert_eq!(size_of::<vkllm_sampling_params>(), 40);
         assert_eq!(size_of::<vkllm_generate_result>(), 48);

@@ -425,6 +425,30 @@ impl Sampling {
     }
 }
 
+/// What bounds a generation besides the sampling (the rest of `vkllm_generate_params`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GenerateOptions {
+    pub max_tokens: u32,
+    /// End-of-generation tokens are generated and decoded like any other token, so only
+    /// `max_tokens` or the callback ends the generation: for benchmarks and for comparisons
+    /// with runners that continue past an end token.
+    pub ignore_eog: bool,
+}
+
+impl Default for GenerateOptions {
+    /// The library's defaults (256 tokens, stopping at an end token).
+    fn default() -> GenerateOptions {
+        // SAFETY: zeroed is valid (NULL pointers, None callbacks).
+        let mut raw: sys::vkllm_generate_params = unsafe { std::mem::zeroed() };
+        // SAFETY: init fills a valid struct.
+        unsafe { sys::vkllm_generate_params_init(&mut raw) };
+        GenerateOptions {
+            max_tokens: raw.max_tokens,
+            ignore_eog: raw.ignore_eog != 0,
+        }
+    }
+}
+
 /// Why a generation ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StopReason {
@@ -557,6 +581,24 @@ impl Session {
         prompt: &[i32],
         sampling: &Sampling,
         max_tokens: u32,
+        on_piece: F,
+    ) -> Result<Generation>
+    where
+        F: FnMut(&str) -> bool,
+    {
+        let options = GenerateOptions {
+            max_tokens,
+            ..GenerateOptions::default()
+        };
+        self.generate_with(prompt, sampling, &options, on_piece)
+    }
+
+    /// [`Session::generate`] with every option.
+    pub fn generate_with<F>(
+        &mut self,
+        prompt: &[i32],
+        sampling: &Sampling,
+        options: &GenerateOptions,
         mut on_piece: F,
     ) -> Result<Generation>
     where
@@ -577,7 +619,8 @@ impl Session {
         // vkllm_token_fn and never unwinds.
         let code = unsafe {
             sys::vkllm_generate_params_init(&mut params);
-            params.max_tokens = max_tokens;
+            params.max_tokens = options.max_tokens;
+            params.ignore_eog = i32::from(options.ignore_eog);
             params.on_token = Some(on_token_trampoline);
             params.user_data = (&mut cb as *mut Callback).cast();
             sys::vkllm_generate(

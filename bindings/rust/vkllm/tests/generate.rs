@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use vkllm::{Model, Runtime, Sampling, Session, Status, StopReason};
+use vkllm::{GenerateOptions, Model, Runtime, Sampling, Session, Status, StopReason};
 
 fn test_model() -> PathBuf {
     let path = std::env::var_os("VKLLM_TEST_MODEL")
@@ -71,6 +71,45 @@ fn returning_false_stops_the_generation() {
         .expect("a stop asked by the callback is not an error");
     assert_eq!(calls, 1);
     assert_eq!(generation.stop_reason, StopReason::Cancelled);
+}
+
+#[test]
+fn ignore_eog_generates_through_the_end_token() {
+    let runtime = Runtime::new().expect("runtime");
+    let model = Model::load(&runtime, test_model()).expect("model");
+    // The tiny model's greedy continuation of token 89 reaches its end token <|im_end|>
+    // (318) after a few tokens.
+    let prompt = [89];
+    let mut session = Session::new(&model, 64).expect("session");
+    let mut ended = String::new();
+    let stopped = session
+        .generate(&prompt, &Sampling::greedy(), 32, |piece| {
+            ended.push_str(piece);
+            true
+        })
+        .expect("generate");
+    assert_eq!(stopped.stop_reason, StopReason::EndOfGeneration);
+    let n = stopped.n_generated;
+    assert!(n < 28, "{n} tokens");
+
+    session.reset().expect("reset");
+    let options = GenerateOptions {
+        max_tokens: n as u32 + 4,
+        ignore_eog: true,
+    };
+    let mut through = String::new();
+    let past = session
+        .generate_with(&prompt, &Sampling::greedy(), &options, |piece| {
+            through.push_str(piece);
+            true
+        })
+        .expect("generate past the end token");
+    assert_eq!(past.stop_reason, StopReason::MaxTokens);
+    assert_eq!(past.n_generated, n + 4);
+    assert!(through.starts_with(&ended), "{through:?} after {ended:?}");
+    // The end token was decoded like the others: all but the last are in the cache.
+    assert_eq!(session.position().unwrap() as usize, prompt.len() + n + 3);
+    assert!(!GenerateOptions::default().ignore_eog);
 }
 
 #[test]
