@@ -109,9 +109,29 @@ TEST(Categories, MarksAndNumbers) {
     EXPECT_FALSE(is_number('a'));
 }
 
+TEST(Categories, PunctuationAndSymbolsHaveTheirOwn) {
+    EXPECT_EQ(category('!'), Category::Po);
+    EXPECT_EQ(category('_'), Category::Pc);
+    EXPECT_EQ(category('('), Category::Ps);
+    EXPECT_EQ(category(0x2019), Category::Pf);  // right single quotation mark
+    EXPECT_EQ(category('+'), Category::Sm);
+    EXPECT_EQ(category('$'), Category::Sc);
+    EXPECT_EQ(category('^'), Category::Sk);
+    EXPECT_EQ(category(0x1F600), Category::So);
+}
+
+TEST(Categories, HanIsTheScriptNotTheBlock) {
+    EXPECT_TRUE(is_han(0x4E2D));
+    EXPECT_TRUE(is_han(0x3005));   // ideographic iteration mark
+    EXPECT_TRUE(is_han(0x20000));  // extension B
+    EXPECT_FALSE(is_han(0x3042));  // hiragana
+    EXPECT_FALSE(is_han(0x3001));  // ideographic comma: common script
+    EXPECT_FALSE(is_han('a'));
+}
+
 TEST(Categories, EverythingElseIsOther) {
-    for (uint32_t cp : {0x0u, 0x20u, 0x21u, 0x27u, 0x2Fu, 0xA0u, 0x2019u, 0x1F600u, 0xFFFDu,
-                        0x0378u /* unassigned */, 0xE000u /* private use */, 0x10FFFFu}) {
+    for (uint32_t cp : {0x0u, 0x20u, 0xA0u, 0xFFFDu + 2, 0x0378u /* unassigned */,
+                        0xE000u /* private use */, 0x10FFFFu}) {
         EXPECT_EQ(category(cp), Category::Other) << cp;
         EXPECT_FALSE(is_letter(cp) || is_mark(cp) || is_number(cp)) << cp;
     }

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes src/tokenizer/unicode_tables.cpp from Python's unicodedata (the committed file is
-Unicode 14.0.0, from Python 3.11). Deterministic: the same Python gives the same file.
+Unicode 14.0.0, from Python 3.11). Deterministic: the same Python and `regex` give the same file.
+The Han script (\\p{Han}, which unicodedata does not expose) comes from the `regex` module
+(pip install regex), restricted to the code points assigned in unicodedata's version.
 
     python3 tools/gen_unicode_tables.py [output.cpp]
 """
@@ -10,7 +12,8 @@ import sys
 import unicodedata
 
 MAX_CP = 0x10FFFF
-CATEGORIES = ["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No"]
+CATEGORIES = ["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps",
+              "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So"]
 HANGUL = range(0xAC00, 0xD7A4)  # decomposed and composed by formula, not by table
 
 # The White_Space property (PropList.txt); unicodedata does not expose it. Stable since 6.3.
@@ -29,6 +32,21 @@ def category_runs():
         if not runs or runs[-1][1] != cat:
             runs.append((cp, cat))
     return runs
+
+
+def han_ranges():
+    import regex
+    han = regex.compile(r"\p{Han}")
+    ranges = []
+    for cp in range(MAX_CP + 1):
+        ch = chr(cp)
+        if unicodedata.category(ch) == "Cn" or not han.match(ch):
+            continue
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return ranges
 
 
 def combining_ranges():
@@ -102,6 +120,8 @@ def main():
         table("Composition", "kCompositions", "kCompositionCount", compositions(decomps),
               lambda c: f"{{0x{c[0]:X}, 0x{c[1]:X}, 0x{c[2]:X}}},"),
         table("Range", "kWhitespace", "kWhitespaceCount", WHITE_SPACE,
+              lambda r: f"{{0x{r[0]:X}, 0x{r[1]:X}}},"),
+        table("Range", "kHan", "kHanCount", han_ranges(),
               lambda r: f"{{0x{r[0]:X}, 0x{r[1]:X}}},"),
         "// clang-format on\n",
         "}  // namespace vkllm::tokenizer::tables\n",

@@ -5,6 +5,7 @@
 #include "api/guard.h"
 #include "api/objects.h"
 #include "api/out.h"
+#include "common/log.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -51,6 +52,9 @@ vkllm_status vkllm_tokenizer_create(const vkllm_gguf *gguf, vkllm_tokenizer **ou
         require_arg(out, "vkllm_tokenizer_create", "out");
         auto t = std::make_unique<vkllm_tokenizer>();
         t->impl = std::make_shared<Tokenizer>(vkllm::tokenizer::load_vocab(*gguf->file));
+        // No runtime, so no log callback: warnings go where the default logger sends them.
+        if (!t->impl->warning().empty())
+            vkllm::Logger{}(VKLLM_LOG_WARNING, gguf->file->path() + ": " + t->impl->warning());
         *out = t.release();
     });
 }

@@ -19,6 +19,8 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
     config_ = models::read_config(file);
     // The tokenizer first: a model that cannot be tokenized is refused before any upload.
     tokenizer_ = std::make_shared<tokenizer::Tokenizer>(tokenizer::load_vocab(file));
+    if (!tokenizer_->warning().empty())
+        ctx.device().log()(VKLLM_LOG_WARNING, path + ": " + tokenizer_->warning());
     if (uint32_t(tokenizer_->vocab().size()) > config_.n_vocab)
         fail(VKLLM_ERR_FORMAT, "%s: %d tokens but only %u embedding rows", path.c_str(),
              tokenizer_->vocab().size(), config_.n_vocab);

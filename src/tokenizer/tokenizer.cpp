@@ -9,16 +9,6 @@ namespace vkllm::tokenizer {
 
 namespace {
 
-// tokenizer.ggml.pre names (as llama.cpp's converter writes them) -> our pre-tokenizers.
-std::optional<PreTokenizer> pre_tokenizer(const std::string &name) {
-    if (name.empty() || name == "default" || name == "gpt-2" || name == "gpt2")
-        return PreTokenizer::Gpt2;
-    if (name == "qwen2" || name == "qwen" || name == "deepseek-r1-qwen") return PreTokenizer::Qwen2;
-    if (name == "llama-bpe" || name == "llama3" || name == "smaug-bpe") return PreTokenizer::Llama3;
-    if (name == "gpt-4o" || name == "gpt-oss" || name == "o200k") return PreTokenizer::O200k;
-    return std::nullopt;
-}
-
 const char kSpmSpace[] = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
 
 // Length of the incomplete UTF-8 character at the end of s (0 when s ends on a boundary or
@@ -38,17 +28,20 @@ size_t incomplete_tail(const std::string &s) {
 
 Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
     if (vocab_.model == VocabModel::Bpe) {
-        pre_ = pre_tokenizer(vocab_.pre);
-        if (!pre_)
+        const PreTokenizerRules *rules = find_pretokenizer(vocab_.pre);
+        if (!rules)
             fail(VKLLM_ERR_UNSUPPORTED,
-                 "pre-tokenizer \"%s\" is not supported (gpt-2, qwen2, llama-bpe, gpt-4o are)",
-                 vocab_.pre.c_str());
-        // Llama 3 and o200k emit a pre-token that is itself a token without merging;
-        // Qwen2's Hugging Face tokenizer NFC-normalises its input (llama.cpp does not; we
-        // follow the model's own tokenizer).
-        bpe_ = std::make_unique<BpeEncoder>(
-            vocab_, *pre_ == PreTokenizer::Llama3 || *pre_ == PreTokenizer::O200k);
-        nfc_ = *pre_ == PreTokenizer::Qwen2;
+                 "pre-tokenizer \"%s\" (tokenizer.ggml.pre) is not supported; the supported "
+                 "names are listed in the README (\"Tokenizers\"): %s",
+                 vocab_.pre.c_str(), pretokenizer_names().c_str());
+        if (vocab_.pre.empty())
+            warning_ =
+                "no tokenizer.ggml.pre: llama.cpp's \"default\" pre-tokenizer is used, which may "
+                "not split text as the model was trained (regenerate the file with a current "
+                "converter)";
+        pre_ = std::make_unique<PreTokenizer>(*rules);
+        bpe_ = std::make_unique<BpeEncoder>(vocab_, rules->has(kIgnoreMerges),
+                                            !rules->has(kRawUtf8));
     } else {
         spm_ = std::make_unique<SpmEncoder>(vocab_);
     }
@@ -80,12 +73,24 @@ void Tokenizer::encode_text(std::string_view text, bool first, std::vector<int32
         spm_->encode(escaped, out);
         return;
     }
+    const PreTokenizerRules &rules = pre_->rules();
     std::string normalized;
-    if (nfc_) {
+    if (rules.has(kNfc)) {
         normalized = nfc(text);
         text = normalized;
     }
-    for (std::string_view piece : pretokenize(*pre_, text))
+    if (rules.has(kEscapeSpaces)) {
+        std::string escaped;
+        for (char ch : text) {
+            if (ch == ' ')
+                escaped += kSpmSpace;
+            else
+                escaped += ch;
+        }
+        normalized.swap(escaped);
+        text = normalized;
+    }
+    for (std::string_view piece : pre_->split(text))
         bpe_->encode(piece, out);
 }
 

@@ -26,6 +26,9 @@ class Tokenizer {
   public:
     // Throws VKLLM_ERR_UNSUPPORTED for an unknown pre-tokenizer name.
     explicit Tokenizer(Vocab vocab);
+    // What the caller should log once about this vocabulary ("" when nothing): a BPE file
+    // without tokenizer.ggml.pre, which gets llama.cpp's default rules.
+    const std::string &warning() const { return warning_; }
     Tokenizer(const Tokenizer &) = delete;
     Tokenizer &operator=(const Tokenizer &) = delete;
 
@@ -45,8 +48,8 @@ class Tokenizer {
     int32_t special_at(std::string_view text, size_t pos, bool parse_special) const;
 
     Vocab vocab_;
-    std::optional<PreTokenizer> pre_;
-    bool nfc_ = false;
+    std::unique_ptr<PreTokenizer> pre_;  // BPE only
+    std::string warning_;
     std::unique_ptr<BpeEncoder> bpe_;
     std::unique_ptr<SpmEncoder> spm_;
     std::vector<int32_t> specials_[256];  // by first byte, longest first

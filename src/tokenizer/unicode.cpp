@@ -69,6 +69,15 @@ Category category(uint32_t cp) {
     return run[-1].category;
 }
 
+bool is_han(uint32_t cp) {
+    using tables::Range;
+    if (cp < tables::kHan[0].first) return false;
+    const Range *end = tables::kHan + tables::kHanCount;
+    const Range *r = std::upper_bound(tables::kHan, end, cp,
+                                      [](uint32_t c, const Range &x) { return c < x.first; });
+    return cp <= r[-1].last;
+}
+
 bool is_whitespace(uint32_t cp) {
     for (size_t i = 0; i < tables::kWhitespaceCount; ++i)
         if (cp >= tables::kWhitespace[i].first && cp <= tables::kWhitespace[i].last) return true;

@@ -42,6 +42,8 @@ extern const Composition kCompositions[];
 extern const size_t kCompositionCount;
 extern const Range kWhitespace[];
 extern const size_t kWhitespaceCount;
+extern const Range kHan[];  // sorted, disjoint
+extern const size_t kHanCount;
 
 }  // namespace tables
 

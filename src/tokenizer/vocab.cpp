@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "common/error.h"
+#include "tokenizer/pretokenize.h"
 
 namespace vkllm::tokenizer {
 
@@ -87,8 +88,13 @@ Vocab load_vocab(const format::GgufFile &f) {
     special("tokenizer.ggml.unknown_token_id", v.unk);
     special("tokenizer.ggml.padding_token_id", v.pad);
     special("tokenizer.ggml.seperator_token_id", v.sep);  // sic: llama.cpp's key
-    // SentencePiece models add BOS unless told otherwise; BPE models only when told.
-    v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(v.model == VocabModel::Spm);
+    // SentencePiece models add BOS unless told otherwise; BPE models when told, or when their
+    // pre-tokenizer's family always did (Llama 3, Tekken, Chameleon), as llama.cpp assumes.
+    bool bos_by_default = v.model == VocabModel::Spm;
+    if (v.model == VocabModel::Bpe)
+        if (const PreTokenizerRules *rules = find_pretokenizer(v.pre))
+            bos_by_default = rules->has(kAddBosByDefault);
+    v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(bos_by_default);
     v.add_eos = f.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
     v.add_space_prefix =
         f.get_bool("tokenizer.ggml.add_space_prefix").value_or(v.model == VocabModel::Spm);
