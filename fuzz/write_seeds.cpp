@@ -1,7 +1,7 @@
 // Writes the seed corpora of fuzz/corpus/ (committed; rerun after changing the model writer):
 // small valid models of each architecture and weight type the tiny-model writer knows, texts
 // for the tokenizers, conversations for the chat templates.
-//   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,chat_template}/)
+//   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,pretokenize,chat_template}/)
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     std::string out = argv[1];
-    for (const char *d : {"", "/gguf", "/model_load", "/tokenizer", "/chat_template"})
+    for (const char *d :
+         {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize", "/chat_template"})
         mkdir((out + d).c_str(), 0755);
 
     struct Model {
@@ -79,6 +80,21 @@ int main(int argc, char **argv) {
     for (const char *t : texts)
         for (uint8_t sel : {0, 1, 2, 3, 4, 5, 6, 7})
             write(out + "/tokenizer/" + std::to_string(i++), std::string(1, char(sel)) + t);
+
+    // Pre-tokenizer inputs: a rule set's index, then text; or from 0x80, a pattern, NUL, text.
+    i = 0;
+    for (const char *t : texts)
+        for (uint8_t sel : {0, 2, 5, 6, 7, 8, 12, 19, 22, 24, 26, 30})
+            write(out + "/pretokenize/" + std::to_string(i++), std::string(1, char(sel)) + t);
+    const char *patterns[] = {
+        R"(\s+(?!\S)|\s+)",
+        R"((?i:'s|'t)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3})",
+        R"([\p{L}&&[^\p{Han}]]+|(?=(\d{3})+(?!\d))|\s+$)",
+        R"(a++b|[^(\s|.,)]+|(?:x\p{M}*)+)",
+    };
+    for (const char *p : patterns)
+        write(out + "/pretokenize/" + std::to_string(i++),
+              std::string(1, '\x80') + p + std::string(1, '\0') + texts[5]);
 
     // Conversations: template selector, then role and content fields, NUL-separated.
     auto conv = [](char sel, std::vector<std::string> fields, char last) {
