@@ -395,18 +395,22 @@ VKLLM_API const char *vkllm_ggml_type_name(uint32_t type);
 /* ---------------------------------------------------------------------------------------
  * Tokenizers
  *
- * Built from a model file's tokenizer.ggml.* metadata: byte-level BPE ("gpt2": GPT-2, Qwen2,
- * Llama 3, GPT-OSS, with their pre-tokenizers) and SentencePiece-style BPE ("llama": Llama 2,
- * TinyLlama). Encodings match the models' own Hugging Face tokenizers (for Qwen2 that
- * includes its NFC normalisation, which llama.cpp skips). A vkllm_tokenizer is immutable:
- * any number of threads may use it at once. It needs no device.
+ * Built from a model file's tokenizer.ggml.* metadata: BPE ("gpt2": GPT-2, Qwen, Llama 3,
+ * SmolLM, GPT-OSS, DeepSeek, Mistral's Tekken, Falcon, Command-R...) with every
+ * tokenizer.ggml.pre name llama.cpp's loader accepts (the README lists them; a file without
+ * the key gets llama.cpp's "default" rules and a warning in the log), and SentencePiece
+ * ("llama": Llama 2, TinyLlama, Gemma). Encodings match llama.cpp and the models' own Hugging
+ * Face tokenizers; where those two differ, vkllm follows the model's tokenizer: the
+ * pre-tokenizer names "qwen2", "qwen", "deepseek-r1-qwen" and "qwen35" NFC-normalise the text
+ * first, as Qwen's tokenizer does and llama.cpp does not. A vkllm_tokenizer is immutable: any
+ * number of threads may use it at once. It needs no device.
  * ------------------------------------------------------------------------------------- */
 
 typedef struct vkllm_tokenizer vkllm_tokenizer;
 
 /* Builds the tokenizer of an opened model file; the file may be closed afterwards.
- * VKLLM_ERR_UNSUPPORTED names an unknown tokenizer model or pre-tokenizer; VKLLM_ERR_FORMAT
- * an inconsistent vocabulary. */
+ * VKLLM_ERR_UNSUPPORTED names an unknown tokenizer model or pre-tokenizer (the message lists
+ * the known names); VKLLM_ERR_FORMAT an inconsistent vocabulary. */
 VKLLM_API vkllm_status vkllm_tokenizer_create(const vkllm_gguf *gguf, vkllm_tokenizer **out);
 
 /* NULL: no-op. */

@@ -140,6 +140,21 @@ TEST(Pretokenize, EveryNameOfEveryRuleSetIsFound) {
     EXPECT_NE(pretokenizer_names().find("smollm"), std::string::npos);
 }
 
+TEST(Pretokenize, TheReadmeListsEveryName) {
+    std::ifstream in(VKLLM_TEST_DATA_DIR "/../../README.md");
+    std::stringstream readme;
+    readme << in.rdbuf();
+    std::string text = readme.str();
+    size_t section = text.find("## Tokenizers");
+    ASSERT_NE(section, std::string::npos);
+    std::string list = text.substr(section, text.find("\n## ", section + 1) - section);
+    for (const PreTokenizerRules &rules : all_pretokenizers()) {
+        std::istringstream names(rules.names);
+        for (std::string name; names >> name;)
+            EXPECT_NE(list.find("`" + name + "`"), std::string::npos) << name;
+    }
+}
+
 TEST(Pretokenize, DigitsGroupFromTheRightWhereEmptyMatchesSplit) {
     EXPECT_EQ(split("superbpe", "1234567"), (Pieces{"1", "234", "567"}));
     EXPECT_EQ(split("superbpe", "123456 x"), (Pieces{"123", "456", " x"}));
