@@ -103,7 +103,25 @@ struct Inst {
     Op op;
     bool flag = false;  // Repeat: possessive; Look: negative
     uint32_t x = 0, y = 0;
-    uint32_t min = 0, max = 0;
+    uint32_t min = 0, max = 0;  // Split: min is its guard's index + 1 (0: none)
+};
+
+// What can start a match of a sub-pattern: a Split whose first branch cannot start with the
+// next code point goes straight to its second, without a backtracking entry. On ASCII text
+// that skips most alternatives of the patterns' long alternations at once.
+struct First {
+    std::array<uint64_t, 2> ascii{};
+    bool non_ascii = false;
+    bool nullable = true;  // can match nothing (then any next code point, or none, will do)
+
+    void add(const First &o) {
+        ascii[0] |= o.ascii[0];
+        ascii[1] |= o.ascii[1];
+        non_ascii = non_ascii || o.non_ascii;
+    }
+    bool admits(uint32_t cp) const {
+        return nullable || (cp < 128 ? (ascii[cp >> 6] >> (cp & 63)) & 1 : non_ascii);
+    }
 };
 
 constexpr uint32_t kUnbounded = UINT32_MAX;
@@ -123,7 +141,15 @@ struct Node {
 
 struct Regex::Program {
     std::vector<CharClass> classes;
+    std::vector<First> guards;
+    std::vector<std::array<uint64_t, 2>> ascii;  // each class's ASCII members, a bit each
     std::vector<Inst> code;
+
+    // Most text is mostly ASCII: those code points skip the class's items.
+    bool test(uint32_t cls, uint32_t cp, uint32_t props) const {
+        if (cp < 128) return (ascii[cls][cp >> 6] >> (cp & 63)) & 1;
+        return classes[cls].test(cp, props);
+    }
 };
 
 namespace {
@@ -501,7 +527,7 @@ bool nullable(const Node &n) {
 
 class Compiler {
   public:
-    explicit Compiler(std::vector<Inst> &code) : code_(code) {}
+    explicit Compiler(Regex::Program &p) : p_(p), code_(p.code) {}
 
     void node(const Node &n) {
         switch (n.kind) {
@@ -517,7 +543,7 @@ class Compiler {
                 std::vector<size_t> jumps;
                 for (size_t i = 0; i < n.kids.size(); ++i) {
                     size_t split = SIZE_MAX;
-                    if (i + 1 < n.kids.size()) split = emit({Op::Split});
+                    if (i + 1 < n.kids.size()) split = guarded_split(n.kids[i]);
                     if (split != SIZE_MAX) code_[split].x = here();
                     node(n.kids[i]);
                     if (i + 1 < n.kids.size()) jumps.push_back(emit({Op::Jump}));
@@ -545,6 +571,55 @@ class Compiler {
     }
 
   private:
+    First first(const Node &n) const {
+        First f;
+        switch (n.kind) {
+            case Node::Atom:
+                for (uint32_t cp = 0; cp < 128; ++cp)
+                    if (p_.classes[n.cls].test(cp, properties(cp)))
+                        f.ascii[cp >> 6] |= uint64_t(1) << (cp & 63);
+                f.non_ascii = true;
+                f.nullable = false;
+                break;
+            case Node::Concat:
+                for (const Node &k : n.kids) {
+                    First g = first(k);
+                    f.add(g);
+                    if (!g.nullable) {
+                        f.nullable = false;
+                        break;
+                    }
+                }
+                break;
+            case Node::Alt:
+                f.nullable = false;
+                for (const Node &k : n.kids) {
+                    First g = first(k);
+                    f.add(g);
+                    f.nullable = f.nullable || g.nullable;
+                }
+                break;
+            case Node::Repeat:
+                f = first(n.kids[0]);
+                f.nullable = f.nullable || n.min == 0;
+                break;
+            default:  // assertions consume nothing: what follows them decides
+                break;
+        }
+        return f;
+    }
+
+    // A Split whose first branch is `taken`, guarded by what can start it.
+    size_t guarded_split(const Node &taken) {
+        First f = first(taken);
+        Inst split{Op::Split};
+        if (!f.nullable) {
+            p_.guards.push_back(f);
+            split.min = uint32_t(p_.guards.size());
+        }
+        return emit(split);
+    }
+
     size_t here() const { return code_.size(); }
     size_t emit(Inst i) {
         if (code_.size() >= kMaxInstructions) fail(VKLLM_ERR_INTERNAL, "regex: pattern too large");
@@ -567,7 +642,7 @@ class Compiler {
         for (uint32_t i = 0; i < n.min; ++i)
             node(body);
         if (n.max == kUnbounded) {
-            size_t split = emit({Op::Split});
+            size_t split = guarded_split(body);
             code_[split].x = here();
             node(body);
             emit({Op::Jump, false, uint32_t(split)});
@@ -576,7 +651,7 @@ class Compiler {
         }
         std::vector<size_t> splits;
         for (uint32_t i = n.min; i < n.max; ++i) {
-            size_t split = emit({Op::Split});
+            size_t split = guarded_split(body);
             code_[split].x = here();
             splits.push_back(split);
             node(body);
@@ -585,6 +660,7 @@ class Compiler {
             code_[s].y = here();
     }
 
+    Regex::Program &p_;
     std::vector<Inst> &code_;
 };
 
@@ -640,13 +716,17 @@ class Matcher {
             bool ok = true;
             switch (in.op) {
                 case Op::Class:
-                    ok = pos < end_ && p_.classes[in.x].test(t_.cp(pos), t_.props(pos));
+                    ok = pos < end_ && p_.test(in.x, t_.cp(pos), t_.props(pos));
                     ++pos, ++pc;
                     break;
                 case Op::Repeat:
                     ok = repeat(pc, pos);
                     break;
                 case Op::Split:
+                    if (in.min && (pos >= end_ || !p_.guards[in.min - 1].admits(t_.cp(pos)))) {
+                        pc = in.y;
+                        break;
+                    }
                     stack_.push_back({Frame::Alt, uint32_t(in.y), pos, 0});
                     pc = in.x;
                     break;
@@ -687,13 +767,12 @@ class Matcher {
     // Runs the Repeat at pc from pos; on success pc and pos move past what it takes.
     bool repeat(size_t &pc, size_t &pos) {
         const Inst &in = p_.code[pc];
-        const CharClass &c = p_.classes[in.x];
         bool memo = in.max == kUnbounded && !in.flag;
         const MemoEntry &known = memo_[pc];
         if (memo && known.generation == generation_ && pos >= known.lo && pos <= known.hi)
             return false;
         size_t n = 0;
-        while (pos + n < end_ && n < in.max && c.test(t_.cp(pos + n), t_.props(pos + n)))
+        while (pos + n < end_ && n < in.max && p_.test(in.x, t_.cp(pos + n), t_.props(pos + n)))
             ++n;
         if (n < in.min) return false;
         if (!in.flag && n > in.min) {
@@ -753,9 +832,15 @@ CodePoints::CodePoints(std::string_view utf8) {
 
 Regex::Regex(std::string_view pattern) : program_(std::make_unique<Program>()) {
     Node tree = Parser(pattern, program_->classes).parse();
-    Compiler compiler(program_->code);
+    Compiler compiler(*program_);
     compiler.node(tree);
     program_->code.push_back({Op::Match});
+    for (const CharClass &c : program_->classes) {
+        std::array<uint64_t, 2> bits{};
+        for (uint32_t cp = 0; cp < 128; ++cp)
+            if (c.test(cp, properties(cp))) bits[cp >> 6] |= uint64_t(1) << (cp & 63);
+        program_->ascii.push_back(bits);
+    }
 }
 
 Regex::~Regex() = default;
