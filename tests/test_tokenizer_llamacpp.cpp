@@ -21,6 +21,7 @@
 #include "json.h"
 #include "model_cache.h"
 #include "shared_data.h"
+#include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
 
 using vkllm::tokenizer::EncodeOptions;
@@ -31,15 +32,48 @@ namespace {
 
 const std::string kData = VKLLM_TEST_DATA_DIR;
 
-// Where a pre-tokenizer's rules in vkllm are the model's original regex and llama.cpp's adapted
-// regex splits a string differently: (name, index into the corpus, why). The string is then
-// not compared for that name.
+// Where vkllm follows the model's own tokenizer and llama.cpp does not: (name, index into the
+// corpus, why). The string is then not compared with llama.cpp for that name; each is an input
+// of tests/data/pretokenize_golden.json, where Python's `regex` module, running the model's
+// own pattern on each piece as the Hugging Face tokenizers do, gives vkllm's split.
 struct KnownDifference {
     const char *name;
     size_t index;
     const char *reason;
 };
-const std::vector<KnownDifference> kKnownDifferences = {};
+const char kMarks[] =
+    "llama.cpp's rewrite of the pattern for std::regex leaves combining marks (\\p{M}) out of "
+    "the letter runs, so it splits Devanagari words";
+const char kPieces[] =
+    "llama.cpp's lookaheads and \\b look past the piece an earlier regex cut (spaces before a "
+    "digit, digits before a Han character), where Hugging Face matches each piece alone";
+const char kCase[] =
+    "llama.cpp's std::regex does not honour \\p{Lu}/\\p{Ll} here, so 0xDEAD does not split at "
+    "the case change";
+const std::vector<KnownDifference> kKnownDifferences = {
+    {"gpt-4o", 117, kMarks},      {"llama4", 117, kMarks},      {"kanana2", 117, kMarks},
+    {"talkie", 117, kMarks},      {"minimax-m2", 117, kMarks},  {"tekken", 117, kMarks},
+    {"kimi-k2", 117, kMarks},     {"kimi-k2", 179, kCase},      {"youtu", 179, kCase},
+    {"afmoe", 42, kPieces},       {"tiny_aya", 42, kPieces},    {"tiny_aya", 63, kPieces},
+    {"tiny_aya", 107, kPieces},   {"tiny_aya", 179, kPieces},   {"tiny_aya", 290, kPieces},
+    {"tiny_aya", 292, kPieces},   {"tiny_aya", 295, kPieces},   {"tiny_aya", 297, kPieces},
+    {"tiny_aya", 301, kPieces},   {"tiny_aya", 303, kPieces},   {"cohere2moe", 42, kPieces},
+    {"cohere2moe", 63, kPieces},  {"cohere2moe", 107, kPieces}, {"cohere2moe", 179, kPieces},
+    {"cohere2moe", 290, kPieces}, {"cohere2moe", 292, kPieces}, {"cohere2moe", 295, kPieces},
+    {"cohere2moe", 297, kPieces}, {"cohere2moe", 301, kPieces}, {"cohere2moe", 303, kPieces},
+};
+
+// The same for the real models' vocabularies: (label, text, why), with special parsing off.
+struct KnownModelDifference {
+    const char *label;
+    const char *text;
+    const char *reason;
+};
+const KnownModelDifference kKnownModelDifferences[] = {
+    {"gemma3", "<s> [INST] hello [/INST] </s>",
+     "</s> is a user-defined token (212) in Gemma's file, which SentencePiece always matches; "
+     "llama.cpp's end-of-generation list makes it a control token"},
+};
 
 using Ids = std::vector<int32_t>;
 
@@ -102,8 +136,15 @@ void check_model(const char *label, const char *model_file) {
     Tokenizer tok(load_vocab(path));
     Tally plain, special;
     for (const Json &c : ref["cases"].arr) {
-        plain.check(tok, c["text"].str, c["ids"].ints(), EncodeOptions{false, false},
-                    std::string(label) + " (parse_special off)");
+        const char *known = nullptr;
+        for (const KnownModelDifference &d : kKnownModelDifferences)
+            if (d.label == std::string(label) && d.text == c["text"].str) known = d.reason;
+        if (known)
+            std::printf("%s: %s not compared with special parsing off: %s\n", label,
+                        shown(c["text"].str).c_str(), known);
+        else
+            plain.check(tok, c["text"].str, c["ids"].ints(), EncodeOptions{false, false},
+                        std::string(label) + " (parse_special off)");
         special.check(tok, c["text"].str, c["ids_special"].ints(), EncodeOptions{false, true},
                       std::string(label) + " (parse_special on)");
     }
@@ -204,7 +245,12 @@ TEST_P(PretokenizerMatchesLlamaCpp, OnBothVocabularies) {
     std::map<size_t, const char *> known;
     for (const KnownDifference &d : kKnownDifferences)
         if (name == d.name) known[d.index] = d.reason;
-    bool nfc = ref.nfc_names.count(name) != 0;
+    // vkllm's own rules say which names normalise; llama.cpp's ids for the normalised text are
+    // then the reference.
+    const vkllm::tokenizer::PreTokenizerRules *rules = vkllm::tokenizer::find_pretokenizer(name);
+    ASSERT_NE(rules, nullptr) << "vkllm does not know " << name;
+    bool nfc = rules->has(vkllm::tokenizer::kNfc);
+    ASSERT_TRUE(!nfc || ref.nfc_names.count(name)) << "no NFC reference for " << name;
     size_t compared = 0, mismatched = 0, aborted = 0, skipped_vocabs = 0;
     for (const std::string &label : ref.vocab_labels) {
         std::string missing;

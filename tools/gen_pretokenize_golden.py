@@ -104,6 +104,22 @@ FIXED += [
     "\u00b5\u2126\u212a\u1fbe test", "def f():\n    return 1\n", "\u2581\u2581x", "a_b__c",
 ]
 
+# The corpus strings on which llama.cpp and vkllm differ on purpose (tests/test_tokenizer_llamacpp.cpp,
+# kKnownDifferences): Python's split of each is the arbiter.
+FIXED += [
+    "x  =  1    # comment with   many    spaces",
+    "\u6211\u60f3\u5728\u82f9\u679c\u516c\u53f8\u5de5\u4f5c1314151\u5929",
+    "\u6771\u4eac\u306f\u65e5\u672c\u306e\u9996\u90fd\u3067\u3059\u3002\u4eba\u53e3\u306f\u7d041400\u4e07\u4eba\u3002",
+    "\u0928\u092e\u0938\u094d\u0924\u0947, \u0906\u092a \u0915\u0948\u0938\u0947 \u0939\u0948\u0902? \u092e\u0948\u0902 \u0920\u0940\u0915 \u0939\u0942\u0901\u0964",
+    "0b1111_0000 0o755 0xDEAD_BEEF 1_000_000",
+    "x1234 4321y",
+    "x12345 54321y",
+    "x1234567 7654321y",
+    "x12345678 87654321y",
+    "x1234567890 0987654321y",
+    "x12345678901 10987654321y",
+]
+
 # Pools for random inputs, by what the patterns tell apart.
 POOLS = {
     "ascii_lower": "abcdefghijklmnopqrstuvwxyz",

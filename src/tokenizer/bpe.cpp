@@ -29,9 +29,12 @@ BpeEncoder::BpeEncoder(const Vocab &vocab, bool ignore_merges, bool byte_level)
         if (byte_level) {
             byte_token_[b] = vocab.find(byte_char_[b]);
         } else {
+            // A <0xXX> byte token, else a token that is the byte itself (what llama.cpp looks
+            // up); a byte with neither is dropped, as llama.cpp drops it.
             char name[8];
             std::snprintf(name, sizeof name, "<0x%02X>", b);
             byte_token_[b] = vocab.find(name);
+            if (byte_token_[b] < 0) byte_token_[b] = vocab.find(std::string(1, char(b)));
         }
     }
     merges_.reserve(vocab.merges.size());
@@ -47,10 +50,11 @@ BpeEncoder::BpeEncoder(const Vocab &vocab, bool ignore_merges, bool byte_level)
     }
 }
 
-// What no token covers: its bytes' tokens, or <unk> for a byte without one.
+// What no token covers: its bytes' tokens. A byte without one is <unk> in byte-level BPE (a
+// malformed vocabulary) and dropped in UTF-8 BPE, as llama.cpp does.
 void BpeEncoder::fallback(std::string_view text, std::vector<int32_t> &out) const {
     for (unsigned char b : text) {
-        int32_t id = byte_token_[b] >= 0 ? byte_token_[b] : vocab_.unk;
+        int32_t id = byte_token_[b] >= 0 ? byte_token_[b] : byte_level_ ? vocab_.unk : -1;
         if (id >= 0) out.push_back(id);
     }
 }
