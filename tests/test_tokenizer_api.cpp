@@ -200,6 +200,18 @@ TEST(TokenizerApi, MissingOrUnknownTokenizersAreRefusedByName) {
     pre.kv_strings("tokenizer.ggml.tokens", {"a"});
     EXPECT_EQ(create_from(pre, &msg), VKLLM_ERR_UNSUPPORTED);
     EXPECT_NE(msg.find("mystery-bpe"), std::string::npos) << msg;
+    // The message lists the names vkllm knows and says where the README keeps them.
+    EXPECT_NE(msg.find("smollm"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("README"), std::string::npos) << msg;
+
+    // Without tokenizer.ggml.pre a BPE vocabulary gets llama.cpp's default rules, and a warning.
+    GgufBuilder no_pre;
+    no_pre.kv_string("tokenizer.ggml.model", "gpt2");
+    no_pre.kv_strings("tokenizer.ggml.tokens", {"a"});
+    ::testing::internal::CaptureStderr();
+    EXPECT_EQ(create_from(no_pre, &msg), VKLLM_OK) << msg;
+    std::string warned = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(warned.find("no tokenizer.ggml.pre"), std::string::npos) << warned;
 
     GgufBuilder bos;
     bos.kv_string("tokenizer.ggml.model", "gpt2");
