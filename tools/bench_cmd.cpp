@@ -11,17 +11,15 @@
 // --profile the session times every kernel on the device, and a table per test says where the
 // device time of a token went.
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "quant_targets.h"
 #include "vkllm.h"
 
@@ -46,26 +44,36 @@ struct Options {
 
 void usage(FILE *out) {
     std::fputs(
-        "usage: vkllm bench -m MODEL [-p 512] [-n 128] [-r 3] [--no-kv-cache] [-c CTX] [-b BATCH]\n"
-        "                   [--record-every-step] [--profile] [--json] [--no-warmup]\n"
-        "                   [-s SEQS] [--chain N] [--pipeline-cache FILE] [--device N|NAME]\n"
-        "  -p N            prompt tokens, prefilled in one call (0: no pp test)\n"
-        "  -n N            tokens generated greedily after the prompt (0: no tg test)\n"
-        "  -r N            measured repetitions (after one warm-up)\n"
-        "  --no-kv-cache   recompute the whole sequence for every generated token\n"
-        "  --record-every-step  record the step's command buffers again every step (ablation)\n"
-        "  -c CTX          session context (default p + n; it must hold them)\n"
-        "  -b BATCH        prefill chunk (default: the library's)\n"
-        "  --profile       device time per kernel (timestamp queries), per token of each test\n"
-        "  -s SEQS         batched decode: SEQS sequences, each prefilled with the prompt, then\n"
-        "                  decoded together one token each per step (t/s counts all of them)\n"
-        "  --chain N       generate N greedy steps per submission, each token chosen on the\n"
-        "                  device and fed to the next step (no logits read back)\n"
-        "  --pipeline-cache FILE  load and save compiled pipelines there (the first prefill,\n"
-        "                  reported as time to first token, compiles what the file lacks)\n"
-        "  --json          one JSON object per test instead of a markdown table\n"
-        "  --no-warmup     measure from the first run (which then includes compiling the\n"
-        "                  pipelines): for long runs on slow devices\n",
+        "usage: vkllm bench -m FILE [options]\n"
+        "prompt processing (pp) and greedy generation (tg) speed, like llama-bench\n"
+        "\n"
+        "  -m, --model FILE        the GGUF model\n"
+        "  -p, --n-prompt N        prompt tokens, prefilled in one call (default 512; 0: no pp\n"
+        "                          test)\n"
+        "  -n, --n-gen N           tokens generated greedily after the prompt (default 128; 0:\n"
+        "                          no tg test)\n"
+        "  -r, --repetitions N     measured repetitions, after one warm-up (default 3)\n"
+        "  -c, --ctx-size N        session context (default p + n; it must hold them)\n"
+        "  -b, --batch-size N      prefill chunk (default: the library's)\n"
+        "  -s, --seqs N            batched decode: N sequences, each prefilled with the prompt,\n"
+        "                          then decoded together one token each per step (t/s counts\n"
+        "                          all of them)\n"
+        "  --chain N               generate N greedy steps per submission, each token chosen\n"
+        "                          on the device and fed to the next step (no logits read back)\n"
+        "  --no-kv-cache           recompute the whole sequence for every generated token\n"
+        "  --record-every-step     record the step's command buffers again every step\n"
+        "                          (ablation)\n"
+        "  --profile               device time per kernel (timestamp queries), per token of\n"
+        "                          each test\n"
+        "  --json                  one JSON object per test instead of a markdown table\n"
+        "  --no-warmup             measure from the first run (which then includes compiling\n"
+        "                          the pipelines): for long runs on slow devices\n"
+        "  --device N|NAME         device index or name substring (default: VKLLM_DEVICE, else\n"
+        "                          the best device)\n"
+        "  --validate              enable the Vulkan validation layer (slow: for checks only)\n"
+        "  --pipeline-cache FILE   load and save compiled pipelines there (the first prefill,\n"
+        "                          reported as time to first token, compiles what it lacks)\n"
+        "  -h, --help              this help\n",
         out);
 }
 
@@ -75,46 +83,35 @@ int report(vkllm_status s, const char *what) {
     return 1;
 }
 
-bool parse_u32(const char *s, uint32_t *out) {
-    char *end = nullptr;
-    errno = 0;
-    unsigned long v = std::strtoul(s, &end, 10);
-    if (!*s || *end || errno || v > 0xFFFFFFFFul || s[0] == '-') return false;
-    *out = uint32_t(v);
-    return true;
-}
-
-bool parse(int argc, char **argv, Options &o) {
+bool parse(int argc, char **argv, Options &o) try {
     vkllm_runtime_params_init(&o.runtime);
+    using vkllm_tool::int_arg;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
-        bool ok = true;
         if ((a == "-m" || a == "--model") && v) {
             o.model = v;
         } else if ((a == "-p" || a == "--n-prompt") && v) {
-            ok = parse_u32(v, &o.n_prompt);
+            o.n_prompt = uint32_t(int_arg(a, v, 0, UINT32_MAX));
         } else if ((a == "-n" || a == "--n-gen") && v) {
-            ok = parse_u32(v, &o.n_gen);
+            o.n_gen = uint32_t(int_arg(a, v, 0, UINT32_MAX));
         } else if ((a == "-r" || a == "--repetitions") && v) {
-            ok = parse_u32(v, &o.reps) && o.reps > 0;
+            o.reps = uint32_t(int_arg(a, v, 1, UINT32_MAX));
         } else if ((a == "-c" || a == "--ctx-size") && v) {
-            ok = parse_u32(v, &o.n_ctx);
+            o.n_ctx = uint32_t(int_arg(a, v, 0, UINT32_MAX));
         } else if ((a == "-b" || a == "--batch-size") && v) {
-            ok = parse_u32(v, &o.n_batch) && o.n_batch > 0;
+            o.n_batch = uint32_t(int_arg(a, v, 1, UINT32_MAX));
         } else if ((a == "-s" || a == "--seqs") && v) {
-            ok = parse_u32(v, &o.n_seq) && o.n_seq > 0 && o.n_seq <= 256;
+            o.n_seq = uint32_t(int_arg(a, v, 1, 256));
         } else if (a == "--chain" && v) {
-            ok = parse_u32(v, &o.chain) && o.chain > 0 && o.chain <= VKLLM_MAX_CHAINED_STEPS;
+            o.chain = uint32_t(int_arg(a, v, 1, VKLLM_MAX_CHAINED_STEPS));
         } else if (a == "--pipeline-cache" && v) {
             o.runtime.pipeline_cache_path = v;
         } else if (a == "--device" && v) {
-            char *end = nullptr;
-            long idx = std::strtol(v, &end, 10);
-            if (*v && *end == '\0' && idx >= 0)
-                o.runtime.device_index = int32_t(idx);
-            else
-                o.runtime.device_name = v;
+            vkllm_tool::device_arg(v, o.runtime);
+        } else if (a == "--validate") {
+            o.runtime.flags |= VKLLM_RUNTIME_VALIDATION;
+            continue;
         } else if (a == "--no-kv-cache") {
             o.kv_cache = false;
             continue;
@@ -130,43 +127,34 @@ bool parse(int argc, char **argv, Options &o) {
         } else if (a == "--no-warmup") {
             o.warm_up = false;
             continue;
+        } else if (!v && a.size() > 1 && a[0] == '-') {
+            throw vkllm_tool::ArgError(a +
+                                       " is missing its value, or is not an option of "
+                                       "vkllm bench");
         } else {
-            std::fprintf(stderr, "vkllm: bench: unknown or incomplete option %s\n", a.c_str());
-            return false;
-        }
-        if (!ok) {
-            std::fprintf(stderr, "vkllm: bench: bad value for %s: %s\n", a.c_str(), v);
-            return false;
+            throw vkllm_tool::ArgError("unknown option " + a);
         }
         ++i;
     }
-    if (!o.model) {
-        std::fprintf(stderr, "vkllm: bench: -m MODEL is required\n");
-        return false;
-    }
-    if (o.n_seq > 1 && !o.kv_cache) {
-        std::fprintf(stderr, "vkllm: bench: --no-kv-cache measures one sequence (-s 1)\n");
-        return false;
-    }
-    if (o.chain && !o.kv_cache) {
-        std::fprintf(stderr, "vkllm: bench: --chain decodes with the cache (no --no-kv-cache)\n");
-        return false;
-    }
-    if (o.n_prompt == 0 && o.n_gen == 0) {
-        std::fprintf(stderr, "vkllm: bench: nothing to measure (-p 0 -n 0)\n");
-        return false;
-    }
+    if (!o.model) throw vkllm_tool::ArgError("-m MODEL is required");
+    if (o.n_seq > 1 && !o.kv_cache)
+        throw vkllm_tool::ArgError("--no-kv-cache measures one sequence (-s 1)");
+    if (o.chain && !o.kv_cache)
+        throw vkllm_tool::ArgError("--chain decodes with the cache (no --no-kv-cache)");
+    if (o.n_prompt == 0 && o.n_gen == 0)
+        throw vkllm_tool::ArgError("nothing to measure (-p 0 -n 0)");
     // The cache holds the prompt and every generated token but the last (which is never
     // decoded); the no-cache path evaluates the same sequence at most.
     uint64_t needed = uint64_t(o.n_prompt) + o.n_gen;
-    if (o.n_ctx && o.n_ctx < needed) {
-        std::fprintf(stderr,
-                     "vkllm: bench: -p %u and -n %u need a context of %llu tokens; -c %u is "
-                     "smaller\n",
-                     o.n_prompt, o.n_gen, (unsigned long long)needed, o.n_ctx);
-        return false;
-    }
+    if (o.n_ctx && o.n_ctx < needed)
+        throw vkllm_tool::ArgError("-p " + std::to_string(o.n_prompt) + " and -n " +
+                                   std::to_string(o.n_gen) + " need a context of " +
+                                   std::to_string(needed) + " tokens; -c " +
+                                   std::to_string(o.n_ctx) + " is smaller");
     return true;
+} catch (const vkllm_tool::ArgError &e) {
+    std::fprintf(stderr, "vkllm: bench: %s\n", e.what());
+    return false;
 }
 
 // What the table says about the model, from its file.
@@ -593,13 +581,12 @@ int bench(const Options &o) {
 
 int cmd_bench(int argc, char **argv) {
     Options o;
-    for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return 0;
-        }
+    if (vkllm_tool::wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
     if (!parse(argc, argv, o)) {
-        usage(stderr);
+        std::fputs("(vkllm bench --help lists the options)\n", stderr);
         return 2;
     }
     return bench(o);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "vkllm.h"
 
 namespace {
@@ -60,13 +61,68 @@ int fail_with(vkllm_status s, const char *what) {
     return 1;
 }
 
-bool parse(int argc, char **argv, Options &o) {
+// The options of run (chat: false) and chat (chat: true); the prompt options are run's only.
+void usage(FILE *out, bool chat) {
+    std::fputs(chat ? "usage: vkllm chat -m FILE [options]\n"
+                      "talk with a chat model through its chat template, one line per turn; the\n"
+                      "KV cache is kept, each turn prefills only its new tokens\n"
+                      "\n"
+                      "  -m, --model FILE        the GGUF model\n"
+                      "  --system TEXT           the system message\n"
+                      "  --template NAME         chatml, llama3 or harmony instead of the file's\n"
+                      "                          template\n"
+                    : "usage: vkllm run -m FILE (-p TEXT | -f FILE | --prompt-ids IDS) [options]\n"
+                      "generate text from a prompt: the prompt and the text on stdout,\n"
+                      "statistics on stderr\n"
+                      "\n"
+                      "  -m, --model FILE        the GGUF model\n"
+                      "  -p, --prompt TEXT       the prompt\n"
+                      "  -f, --file FILE         the prompt from a file (its final newline\n"
+                      "                          dropped, as llama.cpp's -f does)\n"
+                      "  --prompt-ids IDS        the prompt as token ids: 1,2,3\n"
+                      "  --print-ids             print the generated ids, not the text\n"
+                      "  --chat                  wrap the prompt in the model's chat template\n"
+                      "  --system TEXT           with --chat: the system message\n"
+                      "  --template NAME         with --chat: chatml, llama3 or harmony instead\n"
+                      "                          of the file's template\n",
+               out);
+    std::fputs(
+        "  -n, --n-predict N       tokens to generate (default 128)\n"
+        "  --ignore-eos            generate end tokens like any other: always N tokens\n"
+        "  --temp T                temperature (default 0.8; 0: greedy)\n"
+        "  --top-k K               keep the K likeliest tokens (default 40; 0: all)\n"
+        "  --top-p P               keep the likeliest tokens up to probability P (default 0.95)\n"
+        "  --min-p P               drop tokens below P times the likeliest (default 0.05)\n"
+        "  --repeat-penalty R      penalise recent tokens (default 1: off)\n"
+        "  --seed S                the sampler's seed (default 0)\n"
+        "  -c, --ctx-size N        context in tokens (default 0: the model's training context)\n"
+        "  -b, --batch-size N      prefill chunk in tokens (default 64)\n"
+        "  --kv-f32, --kv-q8       the KV cache in F32 or Q8_0 (default F16)\n"
+        "  --device N|NAME         device index or name substring (default: VKLLM_DEVICE, else\n"
+        "                          the best device)\n"
+        "  --validate              enable the Vulkan validation layer\n"
+        "  --pipeline-cache FILE   keep compiled pipelines in FILE between runs\n"
+        "  -h, --help              this help\n",
+        out);
+}
+
+// Parses the options after argv[0]; false (and a message) when the command line is wrong.
+bool parse(int argc, char **argv, Options &o) try {
+    const bool chat_cmd = std::string(argv[0]) == "chat";
+    const char *cmd = argv[0];
     vkllm_sampling_params_init(&o.sampling);
     vkllm_runtime_params_init(&o.runtime);
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         bool has_value = i + 1 < argc;
         auto value = [&]() { return argv[++i]; };
+        // run's prompt options mean nothing to chat, which reads its turns from stdin.
+        bool prompt_option = a == "-p" || a == "--prompt" || a == "-f" || a == "--file" ||
+                             a == "--prompt-ids" || a == "--print-ids" || a == "--chat";
+        if (chat_cmd && prompt_option)
+            throw vkllm_tool::ArgError(a +
+                                       " is an option of vkllm run; chat reads its turns "
+                                       "from stdin");
         if ((a == "-m" || a == "--model") && has_value) {
             o.model = value();
         } else if ((a == "-p" || a == "--prompt") && has_value) {
@@ -76,9 +132,7 @@ bool parse(int argc, char **argv, Options &o) {
             if (!read_prompt_file(value(), o.prompt)) return false;
             o.have_prompt = true;
         } else if (a == "--prompt-ids" && has_value) {
-            std::string list = value();
-            for (char *tok = std::strtok(&list[0], ", "); tok; tok = std::strtok(nullptr, ", "))
-                o.prompt_ids.push_back(int32_t(std::strtol(tok, nullptr, 10)));
+            o.prompt_ids = vkllm_tool::ids_arg(a, value());
             o.have_ids = true;
         } else if (a == "--print-ids") {
             o.print_ids = true;
@@ -91,47 +145,53 @@ bool parse(int argc, char **argv, Options &o) {
         } else if (a == "--template" && has_value) {
             o.template_name = value();
         } else if ((a == "-n" || a == "--n-predict") && has_value) {
-            o.n_predict = uint32_t(std::strtoul(value(), nullptr, 10));
+            o.n_predict = uint32_t(vkllm_tool::int_arg(a, value(), 0, UINT32_MAX));
         } else if ((a == "-c" || a == "--ctx-size") && has_value) {
-            o.n_ctx = uint32_t(std::strtoul(value(), nullptr, 10));
+            o.n_ctx = uint32_t(vkllm_tool::int_arg(a, value(), 0, UINT32_MAX));
         } else if ((a == "-b" || a == "--batch-size") && has_value) {
-            o.n_batch = uint32_t(std::strtoul(value(), nullptr, 10));
+            o.n_batch = uint32_t(vkllm_tool::int_arg(a, value(), 1, UINT32_MAX));
         } else if (a == "--kv-f32") {
             o.kv_f32 = true;
         } else if (a == "--kv-q8") {
             o.kv_q8 = true;
         } else if (a == "--temp" && has_value) {
-            o.sampling.temperature = std::strtof(value(), nullptr);
+            o.sampling.temperature = vkllm_tool::float_arg(a, value());
         } else if (a == "--top-k" && has_value) {
-            o.sampling.top_k = int32_t(std::strtol(value(), nullptr, 10));
+            o.sampling.top_k = int32_t(vkllm_tool::int_arg(a, value(), INT32_MIN, INT32_MAX));
         } else if (a == "--top-p" && has_value) {
-            o.sampling.top_p = std::strtof(value(), nullptr);
+            o.sampling.top_p = vkllm_tool::float_arg(a, value());
         } else if (a == "--min-p" && has_value) {
-            o.sampling.min_p = std::strtof(value(), nullptr);
+            o.sampling.min_p = vkllm_tool::float_arg(a, value());
         } else if (a == "--repeat-penalty" && has_value) {
-            o.sampling.repeat_penalty = std::strtof(value(), nullptr);
+            o.sampling.repeat_penalty = vkllm_tool::float_arg(a, value());
         } else if (a == "--seed" && has_value) {
-            o.sampling.seed = std::strtoull(value(), nullptr, 10);
+            o.sampling.seed = vkllm_tool::uint_arg(a, value(), 0, UINT64_MAX);
         } else if (a == "--device" && has_value) {
-            const char *v = value();
-            char *end = nullptr;
-            long idx = std::strtol(v, &end, 10);
-            if (*v && *end == '\0' && idx >= 0)
-                o.runtime.device_index = int32_t(idx);
-            else
-                o.runtime.device_name = v;
+            vkllm_tool::device_arg(value(), o.runtime);
         } else if (a == "--validate") {
             o.runtime.flags |= VKLLM_RUNTIME_VALIDATION;
+        } else if (a == "--pipeline-cache" && has_value) {
+            o.runtime.pipeline_cache_path = value();
+        } else if (a.empty() || a[0] != '-') {
+            throw vkllm_tool::ArgError("unexpected argument " + vkllm_tool::quoted(a.c_str()) +
+                                       (chat_cmd ? "" : " (a prompt goes after -p)"));
+        } else if (has_value) {
+            throw vkllm_tool::ArgError("unknown option " + a + " (vkllm " + cmd +
+                                       " --help lists the options)");
         } else {
-            std::fprintf(stderr, "vkllm: unknown or incomplete option %s\n", a.c_str());
-            return false;
+            throw vkllm_tool::ArgError(a + " is missing its value, or is not an option of vkllm " +
+                                       cmd);
         }
     }
-    if (!o.model) {
-        std::fprintf(stderr, "vkllm: -m MODEL is required\n");
-        return false;
-    }
+    if (!o.model) throw vkllm_tool::ArgError("-m MODEL is required");
+    if (o.kv_f32 && o.kv_q8) throw vkllm_tool::ArgError("--kv-f32 and --kv-q8 exclude each other");
+    if (!chat_cmd && !o.chat && (o.system || o.template_name))
+        throw vkllm_tool::ArgError(std::string(o.system ? "--system" : "--template") +
+                                   " applies to the chat template: add --chat");
     return true;
+} catch (const vkllm_tool::ArgError &e) {
+    std::fprintf(stderr, "vkllm: %s: %s\n", argv[0], e.what());
+    return false;
 }
 
 int32_t progress_bar(void *, float p) {
@@ -156,10 +216,13 @@ struct Loaded {
     }
 };
 
-vkllm_status load(const Options &o, Loaded &l) {
+// `stage` says which step failed: the device, the model file or the session.
+vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
     auto t0 = std::chrono::steady_clock::now();
+    stage = "opening the device";
     vkllm_status s = vkllm_runtime_create(&o.runtime, &l.rt);
     if (s != VKLLM_OK) return s;
+    stage = "loading the model";
     vkllm_model_params mp;
     vkllm_model_params_init(&mp);
     if (isatty(STDERR_FILENO)) mp.progress = progress_bar;
@@ -173,6 +236,7 @@ vkllm_status load(const Options &o, Loaded &l) {
     if (o.n_batch) sp.n_batch = o.n_batch;
     if (o.kv_f32) sp.flags |= VKLLM_SESSION_KV_F32;
     if (o.kv_q8) sp.flags |= VKLLM_SESSION_KV_Q8_0;
+    stage = "creating the session";
     return vkllm_session_create(l.model, &sp, &l.session);
 }
 
@@ -260,14 +324,19 @@ void print_stats(const Loaded &l, const vkllm_generate_result &r) {
 
 int cmd_run(int argc, char **argv) {
     Options o;
+    if (vkllm_tool::wants_help(argc, argv)) {
+        usage(stdout, false);
+        return 0;
+    }
     if (!parse(argc, argv, o)) return 2;
     if (!o.have_prompt && !o.have_ids) {
-        std::fprintf(stderr, "vkllm: run needs -p TEXT, -f FILE or --prompt-ids IDS\n");
+        std::fprintf(stderr, "vkllm: run: -p TEXT, -f FILE or --prompt-ids IDS is required\n");
         return 2;
     }
     Loaded l;
-    vkllm_status s = load(o, l);
-    if (s != VKLLM_OK) return fail_with(s, "loading the model");
+    const char *stage = nullptr;
+    vkllm_status s = load(o, l, stage);
+    if (s != VKLLM_OK) return fail_with(s, stage);
     const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
     std::vector<int32_t> prompt = o.prompt_ids;
     if (!o.have_ids) {
@@ -303,10 +372,15 @@ int cmd_run(int argc, char **argv) {
 // session already holds, and prefills only the rest.
 int cmd_chat(int argc, char **argv) {
     Options o;
+    if (vkllm_tool::wants_help(argc, argv)) {
+        usage(stdout, true);
+        return 0;
+    }
     if (!parse(argc, argv, o)) return 2;
     Loaded l;
-    vkllm_status s = load(o, l);
-    if (s != VKLLM_OK) return fail_with(s, "loading the model");
+    const char *stage = nullptr;
+    vkllm_status s = load(o, l, stage);
+    if (s != VKLLM_OK) return fail_with(s, stage);
     const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
     std::vector<std::string> roles, contents;
     if (o.system) roles.push_back("system"), contents.push_back(o.system);

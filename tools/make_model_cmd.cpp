@@ -5,7 +5,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +17,7 @@
 
 #include "byte_vocab.h"
 #include "cli.h"
+#include "cli_args.h"
 #include "common/error.h"
 #include "format/gguf.h"
 #include "format/gguf_writer.h"
@@ -34,9 +34,19 @@ using vkllm_tool::TensorSpec;
 
 void usage(FILE *out) {
     std::fprintf(out,
-                 "usage: vkllm make-model --preset NAME [--type TYPE] [--vocab VOCAB.gguf] "
-                 "[--seed N] [--layers N] OUT.gguf\n"
-                 "NAME: %s\nTYPE: %s MXFP4 (default F16)\n"
+                 "usage: vkllm make-model --preset NAME [options] OUT.gguf\n"
+                 "write a model of a real model's exact shape with random weights (for\n"
+                 "benchmarks, and for models whose licence forbids redistribution)\n"
+                 "\n"
+                 "  --preset NAME           the model's shape (the names below)\n"
+                 "  --type TYPE             the matrices' type (default F16; the types below)\n"
+                 "  --vocab VOCAB.gguf      copy that file's tokenizer (default: a byte\n"
+                 "                          vocabulary)\n"
+                 "  --seed N                the weights' seed (default 0)\n"
+                 "  --layers N              fewer layers than the preset's (1 to 4096)\n"
+                 "  -h, --help              this help\n"
+                 "\n"
+                 "NAME: %s\nTYPE: %s MXFP4\n"
                  "MXFP4: the FFN matrices (experts included) MXFP4, as GPT-OSS's checkpoint\n"
                  "stores them; the output head Q8_0; the other matrices F16\n",
                  vkllm_tool::preset_names().c_str(), vkllm_tool::target_names().c_str());
@@ -208,60 +218,55 @@ int make_model(const Options &o) {
     return 0;
 }
 
-bool parse_uint(const char *s, uint64_t max, uint64_t *out) {
-    char *end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(s, &end, 10);
-    if (!*s || *end || errno || v > max || s[0] == '-') return false;
-    *out = v;
-    return true;
-}
-
 }  // namespace
 
 int cmd_make_model(int argc, char **argv) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        bool has_value = i + 1 < argc;
-        uint64_t v = 0;
-        if (a == "-h" || a == "--help") {
-            usage(stdout);
-            return 0;
-        } else if (a == "--preset" && has_value) {
-            o.preset = vkllm_tool::find_preset(argv[++i]);
-            if (!o.preset) {
-                std::fprintf(stderr, "vkllm: make-model: unknown preset %s\n", argv[i]);
-                usage(stderr);
+    for (int i = 1; i < argc; ++i)
+        try {
+            std::string a = argv[i];
+            bool has_value = i + 1 < argc;
+            if (a == "-h" || a == "--help") {
+                usage(stdout);
+                return 0;
+            } else if (a == "--preset" && has_value) {
+                o.preset = vkllm_tool::find_preset(argv[++i]);
+                if (!o.preset) {
+                    std::fprintf(stderr, "vkllm: make-model: unknown preset %s\n", argv[i]);
+                    usage(stderr);
+                    return 2;
+                }
+            } else if (a == "--type" && has_value) {
+                o.target = strcasecmp(argv[++i], "MXFP4") == 0 ? &kMxfp4Target
+                                                               : vkllm_tool::find_target(argv[i]);
+                if (!o.target) {
+                    std::fprintf(stderr, "vkllm: make-model: unknown type %s\n", argv[i]);
+                    usage(stderr);
+                    return 2;
+                }
+            } else if (a == "--vocab" && has_value) {
+                o.vocab = argv[++i];
+            } else if (a == "--seed" && has_value) {
+                o.seed = vkllm_tool::uint_arg(a, argv[++i], 0, UINT64_MAX);
+            } else if (a == "--layers" && has_value) {
+                o.layers = uint32_t(vkllm_tool::int_arg(a, argv[++i], 1, 4096));
+            } else if (a.size() > 1 && a[0] == '-') {
+                std::fprintf(
+                    stderr, "vkllm: make-model: %s%s (vkllm make-model --help lists the options)\n",
+                    has_value ? "unknown option " : a.c_str(),
+                    has_value ? a.c_str() : " is missing its value, or is unknown");
+                return 2;
+            } else if (o.out.empty()) {
+                o.out = a;
+            } else {
+                std::fprintf(stderr, "vkllm: make-model: more than one output file (%s)\n",
+                             a.c_str());
                 return 2;
             }
-        } else if (a == "--type" && has_value) {
-            o.target = strcasecmp(argv[++i], "MXFP4") == 0 ? &kMxfp4Target
-                                                           : vkllm_tool::find_target(argv[i]);
-            if (!o.target) {
-                std::fprintf(stderr, "vkllm: make-model: unknown type %s\n", argv[i]);
-                usage(stderr);
-                return 2;
-            }
-        } else if (a == "--vocab" && has_value) {
-            o.vocab = argv[++i];
-        } else if (a == "--seed" && has_value && parse_uint(argv[i + 1], UINT64_MAX, &v)) {
-            o.seed = v;
-            ++i;
-        } else if (a == "--layers" && has_value && parse_uint(argv[i + 1], 4096, &v) && v > 0) {
-            o.layers = uint32_t(v);
-            ++i;
-        } else if (a.size() > 1 && a[0] == '-') {
-            std::fprintf(stderr, "vkllm: make-model: bad option %s\n", a.c_str());
-            usage(stderr);
-            return 2;
-        } else if (o.out.empty()) {
-            o.out = a;
-        } else {
-            std::fprintf(stderr, "vkllm: make-model: more than one output file (%s)\n", a.c_str());
+        } catch (const vkllm_tool::ArgError &e) {
+            std::fprintf(stderr, "vkllm: make-model: %s\n", e.what());
             return 2;
         }
-    }
     if (!o.preset || o.out.empty()) {
         usage(stderr);
         return 2;

@@ -29,7 +29,15 @@ using vkllm::format::TensorInfo;
 using vkllm_tool::Target;
 
 void usage(FILE *out) {
-    std::fprintf(out, "usage: vkllm quantize [--quiet] IN.gguf OUT.gguf TYPE\nTYPE: %s\n",
+    std::fprintf(out,
+                 "usage: vkllm quantize [options] IN.gguf OUT.gguf TYPE\n"
+                 "rewrite a model with its matrices in TYPE, as llama-quantize does (the\n"
+                 "Q4_K_M and Q5_K_M mixtures simplified)\n"
+                 "\n"
+                 "  -q, --quiet             only the summary, no line per tensor\n"
+                 "  -h, --help              this help\n"
+                 "\n"
+                 "TYPE: %s\n",
                  vkllm_tool::target_names().c_str());
 }
 

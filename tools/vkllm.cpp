@@ -1,19 +1,7 @@
-// vkllm: the command-line face of libvkllm. Uses only the public C API.
-//
-//   vkllm run -m FILE -p TEXT         generate text
-//   vkllm chat -m FILE                interactive conversation
-//   vkllm devices                     list the Vulkan devices
-//   vkllm info -m FILE                describe a GGUF model file
-//   vkllm tokenize -m FILE [TEXT]     token ids (and pieces) of a text
-//   vkllm self-check [options]        run every kernel against a CPU computation
-//   vkllm quantize IN OUT TYPE        rewrite a model's matrices in another type
-//   vkllm make-model --preset P OUT   a random-weight model of a real model's shape
-//   vkllm bench -m FILE               prompt and generation speed, like llama-bench
-//   vkllm version
-//
-// Options: --device N|NAME   pick a device (also VKLLM_DEVICE)
-//          --validate        enable the Vulkan validation layer; any error fails the command
-//          --pipeline-cache FILE
+// vkllm: the command-line face of libvkllm. Uses only the public C API (but quantize and
+// make-model, file transforms). `vkllm --help` lists the commands, `vkllm CMD --help` each
+// command's options; README.md's command-line section is checked against them
+// (tests/check_cli_readme.py).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +11,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "vkllm.h"
 
 namespace {
@@ -30,44 +19,103 @@ namespace {
 int usage(FILE *out) {
     std::fputs(
         "usage: vkllm <command> [options]\n"
+        "       vkllm <command> --help      the command's options\n"
+        "       vkllm --version\n"
         "\n"
         "commands:\n"
-        "  run -m FILE (-p TEXT | -f FILE | --prompt-ids 1,2,3) [-n N] [--temp T] [--top-k K]\n"
-        "      [--top-p P] [--min-p P] [--repeat-penalty R] [--seed S] [--chat]\n"
-        "      [--system TEXT] [--template NAME] [--ignore-eos] [--print-ids] [-c CTX]\n"
-        "      [-b BATCH] [--kv-f32 | --kv-q8]\n"
-        "                generate text from a prompt (statistics on stderr); -f reads the\n"
-        "                prompt from a file (one final newline dropped, as llama.cpp does);\n"
-        "                --ignore-eos generates past end tokens, always N tokens\n"
-        "  chat -m FILE [--system TEXT] [--template chatml|llama3|harmony] [sampling options]\n"
-        "                talk with a chat model through its template, one line per turn\n"
-        "  devices       list the Vulkan devices vkllm can see\n"
-        "  info -m FILE  describe a GGUF model file: summary, metadata, tensors\n"
-        "  tokenize -m FILE [--no-bos] [--no-special] [--pieces] [--json] [TEXT | --file F]\n"
-        "                print the token ids of TEXT (or of the file, or of stdin)\n"
-        "  bench-tokenizer -m FILE --file TEXT\n"
-        "                tokenizer throughput on a text file\n"
-        "  self-check    run every compute kernel on the chosen device and compare it with\n"
-        "                a CPU computation\n"
-        "  quantize [--quiet] IN.gguf OUT.gguf TYPE\n"
-        "                rewrite a model with its matrices in TYPE: F16 BF16 Q8_0 Q4_0 Q4_1\n"
-        "                Q5_0 Q5_1 Q4_K Q5_K Q6_K, or the mixtures Q4_K_M Q5_K_M\n"
-        "  make-model --preset gpt2-124m|qwen2.5-0.5b|qwen2.5-1.5b|llama-3.2-1b [--type TYPE]\n"
-        "      [--vocab VOCAB.gguf] [--seed N] [--layers N] OUT.gguf\n"
-        "                write a model of that shape with random weights (TYPE as for\n"
-        "                quantize, F32 too; default F16)\n"
-        "  bench -m FILE [-p 512] [-n 128] [-r 3] [--no-kv-cache] [-c CTX] [-b BATCH] [--json]\n"
-        "      [--no-warmup]\n"
-        "                prompt processing and greedy generation speed, like llama-bench\n"
-        "  version       print the library version\n"
+        "  run              generate text from a prompt\n"
+        "  chat             talk with a chat model through its chat template\n"
+        "  devices          list the Vulkan devices vkllm can see\n"
+        "  info             describe a GGUF model file: summary, metadata, tensors\n"
+        "  tokenize         print the token ids of a text\n"
+        "  bench-tokenizer  tokenizer throughput on a text file\n"
+        "  self-check       run every compute kernel on a device against a CPU computation\n"
+        "  quantize         rewrite a model with its matrices in another type\n"
+        "  make-model       write a random-weight model of a real model's shape\n"
+        "  bench            prompt processing and generation speed, like llama-bench\n"
+        "  version          print the library version (also --version, -V)\n"
         "\n"
-        "options:\n"
+        "options of the commands that use a device (run, chat, bench, self-check):\n"
         "  --device N|NAME         device index or name substring (default: VKLLM_DEVICE, else\n"
         "                          the best device)\n"
-        "  --validate              enable VK_LAYER_KHRONOS_validation; errors fail the command\n"
+        "  --validate              enable the Vulkan validation layer "
+        "(VK_LAYER_KHRONOS_validation)\n"
         "  --pipeline-cache FILE   keep compiled pipelines in FILE between runs\n",
         out);
     return out == stdout ? 0 : 2;
+}
+
+// The commands handled in this file: their usage, and the options each accepts.
+struct Command {
+    const char *name;
+    const char *usage;
+    std::vector<std::string> options;  // those that take a value end with '='
+    bool text_argument;                // tokenize's TEXT
+};
+
+const std::vector<Command> &commands() {
+    static const std::vector<Command> list = {
+        {"devices",
+         "usage: vkllm devices\n"
+         "list the Vulkan devices vkllm can see: memory heaps, limits and features\n",
+         {},
+         false},
+        {"info",
+         "usage: vkllm info -m FILE\n"
+         "describe a GGUF model file: the summary, every metadata key, every tensor\n"
+         "\n"
+         "  -m, --model FILE        the GGUF file\n"
+         "  -h, --help              this help\n",
+         {"-m=", "--model="},
+         false},
+        {"tokenize",
+         "usage: vkllm tokenize -m FILE [options] [TEXT]\n"
+         "print the token ids of TEXT (else of --file, else of stdin) as llama-tokenize does:\n"
+         "start and end tokens added as the model asks, special tokens parsed\n"
+         "\n"
+         "  -m, --model FILE        the GGUF model (its tokenizer only)\n"
+         "  --file FILE             the text from a file\n"
+         "  --no-bos                add no start or end token\n"
+         "  --no-special            special-token text is plain text\n"
+         "  --pieces                each id with its piece of text\n"
+         "  --json                  one JSON object: ids (and pieces with --pieces)\n"
+         "  -h, --help              this help\n",
+         {"-m=", "--model=", "--file=", "--no-bos", "--no-special", "--pieces", "--json"},
+         true},
+        {"bench-tokenizer",
+         "usage: vkllm bench-tokenizer -m FILE --file TEXT\n"
+         "tokenizer throughput: encodes and decodes the file 5 times, the best run reported\n"
+         "\n"
+         "  -m, --model FILE        the GGUF model (its tokenizer only)\n"
+         "  --file TEXT             the text file\n"
+         "  -h, --help              this help\n",
+         {"-m=", "--model=", "--file="},
+         false},
+        {"self-check",
+         "usage: vkllm self-check [options]\n"
+         "run every compute kernel on the device and compare it with a CPU computation; exit\n"
+         "status 1 when a kernel fails or the validation layer reports an error\n"
+         "\n"
+         "  --device N|NAME         device index or name substring (default: VKLLM_DEVICE, else\n"
+         "                          the best device)\n"
+         "  --validate              enable the Vulkan validation layer\n"
+         "  --pipeline-cache FILE   keep compiled pipelines in FILE between runs\n"
+         "  -h, --help              this help\n",
+         {"--device=", "--validate", "--pipeline-cache="},
+         false},
+        {"version",
+         "usage: vkllm version (or vkllm --version, vkllm -V)\n"
+         "print the library version\n",
+         {},
+         false},
+    };
+    return list;
+}
+
+const Command *find_command(const std::string &name) {
+    for (const Command &c : commands())
+        if (name == c.name) return &c;
+    return nullptr;
 }
 
 int report(vkllm_status s, const char *what) {
@@ -392,77 +440,84 @@ int cmd_self_check(const vkllm_runtime_params &params) {
 int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr);
     std::string cmd = argv[1];
+    if (cmd == "-h" || cmd == "--help") return usage(stdout);
+    if (cmd == "help" && argc == 2) return usage(stdout);
+    // `vkllm help CMD` is `vkllm CMD --help`.
+    char help_flag[] = "--help";
+    std::vector<char *> help_args = {argv[0], argc > 2 ? argv[2] : nullptr, help_flag, nullptr};
+    if (cmd == "help") {
+        cmd = argv[2];
+        argc = 3;
+        argv = help_args.data();
+    }
+    if (cmd == "--version" || cmd == "-V") cmd = "version";
     if (cmd == "run") return cmd_run(argc - 1, argv + 1);
     if (cmd == "chat") return cmd_chat(argc - 1, argv + 1);
     if (cmd == "quantize") return cmd_quantize(argc - 1, argv + 1);
     if (cmd == "make-model") return cmd_make_model(argc - 1, argv + 1);
     if (cmd == "bench") return cmd_bench(argc - 1, argv + 1);
+    const Command *command = find_command(cmd);
+    if (!command) {
+        std::fprintf(stderr, "vkllm: unknown command %s\n", cmd.c_str());
+        return usage(stderr);
+    }
     const char *model = nullptr;
     TokenizeOptions tok;
     vkllm_runtime_params params;
     vkllm_runtime_params_init(&params);
     for (int i = 2; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--device" && i + 1 < argc) {
-            const char *v = argv[++i];
-            char *end = nullptr;
-            long idx = std::strtol(v, &end, 10);
-            if (*v && *end == '\0' && idx >= 0)
-                params.device_index = int32_t(idx);
-            else
-                params.device_name = v;
-        } else if ((a == "-m" || a == "--model") && i + 1 < argc) {
+        if (a == "-h" || a == "--help") {
+            std::fputs(command->usage, stdout);
+            return 0;
+        }
+        const auto &known = command->options;
+        bool flag = std::find(known.begin(), known.end(), a) != known.end();
+        bool valued = std::find(known.begin(), known.end(), a + "=") != known.end();
+        if (valued && i + 1 == argc) {
+            std::fprintf(stderr, "vkllm: %s: %s needs a value\n", command->name, a.c_str());
+            return 2;
+        }
+        if (valued && a == "--device") {
+            vkllm_tool::device_arg(argv[++i], params);
+        } else if (valued && (a == "-m" || a == "--model")) {
             model = argv[++i];
-        } else if (a == "--no-bos") {
-            tok.bos = false;
-        } else if (a == "--no-special") {
-            tok.special = false;
-        } else if (a == "--json") {
-            tok.json = true;
-        } else if (a == "--pieces") {
-            tok.pieces = true;
-        } else if (a == "--file" && i + 1 < argc) {
+        } else if (valued && a == "--file") {
             tok.file = argv[++i];
-        } else if (cmd == "tokenize" && !tok.have_text && (a.empty() || a[0] != '-')) {
+        } else if (valued && a == "--pipeline-cache") {
+            params.pipeline_cache_path = argv[++i];
+        } else if (flag && a == "--no-bos") {
+            tok.bos = false;
+        } else if (flag && a == "--no-special") {
+            tok.special = false;
+        } else if (flag && a == "--json") {
+            tok.json = true;
+        } else if (flag && a == "--pieces") {
+            tok.pieces = true;
+        } else if (flag && a == "--validate") {
+            params.flags |= VKLLM_RUNTIME_VALIDATION;
+        } else if (command->text_argument && !tok.have_text && (a.empty() || a[0] != '-')) {
             tok.text = a;
             tok.have_text = true;
-        } else if (a == "--validate") {
-            params.flags |= VKLLM_RUNTIME_VALIDATION;
-        } else if (a == "--pipeline-cache" && i + 1 < argc) {
-            params.pipeline_cache_path = argv[++i];
         } else {
-            std::fprintf(stderr, "vkllm: unknown option %s\n", a.c_str());
-            return usage(stderr);
+            std::fprintf(stderr, "vkllm: %s: %s %s (vkllm %s --help lists the options)\n",
+                         command->name,
+                         a.empty() || a[0] != '-' ? "unexpected argument" : "unknown option",
+                         a.c_str(), command->name);
+            return 2;
         }
+    }
+    bool needs_model = cmd == "info" || cmd == "tokenize" || cmd == "bench-tokenizer";
+    if ((needs_model && !model) || (cmd == "bench-tokenizer" && !tok.file)) {
+        std::fprintf(stderr, "vkllm: %s: -m FILE%s is required\n%s", command->name,
+                     cmd == "bench-tokenizer" ? " --file TEXT" : "", command->usage);
+        return 2;
     }
     if (cmd == "devices") return cmd_devices();
-    if (cmd == "tokenize") {
-        if (!model) {
-            std::fprintf(stderr, "vkllm: tokenize needs -m FILE\n");
-            return usage(stderr);
-        }
-        return cmd_tokenize(model, tok);
-    }
-    if (cmd == "bench-tokenizer") {
-        if (!model || !tok.file) {
-            std::fprintf(stderr, "vkllm: bench-tokenizer needs -m FILE --file TEXT\n");
-            return usage(stderr);
-        }
-        return cmd_bench_tokenizer(model, tok.file, 5);
-    }
-    if (cmd == "info") {
-        if (!model) {
-            std::fprintf(stderr, "vkllm: info needs -m FILE\n");
-            return usage(stderr);
-        }
-        return cmd_info(model);
-    }
+    if (cmd == "tokenize") return cmd_tokenize(model, tok);
+    if (cmd == "bench-tokenizer") return cmd_bench_tokenizer(model, tok.file, 5);
+    if (cmd == "info") return cmd_info(model);
     if (cmd == "self-check") return cmd_self_check(params);
-    if (cmd == "version") {
-        std::printf("vkllm %s\n", vkllm_version_string());
-        return 0;
-    }
-    if (cmd == "-h" || cmd == "--help" || cmd == "help") return usage(stdout);
-    std::fprintf(stderr, "vkllm: unknown command %s\n", cmd.c_str());
-    return usage(stderr);
+    std::printf("vkllm %s\n", vkllm_version_string());
+    return 0;
 }
