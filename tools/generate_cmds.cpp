@@ -1,19 +1,15 @@
 // vkllm run and vkllm chat: text generation from the command line, through the public API.
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "cli.h"
 #include "cli_args.h"
+#include "text_file.h"
 #include "vkllm.h"
 
 namespace {
@@ -40,20 +36,12 @@ struct Options {
 
 // The prompt from a file, as llama.cpp's -f reads it: the bytes as they are but one final
 // newline, which an editor adds and a prompt rarely means.
-bool read_prompt_file(const char *path, std::string &prompt) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        std::fprintf(stderr, "vkllm: cannot open the prompt file %s: %s\n", path,
-                     std::strerror(errno));
-        return false;
-    }
-    prompt.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        std::fprintf(stderr, "vkllm: cannot read the prompt file %s\n", path);
-        return false;
-    }
+std::string read_prompt_file(const char *path) {
+    std::string prompt, error;
+    if (!vkllm_tool::read_text_file(path, prompt, error))
+        throw vkllm_tool::ArgError("-f: " + error);
     if (!prompt.empty() && prompt.back() == '\n') prompt.pop_back();
-    return true;
+    return prompt;
 }
 
 int fail_with(vkllm_status s, const char *what) {
@@ -129,7 +117,7 @@ bool parse(int argc, char **argv, Options &o) try {
             o.prompt = value();
             o.have_prompt = true;
         } else if ((a == "-f" || a == "--file") && has_value) {
-            if (!read_prompt_file(value(), o.prompt)) return false;
+            o.prompt = read_prompt_file(value());
             o.have_prompt = true;
         } else if (a == "--prompt-ids" && has_value) {
             o.prompt_ids = vkllm_tool::ids_arg(a, value());

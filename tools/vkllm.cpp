@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "text_file.h"
 #include "vkllm.h"
 
 namespace {
@@ -286,17 +287,15 @@ struct TokenizeOptions {
 
 // Like llama-tokenize: BOS as the model asks and special tokens parsed, unless told not to.
 int cmd_tokenize(const char *model, const TokenizeOptions &o) {
-    std::string text = o.text;
-    if (!o.have_text) {
-        FILE *in = o.file ? std::fopen(o.file, "rb") : stdin;
-        if (!in) {
-            std::fprintf(stderr, "vkllm: cannot open %s\n", o.file);
-            return 1;
-        }
+    std::string text = o.text, error;
+    if (o.file && !vkllm_tool::read_text_file(o.file, text, error)) {
+        std::fprintf(stderr, "vkllm: tokenize: %s\n", error.c_str());
+        return 1;
+    }
+    if (!o.have_text && !o.file) {
         char buf[65536];
-        for (size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;)
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, stdin)) > 0;)
             text.append(buf, n);
-        if (o.file) std::fclose(in);
     }
     vkllm_gguf *g = nullptr;
     vkllm_status s = vkllm_gguf_open(model, &g);
@@ -357,14 +356,13 @@ int cmd_tokenize(const char *model, const TokenizeOptions &o) {
 
 // Tokenizer throughput: encodes and decodes the text `runs` times and reports the best run.
 int cmd_bench_tokenizer(const char *model, const char *file, int runs) {
-    std::string text;
-    if (FILE *in = std::fopen(file, "rb")) {
-        char buf[65536];
-        for (size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;)
-            text.append(buf, n);
-        std::fclose(in);
-    } else {
-        std::fprintf(stderr, "vkllm: cannot open %s\n", file);
+    std::string text, error;
+    if (!vkllm_tool::read_text_file(file, text, error)) {
+        std::fprintf(stderr, "vkllm: bench-tokenizer: %s\n", error.c_str());
+        return 1;
+    }
+    if (text.empty()) {
+        std::fprintf(stderr, "vkllm: bench-tokenizer: %s is empty: nothing to measure\n", file);
         return 1;
     }
     vkllm_gguf *g = nullptr;
@@ -511,6 +509,10 @@ int main(int argc, char **argv) {
     if ((needs_model && !model) || (cmd == "bench-tokenizer" && !tok.file)) {
         std::fprintf(stderr, "vkllm: %s: -m FILE%s is required\n%s", command->name,
                      cmd == "bench-tokenizer" ? " --file TEXT" : "", command->usage);
+        return 2;
+    }
+    if (tok.have_text && tok.file) {
+        std::fprintf(stderr, "vkllm: tokenize: TEXT and --file exclude each other\n");
         return 2;
     }
     if (cmd == "devices") return cmd_devices();

@@ -16,11 +16,12 @@ MappedFile::MappedFile(const std::string &path) : path_(path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) fail(VKLLM_ERR_IO, "cannot open %s: %s", path.c_str(), std::strerror(errno));
     struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        int err = errno;
+    // errno only when fstat failed: a directory leaves whatever an earlier call set.
+    int stat_err = ::fstat(fd, &st) == 0 ? 0 : errno;
+    if (stat_err || !S_ISREG(st.st_mode)) {
         ::close(fd);
-        fail(VKLLM_ERR_IO, "%s is not a regular file%s%s", path.c_str(), err ? ": " : "",
-             err ? std::strerror(err) : "");
+        fail(VKLLM_ERR_IO, "%s is not a regular file%s%s", path.c_str(), stat_err ? ": " : "",
+             stat_err ? std::strerror(stat_err) : "");
     }
     size_ = uint64_t(st.st_size);
     if (size_ > 0) {
