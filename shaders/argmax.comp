@@ -1,11 +1,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-// ids[row0 + r] = the index of the largest value of row r of x, the lowest index on ties, one
-// workgroup per row (greedy decoding without reading the logits back). Each lane scans 4
-// elements per loop iteration, in increasing order, keeping the first strictly larger value;
-// the lanes' (value, index) pairs are then reduced in shared memory. NaNs are never chosen
-// over a number; a row of NaNs gives 0.
+// ids[row0 + r] = the index of the largest of the first `n` values of row r of x, the lowest
+// index on ties, one workgroup per row (greedy decoding without reading the logits back). Rows
+// may be longer than `n`: an embedding padded past the tokenizer's vocabulary has logits for
+// ids without a token, which must never be chosen. Each lane scans 4 elements per loop
+// iteration, in increasing order, keeping the first strictly larger value; the lanes' (value,
+// index) pairs are then reduced in shared memory. NaNs are never chosen over a number; a row of
+// NaNs gives 0.
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 64;
@@ -15,8 +17,9 @@ layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 1) writeonly buffer Ids { int ids[]; };
 layout(push_constant) uniform Params {
     uint rows;  // rows in this chunk
-    uint cols;
+    uint cols;  // the row stride
     uint row0;  // first row of this chunk
+    uint n;     // candidates: the first n of each row, 1 to cols
 } p;
 
 const uint NONE = 0xffffffffu;
@@ -36,10 +39,10 @@ void main() {
     uint base = r * p.cols;
     float bv = uintBitsToFloat(0xff800000u);  // -inf
     uint bi = NONE;
-    for (uint e = 4u * lane; e < p.cols; e += 4u * WG) {
+    for (uint e = 4u * lane; e < p.n; e += 4u * WG) {
         [[unroll]] for (uint j = 0; j < 4u; ++j) {
             // Past the end, the last element again: same value, same index, never a new winner.
-            uint i = min(e + j, p.cols - 1u);
+            uint i = min(e + j, p.n - 1u);
             float v = x[base + i];
             if (v > bv || (bi == NONE && !isnan(v))) {
                 bv = v;

@@ -554,10 +554,37 @@ TEST_F(GpuTest, ArgmaxFindsTheFirstLargestValueOfEachRow) {
     ASSERT_EQ(want[0], 3);
     ASSERT_EQ(want[4], 20);
     for (Kernels *k : variants()) {
-        run([&](Recording &r) { k->argmax(r, xb.range(), ib.range(), 6, cols); });
+        run([&](Recording &r) { k->argmax(r, xb.range(), ib.range(), 6, cols, cols); });
         std::vector<int32_t> got(6);
         ctx_->transfer().download(ib, got.data(), got.size() * 4);
         EXPECT_EQ(got, want);
+    }
+}
+
+TEST_F(GpuTest, ArgmaxNeverChoosesAnIdPastItsCandidates) {
+    // A padded embedding: every row's largest values lie past the tokenizer's `n` ids (the
+    // last candidate wins among those left), as in Qwen's 151,936 rows for 151,665 tokens.
+    struct Shape {
+        uint32_t cols, n;
+    };
+    for (Shape sh : {Shape{1001, 267}, Shape{64, 1}, Shape{151936, 151665}}) {
+        const uint32_t rows = 3;
+        std::vector<float> x = ref::random(size_t(rows) * sh.cols, 53, -10, 10);
+        for (uint32_t r = 0; r < rows; ++r) {
+            x[size_t(r) * sh.cols + sh.n - 1] = 10.5f;
+            for (uint32_t c = sh.n; c < sh.cols; ++c)
+                x[size_t(r) * sh.cols + c] = 100.0f + float(c);
+        }
+        Buffer xb = upload(x), ib = floats(rows);
+        for (Kernels *k : variants()) {
+            run([&](Recording &rec) {
+                k->argmax(rec, xb.range(), ib.range(), rows, sh.cols, sh.n);
+            });
+            std::vector<int32_t> got(rows);
+            ctx_->transfer().download(ib, got.data(), got.size() * 4);
+            for (uint32_t r = 0; r < rows; ++r)
+                EXPECT_EQ(got[r], int32_t(sh.n - 1)) << sh.n << " of " << sh.cols << ", row " << r;
+        }
     }
 }
 
@@ -570,7 +597,7 @@ TEST_F(GpuTest, ArgmaxOverAVocabularyWideRow) {
             x[size_t(r) * cols + cols - 1 - r] = 10.5f;
         Buffer xb = upload(x), ib = floats(rows);
         for (Kernels *k : variants()) {
-            run([&](Recording &rec) { k->argmax(rec, xb.range(), ib.range(), rows, cols); });
+            run([&](Recording &rec) { k->argmax(rec, xb.range(), ib.range(), rows, cols, cols); });
             std::vector<int32_t> got(rows);
             ctx_->transfer().download(ib, got.data(), got.size() * 4);
             for (uint32_t r = 0; r < rows; ++r)

@@ -21,9 +21,14 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
     tokenizer_ = std::make_shared<tokenizer::Tokenizer>(tokenizer::load_vocab(file));
     if (!tokenizer_->warning().empty())
         ctx.device().log()(VKLLM_LOG_WARNING, path + ": " + tokenizer_->warning());
-    if (uint32_t(tokenizer_->vocab().size()) > config_.n_vocab)
-        fail(VKLLM_ERR_FORMAT, "%s: %d tokens but only %u embedding rows", path.c_str(),
-             tokenizer_->vocab().size(), config_.n_vocab);
+    // More tokens than rows cannot be served: the tokenizer would produce ids the model has no
+    // embedding for. More rows than tokens can: the extra ids are padding that generation never
+    // chooses (n_tokens()).
+    if (n_tokens() > config_.n_vocab)
+        fail(VKLLM_ERR_FORMAT,
+             "%s: the tokenizer has %u tokens but the embedding only %u rows; every token needs "
+             "one",
+             path.c_str(), n_tokens(), config_.n_vocab);
     // Refused before any upload when the runtime's memory budget cannot hold the weights.
     ctx.allocator().require_budget(tensor_bytes_, "the model's weights");
     weights_ = models::load_weights(ctx, file, config_, progress);

@@ -23,6 +23,10 @@ class Model {
     const models::ModelWeights &weights() const { return weights_; }
     const std::shared_ptr<const tokenizer::Tokenizer> &tokenizer() const { return tokenizer_; }
     const std::string &chat_template() const { return tokenizer_->vocab().chat_template; }
+    // Ids the tokenizer knows, the only ones generation may choose. The embedding may have more
+    // rows (config().n_vocab, the logits of a step): padding, as in Qwen's files, whose logits
+    // are computed but never chosen, since the tokenizer has no text for them.
+    uint32_t n_tokens() const { return uint32_t(tokenizer_->vocab().size()); }
 
     // cos/sin for positions [0, max_positions()), computed once at load (none for learned
     // positions).

@@ -214,7 +214,8 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
     }
     auto *head = plan.ops.empty() ? nullptr : std::get_if<models::op::Linear>(&plan.ops.back());
     if (head && head->out == Act::Logits)
-        k.argmax(rec, act(Act::Logits, rows), ids_.range(0, uint64_t(rows) * 4), rows, c.n_vocab);
+        k.argmax(rec, act(Act::Logits, rows), ids_.range(0, uint64_t(rows) * 4), rows, c.n_vocab,
+                 model_.n_tokens());
 }
 
 gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t chain,
@@ -337,7 +338,8 @@ void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logi
     for (size_t i = 0; i < n; ++i)
         if (tokens[i] < 0 || tokens[i] >= vocab)
             fail(VKLLM_ERR_INVALID_ARGUMENT,
-                 "token %d at index %zu is outside the vocabulary of %d", tokens[i], i, vocab);
+                 "token %d at index %zu is outside the vocabulary (0 to %d, the embedding's rows)",
+                 tokens[i], i, vocab - 1);
     for (size_t done = 0; done < n;) {
         size_t len = std::min<size_t>(opt_.n_batch, n - done);
         bool last = done + len == n;
@@ -364,8 +366,9 @@ void Session::check_decode(const uint32_t *seqs, const int32_t *tokens, size_t n
             fail(VKLLM_ERR_INVALID_ARGUMENT, "sequence %u appears twice in one decode", seqs[i]);
         seen[seqs[i]] = true;
         if (tokens[i] < 0 || tokens[i] >= vocab)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "token %d is outside the vocabulary of %d", tokens[i],
-                 vocab);
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "token %d is outside the vocabulary (0 to %d, the embedding's rows)", tokens[i],
+                 vocab - 1);
     }
 }
 

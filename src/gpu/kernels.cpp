@@ -1057,17 +1057,18 @@ void Kernels::attention_small_head(Recording &rec, const BufferRange &q, const B
 }
 
 void Kernels::argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
-                     uint32_t cols) {
-    if (cols == 0) fail(VKLLM_ERR_INTERNAL, "argmax: rows of 0 elements");
+                     uint32_t cols, uint32_t n) {
+    if (n == 0 || n > cols)
+        fail(VKLLM_ERR_INTERNAL, "argmax: %u candidates in rows of %u elements", n, cols);
     require(x, uint64_t(rows) * cols * 4, "argmax", "x");
     require(ids, uint64_t(rows) * 4, "argmax", "ids");
-    check_loops(cols / (4 * argmax_wg_) + 1, "argmax", cols);  // 4 elements per iteration
+    check_loops(n / (4 * argmax_wg_) + 1, "argmax", n);  // 4 elements per iteration
     const Pipeline &p = pipelines_.get("argmax", 2, {argmax_wg_});
     // Rows of many logits (prefill) may not fit one binding: bound in row chunks.
     for (const Chunk &c : split_rows(Matrix{x, WeightType::F32, rows, cols})) {
         struct {
-            uint32_t rows, cols, row0;
-        } push{c.rows, cols, c.row0};
+            uint32_t rows, cols, row0, n;
+        } push{c.rows, cols, c.row0, n};
         dispatch_1d(rec, p, {c.data, ids}, &push, sizeof push, c.rows);
     }
     rec.barrier();

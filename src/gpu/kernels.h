@@ -312,10 +312,11 @@ class Kernels {
     void moe_combine(Recording &rec, const BufferRange &y, const BufferRange &route,
                      const BufferRange &shared, const BufferRange &shared_gate,
                      const BufferRange &out, uint32_t n_tokens, uint32_t n, uint32_t k);
-    // ids[r] (int32) = index of the largest value of row r of x ([rows][cols] F32), lowest
-    // index on ties (NaNs are never chosen over a number).
+    // ids[r] (int32) = index of the largest of the first `n` values of row r of x ([rows][cols]
+    // F32, 1 <= n <= cols), lowest index on ties (NaNs are never chosen over a number). Logits
+    // rows of a padded embedding pass the tokenizer's size as `n`.
     void argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
-                uint32_t cols);
+                uint32_t cols, uint32_t n);
 
     // Between chained decode steps of `n` sequences: tokens[r] = ids[r], out[step * n + r] =
     // ids[r], and each sequence one position on (the step's positions and kv_begin, whose

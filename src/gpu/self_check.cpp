@@ -205,7 +205,7 @@ void self_check(Context &ctx, vkllm_self_check_result &result) {
     {
         Buffer picks = ctx.allocator().allocate(n * 4, MemoryKind::Device);
         c.rec.begin();
-        k.argmax(c.rec, bx.range(), picks.range(), n, cols);
+        k.argmax(c.rec, bx.range(), picks.range(), n, cols, cols);
         c.rec.end();
         c.rec.submit();
         std::vector<int32_t> got(n);
