@@ -462,12 +462,14 @@ VKLLM_API vkllm_status vkllm_token_to_piece(const vkllm_tokenizer *tokenizer, in
 
 /* The text of a sequence of tokens (the leading dummy-prefix space removed where the
  * SentencePiece vocabulary adds one), with a NUL after it; the buffer rules of
- * vkllm_gguf_get_string. */
+ * vkllm_gguf_get_string. VKLLM_ERR_INVALID_ARGUMENT, writing nothing, when any id is outside
+ * the vocabulary. */
 VKLLM_API vkllm_status vkllm_detokenize(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
                                         size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
                                         size_t *length);
 
-/* 1 in *out when generation should stop at this token (EOS, EOT, <|im_end|> ...), else 0. */
+/* 1 in *out when generation should stop at this token (EOS, EOT, <|im_end|> ...), else 0.
+ * VKLLM_ERR_INVALID_ARGUMENT for an id outside the vocabulary. */
 VKLLM_API vkllm_status vkllm_token_is_end_of_generation(const vkllm_tokenizer *tokenizer,
                                                         int32_t token, int32_t *out);
 
@@ -482,7 +484,8 @@ VKLLM_API void vkllm_detokenizer_destroy(vkllm_detokenizer *detokenizer);
 
 /* Feeds one token; writes the text that became complete (maybe none) and a NUL. When the
  * buffer is too small: VKLLM_ERR_BUFFER_TOO_SMALL, the size needed in *length, and the token
- * is not consumed (call again with a larger buffer). */
+ * is not consumed (call again with a larger buffer). VKLLM_ERR_INVALID_ARGUMENT for an id
+ * outside the vocabulary, which leaves the stream as it was. */
 VKLLM_API vkllm_status vkllm_detokenizer_push(vkllm_detokenizer *detokenizer, int32_t token,
                                               char *buf, size_t capacity, size_t *length);
 
@@ -543,7 +546,10 @@ VKLLM_API void vkllm_model_params_init(vkllm_model_params *params);
  * weights are copied once, from the file map into device memory. Errors: VKLLM_ERR_IO,
  * VKLLM_ERR_FORMAT (malformed file, missing tensor, wrong shape), VKLLM_ERR_UNSUPPORTED (naming the
  * architecture or the tensor and its type), VKLLM_ERR_OUT_OF_DEVICE_MEMORY, VKLLM_ERR_CANCELLED.
- * `params` may be NULL. */
+ * `params` may be NULL. A tokenizer with more tokens than the embedding has rows is
+ * VKLLM_ERR_FORMAT (a token without an embedding cannot be run); fewer is accepted, as in
+ * vocabularies padded to a round size: the extra rows' ids are never generated (see
+ * vkllm_model_info.n_vocab). */
 VKLLM_API vkllm_status vkllm_model_load(vkllm_runtime *runtime, const char *path,
                                         const vkllm_model_params *params, vkllm_model **out);
 
@@ -556,7 +562,11 @@ VKLLM_API const vkllm_tokenizer *vkllm_model_tokenizer(const vkllm_model *model)
 typedef struct vkllm_model_info {
     size_t struct_size;
     char architecture[64];
-    uint32_t n_vocab;
+    uint32_t n_vocab; /* rows of the embedding, and logits per row that sessions write; at least
+                         the tokenizer's n_vocab. Rows past the tokenizer's tokens (padding) have
+                         logits but no text: the library never chooses them (greedy on the
+                         device, sampling, chained decoding), though sessions accept them as
+                         input. */
     uint32_t n_embd;
     uint32_t n_layers;
     uint32_t n_heads;
@@ -634,14 +644,17 @@ VKLLM_API vkllm_status vkllm_session_position(const vkllm_session *session, uint
                                               uint32_t *n_past);
 
 /* Low-level: appends `n` tokens to sequence `seq` (prefill, in chunks) and writes the logits
- * after the last one (n_vocab floats) when `logits` is not NULL. VKLLM_ERR_CONTEXT_FULL, before
- * anything runs, when they do not fit; VKLLM_ERR_INVALID_ARGUMENT for ids outside the
- * vocabulary. */
+ * after the last one (vkllm_model_info.n_vocab floats) when `logits` is not NULL.
+ * VKLLM_ERR_CONTEXT_FULL, before anything runs, when they do not fit; VKLLM_ERR_INVALID_ARGUMENT,
+ * before anything runs, for an id outside 0 to vkllm_model_info.n_vocab - 1 (the embedding's
+ * rows). */
 VKLLM_API vkllm_status vkllm_session_eval(vkllm_session *session, uint32_t seq,
                                           const int32_t *tokens, size_t n, float *logits);
 
 /* Low-level: one token for each of `n` distinct sequences, run together in one step (batched
- * decode). Writes n x n_vocab logits when `logits` is not NULL. */
+ * decode). Writes n x vkllm_model_info.n_vocab logits when `logits` is not NULL. Ids as in
+ * vkllm_session_eval. A caller choosing from the logits of a padded vocabulary should look only
+ * at the tokenizer's n_vocab first entries of each row, as the library does. */
 VKLLM_API vkllm_status vkllm_session_decode(vkllm_session *session, const uint32_t *seqs,
                                             const int32_t *tokens, size_t n, float *logits);
 
@@ -650,13 +663,14 @@ VKLLM_API vkllm_status vkllm_session_decode(vkllm_session *session, const uint32
 
 /* Low-level, greedy: `steps` decode steps for each of `n` distinct sequences, chained in one
  * submission with the choice made on the device. The first step decodes `tokens`; each later
- * step decodes the token the step before chose (its logits' argmax, lowest id on ties), with
- * no round trip to the host in between. out[s * n + i] (steps x n ids) is sequence seqs[i]'s
- * argmax after step s. All `steps` tokens of every sequence are in the cache afterwards
- * (vkllm_session_truncate rewinds a chain that went past an end token). On a GPU this is how
- * decoding stops waiting on the host: one submit per `steps` tokens. Steps are 1 to
- * VKLLM_MAX_CHAINED_STEPS; VKLLM_ERR_CONTEXT_FULL, before anything runs, when they do not fit.
- * The same tokens as `steps` calls of vkllm_session_decode taking the argmax each time. */
+ * step decodes the token the step before chose (its logits' argmax among the tokenizer's ids,
+ * never a padded embedding row past them; lowest id on ties), with no round trip to the host in
+ * between. out[s * n + i] (steps x n ids) is sequence seqs[i]'s argmax after step s. All
+ * `steps` tokens of every sequence are in the cache afterwards (vkllm_session_truncate rewinds a
+ * chain that went past an end token). On a GPU this is how decoding stops waiting on the host:
+ * one submit per `steps` tokens. Steps are 1 to VKLLM_MAX_CHAINED_STEPS;
+ * VKLLM_ERR_CONTEXT_FULL, before anything runs, when they do not fit. The same tokens as `steps`
+ * calls of vkllm_session_decode taking the argmax of the tokenizer's ids each time. */
 VKLLM_API vkllm_status vkllm_session_decode_greedy(vkllm_session *session, const uint32_t *seqs,
                                                    const int32_t *tokens, size_t n, uint32_t steps,
                                                    int32_t *out);
@@ -701,7 +715,9 @@ VKLLM_API vkllm_status vkllm_session_profile(const vkllm_session *session, vkllm
 
 typedef struct vkllm_sampling_params {
     size_t struct_size;
-    float temperature;     /* default 0.8; <= 0: greedy (argmax on the device) */
+    float temperature;     /* default 0.8; <= 0: greedy (argmax on the device). Either way only
+                              the tokenizer's ids are candidates, never the rows a padded
+                              embedding has past them. */
     int32_t top_k;         /* default 40; <= 0: off */
     float top_p;           /* default 0.95; >= 1: off */
     float min_p;           /* default 0.05; <= 0: off */
@@ -772,7 +788,9 @@ typedef struct vkllm_generate_result {
 /* Appends `prompt` to a sequence and generates from it, streaming through on_token. The
  * generated tokens (but the last, which ended it) are in the cache afterwards, so a
  * conversation continues with the next prompt's tokens only. `sampling`, `params` and `result`
- * may be NULL. On VKLLM_ERR_CANCELLED the result is still filled and the session usable. */
+ * may be NULL. On VKLLM_ERR_CANCELLED the result is still filled and the session usable.
+ * Prompt ids as in vkllm_session_eval (VKLLM_ERR_INVALID_ARGUMENT, before anything runs, for one
+ * outside the embedding); every generated token is one of the tokenizer's. */
 VKLLM_API vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt,
                                       size_t n_prompt, const vkllm_sampling_params *sampling,
                                       const vkllm_generate_params *params,

@@ -81,12 +81,14 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         fail(VKLLM_ERR_INVALID_ARGUMENT, "generate: the prompt is empty (give at least one token)");
     const Model &model = session.model();
     const tokenizer::Tokenizer &tok = *model.tokenizer();
-    size_t n_vocab = model.config().n_vocab;
+    // Logits have a row per embedding row, but only the tokenizer's ids are candidates: the
+    // rows past them (a padded vocabulary) have no text (Model::n_tokens).
+    size_t n_candidates = model.n_tokens();
     Sampler sampler(o.sampling);
     for (int32_t t : prompt)
         sampler.accept(t);
 
-    std::vector<float> logits(n_vocab);
+    std::vector<float> logits(model.config().n_vocab);
     auto t0 = std::chrono::steady_clock::now();
     auto elapsed = [](std::chrono::steady_clock::time_point since) {
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
@@ -103,7 +105,8 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     result.n_prompt = prompt.size();
     result.prefill_ms = elapsed(t0);
     // The prefill returned logits; greedy decoding still takes the argmax from them.
-    int32_t argmax = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    int32_t argmax = int32_t(std::max_element(logits.begin(), logits.begin() + long(n_candidates)) -
+                             logits.begin());
 
     tokenizer::StreamDecoder text(tok, o.render_special, false);
     StopFilter filter(o.stop);
@@ -130,7 +133,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     };
     for (;;) {
         int32_t token = next < chained.size() ? chained[next++]
-                                              : sampler.sample(logits.data(), n_vocab, argmax);
+                                              : sampler.sample(logits.data(), n_candidates, argmax);
         if (!o.ignore_eog && tok.is_end_of_generation(token)) {
             result.reason = StopReason::EndOfGeneration;
             break;

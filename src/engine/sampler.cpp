@@ -15,24 +15,24 @@ void Sampler::accept(int32_t token) {
     if (recent_.size() > size_t(opt_.repeat_last_n)) recent_.erase(recent_.begin());
 }
 
-int32_t Sampler::sample(float *logits, size_t n_vocab, int32_t argmax) {
+int32_t Sampler::sample(float *logits, size_t n_ids, int32_t argmax) {
     if (!needs_logits()) return argmax;
     // The CTRL-paper penalty, as llama.cpp applies it: positive logits shrink, negative grow.
     if (opt_.repeat_penalty != 1.0f) {
         for (int32_t t : recent_) {
-            if (t < 0 || size_t(t) >= n_vocab) continue;
+            if (t < 0 || size_t(t) >= n_ids) continue;
             float &l = logits[t];
             l = l > 0 ? l / opt_.repeat_penalty : l * opt_.repeat_penalty;
         }
     }
-    if (greedy_) return int32_t(std::max_element(logits, logits + n_vocab) - logits);
+    if (greedy_) return int32_t(std::max_element(logits, logits + n_ids) - logits);
 
-    std::vector<int32_t> ids(n_vocab);
+    std::vector<int32_t> ids(n_ids);
     std::iota(ids.begin(), ids.end(), 0);
     auto by_logit = [logits](int32_t a, int32_t b) {
         return logits[a] != logits[b] ? logits[a] > logits[b] : a < b;
     };
-    size_t keep = n_vocab;
+    size_t keep = n_ids;
     if (opt_.top_k > 0 && size_t(opt_.top_k) < keep) keep = size_t(opt_.top_k);
     std::partial_sort(ids.begin(), ids.begin() + long(keep), ids.end(), by_logit);
     ids.resize(keep);

@@ -25,9 +25,10 @@ class Sampler {
     // Greedy decoding reads only the device's argmax, never the logits.
     bool needs_logits() const { return !greedy_ || opt_.repeat_penalty != 1.0f; }
 
-    // `logits` (modified in place) of n_vocab entries; `argmax` is the device's pick, used when
-    // needs_logits() is false.
-    int32_t sample(float *logits, size_t n_vocab, int32_t argmax);
+    // Chooses among the first `n_ids` entries of `logits` (modified in place), the ids the
+    // tokenizer knows, whatever follows them; `argmax` is the device's pick among those same
+    // ids, used when needs_logits() is false.
+    int32_t sample(float *logits, size_t n_ids, int32_t argmax);
     // Tokens seen so far, for the repetition penalty.
     void accept(int32_t token);
 

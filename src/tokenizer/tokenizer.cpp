@@ -40,8 +40,8 @@ Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
                 "not split text as the model was trained (regenerate the file with a current "
                 "converter)";
         pre_ = std::make_unique<PreTokenizer>(*rules);
-        bpe_ = std::make_unique<BpeEncoder>(vocab_, rules->has(kIgnoreMerges),
-                                            !rules->has(kRawUtf8));
+        bpe_ =
+            std::make_unique<BpeEncoder>(vocab_, rules->has(kIgnoreMerges), !rules->has(kRawUtf8));
     } else {
         spm_ = std::make_unique<SpmEncoder>(vocab_);
     }
@@ -135,6 +135,11 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, EncodeOptions opti
 }
 
 std::string Tokenizer::piece(int32_t id, bool special) const {
+    // Every path from an id to text passes here: an id without a token (negative, or a padded
+    // embedding row past the vocabulary) is refused, never used as an index.
+    if (id < 0 || id >= vocab_.size())
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "token %d is outside the vocabulary (0 to %d)", id,
+             vocab_.size() - 1);
     TokenType t = vocab_.type(id);
     if (t == TokenType::Control || t == TokenType::Unknown || t == TokenType::Unused)
         return special ? vocab_.tokens[size_t(id)] : std::string();

@@ -36,7 +36,8 @@ class Tokenizer {
     std::vector<int32_t> encode(std::string_view text, EncodeOptions options) const;
 
     // The bytes of one token. Control and unknown tokens (BOS, <|im_end|>) are empty unless
-    // `special` asks for their text.
+    // `special` asks for their text. VKLLM_ERR_INVALID_ARGUMENT for an id outside the
+    // vocabulary (here and in decode and StreamDecoder::push).
     std::string piece(int32_t id, bool special) const;
     // The text of a sequence; for SentencePiece the dummy-prefix space is removed again.
     std::string decode(const std::vector<int32_t> &ids, bool special) const;

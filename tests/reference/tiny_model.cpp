@@ -62,12 +62,14 @@ class TensorWriter {
     TensorWriter(GgufBuilder &b, const TinyModelSpec &spec) : b_(b), spec_(spec), rng_(spec.seed) {}
 
     // A [cols, rows] matrix with the spread of N(0, 1/cols) (uniform, so no outliers), which
-    // keeps activations near unit scale through every projection.
-    void matrix(const std::string &name, uint32_t cols, uint32_t rows) {
+    // keeps activations near unit scale through every projection. Rows from `loud_from` on
+    // are `loud_gain` times larger.
+    void matrix(const std::string &name, uint32_t cols, uint32_t rows,
+                uint32_t loud_from = UINT32_MAX, float loud_gain = 1.0f) {
         float a = std::sqrt(3.0f / float(cols));
         std::vector<float> v(size_t(cols) * rows);
-        for (float &x : v)
-            x = a * rng_.symmetric();
+        for (size_t i = 0; i < v.size(); ++i)
+            v[i] = a * rng_.symmetric() * (i / cols >= loud_from ? loud_gain : 1.0f);
         b_.tensor(name, spec_.weight_type, {cols, rows}, encode(v, spec_.weight_type));
     }
     // RMSNorm gains near 1, as trained models have.
@@ -97,8 +99,10 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
         throw std::runtime_error("write_tiny_model: weight type " +
                                  std::to_string(spec.weight_type) + " cannot be written");
     uint32_t head_dim = spec.head_dim ? spec.head_dim : spec.n_embd / spec.n_head;
-    if (spec.n_vocab < 3 || spec.n_head == 0 || spec.n_head_kv == 0 ||
-        spec.n_head % spec.n_head_kv != 0 || head_dim == 0 || head_dim % 2 != 0)
+    uint32_t n_tokens = spec.n_tokens ? spec.n_tokens : spec.n_vocab;
+    if (spec.n_vocab < 3 || n_tokens < 3 || n_tokens > spec.n_vocab || spec.n_head == 0 ||
+        spec.n_head_kv == 0 || spec.n_head % spec.n_head_kv != 0 || head_dim == 0 ||
+        head_dim % 2 != 0)
         throw std::runtime_error("write_tiny_model: inconsistent shape");
 
     GgufBuilder b;
@@ -119,7 +123,7 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     std::vector<std::string> tokens;
     std::vector<float> scores;
     std::vector<int32_t> types;
-    for (uint32_t i = 0; i < spec.n_vocab; ++i) {
+    for (uint32_t i = 0; i < n_tokens; ++i) {
         tokens.push_back("t" + std::to_string(i));
         scores.push_back(-float(i));
         types.push_back(i == 0 ? 2 : i <= 2 ? 3 : 1);  // UNKNOWN, CONTROL, NORMAL
@@ -134,7 +138,11 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
 
     TensorWriter w(b, spec);
     uint32_t q_dim = spec.n_head * head_dim, kv_dim = spec.n_head_kv * head_dim;
-    w.matrix("token_embd.weight", spec.n_embd, spec.n_vocab);
+    // Padding rows 8 times larger give logits whose spread is 8 times the tokens': the largest
+    // of them beats every token's.
+    const float kPaddingGain = 8.0f;
+    w.matrix("token_embd.weight", spec.n_embd, spec.n_vocab,
+             spec.tied_output ? n_tokens : UINT32_MAX, kPaddingGain);
     for (uint32_t i = 0; i < spec.n_layer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         w.norm(p + "attn_norm.weight", spec.n_embd);
@@ -157,7 +165,8 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
         w.matrix(p + "ffn_down.weight", spec.n_ff, spec.n_embd);
     }
     w.norm("output_norm.weight", spec.n_embd);
-    if (!spec.tied_output) w.matrix("output.weight", spec.n_embd, spec.n_vocab);
+    if (!spec.tied_output)
+        w.matrix("output.weight", spec.n_embd, spec.n_vocab, n_tokens, kPaddingGain);
     if (spec.rope_freqs) {
         std::vector<float> f(head_dim / 2);
         for (size_t i = 0; i < f.size(); ++i)

@@ -9,6 +9,10 @@
 struct TinyModelSpec {
     std::string arch = "llama";  // "llama", "qwen2" (q/k/v biases) or "qwen3" (q/k norms)
     uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
+    // Tokens of the vocabulary; 0: n_vocab. Fewer pads the embedding past the vocabulary, as
+    // Qwen's files are, and the padded rows of the output get logits that outweigh the tokens'
+    // (an argmax or a sampler that looked at them would choose them).
+    uint32_t n_tokens = 0;
     uint32_t head_dim = 0;  // 0: n_embd / n_head
     uint32_t n_ctx = 128;
     uint32_t weight_type = 0;  // ggml type of the matrices: F32, F16, BF16 or any type
