@@ -2,9 +2,10 @@
 # Installs the build into a temporary prefix, checks the layout, then builds a small program
 # against the installed files only, both through pkg-config and through find_package(vkllm),
 # and runs both. Fails (never skips) when a piece is missing, pkg-config included.
-#     run.sh CMAKE BUILD_DIR WORK_DIR C_COMPILER LIBDIR VERSION STATIC(ON/OFF)
+# With the CLI built, runs the installed bin/vkllm with no LD_LIBRARY_PATH.
+#     run.sh CMAKE BUILD_DIR WORK_DIR C_COMPILER LIBDIR VERSION STATIC(ON/OFF) TOOLS(ON/OFF)
 set -eu
-cmake=$1 build=$2 work=$3 cc=$4 libdir=$5 version=$6 static=$7
+cmake=$1 build=$2 work=$3 cc=$4 libdir=$5 version=$6 static=$7 tools=${8:-OFF}
 here=$(cd "$(dirname "$0")" && pwd)
 prefix=$work/prefix
 major=${version%%.*}
@@ -72,5 +73,23 @@ echo "find_package consumer: $out"
 ldd "$work/cmake-build/consumer" | grep -q "libvkllm.so.$major => $lib/" ||
     fail "the find_package consumer does not use the installed library: $(ldd "$work/cmake-build/consumer")"
 
+# The installed CLI (when built) finds the installed library through its RUNPATH, from any
+# prefix: no LD_LIBRARY_PATH.
+case $tools in
+ON | on | 1 | TRUE | true)
+    cli=$prefix/bin/vkllm
+    [ -x "$cli" ] || fail "bin/vkllm is not installed"
+    out=$(env -u LD_LIBRARY_PATH "$cli" --version 2>&1) || fail "$cli --version: $out"
+    echo "installed CLI: $out"
+    case $out in
+    *"$version"*) ;;
+    *) fail "$cli --version does not print $version: $out" ;;
+    esac
+    used=$(env -u LD_LIBRARY_PATH ldd "$cli" | awk -v so="libvkllm.so.$major" '$1 == so { print $3 }')
+    [ -n "$used" ] && [ "$(readlink -f "$used")" = "$(readlink -f "$lib/libvkllm.so.$major")" ] ||
+        fail "the installed CLI does not use the installed library: $(ldd "$cli")"
+    ;;
+esac
+
 rm -rf "$work"
-echo "PASS: installed vkllm works through pkg-config and find_package(vkllm)"
+echo "PASS: installed vkllm works through pkg-config, find_package(vkllm) and bin/vkllm"
