@@ -2,6 +2,7 @@
 VKLLM_LIBRARY and VKLLM_TEST_MODEL, a tiny model file)."""
 
 import gc
+import inspect
 import os
 import unittest
 
@@ -54,7 +55,7 @@ class GenerationTest(unittest.TestCase):
 
     def greedy(self, session, n):
         session.reset()
-        return list(session.generate(self.prompt, max_tokens=n))
+        return list(session.generate(self.prompt, max_tokens=n, temperature=0))
 
     def test_model_info_and_tokenizer(self):
         info = self.model.info()
@@ -67,7 +68,7 @@ class GenerationTest(unittest.TestCase):
 
     def test_generate_streams_text(self):
         with vkllm.Session(self.model, n_ctx=64) as session:
-            pieces = list(session.generate(self.prompt, max_tokens=8))
+            pieces = list(session.generate(self.prompt, max_tokens=8, temperature=0))
             self.assertTrue(pieces)
             self.assertTrue(all(isinstance(p, str) and p for p in pieces))
             r = session.last_result
@@ -78,6 +79,13 @@ class GenerationTest(unittest.TestCase):
             self.assertEqual(session.position(), len(self.prompt) + 7)
             # Greedy is deterministic.
             self.assertEqual(self.greedy(session, 8), pieces)
+
+    def test_generate_defaults_are_the_c_librarys_sampling_defaults(self):
+        c = vkllm._params(vkllm._SamplingParams, vkllm._lib.vkllm_sampling_params_init)
+        defaults = inspect.signature(vkllm.Session.generate).parameters
+        for name in ("temperature", "top_k", "top_p", "min_p", "repeat_penalty",
+                     "repeat_last_n", "seed"):
+            self.assertAlmostEqual(defaults[name].default, getattr(c, name), places=6, msg=name)
 
     def test_sampling_with_a_seed_is_reproducible(self):
         with vkllm.Session(self.model, n_ctx=64) as session:
@@ -92,13 +100,14 @@ class GenerationTest(unittest.TestCase):
         # (318) after a few tokens.
         prompt = [89]
         with vkllm.Session(self.model, n_ctx=64) as session:
-            ended = "".join(session.generate(prompt, max_tokens=32))
+            ended = "".join(session.generate(prompt, max_tokens=32, temperature=0))
             r = session.last_result
             self.assertEqual(r.stop_reason, vkllm.STOP_END_OF_GENERATION)
             n = r.n_generated
             self.assertLess(n, 28)
             session.reset()
-            through = "".join(session.generate(prompt, max_tokens=n + 4, ignore_eog=True))
+            through = "".join(
+                session.generate(prompt, max_tokens=n + 4, temperature=0, ignore_eog=True))
             r = session.last_result
             self.assertEqual(r.stop_reason, vkllm.STOP_MAX_TOKENS)
             self.assertEqual(r.n_generated, n + 4)
@@ -112,7 +121,7 @@ class GenerationTest(unittest.TestCase):
             # still running when the reader stops.
             full = self.greedy(session, 40)
             session.reset()
-            gen = session.generate(self.prompt, max_tokens=40)
+            gen = session.generate(self.prompt, max_tokens=40, temperature=0)
             first = next(gen)
             self.assertEqual(first, full[0])
             gen.close()

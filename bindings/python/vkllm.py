@@ -11,13 +11,18 @@
         for piece in session.generate(model.tokenize("Once upon a time"), max_tokens=32):
             print(piece, end="", flush=True)
 
-The library is looked up as $VKLLM_LIBRARY, else libvkllm.so.0 on the loader path.
+The library is looked up as $VKLLM_LIBRARY, else libvkllm.so.0 on the loader's path, else in
+the libdir that `pkg-config --variable=libdir vkllm` names; when none has it, importing raises
+ImportError saying how to point at it. Sampling defaults are the C library's
+(vkllm_sampling_params_init: temperature 0.8, top_k 40, top_p 0.95, min_p 0.05); pass
+temperature=0 for greedy.
 Every failing call raises vkllm.Error carrying the status code and the library's message.
 """
 
 import ctypes
 import os
 import queue
+import subprocess
 import threading
 
 VERSION_MAJOR = 0  # the major version these bindings were written for
@@ -240,8 +245,51 @@ class SessionStats(ctypes.Structure):
     ]
 
 
+_SONAME = "libvkllm.so.0"
+
+
+def _pkg_config_libdir():
+    try:
+        out = subprocess.run(["pkg-config", "--variable=libdir", "vkllm"], capture_output=True,
+                             text=True, check=False)
+    except OSError:  # no pkg-config
+        return None
+    libdir = out.stdout.strip()
+    return os.path.normpath(libdir) if out.returncode == 0 and libdir else None
+
+
+def _open_library():
+    # $VKLLM_LIBRARY, else the loader's own search (rpath, LD_LIBRARY_PATH, ldconfig's cache),
+    # else where pkg-config says vkllm is installed, so a prefix on PKG_CONFIG_PATH suffices.
+    tried = []
+    explicit = os.environ.get("VKLLM_LIBRARY")
+    if explicit:
+        try:
+            return ctypes.CDLL(explicit)
+        except OSError as e:
+            raise ImportError(f"VKLLM_LIBRARY={explicit} cannot be loaded: {e}") from None
+    try:
+        return ctypes.CDLL(_SONAME)
+    except OSError as e:
+        tried.append(f"the loader's search path: {e}")
+    libdir = _pkg_config_libdir()
+    if libdir:
+        path = os.path.join(libdir, _SONAME)
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append(f"pkg-config's libdir: {e}")
+    else:
+        tried.append("pkg-config: no vkllm.pc (or no pkg-config)")
+    raise ImportError(
+        f"libvkllm ({_SONAME}) not found. Set VKLLM_LIBRARY to the library's path, add an "
+        "installed prefix's lib/pkgconfig to PKG_CONFIG_PATH, or its lib directory to "
+        "LD_LIBRARY_PATH (run ldconfig after installing to a system prefix). Tried "
+        + "; ".join(tried))
+
+
 def _load():
-    lib = ctypes.CDLL(os.environ.get("VKLLM_LIBRARY", "libvkllm.so.0"))
+    lib = _open_library()
     status = ctypes.c_int32
     sigs = {
         "vkllm_version": (ctypes.c_uint32, []),
@@ -569,11 +617,12 @@ class Session:
         _check(_lib.vkllm_session_get_stats(self._idle(), ctypes.byref(s)))
         return s
 
-    def generate(self, prompt, max_tokens=256, temperature=0.0, top_k=40, top_p=0.95,
+    def generate(self, prompt, max_tokens=256, temperature=0.8, top_k=40, top_p=0.95,
                  min_p=0.05, repeat_penalty=1.0, repeat_last_n=64, seed=0, stop=(), seq=0,
                  steps_per_submit=0, ignore_eog=False):
         """Appends `prompt` (token ids) to sequence `seq` and yields the generated text as it
-        streams, piece by piece (str; never half a UTF-8 character). temperature 0: greedy.
+        streams, piece by piece (str; never half a UTF-8 character). The defaults are C's
+        (vkllm_sampling_params_init); temperature 0: greedy.
 
         Stopping early (break, close() on the iterator, or dropping it) cancels the generation
         on the library's side; the session stays usable. Afterwards `last_result` holds the
