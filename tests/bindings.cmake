@@ -15,12 +15,18 @@ if(EXISTS ${VKLLM_BINDINGS_TEST_MODEL})
       TIMEOUT 600)
   endif()
 
+  # The Go package builds as a user's would: against an installed prefix, through pkg-config
+  # (its #cgo pkg-config: vkllm), with an rpath to the prefix's lib for the test binaries.
   find_program(VKLLM_GO go)
   if(VKLLM_GO)
+    set(VKLLM_GO_PREFIX ${CMAKE_CURRENT_BINARY_DIR}/go_prefix)
+    add_test(NAME Go.InstallPrefix
+             COMMAND ${CMAKE_COMMAND} --install ${CMAKE_BINARY_DIR} --prefix ${VKLLM_GO_PREFIX})
+    set_tests_properties(Go.InstallPrefix PROPERTIES FIXTURES_SETUP vkllm_go_prefix)
     add_test(NAME Go.Bindings COMMAND ${VKLLM_GO} test -p 1 -count=1 ./...
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/go)
-    set_tests_properties(Go.Bindings PROPERTIES
-      ENVIRONMENT "CGO_CFLAGS=-I${PROJECT_SOURCE_DIR}/include;CGO_LDFLAGS=-L$<TARGET_FILE_DIR:vkllm> -Wl,-rpath,$<TARGET_FILE_DIR:vkllm>;GOFLAGS=-mod=mod;GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL}"
+    set_tests_properties(Go.Bindings PROPERTIES FIXTURES_REQUIRED vkllm_go_prefix
+      ENVIRONMENT "PKG_CONFIG_PATH=${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig;CGO_LDFLAGS=-Wl,-rpath,${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR};GOFLAGS=-mod=mod;GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL}"
       TIMEOUT 600)
   endif()
 endif()

@@ -6,13 +6,14 @@
 // runtime), so they may be closed in any order. Failures are *Error values carrying the
 // library's status and message; compare them with errors.Is against the Err* sentinels.
 //
-// Build: cgo needs the header (found through the package's own #cgo CFLAGS) and the library:
-// set CGO_LDFLAGS="-L/path/to/build -Wl,-rpath,/path/to/build".
+// Build: cgo takes the installed header and library from pkg-config (vkllm.pc, installed by
+// `cmake --install`): under a prefix other than the system's, set
+// PKG_CONFIG_PATH=PREFIX/lib/pkgconfig, and CGO_LDFLAGS="-Wl,-rpath,PREFIX/lib" (or run
+// ldconfig, or set LD_LIBRARY_PATH) for the programs to find libvkllm.so.0 when they run.
 package vkllm
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo LDFLAGS: -lvkllm
+#cgo pkg-config: vkllm
 #include <stdlib.h>
 #include "vkllm.h"
 */
