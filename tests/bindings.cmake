@@ -30,3 +30,14 @@ if(EXISTS ${VKLLM_BINDINGS_TEST_MODEL})
       TIMEOUT 600)
   endif()
 endif()
+
+# A crate outside the bindings' workspace that depends on vkllm builds against an installed
+# prefix through pkg-config, offline, and runs with the rpath its build.rs adds (the README's).
+find_program(VKLLM_CARGO cargo)
+if(VKLLM_CARGO)
+  add_test(NAME Rust.DependentCrateBuildsAgainstAnInstalledPrefix
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/rust_consumer.sh ${VKLLM_CARGO}
+                   ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/rust_consumer
+                   ${CMAKE_INSTALL_LIBDIR} ${PROJECT_VERSION})
+  set_tests_properties(Rust.DependentCrateBuildsAgainstAnInstalledPrefix PROPERTIES TIMEOUT 600)
+endif()
