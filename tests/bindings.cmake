@@ -41,3 +41,15 @@ if(VKLLM_CARGO)
                    ${CMAKE_INSTALL_LIBDIR} ${PROJECT_VERSION})
   set_tests_properties(Rust.DependentCrateBuildsAgainstAnInstalledPrefix PROPERTIES TIMEOUT 600)
 endif()
+
+# A module of its own that imports vkllm.dev/vkllm through a go.work workspace (no replace)
+# builds against an installed prefix through pkg-config, offline, and runs.
+find_program(VKLLM_GO go)
+if(VKLLM_GO)
+  add_test(NAME Go.DependentModuleBuildsAgainstAnInstalledPrefix
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/go_consumer.sh ${VKLLM_GO}
+                   ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/go_consumer
+                   ${CMAKE_INSTALL_LIBDIR} ${PROJECT_VERSION})
+  set_tests_properties(Go.DependentModuleBuildsAgainstAnInstalledPrefix PROPERTIES TIMEOUT 600
+    ENVIRONMENT "GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path")
+endif()
