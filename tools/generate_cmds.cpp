@@ -1,7 +1,10 @@
 // vkllm run and vkllm chat: text generation from the command line, through the public API.
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -30,6 +33,7 @@ struct Options {
     uint32_t n_batch = 0;
     bool kv_f32 = false;
     bool kv_q8 = false;
+    bool context_shift = false;
     vkllm_sampling_params sampling;
     vkllm_runtime_params runtime;
 };
@@ -53,7 +57,10 @@ int fail_with(vkllm_status s, const char *what) {
 void usage(FILE *out, bool chat) {
     std::fputs(chat ? "usage: vkllm chat -m FILE [options]\n"
                       "talk with a chat model through its chat template, one line per turn; the\n"
-                      "KV cache is kept, each turn prefills only its new tokens\n"
+                      "KV cache is kept, each turn prefills only its new tokens. ^C stops an\n"
+                      "answer; ^C at the prompt, ^D or /exit quits; /reset starts over, /system\n"
+                      "TEXT starts over with a new system message; a line ending in \\ goes on\n"
+                      "to the next\n"
                       "\n"
                       "  -m, --model FILE        the GGUF model\n"
                       "  --system TEXT           the system message\n"
@@ -86,6 +93,9 @@ void usage(FILE *out, bool chat) {
         "  -c, --ctx-size N        context in tokens (default 0: the model's training context)\n"
         "  -b, --batch-size N      prefill chunk in tokens (default 64)\n"
         "  --kv-f32, --kv-q8       the KV cache in F32 or Q8_0 (default F16)\n"
+        "  --context-shift         when the context is full, go on with its first tokens and\n"
+        "                          the most recent ones (a streaming window); without it a\n"
+        "                          full context ends the answer\n"
         "  --device N|NAME         device index or name substring (default: VKLLM_DEVICE, else\n"
         "                          the best device)\n"
         "  --validate              enable the Vulkan validation layer\n"
@@ -142,6 +152,8 @@ bool parse(int argc, char **argv, Options &o) try {
             o.kv_f32 = true;
         } else if (a == "--kv-q8") {
             o.kv_q8 = true;
+        } else if (a == "--context-shift") {
+            o.context_shift = true;
         } else if (a == "--temp" && has_value) {
             o.sampling.temperature = vkllm_tool::float_arg(a, value());
         } else if (a == "--top-k" && has_value) {
@@ -224,6 +236,7 @@ vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
     if (o.n_batch) sp.n_batch = o.n_batch;
     if (o.kv_f32) sp.flags |= VKLLM_SESSION_KV_F32;
     if (o.kv_q8) sp.flags |= VKLLM_SESSION_KV_Q8_0;
+    if (o.context_shift) sp.flags |= VKLLM_SESSION_STREAMING;
     stage = "creating the session";
     return vkllm_session_create(l.model, &sp, &l.session);
 }
@@ -237,18 +250,24 @@ std::vector<int32_t> tokenize(const vkllm_tokenizer *tok, const std::string &tex
     return ids;
 }
 
+// `open_answer`: end with the assistant's header, for the model to answer after.
 std::string apply_template(const Options &o, const vkllm_model *model,
-                           const std::vector<vkllm_chat_message> &messages, vkllm_status &s) {
+                           const std::vector<vkllm_chat_message> &messages, vkllm_status &s,
+                           int32_t open_answer = 1) {
     const char *tmpl = vkllm_model_chat_template(model);
     size_t len = 0;
-    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(), 1,
-                                  nullptr, 0, &len);
+    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(),
+                                  open_answer, nullptr, 0, &len);
     if (s != VKLLM_ERR_BUFFER_TOO_SMALL) return std::string();
     std::vector<char> buf(len + 1);
-    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(), 1,
-                                  buf.data(), buf.size(), &len);
+    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(),
+                                  open_answer, buf.data(), buf.size(), &len);
     return std::string(buf.data(), len);
 }
+
+// Set by chat's SIGINT handler (the only thing it does); the callbacks below then stop the
+// answer through the library's cancellation, which leaves the session usable.
+volatile std::sig_atomic_t g_interrupted = 0;
 
 struct Stream {
     bool print_text = true;
@@ -264,17 +283,40 @@ int32_t on_token(void *user, int32_t token, const char *text, size_t length) {
         std::fwrite(text, 1, length, stdout);
         std::fflush(stdout);
     }
-    return 0;
+    return g_interrupted ? 1 : 0;
+}
+
+int32_t on_prefill(void *, size_t, size_t) {
+    return g_interrupted ? 1 : 0;
+}
+
+// Tokens a sequence holds: -c, else the model's training context (the session's default).
+uint32_t context_size(const Options &o, const Loaded &l) {
+    if (o.n_ctx) return o.n_ctx;
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    vkllm_model_get_info(l.model, &mi);
+    return mi.n_ctx_train;
+}
+
+// The most tokens an answer can have when `n_past` tokens are cached and `n_prompt` come:
+// the last one is sampled but not cached, so a context with room for k more gives k + 1.
+// Unlimited with --context-shift, where the window moves instead.
+uint32_t answer_limit(const Options &o, const Loaded &l, size_t n_past, size_t n_prompt) {
+    if (o.context_shift) return o.n_predict;
+    uint64_t room = uint64_t(context_size(o, l)) - n_past - n_prompt + 1;
+    return uint32_t(std::min<uint64_t>(o.n_predict, room));
 }
 
 // Generates from `prompt` on sequence 0, streaming into `st`.
 vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32_t> &prompt,
-                      Stream &st, vkllm_generate_result &r) {
+                      uint32_t max_tokens, Stream &st, vkllm_generate_result &r) {
     vkllm_generate_params gp;
     vkllm_generate_params_init(&gp);
-    gp.max_tokens = o.n_predict;
+    gp.max_tokens = max_tokens;
     gp.ignore_eog = o.ignore_eos ? 1 : 0;
     gp.on_token = on_token;
+    gp.on_prefill = on_prefill;
     gp.user_data = &st;
     r.struct_size = sizeof r;
     return vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);
@@ -340,10 +382,18 @@ int cmd_run(int argc, char **argv) {
         if (s != VKLLM_OK) return fail_with(s, "tokenizing");
         if (!o.chat && !o.print_ids) std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
     }
+    uint32_t n_ctx = context_size(o, l);
+    if (!o.context_shift && prompt.size() > n_ctx) {
+        std::fprintf(stderr,
+                     "vkllm: run: the prompt's %zu tokens do not fit the context of %u (-c)\n",
+                     prompt.size(), n_ctx);
+        return 1;
+    }
+    uint32_t limit = answer_limit(o, l, 0, prompt.size());
     Stream st;
     st.print_text = !o.print_ids;
     vkllm_generate_result r;
-    s = generate(o, l, prompt, st, r);
+    s = generate(o, l, prompt, limit, st, r);
     if (s != VKLLM_OK) return fail_with(s, "generating");
     if (o.print_ids) {
         for (size_t i = 0; i < st.ids.size(); ++i)
@@ -353,8 +403,49 @@ int cmd_run(int argc, char **argv) {
         std::printf("\n");
     }
     print_stats(l, r);
+    if (limit < o.n_predict && r.stop_reason == VKLLM_STOP_MAX_TOKENS)
+        std::fprintf(stderr,
+                     "vkllm: run: the context of %u tokens is full; the answer ends after %zu "
+                     "tokens (a larger -c, or --context-shift, goes on)\n",
+                     n_ctx, r.n_generated);
     return 0;
 }
+
+namespace {
+
+void on_sigint(int) {
+    g_interrupted = 1;
+}
+
+// One turn of input: lines that end with a backslash go on to the next line. False at the
+// end of input or when ^C interrupts the read.
+bool read_turn(bool interactive, std::string &turn) {
+    turn.clear();
+    for (std::string line;;) {
+        if (interactive) std::fprintf(stderr, turn.empty() ? "> " : "... ");
+        // A ^C between the prompt and the read also quits (the terminal dropped the typed line).
+        if (g_interrupted || !std::getline(std::cin, line) || g_interrupted) return false;
+        if (line.empty() || line.back() != '\\') return turn += line, true;
+        line.pop_back();
+        turn += line + "\n";
+    }
+}
+
+struct Conversation {
+    std::string system;
+    std::vector<std::string> roles, contents;
+    std::vector<int32_t> cached;  // the tokens in sequence 0's cache
+
+    void reset(vkllm_session *session) {
+        roles.clear();
+        contents.clear();
+        if (!system.empty()) roles.push_back("system"), contents.push_back(system);
+        cached.clear();
+        vkllm_session_truncate(session, 0, 0);
+    }
+};
+
+}  // namespace
 
 // Each turn renders the whole conversation, keeps the cached tokens it shares with what the
 // session already holds, and prefills only the rest.
@@ -370,46 +461,110 @@ int cmd_chat(int argc, char **argv) {
     vkllm_status s = load(o, l, stage);
     if (s != VKLLM_OK) return fail_with(s, stage);
     const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
-    std::vector<std::string> roles, contents;
-    if (o.system) roles.push_back("system"), contents.push_back(o.system);
-    std::vector<int32_t> cached;  // the tokens in sequence 0's cache
+    // No SA_RESTART: ^C at the prompt ends the read, and quits.
+    struct sigaction sa = {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    const uint32_t n_ctx = context_size(o, l);
+    Conversation c;
+    if (o.system) c.system = o.system;
+    c.reset(l.session);
     bool interactive = isatty(STDIN_FILENO);
     for (std::string line;;) {
-        if (interactive) std::fprintf(stderr, "> ");
-        if (!std::getline(std::cin, line)) break;
+        g_interrupted = 0;
+        if (!read_turn(interactive, line) || line == "/exit") break;
         if (line.empty()) continue;
-        roles.push_back("user");
-        contents.push_back(line);
+        if (line == "/reset" || line == "/system" || line.rfind("/system ", 0) == 0) {
+            if (line != "/reset") c.system = line.size() > 8 ? line.substr(8) : "";
+            c.reset(l.session);
+            std::fprintf(stderr, "[the conversation starts over%s]\n",
+                         c.system.empty() ? "" : ", with the system message");
+            continue;
+        }
+        if (line[0] == '/') {
+            std::fprintf(stderr,
+                         "[commands: /reset, /system TEXT, /exit; a line ending in \\ "
+                         "goes on to the next]\n");
+            continue;
+        }
+        c.roles.push_back("user");
+        c.contents.push_back(line);
         std::vector<vkllm_chat_message> msgs;
-        for (size_t i = 0; i < roles.size(); ++i)
-            msgs.push_back({roles[i].c_str(), contents[i].c_str()});
+        for (size_t i = 0; i < c.roles.size(); ++i)
+            msgs.push_back({c.roles[i].c_str(), c.contents[i].c_str()});
         std::string text = apply_template(o, l.model, msgs, s);
         if (s != VKLLM_OK) return fail_with(s, "applying the chat template");
         std::vector<int32_t> all =
             tokenize(tok, text, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL, s);
         if (s != VKLLM_OK) return fail_with(s, "tokenizing");
+        if (!o.context_shift && all.size() > n_ctx) {
+            c.roles.pop_back();
+            c.contents.pop_back();
+            std::fprintf(stderr,
+                         "[the context of %u tokens is full: this message does not fit. /reset "
+                         "starts over; --context-shift keeps long chats going]\n",
+                         n_ctx);
+            continue;
+        }
         size_t common = 0;
-        while (common < cached.size() && common + 1 < all.size() && cached[common] == all[common])
+        while (common < c.cached.size() && common + 1 < all.size() &&
+               c.cached[common] == all[common])
             ++common;
+        // What the cache holds before this turn's new tokens.
+        std::vector<int32_t> held(all.begin(), all.begin() + long(common));
         s = vkllm_session_truncate(l.session, 0, uint32_t(common));
-        if (s != VKLLM_OK) return fail_with(s, "reusing the cache");
+        // Once a streaming window has wrapped, the cache can no longer rewind: the turn goes
+        // on after everything cached with what the template adds after the last answer (or,
+        // when the rendering is not an extension of the last one, the tokens past the common
+        // prefix, some of which then come again).
         std::vector<int32_t> fresh(all.begin() + long(common), all.end());
-        Stream st;
-        vkllm_generate_result r;
-        s = generate(o, l, fresh, st, r);
-        if (s != VKLLM_OK) return fail_with(s, "generating");
-        std::printf("\n");
-        std::fflush(stdout);
+        if (s == VKLLM_ERR_INVALID_ARGUMENT && o.context_shift) {
+            held = c.cached;
+            msgs.pop_back();
+            std::string before = apply_template(o, l.model, msgs, s, 0);
+            if (s == VKLLM_OK && text.compare(0, before.size(), before) == 0)
+                fresh = tokenize(tok, text.substr(before.size()), VKLLM_TOKENIZE_PARSE_SPECIAL, s);
+            if (s != VKLLM_OK) return fail_with(s, "tokenizing");
+        } else if (s != VKLLM_OK) {
+            return fail_with(s, "reusing the cache");
+        }
         uint32_t n_past = 0;
         vkllm_session_position(l.session, 0, &n_past);
-        cached = all;
-        cached.insert(cached.end(), st.ids.begin(), st.ids.end());
-        cached.resize(n_past);
-        roles.push_back("assistant");
-        contents.push_back(st.text);
-        std::fprintf(stderr, "[prefilled %zu new tokens of %zu; %.1f tok/s decode]\n", fresh.size(),
-                     all.size(),
-                     r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0);
+        uint32_t limit = answer_limit(o, l, n_past, fresh.size());
+        Stream st;
+        vkllm_generate_result r = {};
+        s = generate(o, l, fresh, limit, st, r);
+        std::printf("\n");
+        std::fflush(stdout);
+        if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED && s != VKLLM_ERR_CONTEXT_FULL)
+            return fail_with(s, "generating");
+        vkllm_session_position(l.session, 0, &n_past);
+        // What the cache holds now: the turn's tokens and the answer's but its last; after ^C
+        // in the prefill, part of the turn's tokens.
+        c.cached = held;
+        c.cached.insert(c.cached.end(), fresh.begin(), fresh.end());
+        c.cached.insert(c.cached.end(), st.ids.begin(), st.ids.end());
+        c.cached.resize(std::min<size_t>(c.cached.size(), n_past));
+        c.roles.push_back("assistant");
+        c.contents.push_back(st.text);
+        if (s == VKLLM_ERR_CANCELLED)
+            std::fprintf(stderr, "[stopped; ^C at the prompt or ^D quits]\n");
+        else if (s == VKLLM_ERR_CONTEXT_FULL && o.context_shift)
+            std::fprintf(stderr,
+                         "[the positions the model was trained for are used up: the answer ends "
+                         "here. /reset starts over]\n");
+        else if (s == VKLLM_ERR_CONTEXT_FULL ||
+                 (limit < o.n_predict && r.stop_reason == VKLLM_STOP_MAX_TOKENS))
+            std::fprintf(stderr,
+                         "[the context of %u tokens is full: the answer ends here. /reset starts "
+                         "over; --context-shift keeps long chats going]\n",
+                         n_ctx);
+        else
+            std::fprintf(stderr, "[prefilled %zu new tokens of %zu; %.1f tok/s decode]\n",
+                         fresh.size(), all.size(),
+                         r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0);
     }
+    if (interactive) std::fprintf(stderr, "\n");
     return 0;
 }
