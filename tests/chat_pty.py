@@ -60,6 +60,12 @@ class Chat:
     def send(self, text):
         os.write(self.fd, text)
 
+    def at_prompt(self, text):
+        """Waits for the prompt, then types `text`: typed ahead, a line would be echoed before
+        the prompt that reads it, and ^C could land at the prompt instead of in an answer."""
+        self.expect(rb"\n> ")
+        self.send(text)
+
     def exit_status(self):
         deadline = time.time() + TIMEOUT
         while time.time() < deadline:
@@ -79,7 +85,7 @@ def fail(message):
 
 def interrupt_answer(chat, line):
     """Sends a turn, waits for its answer to begin, then ^C."""
-    chat.send(line + b"\r")
+    chat.at_prompt(line + b"\r")
     chat.expect(re.escape(line) + rb"\r\n[^[]")  # the echo, then answer text (not a note)
     chat.send(b"\x03")
     chat.expect(rb"\[stopped; \^C at the prompt or \^D quits\]")
@@ -89,21 +95,20 @@ def interrupt_answer(chat, line):
 # rendered conversation shares (about 45 after two turns: random text retokenizes shorter), so
 # with -n 180 the second answer fits in 256 and the third fills it.
 chat = Chat("-c", "256", "-n", "180")
-chat.expect(rb"> ")
 interrupt_answer(chat, b"hello there")
-chat.send(b"and again\r")
+chat.at_prompt(b"and again\r")
 # The second turn prefills only its new tokens: the cache after the stopped answer is right.
 m = chat.expect(rb"\[prefilled (\d+) new tokens of (\d+);")
 if not int(m.group(1)) < int(m.group(2)):
     fail(f"the turn after ^C prefilled everything again: {m.group(0)!r}")
-chat.send(b"a third message\r")
+chat.at_prompt(b"a third message\r")
 chat.expect(rb"\[the context of 256 tokens is full: [^\]]*/reset starts over")
-chat.send(b"still there?\r")
+chat.at_prompt(b"still there?\r")
 chat.expect(rb"\[the context of 256 tokens is full: [^\]]*/reset starts over")
-chat.send(b"/reset\r")
+chat.at_prompt(b"/reset\r")
 chat.expect(rb"\[the conversation starts over\]")
 interrupt_answer(chat, b"hi again")
-chat.send(b"/exit\r")
+chat.at_prompt(b"/exit\r")
 status = chat.exit_status()
 if status != 0:
     fail(f"/exit: exit status {status}")
@@ -111,12 +116,14 @@ print("^C stopped answers, the chat went on past a full context, /reset, /exit: 
 
 # Multi-line input, then ^C at the prompt.
 chat = Chat("-n", "8")
-chat.expect(rb"> ")
-chat.send(b"one line \\\r")
+chat.at_prompt(b"one line \\\r")
 chat.expect(rb"\.\.\. ")
 chat.send(b"and the next\r")
 chat.expect(rb"\[prefilled \d+ new tokens of \d+;")
-chat.expect(rb"> ")
+chat.expect(rb"\n> ")
+# The prompt is written just before the read starts; a ^C in between (microseconds) would be
+# handled before the read and leave it waiting, so give the read time to begin.
+time.sleep(0.5)
 chat.send(b"\x03")
 status = chat.exit_status()
 if status != 0:
@@ -125,8 +132,7 @@ print("a trailing backslash continued the line; ^C at the prompt: exit 0")
 
 # ^D at the prompt.
 chat = Chat("-n", "8")
-chat.expect(rb"> ")
-chat.send(b"\x04")
+chat.at_prompt(b"\x04")
 status = chat.exit_status()
 if status != 0:
     fail(f"^D: exit status {status}")
@@ -134,12 +140,11 @@ print("^D: exit 0")
 
 # --context-shift: answers go on past -c, and so does the next turn.
 chat = Chat("-c", "32", "-n", "40", "--context-shift")
-chat.expect(rb"> ")
-chat.send(b"hello there\r")
+chat.at_prompt(b"hello there\r")
 chat.expect(rb"\[prefilled 20 new tokens of 20;")
-chat.send(b"and again\r")
+chat.at_prompt(b"and again\r")
 chat.expect(rb"\[prefilled \d+ new tokens of \d+;")
-chat.send(b"\x04")
+chat.at_prompt(b"\x04")
 status = chat.exit_status()
 if status != 0:
     fail(f"--context-shift: exit status {status}")
