@@ -11,17 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$here/../../bindings/python
 prefix=$work/prefix
 
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
-rm -rf "$work"
-mkdir -p "$work"
-"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" || {
-    cat "$work/install.log"
-    fail "cmake --install"
-}
+. "$here/install_prefix.sh"
+install_prefix
 
 # A copy, so that the build's egg-info and build/ stay out of the source tree.
 cp -r "$src" "$work/pkg"

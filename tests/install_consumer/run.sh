@@ -10,17 +10,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 prefix=$work/prefix
 major=${version%%.*}
 
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
-rm -rf "$work"
-mkdir -p "$work"
-"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" || {
-    cat "$work/install.log"
-    fail "cmake --install"
-}
+. "$here/install_prefix.sh"
+install_prefix
 
 # The layout.
 lib=$prefix/$libdir

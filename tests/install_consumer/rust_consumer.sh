@@ -12,17 +12,8 @@ prefix=$work/prefix
 lib=$prefix/$libdir
 major=${version%%.*}
 
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
-rm -rf "$work"
-mkdir -p "$work"
-"$cmake" --install "$build" --prefix "$prefix" >"$work/install.log" || {
-    cat "$work/install.log"
-    fail "cmake --install"
-}
+. "$here/install_prefix.sh"
+install_prefix
 
 # A copy with its own manifest (the path dependencies are absolute there), so that Cargo.lock
 # and target/ stay out of the source tree.
