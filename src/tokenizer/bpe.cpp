@@ -3,13 +3,12 @@
 #include <cstdio>
 #include <queue>
 
+#include "tokenizer/spm.h"
 #include "tokenizer/unicode.h"
 
 namespace vkllm::tokenizer {
 
 namespace {
-
-const char kSpmSpace[] = "\xE2\x96\x81";  // U+2581
 
 uint64_t pair_key(int32_t left, int32_t right) {
     return (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
@@ -140,21 +139,13 @@ void BpeEncoder::encode(std::string_view piece, std::vector<int32_t> &out) const
 
 std::string BpeEncoder::decode(int32_t id) const {
     const std::string &text = vocab_.tokens[size_t(id)];
-    std::string out;
     if (!byte_level_) {
         if (vocab_.type(id) == TokenType::Byte)
             for (int b = 0; b < 256; ++b)
                 if (byte_token_[b] == id) return std::string(1, char(b));
-        for (size_t pos = 0; pos < text.size();) {
-            if (text.compare(pos, 3, kSpmSpace) == 0) {
-                out += ' ';
-                pos += 3;
-            } else {
-                out += text[pos++];
-            }
-        }
-        return out;
+        return unescape_spaces(text);
     }
+    std::string out;
     size_t pos = 0;
     uint32_t cp;
     while (utf8_next(text, pos, cp)) {

@@ -94,8 +94,26 @@ std::string SpmEncoder::decode(int32_t id) const {
         long byte = std::strtol(hex.c_str(), &end, 16);
         if (end == hex.c_str() + 2) return std::string(1, char(byte));
     }
+    return unescape_spaces(text);
+}
+
+namespace {
+const char kSpace[] = "\xE2\x96\x81";  // U+2581
+}
+
+std::string escape_spaces(std::string_view text, bool prefix) {
+    std::string out = prefix ? kSpace : "";
+    for (char ch : text) {
+        if (ch == ' ')
+            out += kSpace;
+        else
+            out += ch;
+    }
+    return out;
+}
+
+std::string unescape_spaces(std::string_view text) {
     std::string out;
-    static const std::string kSpace = "\xE2\x96\x81";  // U+2581
     for (size_t pos = 0; pos < text.size();) {
         if (text.compare(pos, 3, kSpace) == 0) {
             out += ' ';

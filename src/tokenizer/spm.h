@@ -29,4 +29,9 @@ class SpmEncoder {
     int32_t byte_token_[256];
 };
 
+// SentencePiece's visible space: text with each ' ' as U+2581 ("▁"), and one more in front when
+// `prefix` (the dummy prefix); and back.
+std::string escape_spaces(std::string_view text, bool prefix);
+std::string unescape_spaces(std::string_view text);
+
 }  // namespace vkllm::tokenizer

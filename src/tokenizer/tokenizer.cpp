@@ -9,8 +9,6 @@ namespace vkllm::tokenizer {
 
 namespace {
 
-const char kSpmSpace[] = "\xE2\x96\x81";  // U+2581, SentencePiece's visible space
-
 // Length of the incomplete UTF-8 character at the end of s (0 when s ends on a boundary or
 // with bytes that can never complete a character, which are then passed on as they are).
 size_t incomplete_tail(const std::string &s) {
@@ -62,15 +60,7 @@ Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
 
 void Tokenizer::encode_text(std::string_view text, bool first, std::vector<int32_t> &out) const {
     if (spm_) {
-        std::string escaped;
-        if (vocab_.add_space_prefix && first) escaped = kSpmSpace;
-        for (char ch : text) {
-            if (ch == ' ')
-                escaped += kSpmSpace;
-            else
-                escaped += ch;
-        }
-        spm_->encode(escaped, out);
+        spm_->encode(escape_spaces(text, vocab_.add_space_prefix && first), out);
         return;
     }
     const PreTokenizerRules &rules = pre_->rules();
@@ -80,14 +70,7 @@ void Tokenizer::encode_text(std::string_view text, bool first, std::vector<int32
         text = normalized;
     }
     if (rules.has(kEscapeSpaces)) {
-        std::string escaped;
-        for (char ch : text) {
-            if (ch == ' ')
-                escaped += kSpmSpace;
-            else
-                escaped += ch;
-        }
-        normalized.swap(escaped);
+        normalized = escape_spaces(text, false);
         text = normalized;
     }
     for (std::string_view piece : pre_->split(text))
