@@ -748,8 +748,12 @@ typedef enum vkllm_stop_reason {
 
 typedef struct vkllm_generate_params {
     size_t struct_size;
-    uint32_t seq;            /* default 0 */
-    uint32_t max_tokens;     /* default 256 */
+    uint32_t seq; /* default 0 */
+    /* Default 256. 0: prefill only: the prompt goes into the cache and nothing is sampled or
+     * passed to on_token (n_generated 0, VKLLM_STOP_MAX_TOKENS); the sequence's position grows
+     * by the prompt's length, so a later vkllm_generate continues after it (a system prompt
+     * prefilled now, answered later). */
+    uint32_t max_tokens;
     const char *const *stop; /* stop strings; NULL when n_stop is 0 */
     size_t n_stop;
     int32_t render_special; /* control tokens as text in the stream; default 0 */

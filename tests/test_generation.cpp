@@ -595,6 +595,58 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     EXPECT_EQ(r.n_generated, 1u);
 }
 
+// max_tokens 0 prefills the prompt and nothing else: no token sampled or streamed, the position
+// moved on by the prompt. A prompt prefilled so, in two parts, then answered, gives the tokens
+// one generate of the whole prompt gives.
+TEST_F(Generation, GenerateWithZeroMaxTokensOnlyPrefills) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "prefill_only", false);
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> prompt = some_tokens(9, spec.n_vocab, 31);
+    vkllm_sampling_params sp;
+    vkllm_sampling_params_init(&sp);
+    sp.temperature = 0;
+    std::vector<int32_t> calls;  // every on_token call's token (-1: held text at the end)
+    vkllm_generate_params gp;
+    vkllm_generate_params_init(&gp);
+    gp.user_data = &calls;
+    gp.on_token = [](void *user, int32_t token, const char *, size_t) -> int32_t {
+        static_cast<std::vector<int32_t> *>(user)->push_back(token);
+        return 0;
+    };
+    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_generate_result r;
+    r.struct_size = sizeof r;
+
+    gp.max_tokens = 4;
+    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+        << vkllm_last_error();
+    std::vector<int32_t> want = calls;
+    ASSERT_FALSE(want.empty());
+
+    ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+    calls.clear();
+    gp.max_tokens = 0;
+    const size_t parts[][2] = {{0, 4}, {4, 7}};  // [first, last) of the prompt
+    for (const auto &part : parts) {
+        ASSERT_EQ(vkllm_generate(s, prompt.data() + part[0], part[1] - part[0], &sp, &gp, &r),
+                  VKLLM_OK)
+            << vkllm_last_error();
+        EXPECT_TRUE(calls.empty()) << "a token was streamed";
+        EXPECT_EQ(r.n_prompt, part[1] - part[0]);
+        EXPECT_EQ(r.n_generated, 0u);
+        EXPECT_EQ(r.stop_reason, VKLLM_STOP_MAX_TOKENS);
+        uint32_t pos = 0;
+        ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+        EXPECT_EQ(pos, part[1]) << "the previous position plus the prompt";
+    }
+
+    gp.max_tokens = 4;
+    ASSERT_EQ(vkllm_generate(s, prompt.data() + 7, prompt.size() - 7, &sp, &gp, &r), VKLLM_OK)
+        << vkllm_last_error();
+    EXPECT_EQ(calls, want);
+}
+
 // With ignore_eog an end token is streamed and decoded like any other: the tokens are the
 // reference's greedy continuation straight through it, one step per submission or chained.
 TEST_F(Generation, IgnoringEndTokensGeneratesThroughThemAsTheReferenceDoes) {

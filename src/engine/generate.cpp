@@ -94,16 +94,23 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
             .count();
     };
+    // max_tokens 0 only prefills: the prompt goes into the cache, nothing is sampled, so the
+    // prefill computes no logits either.
+    bool sample = o.max_tokens > 0;
     try {
-        session.prefill(o.seq, prompt.data(), prompt.size(), logits.data(), [&](size_t done) {
-            return !o.on_prefill || o.on_prefill(done, prompt.size());
-        });
+        session.prefill(
+            o.seq, prompt.data(), prompt.size(), sample ? logits.data() : nullptr,
+            [&](size_t done) { return !o.on_prefill || o.on_prefill(done, prompt.size()); });
     } catch (...) {
         result.prefill_ms = elapsed(t0);
         throw;
     }
     result.n_prompt = prompt.size();
     result.prefill_ms = elapsed(t0);
+    if (!sample) {
+        result.reason = StopReason::MaxTokens;
+        return;
+    }
     // The prefill returned logits; greedy decoding still takes the argmax from them.
     int32_t argmax = int32_t(std::max_element(logits.begin(), logits.begin() + long(n_candidates)) -
                              logits.begin());

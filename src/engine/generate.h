@@ -18,7 +18,7 @@ constexpr uint32_t kDefaultStepsPerSubmit = 8;
 
 struct GenerateOptions {
     uint32_t seq = 0;
-    uint32_t max_tokens = 256;
+    uint32_t max_tokens = 256;      // 0: prefill the prompt only, sample nothing
     std::vector<std::string> stop;  // generation ends before any of these texts
     SamplingOptions sampling;
     bool render_special = false;  // control tokens as text in the stream
