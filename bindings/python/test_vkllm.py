@@ -80,6 +80,23 @@ class GenerationTest(unittest.TestCase):
             # Greedy is deterministic.
             self.assertEqual(self.greedy(session, 8), pieces)
 
+    def test_max_tokens_zero_only_prefills(self):
+        with vkllm.Session(self.model, n_ctx=64) as session:
+            session.reset()
+            want = list(session.generate(self.prompt * 3, max_tokens=4, temperature=0))
+            session.reset()
+            # The prompt twice, prefilled only: nothing yielded, the position moved on by it.
+            for times in (1, 2):
+                self.assertEqual(list(session.generate(self.prompt, max_tokens=0)), [])
+                r = session.last_result
+                self.assertEqual(r.n_prompt, len(self.prompt))
+                self.assertEqual(r.n_generated, 0)
+                self.assertEqual(r.stop_reason, vkllm.STOP_MAX_TOKENS)
+                self.assertEqual(session.position(), times * len(self.prompt))
+            # The third time answered: as if the three had come in one generate.
+            got = list(session.generate(self.prompt, max_tokens=4, temperature=0))
+            self.assertEqual(got, want)
+
     def test_generate_defaults_are_the_c_librarys_sampling_defaults(self):
         c = vkllm._params(vkllm._SamplingParams, vkllm._lib.vkllm_sampling_params_init)
         defaults = inspect.signature(vkllm.Session.generate).parameters

@@ -630,7 +630,12 @@ class Session:
         vkllm.Error from the iteration. steps_per_submit: greedy decode steps per submission
         (0: the library's choice; see vkllm_generate_params). ignore_eog: end-of-generation
         tokens are generated and decoded like any other (only max_tokens, a stop string or
-        stopping early ends it), for benchmarks and comparisons with other runners."""
+        stopping early ends it), for benchmarks and comparisons with other runners.
+
+        max_tokens=0 only prefills: the prompt goes into the cache and nothing is yielded
+        (last_result.n_generated 0, STOP_MAX_TOKENS); position() grows by len(prompt), so a
+        later generate continues after it. As for any generation, the work runs as the iterator
+        is consumed: list(session.generate(system_prompt, max_tokens=0))."""
         handle = self._idle()
         ids = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
         sp = _params(_SamplingParams, _lib.vkllm_sampling_params_init)
