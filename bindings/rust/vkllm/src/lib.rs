@@ -428,6 +428,8 @@ impl Sampling {
 /// What bounds a generation besides the sampling (the rest of `vkllm_generate_params`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GenerateOptions {
+    /// At most this many tokens. 0 only prefills: the prompt goes into the cache, nothing is
+    /// sampled or passed to the callback, and the position grows by the prompt's length.
     pub max_tokens: u32,
     /// End-of-generation tokens are generated and decoded like any other token, so only
     /// `max_tokens` or the callback ends the generation: for benchmarks and for comparisons
@@ -576,6 +578,11 @@ impl Session {
     /// `on_piece` (never half a UTF-8 character). `on_piece` returns `true` to go on; `false`
     /// stops the generation, which then ends with `Ok` and `StopReason::Cancelled`. A panic in
     /// `on_piece` stops the generation and is resumed here once the library has returned.
+    ///
+    /// `max_tokens` 0 only prefills: the prompt goes into the cache and nothing is generated
+    /// (`n_generated` 0, `StopReason::MaxTokens`, `on_piece` never called); the position grows
+    /// by the prompt's length, so a later `generate` continues after it (a system prompt
+    /// prefilled now, answered later).
     pub fn generate<F>(
         &mut self,
         prompt: &[i32],

@@ -57,6 +57,39 @@ fn closure_and_iterator_generate_the_same_text() {
 }
 
 #[test]
+fn zero_max_tokens_only_prefills() {
+    let runtime = Runtime::new().expect("runtime");
+    let model = Model::load(&runtime, test_model()).expect("model");
+    let prompt = model.tokenize("Hello world").expect("tokenize");
+    let mut session = Session::new(&model, 64).expect("session");
+    let collect = |session: &mut Session, prompt: &[i32], max_tokens: u32| {
+        let mut pieces = Vec::new();
+        let generation = session
+            .generate(prompt, &Sampling::greedy(), max_tokens, |piece| {
+                pieces.push(piece.to_owned());
+                true
+            })
+            .expect("generate");
+        (generation, pieces)
+    };
+    let (_, want) = collect(&mut session, &prompt.repeat(3), 4);
+
+    session.reset().expect("reset");
+    // The prompt twice, prefilled only: nothing generated, the position moved on by it.
+    for times in 1..=2 {
+        let (generation, pieces) = collect(&mut session, &prompt, 0);
+        assert!(pieces.is_empty(), "{pieces:?}");
+        assert_eq!(generation.n_prompt, prompt.len());
+        assert_eq!(generation.n_generated, 0);
+        assert_eq!(generation.stop_reason, StopReason::MaxTokens);
+        assert_eq!(session.position().unwrap() as usize, times * prompt.len());
+    }
+    // The third time answered: as if the three had come in one generate.
+    let (_, got) = collect(&mut session, &prompt, 4);
+    assert_eq!(got, want);
+}
+
+#[test]
 fn returning_false_stops_the_generation() {
     let runtime = Runtime::new().expect("runtime");
     let model = Model::load(&runtime, test_model()).expect("model");
