@@ -202,6 +202,9 @@ func vkllmgoOnPrefill(handle C.uintptr_t, done, total C.size_t) C.int32_t {
 
 // GenerateOptions bound a generation besides the sampling (the rest of vkllm_generate_params).
 type GenerateOptions struct {
+	// MaxTokens bounds the tokens generated. 0 (the zero value) only prefills: the prompt
+	// goes into the cache, nothing is sampled or passed to onToken, and the position grows by
+	// len(prompt).
 	MaxTokens uint32
 	// IgnoreEOG: end-of-generation tokens are generated and decoded like any other token, so
 	// only MaxTokens or the callback ends the generation (for benchmarks and for comparisons
@@ -215,6 +218,10 @@ type GenerateOptions struct {
 // chunk or token, and the error is an *Error with StatusCancelled that also matches ctx.Err()
 // with errors.Is. As the library documents, the session stays usable after a cancellation, and
 // every generated token but the last is in the cache.
+//
+// maxTokens 0 only prefills: the prompt goes into the cache and nothing is generated
+// (NGenerated 0, StopMaxTokens, onToken never called); Position grows by len(prompt), so a
+// later Generate continues after it (a system prompt prefilled now, answered later).
 func (s *Session) Generate(ctx context.Context, prompt []int32, sampling Sampling,
 	maxTokens uint32, onToken func(Token) bool) (Generation, error) {
 	return s.GenerateWith(ctx, prompt, sampling, GenerateOptions{MaxTokens: maxTokens}, onToken)

@@ -102,6 +102,60 @@ func TestGenerateCallbackAndChannelAgree(t *testing.T) {
 	}
 }
 
+func TestZeroMaxTokensOnlyPrefills(t *testing.T) {
+	_, m := load(t)
+	prompt, err := m.Tokenize("Hello world")
+	if err != nil || len(prompt) == 0 {
+		t.Fatalf("tokenize: %v %v", prompt, err)
+	}
+	s, err := NewSession(m, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	collect := func(prompt []int32, maxTokens uint32) (Generation, []Token) {
+		t.Helper()
+		var toks []Token
+		gen, err := s.Generate(context.Background(), prompt, Greedy(), maxTokens,
+			func(tok Token) bool {
+				toks = append(toks, tok)
+				return true
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gen, toks
+	}
+	thrice := append(append(append([]int32{}, prompt...), prompt...), prompt...)
+	_, want := collect(thrice, 4)
+
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	// The prompt twice, prefilled only: nothing generated, the position moved on by it.
+	for times := 1; times <= 2; times++ {
+		gen, toks := collect(prompt, 0)
+		if len(toks) != 0 || gen.NPrompt != len(prompt) || gen.NGenerated != 0 ||
+			gen.StopReason != StopMaxTokens {
+			t.Fatalf("prefill only: generation %+v, tokens %v", gen, toks)
+		}
+		pos, err := s.Position()
+		if err != nil || int(pos) != times*len(prompt) {
+			t.Fatalf("position %d (%v) after %d prompts of %d", pos, err, times, len(prompt))
+		}
+	}
+	// The third time answered: as if the three had come in one Generate.
+	_, got := collect(prompt, 4)
+	if len(got) != len(want) {
+		t.Fatalf("after the prefills %v, in one generate %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("after the prefills %v, in one generate %v", got, want)
+		}
+	}
+}
+
 func TestContextCancellationStopsEarly(t *testing.T) {
 	_, m := load(t)
 	prompt, err := m.Tokenize("Hello")
