@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -171,4 +174,34 @@ TEST(QuantizeToolErrors, BadArgumentsAndFilesFailWithoutOutput) {
         std::string bad = "/nonexistent_dir/out.gguf";
         EXPECT_NE(run_tool(dir + "/models/tiny-qwen2-f32.gguf " + bad + " Q8_0 2> /dev/null"), 0);
     }
+}
+
+// Matrices already quantized are converted again only when asked (--allow-requantize, as
+// llama-quantize): without it the tool names the flag, the tensor and its type, exits with 1
+// and writes nothing.
+TEST(QuantizeToolErrors, RequantizingAQuantizedFileNeedsAllowRequantize) {
+    std::string dir = shared_data_dir();
+    if (dir.empty()) GTEST_SKIP() << "../shared/data is not there";
+    std::string q8 = out_path("requant_from_q8_0"), out = out_path("requant_to_q4_0");
+    std::string err = out_path("requant_stderr") + ".txt";
+    ASSERT_EQ(run_tool(dir + "/models/tiny-qwen2-f32.gguf " + q8 + " Q8_0"), 0);
+
+    int status = run_tool(q8 + " " + out + " Q4_0 2> " + err);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);
+    struct stat st;
+    EXPECT_NE(::stat(out.c_str(), &st), 0) << "an output file was written";
+    std::stringstream message;
+    message << std::ifstream(err).rdbuf();
+    EXPECT_NE(message.str().find("--allow-requantize"), std::string::npos) << message.str();
+    EXPECT_NE(message.str().find(".weight is already quantized (Q8_0)"), std::string::npos)
+        << message.str();
+
+    ASSERT_EQ(run_tool("--allow-requantize " + q8 + " " + out + " Q4_0"), 0);
+    GgufFile q(out);
+    for (const TensorInfo &t : q.tensors())
+        EXPECT_STREQ(t.type->name, is_matrix(t) ? "Q4_0" : "F32") << t.name;
+    std::remove(q8.c_str());
+    std::remove(out.c_str());
+    std::remove(err.c_str());
 }

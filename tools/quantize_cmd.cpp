@@ -35,6 +35,9 @@ void usage(FILE *out) {
                  "Q4_K_M and Q5_K_M mixtures simplified)\n"
                  "\n"
                  "  -q, --quiet             only the summary, no line per tensor\n"
+                 "  --allow-requantize      convert matrices that are already quantized\n"
+                 "                          (refused without it: they would lose precision\n"
+                 "                          twice; F32, F16 and BF16 always convert)\n"
                  "  -h, --help              this help\n"
                  "\n"
                  "TYPE: %s\n",
@@ -112,16 +115,34 @@ std::string shape(const TensorInfo &t) {
     return s;
 }
 
+// Converting a quantized matrix adds the new type's error to the one it already has, as
+// llama-quantize warns: refused unless asked for. Copying one unchanged is not requantizing.
+bool requantizes(const Plan &p) {
+    uint32_t from = p.in->type->id;
+    return p.convert && from != vkllm_tool::kF32 && from != vkllm_tool::kF16 &&
+           from != vkllm_tool::kBF16;
+}
+
 uint64_t file_size(const std::string &path) {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 ? uint64_t(st.st_size) : 0;
 }
 
 int quantize(const std::string &in_path, const std::string &out_path, const Target &target,
-             bool quiet) {
+             bool quiet, bool allow_requantize) {
     auto start = std::chrono::steady_clock::now();
     GgufFile in(in_path);
     Planner planner(in, target);
+    if (!allow_requantize)
+        for (const TensorInfo &t : in.tensors())
+            if (requantizes(planner.plan(t))) {
+                std::fprintf(stderr,
+                             "vkllm: quantize: %s is already quantized (%s): requantizing it "
+                             "to %s loses precision twice; pass --allow-requantize to do it "
+                             "anyway\n",
+                             t.name.c_str(), t.type->name, target.name);
+                return 1;
+            }
     std::vector<Plan> plans;
     vkllm::format::GgufWriter writer;
     writer.copy_keys(in);
@@ -162,12 +183,14 @@ int quantize(const std::string &in_path, const std::string &out_path, const Targ
 }  // namespace
 
 int cmd_quantize(int argc, char **argv) {
-    bool quiet = false;
+    bool quiet = false, allow_requantize = false;
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--quiet" || a == "-q") {
             quiet = true;
+        } else if (a == "--allow-requantize") {
+            allow_requantize = true;
         } else if (a == "-h" || a == "--help") {
             usage(stdout);
             return 0;
@@ -190,7 +213,7 @@ int cmd_quantize(int argc, char **argv) {
         return 2;
     }
     try {
-        return quantize(args[0], args[1], *target, quiet);
+        return quantize(args[0], args[1], *target, quiet, allow_requantize);
     } catch (const vkllm::Error &e) {
         std::fprintf(stderr, "vkllm: quantize: %s: %s\n", vkllm_status_string(e.status()),
                      e.what());
