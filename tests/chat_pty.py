@@ -11,12 +11,16 @@ ends it: long enough to be interrupted. Checks, each in its own chat:
   - a line ending in a backslash goes on to the next (the "... " prompt), and ^C at the prompt
     quits with status 0;
   - ^D at the prompt quits with status 0;
-  - --context-shift keeps a chat going past -c.
+  - --context-shift keeps a chat going past -c;
+  - where the build has line editing (the end of `vkllm chat --help` says), the arrow keys
+    edit the line instead of reaching the model, the up arrow recalls the last turn, and
+    --color colors the typed text only.
 """
 import os
 import pty
 import re
 import select
+import subprocess
 import sys
 import time
 
@@ -75,7 +79,7 @@ class Chat:
                     pass
                 return os.waitstatus_to_exitcode(status)
             self.read_some(time.time() + 0.1)
-        fail("the chat did not exit")
+        fail("the chat did not exit; it wrote:\n" + self.out[-800:].decode(errors="replace"))
 
 
 def fail(message):
@@ -130,9 +134,12 @@ if status != 0:
     fail(f"^C at the prompt: exit status {status}")
 print("a trailing backslash continued the line; ^C at the prompt: exit 0")
 
-# ^D at the prompt.
+# ^D at the prompt. A line editor switches the terminal out of line mode as it shows its
+# first prompt: an end-of-input typed in that instant can be dropped, so give it a moment.
 chat = Chat("-n", "8")
-chat.at_prompt(b"\x04")
+chat.expect(rb"\n> ")
+time.sleep(0.5)
+chat.send(b"\x04")
 status = chat.exit_status()
 if status != 0:
     fail(f"^D: exit status {status}")
@@ -149,3 +156,30 @@ status = chat.exit_status()
 if status != 0:
     fail(f"--context-shift: exit status {status}")
 print("--context-shift: two turns of 40 tokens in a context of 32: exit 0")
+
+# Line editing: what the model is sent is the edited line (--verbose-prompt prints each turn's
+# tokens), never the escape sequences of the keys.
+editor = subprocess.run([CLI, "chat", "--help"], capture_output=True, text=True).stdout
+editor = re.search(r"line editing: (\w+)", editor).group(1)
+if editor == "none":
+    print("line editing: not in this build (no libedit or readline found)")
+    sys.exit(0)
+chat = Chat("-n", "4", "--verbose-prompt", "--color")
+chat.expect(rb"\n\x1b\[1m\x1b\[32m> ")  # the prompt and the typed text in bold green
+chat.send(b"hllo\x1b[D\x1b[D\x1b[De\r")  # three left arrows, then the missing letter
+chat.expect(rb"\x1b\[0m")  # the color ends with the line
+chat.expect(rb"prompt: '[^']*user\r?\nhello<\|im_end\|>")
+chat.expect(rb"\[prefilled \d+ new tokens of \d+;")
+chat.expect(rb"\n\x1b\[1m\x1b\[32m> ")
+chat.send(b"\x1b[A\r")  # the up arrow: the last turn again
+chat.expect(rb"prompt: '[^']*user\r?\nhello<\|im_end\|>")
+chat.expect(rb"\[prefilled \d+ new tokens of \d+;")
+chat.expect(rb"\n\x1b\[1m\x1b\[32m> ")
+chat.send(b"\x04")
+status = chat.exit_status()
+if status != 0:
+    fail(f"line editing: exit status {status}")
+if b"\x1b[D" in chat.out.split(b"prompt: ", 1)[1].split(b"\n", 1)[0]:
+    fail("an arrow key's escape sequence reached the model")
+print(f"line editing ({editor}): arrow keys edited the line, the up arrow recalled it, "
+      "--color colored the typed text: exit 0")
