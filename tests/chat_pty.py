@@ -64,10 +64,13 @@ class Chat:
     def send(self, text):
         os.write(self.fd, text)
 
-    def at_prompt(self, text):
+    def at_prompt(self, text, prompt=rb"\n> "):
         """Waits for the prompt, then types `text`: typed ahead, a line would be echoed before
-        the prompt that reads it, and ^C could land at the prompt instead of in an answer."""
-        self.expect(rb"\n> ")
+        the prompt that reads it, and ^C could land at the prompt instead of in an answer. A
+        line editor writes its prompt before it takes the terminal out of line mode, and what
+        is typed in between is echoed twice; a person is never that quick, so wait a moment."""
+        self.expect(prompt)
+        time.sleep(0.3)
         self.send(text)
 
     def exit_status(self):
@@ -134,12 +137,9 @@ if status != 0:
     fail(f"^C at the prompt: exit status {status}")
 print("a trailing backslash continued the line; ^C at the prompt: exit 0")
 
-# ^D at the prompt. A line editor switches the terminal out of line mode as it shows its
-# first prompt: an end-of-input typed in that instant can be dropped, so give it a moment.
+# ^D at the prompt.
 chat = Chat("-n", "8")
-chat.expect(rb"\n> ")
-time.sleep(0.5)
-chat.send(b"\x04")
+chat.at_prompt(b"\x04")
 status = chat.exit_status()
 if status != 0:
     fail(f"^D: exit status {status}")
@@ -165,17 +165,16 @@ if editor == "none":
     print("line editing: not in this build (no libedit or readline found)")
     sys.exit(0)
 chat = Chat("-n", "4", "--verbose-prompt", "--color")
-chat.expect(rb"\n\x1b\[1m\x1b\[32m> ")  # the prompt and the typed text in bold green
-chat.send(b"hllo\x1b[D\x1b[D\x1b[De\r")  # three left arrows, then the missing letter
+# The prompt and the typed text in bold green; three left arrows, then the missing letter.
+colored_prompt = rb"\n\x1b\[1m\x1b\[32m> "
+chat.at_prompt(b"hllo\x1b[D\x1b[D\x1b[De\r", colored_prompt)
 chat.expect(rb"\x1b\[0m")  # the color ends with the line
 chat.expect(rb"prompt: '[^']*user\r?\nhello<\|im_end\|>")
 chat.expect(rb"\[prefilled \d+ new tokens of \d+;")
-chat.expect(rb"\n\x1b\[1m\x1b\[32m> ")
-chat.send(b"\x1b[A\r")  # the up arrow: the last turn again
+chat.at_prompt(b"\x1b[A\r", colored_prompt)  # the up arrow: the last turn again
 chat.expect(rb"prompt: '[^']*user\r?\nhello<\|im_end\|>")
 chat.expect(rb"\[prefilled \d+ new tokens of \d+;")
-chat.expect(rb"\n\x1b\[1m\x1b\[32m> ")
-chat.send(b"\x04")
+chat.at_prompt(b"\x04", colored_prompt)
 status = chat.exit_status()
 if status != 0:
     fail(f"line editing: exit status {status}")

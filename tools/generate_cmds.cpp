@@ -6,12 +6,12 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli.h"
 #include "cli_args.h"
+#include "line_reader.h"
 #include "text_file.h"
 #include "vkllm.h"
 
@@ -34,12 +34,21 @@ struct Options {
     bool kv_f32 = false;
     bool kv_q8 = false;
     bool context_shift = false;
+    std::vector<std::string> stop;
+    bool verbose_prompt = false;
+    bool color = false;
+    bool repeat_whole_context = false;  // --repeat-last-n -1
     vkllm_sampling_params sampling;
     vkllm_runtime_params runtime;
 };
 
-// The prompt from a file, as llama.cpp's -f reads it: the bytes as they are but one final
-// newline, which an editor adds and a prompt rarely means.
+// llama.cpp's colors: the prompt in yellow, what the user types in bold green.
+constexpr const char *kPromptColor = "\033[33m";
+constexpr const char *kInputColor = "\033[1m\033[32m";
+constexpr const char *kResetColor = "\033[0m";
+
+// The prompt from a file ("-": stdin), as llama.cpp's -f reads it: the bytes as they are but
+// one final newline, which an editor adds and a prompt rarely means.
 std::string read_prompt_file(const char *path) {
     std::string prompt, error;
     if (!vkllm_tool::read_text_file(path, prompt, error))
@@ -60,20 +69,25 @@ void usage(FILE *out, bool chat) {
                       "KV cache is kept, each turn prefills only its new tokens. ^C stops an\n"
                       "answer; ^C at the prompt, ^D or /exit quits; /reset starts over, /system\n"
                       "TEXT starts over with a new system message; a line ending in \\ goes on\n"
-                      "to the next\n"
+                      "to the next. At a terminal, lines are edited with the arrow keys and the\n"
+                      "up arrow recalls earlier ones (with libedit or readline, if the build\n"
+                      "found one: the end of this help says which)\n"
                       "\n"
                       "  -m, --model FILE        the GGUF model\n"
                       "  --system TEXT           the system message\n"
                       "  --template NAME         chatml, llama3 or harmony instead of the file's\n"
                       "                          template\n"
                     : "usage: vkllm run -m FILE (-p TEXT | -f FILE | --prompt-ids IDS) [options]\n"
+                      "       vkllm run -m FILE [options] < PROMPT\n"
                       "generate text from a prompt: the prompt and the text on stdout,\n"
-                      "statistics on stderr\n"
+                      "statistics on stderr. Without a prompt option the prompt is stdin,\n"
+                      "unless it is a terminal. -n 0 only prefills the prompt. ^C stops the\n"
+                      "answer (exit status 130, after the statistics)\n"
                       "\n"
                       "  -m, --model FILE        the GGUF model\n"
                       "  -p, --prompt TEXT       the prompt\n"
-                      "  -f, --file FILE         the prompt from a file (its final newline\n"
-                      "                          dropped, as llama.cpp's -f does)\n"
+                      "  -f, --file FILE         the prompt from a file, - for stdin (its final\n"
+                      "                          newline dropped, as llama.cpp's -f does)\n"
                       "  --prompt-ids IDS        the prompt as token ids: 1,2,3\n"
                       "  --print-ids             print the generated ids, not the text\n"
                       "  --chat                  wrap the prompt in the model's chat template\n"
@@ -82,13 +96,17 @@ void usage(FILE *out, bool chat) {
                       "                          of the file's template\n",
                out);
     std::fputs(
-        "  -n, --n-predict N       tokens to generate (default 128)\n"
+        "  -n, --n-predict N       tokens to generate (default 128; 0: prefill only)\n"
         "  --ignore-eos            generate end tokens like any other: always N tokens\n"
+        "  --stop TEXT             end the answer where TEXT appears, TEXT not printed\n"
+        "                          (repeatable)\n"
         "  --temp T                temperature (default 0.8; 0: greedy)\n"
         "  --top-k K               keep the K likeliest tokens (default 40; 0: all)\n"
         "  --top-p P               keep the likeliest tokens up to probability P (default 0.95)\n"
         "  --min-p P               drop tokens below P times the likeliest (default 0.05)\n"
         "  --repeat-penalty R      penalise recent tokens (default 1: off)\n"
+        "  --repeat-last-n N       the recent tokens it looks at (default 64; 0: none; -1:\n"
+        "                          the whole context)\n"
         "  --seed S                the sampler's seed (default 0)\n"
         "  -c, --ctx-size N        context in tokens (default 0: the model's training context)\n"
         "  -b, --batch-size N      prefill chunk in tokens (default 64)\n"
@@ -100,8 +118,12 @@ void usage(FILE *out, bool chat) {
         "                          the best device)\n"
         "  --validate              enable the Vulkan validation layer\n"
         "  --pipeline-cache FILE   keep compiled pipelines in FILE between runs\n"
+        "  --verbose-prompt        print the prompt's tokens, id and text, to stderr (chat: each\n"
+        "                          turn's new tokens)\n"
+        "  --color                 color the prompt (run) or the typed text (chat)\n"
         "  -h, --help              this help\n",
         out);
+    if (chat) std::fprintf(out, "\nline editing: %s\n", vkllm_tool::LineReader::backend());
 }
 
 // Parses the options after argv[0]; false (and a message) when the command line is wrong.
@@ -164,6 +186,17 @@ bool parse(int argc, char **argv, Options &o) try {
             o.sampling.min_p = vkllm_tool::float_arg(a, value());
         } else if (a == "--repeat-penalty" && has_value) {
             o.sampling.repeat_penalty = vkllm_tool::float_arg(a, value());
+        } else if (a == "--repeat-last-n" && has_value) {
+            o.sampling.repeat_last_n = int32_t(vkllm_tool::int_arg(a, value(), -1, INT32_MAX));
+            o.repeat_whole_context = o.sampling.repeat_last_n == -1;
+        } else if (a == "--stop" && has_value) {
+            o.stop.emplace_back(value());
+            if (o.stop.back().empty())
+                throw vkllm_tool::ArgError("--stop expects a text, not \"\"");
+        } else if (a == "--verbose-prompt") {
+            o.verbose_prompt = true;
+        } else if (a == "--color") {
+            o.color = true;
         } else if (a == "--seed" && has_value) {
             o.sampling.seed = vkllm_tool::uint_arg(a, value(), 0, UINT64_MAX);
         } else if (a == "--device" && has_value) {
@@ -216,7 +249,8 @@ struct Loaded {
     }
 };
 
-// `stage` says which step failed: the device, the model file or the session.
+// `stage` says which step failed: the device, the model file or the session; nullptr when
+// the message is printed already.
 vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
     auto t0 = std::chrono::steady_clock::now();
     stage = "opening the device";
@@ -228,6 +262,16 @@ vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
     if (isatty(STDERR_FILENO)) mp.progress = progress_bar;
     s = vkllm_model_load(l.rt, o.model, &mp, &l.model);
     if (s != VKLLM_OK) return s;
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    vkllm_model_get_info(l.model, &mi);
+    if (o.n_ctx > mi.n_ctx_train) {
+        std::fprintf(stderr,
+                     "vkllm: -c %u is more than the %u positions the model was trained for\n",
+                     o.n_ctx, mi.n_ctx_train);
+        stage = nullptr;
+        return VKLLM_ERR_INVALID_ARGUMENT;
+    }
     l.load_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     vkllm_session_params sp;
@@ -265,9 +309,10 @@ std::string apply_template(const Options &o, const vkllm_model *model,
     return std::string(buf.data(), len);
 }
 
-// Set by chat's SIGINT handler (the only thing it does); the callbacks below then stop the
-// answer through the library's cancellation, which leaves the session usable.
-volatile std::sig_atomic_t g_interrupted = 0;
+// vkllm_tool::g_interrupted is set by the SIGINT handler (the only thing it does); the
+// callbacks below then stop the answer through the library's cancellation, which leaves the
+// session usable.
+using vkllm_tool::g_interrupted;
 
 struct Stream {
     bool print_text = true;
@@ -290,6 +335,10 @@ int32_t on_prefill(void *, size_t, size_t) {
     return g_interrupted ? 1 : 0;
 }
 
+void on_sigint(int) {
+    g_interrupted = 1;
+}
+
 // Tokens a sequence holds: -c, else the model's training context (the session's default).
 uint32_t context_size(const Options &o, const Loaded &l) {
     if (o.n_ctx) return o.n_ctx;
@@ -297,6 +346,31 @@ uint32_t context_size(const Options &o, const Loaded &l) {
     mi.struct_size = sizeof mi;
     vkllm_model_get_info(l.model, &mi);
     return mi.n_ctx_train;
+}
+
+// --verbose-prompt, in llama.cpp's shape: the text, the count, then each id and its piece.
+// Pieces are printed as they are, bytes of a partial UTF-8 character included.
+void print_prompt_tokens(const vkllm_tokenizer *tok, const std::vector<int32_t> &ids) {
+    std::vector<char> buf;
+    auto text = [&](auto &&fill) {
+        size_t len = 0;
+        fill(static_cast<char *>(nullptr), size_t(0), &len);
+        buf.resize(len + 1);
+        return fill(buf.data(), buf.size(), &len) == VKLLM_OK ? std::string(buf.data(), len)
+                                                              : std::string("?");
+    };
+    std::string all = text([&](char *out, size_t cap, size_t *len) {
+        return vkllm_detokenize(tok, ids.data(), ids.size(), VKLLM_DETOKENIZE_SPECIAL, out, cap,
+                                len);
+    });
+    std::fprintf(stderr, "prompt: '%s'\nnumber of tokens in prompt = %zu\n", all.c_str(),
+                 ids.size());
+    for (int32_t id : ids) {
+        std::string piece = text([&](char *out, size_t cap, size_t *len) {
+            return vkllm_token_to_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, out, cap, len);
+        });
+        std::fprintf(stderr, "%6d -> '%s'\n", id, piece.c_str());
+    }
 }
 
 // The most tokens an answer can have when `n_past` tokens are cached and `n_prompt` come:
@@ -314,6 +388,11 @@ vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32
     vkllm_generate_params gp;
     vkllm_generate_params_init(&gp);
     gp.max_tokens = max_tokens;
+    std::vector<const char *> stop;
+    for (const std::string &text : o.stop)
+        stop.push_back(text.c_str());
+    gp.stop = stop.data();
+    gp.n_stop = stop.size();
     gp.ignore_eog = o.ignore_eos ? 1 : 0;
     gp.on_token = on_token;
     gp.on_prefill = on_prefill;
@@ -360,13 +439,24 @@ int cmd_run(int argc, char **argv) {
     }
     if (!parse(argc, argv, o)) return 2;
     if (!o.have_prompt && !o.have_ids) {
-        std::fprintf(stderr, "vkllm: run: -p TEXT, -f FILE or --prompt-ids IDS is required\n");
-        return 2;
+        if (isatty(STDIN_FILENO)) {
+            std::fprintf(stderr,
+                         "vkllm: run: -p TEXT, -f FILE, --prompt-ids IDS or a prompt on stdin "
+                         "is required\n");
+            return 2;
+        }
+        std::string error;
+        if (!vkllm_tool::read_text_file("-", o.prompt, error)) {
+            std::fprintf(stderr, "vkllm: run: %s\n", error.c_str());
+            return 1;
+        }
+        if (!o.prompt.empty() && o.prompt.back() == '\n') o.prompt.pop_back();
     }
     Loaded l;
     const char *stage = nullptr;
     vkllm_status s = load(o, l, stage);
-    if (s != VKLLM_OK) return fail_with(s, stage);
+    if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
+    if (o.repeat_whole_context) o.sampling.repeat_last_n = int32_t(context_size(o, l));
     const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
     std::vector<int32_t> prompt = o.prompt_ids;
     if (!o.have_ids) {
@@ -380,7 +470,12 @@ int cmd_run(int argc, char **argv) {
         }
         prompt = tokenize(tok, text, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL, s);
         if (s != VKLLM_OK) return fail_with(s, "tokenizing");
-        if (!o.chat && !o.print_ids) std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+    }
+    if (o.verbose_prompt) print_prompt_tokens(tok, prompt);
+    if (!o.have_ids && !o.chat && !o.print_ids) {
+        if (o.color) std::fputs(kPromptColor, stdout);
+        std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+        if (o.color) std::fputs(kResetColor, stdout);
     }
     uint32_t n_ctx = context_size(o, l);
     if (!o.context_shift && prompt.size() > n_ctx) {
@@ -393,8 +488,10 @@ int cmd_run(int argc, char **argv) {
     Stream st;
     st.print_text = !o.print_ids;
     vkllm_generate_result r;
+    std::signal(SIGINT, on_sigint);
     s = generate(o, l, prompt, limit, st, r);
-    if (s != VKLLM_OK) return fail_with(s, "generating");
+    std::signal(SIGINT, SIG_DFL);
+    if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED) return fail_with(s, "generating");
     if (o.print_ids) {
         for (size_t i = 0; i < st.ids.size(); ++i)
             std::printf("%s%d", i ? "," : "", st.ids[i]);
@@ -403,6 +500,10 @@ int cmd_run(int argc, char **argv) {
         std::printf("\n");
     }
     print_stats(l, r);
+    if (s == VKLLM_ERR_CANCELLED) {
+        std::fprintf(stderr, "vkllm: run: stopped by ^C after %zu tokens\n", r.n_generated);
+        return 130;
+    }
     if (limit < o.n_predict && r.stop_reason == VKLLM_STOP_MAX_TOKENS)
         std::fprintf(stderr,
                      "vkllm: run: the context of %u tokens is full; the answer ends after %zu "
@@ -413,18 +514,13 @@ int cmd_run(int argc, char **argv) {
 
 namespace {
 
-void on_sigint(int) {
-    g_interrupted = 1;
-}
-
 // One turn of input: lines that end with a backslash go on to the next line. False at the
 // end of input or when ^C interrupts the read.
-bool read_turn(bool interactive, std::string &turn) {
+bool read_turn(vkllm_tool::LineReader &in, bool interactive, std::string &turn) {
     turn.clear();
     for (std::string line;;) {
-        if (interactive) std::fprintf(stderr, turn.empty() ? "> " : "... ");
-        // A ^C between the prompt and the read also quits (the terminal dropped the typed line).
-        if (g_interrupted || !std::getline(std::cin, line) || g_interrupted) return false;
+        if (!in.read(!interactive ? "" : turn.empty() ? "> " : "... ", line)) return false;
+        in.remember(line);
         if (line.empty() || line.back() != '\\') return turn += line, true;
         line.pop_back();
         turn += line + "\n";
@@ -459,7 +555,8 @@ int cmd_chat(int argc, char **argv) {
     Loaded l;
     const char *stage = nullptr;
     vkllm_status s = load(o, l, stage);
-    if (s != VKLLM_OK) return fail_with(s, stage);
+    if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
+    if (o.repeat_whole_context) o.sampling.repeat_last_n = int32_t(context_size(o, l));
     const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
     // No SA_RESTART: ^C at the prompt ends the read, and quits.
     struct sigaction sa = {};
@@ -471,9 +568,10 @@ int cmd_chat(int argc, char **argv) {
     if (o.system) c.system = o.system;
     c.reset(l.session);
     bool interactive = isatty(STDIN_FILENO);
+    vkllm_tool::LineReader input(interactive, interactive && o.color ? kInputColor : "");
     for (std::string line;;) {
         g_interrupted = 0;
-        if (!read_turn(interactive, line) || line == "/exit") break;
+        if (!read_turn(input, interactive, line) || line == "/exit") break;
         if (line.empty()) continue;
         if (line == "/reset" || line == "/system" || line.rfind("/system ", 0) == 0) {
             if (line != "/reset") c.system = line.size() > 8 ? line.substr(8) : "";
@@ -529,6 +627,7 @@ int cmd_chat(int argc, char **argv) {
         } else if (s != VKLLM_OK) {
             return fail_with(s, "reusing the cache");
         }
+        if (o.verbose_prompt) print_prompt_tokens(tok, fresh);
         uint32_t n_past = 0;
         vkllm_session_position(l.session, 0, &n_past);
         uint32_t limit = answer_limit(o, l, n_past, fresh.size());

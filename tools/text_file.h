@@ -12,9 +12,21 @@
 
 namespace vkllm_tool {
 
+// Reads `in` to its end into `text`; false, with `error` naming `what`, on a read error.
+inline bool read_all(FILE *in, const char *what, std::string &text, std::string &error) {
+    text.clear();
+    char buf[65536];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;)
+        text.append(buf, n);
+    if (!std::ferror(in)) return true;
+    error = std::string("cannot read ") + what + ": " + std::strerror(errno);
+    return false;
+}
+
 // False, with `error` set ("cannot open PATH: No such file or directory"), when `path` is not
-// a regular file that can be read whole.
+// a regular file that can be read whole. "-" is stdin, whatever it is.
 inline bool read_text_file(const char *path, std::string &text, std::string &error) {
+    if (std::string(path) == "-") return read_all(stdin, "stdin", text, error);
     struct stat st;
     if (::stat(path, &st) != 0) {
         error = std::string("cannot open ") + path + ": " + std::strerror(errno);
@@ -29,12 +41,7 @@ inline bool read_text_file(const char *path, std::string &text, std::string &err
         error = std::string("cannot open ") + path + ": " + std::strerror(errno);
         return false;
     }
-    text.clear();
-    char buf[65536];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, in)) > 0;)
-        text.append(buf, n);
-    bool ok = !std::ferror(in);
-    if (!ok) error = std::string("cannot read ") + path + ": " + std::strerror(errno);
+    bool ok = read_all(in, path, text, error);
     std::fclose(in);
     return ok;
 }

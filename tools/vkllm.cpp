@@ -288,14 +288,10 @@ struct TokenizeOptions {
 // Like llama-tokenize: BOS as the model asks and special tokens parsed, unless told not to.
 int cmd_tokenize(const char *model, const TokenizeOptions &o) {
     std::string text = o.text, error;
-    if (o.file && !vkllm_tool::read_text_file(o.file, text, error)) {
+    const char *file = o.file ? o.file : o.have_text ? nullptr : "-";
+    if (file && !vkllm_tool::read_text_file(file, text, error)) {
         std::fprintf(stderr, "vkllm: tokenize: %s\n", error.c_str());
         return 1;
-    }
-    if (!o.have_text && !o.file) {
-        char buf[65536];
-        for (size_t n; (n = std::fread(buf, 1, sizeof buf, stdin)) > 0;)
-            text.append(buf, n);
     }
     vkllm_gguf *g = nullptr;
     vkllm_status s = vkllm_gguf_open(model, &g);
