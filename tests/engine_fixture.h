@@ -32,6 +32,7 @@ class EngineTest : public ::testing::Test {
             vkllm_session_destroy(s);
         for (vkllm_model *m : models_)
             vkllm_model_destroy(m);
+        if (!rt_) return;  // skipped before SetUp made it
         vkllm_runtime_stats st;
         st.struct_size = sizeof st;
         ASSERT_EQ(vkllm_runtime_stats_get(rt_, &st), VKLLM_OK);
