@@ -1,0 +1,193 @@
+#include "generation.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "line_reader.h"
+
+namespace vkllm_tool {
+
+namespace {
+
+int32_t progress_bar(void *, float p) {
+    int width = 40, done = int(p * float(width) + 0.5f);
+    std::fprintf(stderr, "\rloading [%.*s%*s] %3d%%", done,
+                 "########################################", width - done, "",
+                 int(p * 100.0f + 0.5f));
+    if (p >= 1.0f) std::fprintf(stderr, "\n");
+    return 0;
+}
+
+// Once on_sigint has set g_interrupted, these stop the answer through the library's
+// cancellation, which leaves the session usable.
+int32_t on_token(void *user, int32_t token, const char *text, size_t length) {
+    auto *st = static_cast<Stream *>(user);
+    if (token >= 0) st->ids.push_back(token);
+    st->text.append(text, length);
+    if (st->print_text) {
+        std::fwrite(text, 1, length, stdout);
+        std::fflush(stdout);
+    }
+    return g_interrupted ? 1 : 0;
+}
+
+int32_t on_prefill(void *, size_t, size_t) {
+    return g_interrupted ? 1 : 0;
+}
+
+}  // namespace
+
+int fail_with(vkllm_status s, const char *what) {
+    std::fprintf(stderr, "vkllm: %s: %s: %s\n", what, vkllm_status_string(s), vkllm_last_error());
+    return 1;
+}
+
+vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
+    auto t0 = std::chrono::steady_clock::now();
+    stage = "opening the device";
+    vkllm_status s = vkllm_runtime_create(&o.runtime, &l.rt);
+    if (s != VKLLM_OK) return s;
+    stage = "loading the model";
+    vkllm_model_params mp;
+    vkllm_model_params_init(&mp);
+    if (isatty(STDERR_FILENO)) mp.progress = progress_bar;
+    s = vkllm_model_load(l.rt, o.model, &mp, &l.model);
+    if (s != VKLLM_OK) return s;
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    vkllm_model_get_info(l.model, &mi);
+    if (o.n_ctx > mi.n_ctx_train) {
+        std::fprintf(stderr,
+                     "vkllm: -c %u is more than the %u positions the model was trained for\n",
+                     o.n_ctx, mi.n_ctx_train);
+        stage = nullptr;
+        return VKLLM_ERR_INVALID_ARGUMENT;
+    }
+    l.load_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    vkllm_session_params sp;
+    vkllm_session_params_init(&sp);
+    sp.n_ctx = o.n_ctx;
+    if (o.n_batch) sp.n_batch = o.n_batch;
+    if (o.kv_f32) sp.flags |= VKLLM_SESSION_KV_F32;
+    if (o.kv_q8) sp.flags |= VKLLM_SESSION_KV_Q8_0;
+    if (o.context_shift) sp.flags |= VKLLM_SESSION_STREAMING;
+    stage = "creating the session";
+    return vkllm_session_create(l.model, &sp, &l.session);
+}
+
+std::vector<int32_t> tokenize(const vkllm_tokenizer *tok, const std::string &text, uint32_t flags,
+                              vkllm_status &s) {
+    size_t n = 0;
+    vkllm_tokenize(tok, text.data(), text.size(), flags, nullptr, 0, &n);
+    std::vector<int32_t> ids(n);
+    s = vkllm_tokenize(tok, text.data(), text.size(), flags, ids.data(), ids.size(), &n);
+    return ids;
+}
+
+std::string apply_template(const Options &o, const vkllm_model *model,
+                           const std::vector<vkllm_chat_message> &messages, vkllm_status &s,
+                           int32_t open_answer) {
+    const char *tmpl = vkllm_model_chat_template(model);
+    size_t len = 0;
+    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(),
+                                  open_answer, nullptr, 0, &len);
+    if (s != VKLLM_ERR_BUFFER_TOO_SMALL) return std::string();
+    std::vector<char> buf(len + 1);
+    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(),
+                                  open_answer, buf.data(), buf.size(), &len);
+    return std::string(buf.data(), len);
+}
+
+void on_sigint(int) {
+    g_interrupted = 1;
+}
+
+uint32_t context_size(const Options &o, const Loaded &l) {
+    if (o.n_ctx) return o.n_ctx;
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    vkllm_model_get_info(l.model, &mi);
+    return mi.n_ctx_train;
+}
+
+// Pieces are printed as they are, bytes of a partial UTF-8 character included.
+void print_prompt_tokens(const vkllm_tokenizer *tok, const std::vector<int32_t> &ids) {
+    std::vector<char> buf;
+    auto text = [&](auto &&fill) {
+        size_t len = 0;
+        fill(static_cast<char *>(nullptr), size_t(0), &len);
+        buf.resize(len + 1);
+        return fill(buf.data(), buf.size(), &len) == VKLLM_OK ? std::string(buf.data(), len)
+                                                              : std::string("?");
+    };
+    std::string all = text([&](char *out, size_t cap, size_t *len) {
+        return vkllm_detokenize(tok, ids.data(), ids.size(), VKLLM_DETOKENIZE_SPECIAL, out, cap,
+                                len);
+    });
+    std::fprintf(stderr, "prompt: '%s'\nnumber of tokens in prompt = %zu\n", all.c_str(),
+                 ids.size());
+    for (int32_t id : ids) {
+        std::string piece = text([&](char *out, size_t cap, size_t *len) {
+            return vkllm_token_to_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, out, cap, len);
+        });
+        std::fprintf(stderr, "%6d -> '%s'\n", id, piece.c_str());
+    }
+}
+
+uint32_t answer_limit(const Options &o, const Loaded &l, size_t n_past, size_t n_prompt) {
+    if (o.context_shift) return o.n_predict;
+    uint64_t room = uint64_t(context_size(o, l)) - n_past - n_prompt + 1;
+    return uint32_t(std::min<uint64_t>(o.n_predict, room));
+}
+
+vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32_t> &prompt,
+                      uint32_t max_tokens, Stream &st, vkllm_generate_result &r) {
+    vkllm_generate_params gp;
+    vkllm_generate_params_init(&gp);
+    gp.max_tokens = max_tokens;
+    std::vector<const char *> stop;
+    for (const std::string &text : o.stop)
+        stop.push_back(text.c_str());
+    gp.stop = stop.data();
+    gp.n_stop = stop.size();
+    gp.ignore_eog = o.ignore_eos ? 1 : 0;
+    gp.on_token = on_token;
+    gp.on_prefill = on_prefill;
+    gp.user_data = &st;
+    r.struct_size = sizeof r;
+    return vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);
+}
+
+void print_stats(const Loaded &l, const vkllm_generate_result &r) {
+    vkllm_session_stats st;
+    st.struct_size = sizeof st;
+    vkllm_session_get_stats(l.session, &st);
+    vkllm_device_info d;
+    d.struct_size = sizeof d;
+    vkllm_runtime_device_info(l.rt, &d);
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    vkllm_model_get_info(l.model, &mi);
+    vkllm_runtime_stats rs;
+    rs.struct_size = sizeof rs;
+    vkllm_runtime_stats_get(l.rt, &rs);
+    std::fprintf(stderr,
+                 "\n[%s] weights %.1f MiB on the device for %.1f MiB of tensor data; device "
+                 "memory allocated %.1f MiB (KV cache %.1f MiB)",
+                 d.name, double(mi.device_bytes) / 1048576.0, double(mi.tensor_bytes) / 1048576.0,
+                 double(rs.device_memory_allocated) / 1048576.0,
+                 double(st.kv_cache_bytes) / 1048576.0);
+    std::fprintf(stderr,
+                 "\n[%s] load %.0f ms | prefill %zu tokens %.1f tok/s | decode %zu tokens %.1f "
+                 "tok/s | command buffers recorded %llu, submits %llu\n",
+                 d.name, l.load_ms, r.n_prompt,
+                 r.prefill_ms > 0 ? 1000.0 * double(r.n_prompt) / r.prefill_ms : 0.0, r.n_generated,
+                 r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0,
+                 (unsigned long long)st.command_buffers_recorded, (unsigned long long)st.submits);
+}
+
+}  // namespace vkllm_tool

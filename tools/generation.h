@@ -1,0 +1,70 @@
+// What vkllm run and vkllm chat share: loading through the public API, tokenizing and
+// templating, one streamed generation, the statistics and --verbose-prompt's listing.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "generate_options.h"
+#include "vkllm.h"
+
+namespace vkllm_tool {
+
+// llama.cpp's colors: the prompt in yellow, what the user types in bold green.
+constexpr const char *kPromptColor = "\033[33m";
+constexpr const char *kInputColor = "\033[1m\033[32m";
+constexpr const char *kResetColor = "\033[0m";
+
+// Runtime, model and session, released in order.
+struct Loaded {
+    vkllm_runtime *rt = nullptr;
+    vkllm_model *model = nullptr;
+    vkllm_session *session = nullptr;
+    double load_ms = 0;
+    ~Loaded() {
+        vkllm_session_destroy(session);
+        vkllm_model_destroy(model);
+        vkllm_runtime_destroy(rt);
+    }
+};
+
+// Prints "vkllm: WHAT: status: message"; returns the exit status 1.
+int fail_with(vkllm_status s, const char *what);
+// Creates the runtime, loads the model and makes the session. `stage` says which step failed:
+// the device, the model file or the session; nullptr when the message is printed already.
+vkllm_status load(const Options &o, Loaded &l, const char *&stage);
+std::vector<int32_t> tokenize(const vkllm_tokenizer *tok, const std::string &text, uint32_t flags,
+                              vkllm_status &s);
+// The conversation through --template or the model's template; `open_answer`: end with the
+// assistant's header, for the model to answer after.
+std::string apply_template(const Options &o, const vkllm_model *model,
+                           const std::vector<vkllm_chat_message> &messages, vkllm_status &s,
+                           int32_t open_answer = 1);
+
+// The generated ids and text of one answer; the text is printed as it comes when print_text.
+struct Stream {
+    bool print_text = true;
+    std::vector<int32_t> ids;
+    std::string text;
+};
+
+// SIGINT's handler: sets g_interrupted (line_reader.h), which stops an answer through the
+// library's cancellation and leaves the session usable. Install it without SA_RESTART.
+void on_sigint(int);
+// Tokens a sequence holds: -c, else the model's training context (the session's default).
+uint32_t context_size(const Options &o, const Loaded &l);
+// --verbose-prompt, in llama.cpp's shape: the text, the count, then each id and its piece.
+void print_prompt_tokens(const vkllm_tokenizer *tok, const std::vector<int32_t> &ids);
+// The most tokens an answer can have when `n_past` tokens are cached and `n_prompt` come:
+// the last one is sampled but not cached, so a context with room for k more gives k + 1.
+// Unlimited with --context-shift, where the window moves instead.
+uint32_t answer_limit(const Options &o, const Loaded &l, size_t n_past, size_t n_prompt);
+// Generates from `prompt` on sequence 0, streaming into `st`.
+vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32_t> &prompt,
+                      uint32_t max_tokens, Stream &st, vkllm_generate_result &r);
+// The load, prefill and decode statistics, on stderr.
+void print_stats(const Loaded &l, const vkllm_generate_result &r);
+
+}  // namespace vkllm_tool
