@@ -60,7 +60,7 @@ class Regex {
     // pattern: none of the pre-tokenizers' patterns comes near it).
     void find_all(const CodePoints &text, size_t begin, size_t end, std::vector<Match> &out) const;
 
-    struct Program;  // the compiled instructions (regex.cpp)
+    struct Program;  // the compiled instructions (regex_program.h)
 
   private:
     std::unique_ptr<Program> program_;
