@@ -57,11 +57,10 @@ struct Family {
 };
 
 Family family(const ModelConfig &c) {
-    bool gpt2 = c.arch == Arch::Gpt2;
-    return {gpt2 ? Norm::Layer : Norm::Rms, c.learned_positions ? Rope::None : Rope::KAndQ,
-            c.moe() ? Ffn::Experts
-            : gpt2  ? Ffn::Gelu
-                    : Ffn::SwiGlu};
+    Family f{Norm::Rms, Rope::KAndQ, Ffn::SwiGlu};
+    if (c.arch == Arch::Gpt2) f = {Norm::Layer, Rope::None, Ffn::Gelu};
+    if (c.moe()) f.ffn = Ffn::Experts;
+    return f;
 }
 
 // Whether the layer's Q, K and V projections (and biases) are one stacked matrix.
