@@ -31,7 +31,7 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
              path.c_str(), n_tokens(), config_.n_vocab);
     // Refused before any upload when the runtime's memory budget cannot hold the weights.
     ctx.allocator().require_budget(tensor_bytes_, "the model's weights");
-    weights_ = models::load_weights(ctx, file, config_, progress);
+    weights_ = models::load_weights(ctx, file, config_, progress, weight_arenas_);
     if (config_.learned_positions) {  // positions are the rows of the table the file has
         max_positions_ = config_.n_ctx_train;
         return;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "format/gguf.h"
 #include "gpu/context.h"
@@ -42,6 +43,7 @@ class Model {
     gpu::Context &ctx_;
     models::ModelConfig config_;
     models::ModelWeights weights_;
+    std::vector<gpu::Buffer> weight_arenas_;  // the device memory holding weights_' ranges
     std::shared_ptr<const tokenizer::Tokenizer> tokenizer_;
     gpu::Buffer rope_table_;
     uint32_t max_positions_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <variant>
 
 namespace vkllm::engine {
 
@@ -13,6 +14,14 @@ namespace {
 
 // Step arrays, in this order, each one aligned binding in the step buffer.
 enum StepArray { kTokens = 0, kPositions = 1, kSeqIds = 2, kKvBegin = 3, kStepArrays = 4 };
+
+// The handlers of std::visit as one overload set.
+template <class... Handlers>
+struct Overloaded : Handlers... {
+    using Handlers::operator()...;
+};
+template <class... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -139,83 +148,105 @@ gpu::AttentionShape Session::attention_shape(uint32_t n, uint32_t layer, bool pr
 
 void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens,
                      bool prefill) {
+    namespace op = models::op;
     const models::ModelConfig &c = model_.config();
     gpu::Kernels &k = ctx_.kernels();
     uint32_t rows = n_tokens;
     gpu::StepView view = step_view(n_tokens);
     auto width = [&c](Act a) { return models::act_width(c, a); };
-    for (const models::Op &o : plan.ops) {
-        if (auto *e = std::get_if<models::op::Embed>(&o)) {
-            k.get_rows(rec, e->table, step_.range(kTokens * step_stride_, uint64_t(rows) * 4),
+    // One handler per op and no catch-all: an op the plan may hold and this does not record
+    // does not compile.
+    Overloaded record_op{
+        [&](const op::Embed &e) {
+            k.get_rows(rec, e.table, step_.range(kTokens * step_stride_, uint64_t(rows) * 4),
                        act(Act::X, rows), rows);
-        } else if (auto *n = std::get_if<models::op::RmsNorm>(&o)) {
-            uint32_t r = rows * (width(n->in) / n->cols);
-            k.rms_norm(rec, act(n->in, rows), n->weight, act(n->out, rows), r, n->cols, c.norm_eps);
-        } else if (auto *ln = std::get_if<models::op::LayerNorm>(&o)) {
-            k.layer_norm(rec, act(ln->in, rows), ln->weight, ln->bias, act(ln->out, rows), rows,
+        },
+        [&](const op::RmsNorm &n) {
+            uint32_t r = rows * (width(n.in) / n.cols);
+            k.rms_norm(rec, act(n.in, rows), n.weight, act(n.out, rows), r, n.cols, c.norm_eps);
+        },
+        [&](const op::LayerNorm &ln) {
+            k.layer_norm(rec, act(ln.in, rows), ln.weight, ln.bias, act(ln.out, rows), rows,
                          c.n_embd, c.norm_eps);
-        } else if (auto *ap = std::get_if<models::op::AddPositions>(&o)) {
-            k.get_rows(rec, ap->table, view.positions, act(Act::H, rows), rows);
+        },
+        [&](const op::AddPositions &ap) {
+            k.get_rows(rec, ap.table, view.positions, act(Act::H, rows), rows);
             k.binary(rec, gpu::Binary::Add, act(Act::X, rows), act(Act::H, rows), act(Act::X, rows),
                      rows * c.n_embd, rows * c.n_embd);
-        } else if (auto *ge = std::get_if<models::op::Gelu>(&o)) {
-            k.unary(rec, gpu::Unary::GELU, act(ge->io, rows), act(ge->io, rows),
-                    rows * width(ge->io));
-        } else if (auto *l = std::get_if<models::op::Linear>(&o)) {
-            k.linear(rec, l->w, act(l->in, rows), act(l->out, rows), rows, {l->bias, l->accumulate},
-                     {l->norm, c.norm_eps});
-        } else if (auto *qkv = std::get_if<models::op::LinearQkv>(&o)) {
-            k.linear_qkv(rec, qkv->w, act(qkv->in, rows), act(Act::Q, rows), act(Act::K, rows),
-                         act(Act::V, rows), c.kv_dim(), rows, qkv->bias, {qkv->norm, c.norm_eps});
-        } else if (auto *a = std::get_if<models::op::Add>(&o)) {
-            k.binary(rec, gpu::Binary::Add, act(a->a, rows), act(a->b, rows), act(a->out, rows),
-                     rows * width(a->out), rows * width(a->out));
-        } else if (auto *s = std::get_if<models::op::StoreKv>(&o)) {
+        },
+        [&](const op::Gelu &ge) {
+            k.unary(rec, gpu::Unary::GELU, act(ge.io, rows), act(ge.io, rows), rows * width(ge.io));
+        },
+        [&](const op::Linear &l) {
+            k.linear(rec, l.w, act(l.in, rows), act(l.out, rows), rows,
+                     {l.bias, l.write == models::Write::Accumulate}, {l.norm, c.norm_eps});
+        },
+        [&](const op::LinearQkv &qkv) {
+            k.linear_qkv(rec, qkv.w, act(qkv.in, rows), act(Act::Q, rows), act(Act::K, rows),
+                         act(Act::V, rows), c.kv_dim(), rows, qkv.bias, {qkv.norm, c.norm_eps});
+        },
+        [&](const op::Add &a) {
+            k.binary(rec, gpu::Binary::Add, act(a.a, rows), act(a.b, rows), act(a.out, rows),
+                     rows * width(a.out), rows * width(a.out));
+        },
+        [&](const op::StoreKv &s) {
             gpu::KvRope rope;
-            if (s->rope_k)
+            if (s.rope == models::Rope::KAndQ)
                 rope = {c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
                         model_.rope_table(),
                         c.rot_dim,
                         model_.max_positions(),
-                        s->rope_q ? act(Act::Q, rows) : gpu::BufferRange{},
+                        act(Act::Q, rows),
                         c.n_head};
-            k.kv_store(rec, act(Act::K, rows), act(Act::V, rows), k_cache_[s->layer].range(),
-                       v_cache_[s->layer].range(), view, attention_shape(rows, s->layer), rope);
-        } else if (auto *at = std::get_if<models::op::Attend>(&o)) {
-            k.attention(rec, act(Act::Q, rows), k_cache_[at->layer].range(),
-                        v_cache_[at->layer].range(), act(Act::Attn, rows), view,
-                        attention_shape(rows, at->layer, prefill), at->sinks,
+            k.kv_store(rec, act(Act::K, rows), act(Act::V, rows), k_cache_[s.layer].range(),
+                       v_cache_[s.layer].range(), view, attention_shape(rows, s.layer), rope);
+        },
+        [&](const op::Attend &at) {
+            k.attention(rec, act(Act::Q, rows), k_cache_[at.layer].range(),
+                        v_cache_[at.layer].range(), act(Act::Attn, rows), view,
+                        attention_shape(rows, at.layer, prefill), at.sinks,
                         attn_scratch_.size() ? attn_scratch_.range() : gpu::BufferRange{});
-        } else if (auto *ls = std::get_if<models::op::LinearSwiGlu>(&o)) {
-            k.linear_swiglu(rec, ls->gate, ls->up, act(ls->in, rows), act(ls->out, rows),
-                            act(ls->up_out, rows), rows, {ls->norm, c.norm_eps});
-        } else if (auto *mr = std::get_if<models::op::MoeRoute>(&o)) {
+        },
+        [&](const op::LinearSwiGlu &ls) {
+            k.linear_swiglu(rec, ls.gate, ls.up, act(ls.in, rows), act(ls.out, rows),
+                            act(ls.up_out, rows), rows, {ls.norm, c.norm_eps});
+        },
+        [&](const op::MoeRoute &mr) {
             k.moe_route(rec, act(Act::Router, rows), route_.range(), rows, c.n_expert,
-                        c.n_expert_used, mr->gating, mr->norm);
-        } else if (auto *ms = std::get_if<models::op::MoeSwiGlu>(&o)) {
-            k.moe_swiglu(rec, ms->gate, ms->up, act(ms->in, rows), act(ms->out, rows),
-                         act(ms->up_out, rows), route_.range(), ms->gate_bias, ms->up_bias, rows,
-                         c.n_expert_used, ms->oai ? gpu::Binary::SwiGLUOai : gpu::Binary::SwiGLU);
-        } else if (auto *ml = std::get_if<models::op::MoeLinear>(&o)) {
-            k.moe_matvec(rec, ml->w, act(ml->in, rows), act(ml->out, rows), route_.range(),
-                         ml->bias, rows, c.n_expert_used, ml->per_entry);
-        } else if (auto *mc = std::get_if<models::op::MoeCombine>(&o)) {
+                        c.n_expert_used, mr.gating,
+                        mr.weights == models::ExpertWeights::Renormalized);
+        },
+        [&](const op::MoeSwiGlu &ms) {
+            k.moe_swiglu(
+                rec, ms.gate, ms.up, act(ms.in, rows), act(ms.out, rows), act(ms.up_out, rows),
+                route_.range(), ms.gate_bias, ms.up_bias, rows, c.n_expert_used,
+                ms.glu == models::Glu::SwiGluOai ? gpu::Binary::SwiGLUOai : gpu::Binary::SwiGLU);
+        },
+        [&](const op::MoeLinear &ml) {
+            k.moe_matvec(rec, ml.w, act(ml.in, rows), act(ml.out, rows), route_.range(), ml.bias,
+                         rows, c.n_expert_used, ml.input == models::ExpertInput::PerEntry);
+        },
+        [&](const op::MoeCombine &mc) {
+            bool shared = mc.shared == models::SharedExpert::Gated;
             gpu::BufferRange none{};
             k.moe_combine(rec, act(Act::ExpOut, rows), route_.range(),
-                          mc->shared ? act(Act::Shared, rows) : none,
-                          mc->shared ? act(Act::SharedGate, rows) : none, act(Act::H, rows), rows,
+                          shared ? act(Act::Shared, rows) : none,
+                          shared ? act(Act::SharedGate, rows) : none, act(Act::H, rows), rows,
                           c.n_embd, c.n_expert_used);
-        } else if (auto *t = std::get_if<models::op::TakeLast>(&o)) {
-            uint64_t row_bytes = uint64_t(width(t->in)) * sizeof(float);
-            rec.copy(acts_[size_t(t->in)].range((rows - 1) * row_bytes, row_bytes), act(t->out, 1));
+        },
+        [&](const op::TakeLast &t) {
+            uint64_t row_bytes = uint64_t(width(t.in)) * sizeof(float);
+            rec.copy(acts_[size_t(t.in)].range((rows - 1) * row_bytes, row_bytes), act(t.out, 1));
             rec.barrier();
             rows = 1;
-        }
-    }
-    auto *head = plan.ops.empty() ? nullptr : std::get_if<models::op::Linear>(&plan.ops.back());
-    if (head && head->out == Act::Logits)
-        k.argmax(rec, act(Act::Logits, rows), ids_.range(0, uint64_t(rows) * 4), rows, c.n_vocab,
-                 model_.n_tokens());
+        },
+        [&](const op::Argmax &am) {
+            k.argmax(rec, act(am.in, rows), ids_.range(0, uint64_t(rows) * 4), rows, width(am.in),
+                     model_.n_tokens());
+        },
+    };
+    for (const models::Op &o : plan.ops)
+        std::visit(record_op, o);
 }
 
 gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t chain,

@@ -38,22 +38,35 @@ uint32_t act_width(const ModelConfig &c, Act a) {
 
 namespace {
 
+// What sets the architectures apart, read once from the configuration; the builder below is
+// otherwise one layer for all of them.
+enum class Norm {
+    Rms,    // RMS norm, folded into the linear layers that read it where the kernels can
+    Layer,  // GPT-2: LayerNorm with a bias
+};
+enum class Ffn {
+    SwiGlu,   // llama, qwen2, qwen3
+    Gelu,     // GPT-2's MLP, biases everywhere
+    Experts,  // routed experts (GPT-OSS: clamped SwiGLU, biases), Qwen2-MoE's shared expert
+};
+
+struct Family {
+    Norm norm;
+    Rope rope;  // learned positions: none
+    Ffn ffn;
+};
+
+Family family(const ModelConfig &c) {
+    Family f{Norm::Rms, Rope::KAndQ, Ffn::SwiGlu};
+    if (c.arch == Arch::Gpt2) f = {Norm::Layer, Rope::None, Ffn::Gelu};
+    if (c.moe()) f.ffn = Ffn::Experts;
+    return f;
+}
+
 // Whether the layer's Q, K and V projections (and biases) are one stacked matrix.
 bool stacked_qkv(const LayerWeights &L) {
     uint64_t bias = L.bq.size + L.bk.size + L.bv.size;
     return L.wqkv.data.size && L.bqkv.size == bias;
-}
-
-// The Q, K and V projections of `in` (norm: folded in, as Linear's): one op where they are
-// stacked, three otherwise.
-void qkv_projections(const LayerWeights &L, Act in, const gpu::BufferRange &norm, Plan &p) {
-    if (stacked_qkv(L)) {
-        p.ops.push_back(op::LinearQkv{L.wqkv, in, L.bqkv, norm});
-        return;
-    }
-    p.ops.push_back(op::Linear{L.wq, in, Act::Q, L.bq, false, norm});
-    p.ops.push_back(op::Linear{L.wk, in, Act::K, L.bk, false, norm});
-    p.ops.push_back(op::Linear{L.wv, in, Act::V, L.bv, false, norm});
 }
 
 // The matrices that read the attention norm's output.
@@ -62,110 +75,145 @@ std::vector<const gpu::Matrix *> qkv_readers(const LayerWeights &L) {
     return {&L.wq, &L.wk, &L.wv};
 }
 
-void gpt2_layers(const ModelConfig &c, const ModelWeights &w, Plan &p) {
-    auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
-    add(op::AddPositions{w.position_embd});
-    for (uint32_t i = 0; i < c.n_layer; ++i) {
-        const LayerWeights &L = w.layers[i];
-        add(op::LayerNorm{Act::X, Act::H, L.attn_norm, L.attn_norm_b});
-        qkv_projections(L, Act::H, {}, p);
-        add(op::StoreKv{i});
-        add(op::Attend{i});
-        add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, true});
-        add(op::LayerNorm{Act::X, Act::H, L.ffn_norm, L.ffn_norm_b});
-        add(op::Linear{L.up, Act::H, Act::Up, L.b_up});
-        add(op::Gelu{Act::Up});
-        add(op::Linear{L.down, Act::Up, Act::X, L.b_down, true});
-    }
-}
-
-// The input of linear layers after the RMS norm of `in` into H: in itself with the norm
-// folded into the layers where `fusable` allows it for all of them, else H after a RmsNorm op.
+// The input of linear layers after a norm of `in` into H: in itself with an RMS norm folded
+// into the layers, or H after a norm op.
 struct NormedInput {
     Act in;
     gpu::BufferRange norm;
 };
 
-NormedInput rms_normed(const ModelConfig &c, Plan &p, const NormFusable &fusable, Act in,
-                       const gpu::BufferRange &weight, uint32_t rows,
-                       const std::vector<const gpu::Matrix *> &readers) {
-    bool fold = bool(fusable);
-    for (const gpu::Matrix *m : readers)
-        fold = fold && fusable(*m, in, rows, weight);
-    if (fold) return {in, weight};
-    p.ops.push_back(op::RmsNorm{in, Act::H, weight, c.n_embd});
-    return {Act::H, {}};
-}
+class Builder {
+  public:
+    Builder(const ModelConfig &c, const ModelWeights &w, StepShape shape,
+            const NormFusable &fusable)
+        : c_(c), w_(w), shape_(shape), fusable_(fusable), family_(family(c)) {}
 
-void moe_layers(const ModelConfig &c, const ModelWeights &w, StepShape shape,
-                const NormFusable &fusable, Plan &p) {
-    auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
-    bool oss = c.arch == Arch::GptOss;
-    for (uint32_t i = 0; i < c.n_layer; ++i) {
-        const LayerWeights &L = w.layers[i];
-        NormedInput h =
-            rms_normed(c, p, fusable, Act::X, L.attn_norm, shape.n_tokens, qkv_readers(L));
-        qkv_projections(L, h.in, h.norm, p);
-        add(op::StoreKv{i, true, true});
+    Plan build() {
+        add(op::Embed{w_.token_embd});
+        if (c_.learned_positions) add(op::AddPositions{w_.position_embd});
+        for (uint32_t i = 0; i < c_.n_layer; ++i) {
+            attention(i);
+            switch (family_.ffn) {
+                case Ffn::SwiGlu:
+                    swiglu(w_.layers[i]);
+                    break;
+                case Ffn::Gelu:
+                    gelu_mlp(w_.layers[i]);
+                    break;
+                case Ffn::Experts:
+                    experts(w_.layers[i]);
+                    break;
+            }
+        }
+        if (shape_.logits != LogitRows::None) head();
+        return std::move(p_);
+    }
+
+  private:
+    void add(Op o) { p_.ops.push_back(std::move(o)); }
+
+    // The norm (weight, and bias for a LayerNorm) of `in` that the linear layers `readers`
+    // reading `rows` rows take as their input. An RMS norm is folded into them where `fusable`
+    // allows it for all of them.
+    NormedInput normed(Act in, const gpu::BufferRange &weight, const gpu::BufferRange &bias,
+                       uint32_t rows, const std::vector<const gpu::Matrix *> &readers) {
+        if (family_.norm == Norm::Layer) {
+            add(op::LayerNorm{in, Act::H, weight, bias});
+            return {Act::H, {}};
+        }
+        bool fold = bool(fusable_);
+        for (const gpu::Matrix *m : readers)
+            fold = fold && fusable_(*m, in, rows, weight);
+        if (fold) return {in, weight};
+        add(op::RmsNorm{in, Act::H, weight, c_.n_embd});
+        return {Act::H, {}};
+    }
+
+    // X += the attention block of layer i: norm, Q/K/V projections (one op where they are
+    // stacked), Qwen3's per-head norms, the cache, attention, the output projection.
+    void attention(uint32_t i) {
+        const LayerWeights &L = w_.layers[i];
+        NormedInput h = normed(Act::X, L.attn_norm, L.attn_norm_b, shape_.n_tokens, qkv_readers(L));
+        if (stacked_qkv(L)) {
+            add(op::LinearQkv{L.wqkv, h.in, L.bqkv, h.norm});
+        } else {
+            add(op::Linear{L.wq, h.in, Act::Q, L.bq, Write::Replace, h.norm});
+            add(op::Linear{L.wk, h.in, Act::K, L.bk, Write::Replace, h.norm});
+            add(op::Linear{L.wv, h.in, Act::V, L.bv, Write::Replace, h.norm});
+        }
+        if (c_.qk_norm) {
+            add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c_.head_dim});
+            add(op::RmsNorm{Act::K, Act::K, L.k_norm, c_.head_dim});
+        }
+        add(op::StoreKv{i, family_.rope});
         add(op::Attend{i, L.sinks});
-        add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, true});
-        add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c.n_embd});
+        add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, Write::Accumulate});
+    }
+
+    // X += down(silu(gate(norm(X))) * up(norm(X))).
+    void swiglu(const LayerWeights &L) {
+        NormedInput f = normed(Act::X, L.ffn_norm, {}, shape_.n_tokens, {&L.gate, &L.up});
+        add(op::LinearSwiGlu{L.gate, L.up, f.in, Act::Gate, Act::Up, f.norm});
+        add(op::Linear{L.down, Act::Gate, Act::X, {}, Write::Accumulate});
+    }
+
+    // X += down(gelu(up(layernorm(X)))), each with its bias.
+    void gelu_mlp(const LayerWeights &L) {
+        NormedInput f = normed(Act::X, L.ffn_norm, L.ffn_norm_b, shape_.n_tokens, {&L.up});
+        add(op::Linear{L.up, f.in, Act::Up, L.b_up});
+        add(op::Gelu{Act::Up});
+        add(op::Linear{L.down, Act::Up, Act::X, L.b_down, Write::Accumulate});
+    }
+
+    // X += the routed experts of each token (and Qwen2-MoE's gated shared expert). The experts
+    // read the norm's output H as well as linear layers: never folded.
+    void experts(const LayerWeights &L) {
+        bool oss = c_.arch == Arch::GptOss;
+        add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c_.n_embd});
         add(op::Linear{L.gate_inp, Act::H, Act::Router, L.gate_inp_b});
-        add(op::MoeRoute{oss ? gpu::Gating::TopKSoftmax : gpu::Gating::SoftmaxTopK, c.norm_topk});
+        add(op::MoeRoute{oss ? gpu::Gating::TopKSoftmax : gpu::Gating::SoftmaxTopK,
+                         c_.norm_topk ? ExpertWeights::Renormalized : ExpertWeights::AsRouted});
         add(op::MoeSwiGlu{L.gate_exps, L.up_exps, Act::H, Act::ExpGate, Act::ExpUp, L.gate_exps_b,
-                          L.up_exps_b, oss});
-        add(op::MoeLinear{L.down_exps, Act::ExpGate, Act::ExpOut, L.down_exps_b, true});
-        if (c.n_ff_shexp) {
+                          L.up_exps_b, oss ? Glu::SwiGluOai : Glu::SwiGlu});
+        add(op::MoeLinear{L.down_exps, Act::ExpGate, Act::ExpOut, L.down_exps_b,
+                          ExpertInput::PerEntry});
+        if (c_.n_ff_shexp) {
             add(op::LinearSwiGlu{L.gate, L.up, Act::H, Act::Gate, Act::Up});
             add(op::Linear{L.down, Act::Gate, Act::Shared, {}});
             add(op::Linear{L.gate_inp_shexp, Act::H, Act::SharedGate, {}});
         }
-        add(op::MoeCombine{c.n_ff_shexp > 0});
+        add(op::MoeCombine{c_.n_ff_shexp ? SharedExpert::Gated : SharedExpert::None});
         add(op::Add{Act::X, Act::H, Act::X});
     }
-}
+
+    // The logits of the rows the step asks for (of the last token only at the end of a
+    // prefill), and their argmax.
+    void head() {
+        Act from = Act::X;
+        uint32_t rows = shape_.n_tokens;
+        if (shape_.logits == LogitRows::Last && shape_.n_tokens > 1) {
+            add(op::TakeLast{Act::X, Act::Last});
+            from = Act::Last;
+            rows = 1;
+        }
+        NormedInput o = normed(from, w_.output_norm, w_.output_norm_b, rows, {&w_.output});
+        add(op::Linear{w_.output, o.in, Act::Logits, {}, Write::Replace, o.norm});
+        add(op::Argmax{Act::Logits});
+    }
+
+    const ModelConfig &c_;
+    const ModelWeights &w_;
+    StepShape shape_;
+    const NormFusable &fusable_;
+    Family family_;
+    Plan p_;
+};
 
 }  // namespace
 
 Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape,
                 const NormFusable &fusable) {
-    Plan p;
-    auto add = [&p](Op o) { p.ops.push_back(std::move(o)); };
-    add(op::Embed{w.token_embd});
-    if (c.arch == Arch::Gpt2) gpt2_layers(c, w, p);
-    if (c.moe()) moe_layers(c, w, shape, fusable, p);
-    uint32_t rows = shape.n_tokens;
-    for (uint32_t i = 0; i < c.n_layer && c.arch != Arch::Gpt2 && !c.moe(); ++i) {
-        const LayerWeights &L = w.layers[i];
-        NormedInput h = rms_normed(c, p, fusable, Act::X, L.attn_norm, rows, qkv_readers(L));
-        qkv_projections(L, h.in, h.norm, p);
-        if (c.qk_norm) {
-            add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c.head_dim});
-            add(op::RmsNorm{Act::K, Act::K, L.k_norm, c.head_dim});
-        }
-        // K rotated as it is stored (slots never need re-rotation), Q in the same dispatch.
-        add(op::StoreKv{i, true, true});
-        add(op::Attend{i});
-        add(op::Linear{L.wo, Act::Attn, Act::X, {}, true});
-        NormedInput f = rms_normed(c, p, fusable, Act::X, L.ffn_norm, rows, {&L.gate, &L.up});
-        add(op::LinearSwiGlu{L.gate, L.up, f.in, Act::Gate, Act::Up, f.norm});
-        add(op::Linear{L.down, Act::Gate, Act::X, {}, true});
-    }
-    if (shape.logits == LogitRows::None) return p;
-    Act from = Act::X;
-    if (shape.logits == LogitRows::Last && shape.n_tokens > 1) {
-        add(op::TakeLast{Act::X, Act::Last});
-        from = Act::Last;
-    }
-    if (from == Act::Last) rows = 1;
-    if (c.arch == Arch::Gpt2) {
-        add(op::LayerNorm{from, Act::H, w.output_norm, w.output_norm_b});
-        add(op::Linear{w.output, Act::H, Act::Logits, {}});
-        return p;
-    }
-    NormedInput o = rms_normed(c, p, fusable, from, w.output_norm, rows, {&w.output});
-    add(op::Linear{w.output, o.in, Act::Logits, {}, false, o.norm});
-    return p;
+    return Builder(c, w, shape, fusable).build();
 }
 
 }  // namespace vkllm::models

@@ -35,7 +35,7 @@ enum class Act {
 };
 constexpr int kActCount = 16;
 
-// How many rows of logits a step produces.
+// How many rows of logits (and their argmax) a step produces.
 enum class LogitRows {
     None,  // a prefill chunk that is not the last
     Last,  // the last token only (end of a prefill)
@@ -46,6 +46,39 @@ struct StepShape {
     uint32_t n_tokens;
     LogitRows logits;
 };
+
+// The named options of the ops below, so a plan reads without positional booleans.
+
+// Where a linear layer's product goes.
+enum class Write {
+    Replace,     // out = W in (+ bias)
+    Accumulate,  // out += W in (+ bias): a residual connection
+};
+
+// What a StoreKv rotates on the way into the cache (K rotated as it is stored: slots never
+// need re-rotation; Q in the same dispatch: no Rope op of its own).
+enum class Rope {
+    None,  // learned positions: nothing to rotate
+    KAndQ,
+};
+
+// The chosen experts' weights, as MoeRoute hands them to MoeCombine.
+enum class ExpertWeights {
+    AsRouted,
+    Renormalized,  // rescaled to sum to 1 (Qwen2-MoE's norm_topk_prob)
+};
+
+// What a MoeLinear reads: a row per token, or a row per (token, chosen expert) entry.
+enum class ExpertInput { PerToken, PerEntry };
+
+// A MoeSwiGlu's gated unit.
+enum class Glu {
+    SwiGlu,     // silu(gate) * up
+    SwiGluOai,  // GPT-OSS's clamped form
+};
+
+// Whether MoeCombine adds a shared expert (Qwen2-MoE) to the routed ones.
+enum class SharedExpert { None, Gated };
 
 namespace op {
 struct Embed {  // X[t] = embedding row of the step's token t
@@ -66,11 +99,11 @@ struct AddPositions {  // X[t] += table row of the position of token t (learned 
 struct Gelu {  // in place
     Act io;
 };
-struct Linear {  // out = W in (+ bias) (+ out, with accumulate: a residual connection)
+struct Linear {  // out = W in (+ bias), or out += that (Write::Accumulate)
     gpu::Matrix w;
     Act in, out;
     gpu::BufferRange bias;  // size 0: none
-    bool accumulate = false;
+    Write write = Write::Replace;
     gpu::BufferRange norm;  // size 0: none; else in is RMS-normalised by this weight on the way
 };
 struct Add {  // out = a + b
@@ -78,8 +111,7 @@ struct Add {  // out = a + b
 };
 struct StoreKv {  // K, V rows into the layer's cache ring
     uint32_t layer;
-    bool rope_k = false;  // rotate K on the way (one dispatch fewer than a Rope of K first)
-    bool rope_q = false;  // and Q in place, in the same dispatch (no Rope of Q either)
+    Rope rope = Rope::None;
 };
 struct Attend {  // Attn = attention of Q over the layer's cache
     uint32_t layer;
@@ -98,38 +130,45 @@ struct LinearSwiGlu {  // out = silu(W_gate in) * (W_up in), fused where the ker
 };
 struct MoeRoute {  // Router logits -> each token's experts and weights, grouped by expert
     gpu::Gating gating;
-    bool norm;
+    ExpertWeights weights;
 };
 struct MoeLinear {  // out[entry] = W_expert in (+ bias_expert), for every (token, chosen expert)
     gpu::ExpertMatrix w;
     Act in, out;
     gpu::BufferRange bias;
-    bool per_entry;  // in holds a row per entry (else per token)
+    ExpertInput input;
 };
-// out[entry] = silu(gate_e in + gate_bias_e) * (up_e in + up_bias_e), or GPT-OSS's clamped form
-// (oai), for every (token, chosen expert e): one pass where the kernels can fuse it.
+// out[entry] = silu(gate_e in + gate_bias_e) * (up_e in + up_bias_e), or GPT-OSS's clamped form,
+// for every (token, chosen expert e): one pass where the kernels can fuse it.
 struct MoeSwiGlu {
     gpu::ExpertMatrix gate, up;
     Act in, out, up_out;  // up_out: the up products, where it is not fused
     gpu::BufferRange gate_bias, up_bias;
-    bool oai;
+    Glu glu;
 };
 struct MoeCombine {  // H = router-weighted sum of ExpOut (+ sigmoid(SharedGate) * Shared)
-    bool shared;
+    SharedExpert shared;
 };
 struct TakeLast {  // out row 0 = in's last row; the ops after it work on that one row
     Act in, out;
 };
+// The session's token ids (one per row of in) = the argmax of each row over the vocabulary's
+// tokens (the columns past them, padding of the output head, never win): what greedy decoding
+// and chained steps read.
+struct Argmax {
+    Act in;
+};
 }  // namespace op
 
+// Every op a plan may hold. The engine interprets it with std::visit and one handler per op, so
+// an op added here and not there does not compile.
 using Op =
     std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu, op::Linear,
                  op::LinearQkv, op::Add, op::StoreKv, op::Attend, op::LinearSwiGlu, op::TakeLast,
-                 op::MoeRoute, op::MoeSwiGlu, op::MoeLinear, op::MoeCombine>;
+                 op::MoeRoute, op::MoeSwiGlu, op::MoeLinear, op::MoeCombine, op::Argmax>;
 
 struct Plan {
     std::vector<Op> ops;
-    Act logits_from = Act::H;  // the rows the output head reads (H or Last)
 };
 
 // Width of each activation for this model.
@@ -142,7 +181,8 @@ using NormFusable =
 
 // The decoder-only transformer of llama, qwen2 and qwen3 (pre-norm, RoPE, GQA, SwiGLU) and of
 // gpt2 (pre-LayerNorm, learned positions, GELU MLP, biases), and the mixture-of-experts
-// qwen2moe and gpt-oss (routed experts grouped by expert; sinks and sliding windows).
+// qwen2moe and gpt-oss (routed experts grouped by expert; sinks and sliding windows). A step
+// that produces logits ends with their Argmax.
 //
 // An RMS norm whose every reader is a linear layer the kernels can normalise for is folded
 // into them (their `norm`) where `fusable` says so: no RmsNorm op, and they read its input.

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/half.h"
+#include "gpu/context.h"
 
 namespace vkllm::models {
 
@@ -132,7 +133,13 @@ class Loader {
         return vectors(name, {n * planes}, false, planes)[0];
     }
 
-    ModelWeights take() { return std::move(w_); }
+    // The weights, their arenas appended to `arenas`.
+    ModelWeights take(std::vector<gpu::Buffer> &arenas) {
+        for (gpu::Buffer &b : arenas_)
+            arenas.push_back(std::move(b));
+        arenas_.clear();
+        return std::move(w_);
+    }
     ModelWeights &weights() { return w_; }
 
   private:
@@ -155,14 +162,14 @@ class Loader {
     // Copies `bytes` to the device, into the current arena or a new one.
     gpu::BufferRange place(const void *src, uint64_t bytes) {
         uint64_t reserved = (bytes + align_ - 1) / align_ * align_;
-        if (w_.storage.empty() || used_ + reserved > w_.storage.back().size()) {
+        if (arenas_.empty() || used_ + reserved > arenas_.back().size()) {
             // At most 1 GiB per arena (drivers cap single allocations); the rest of the
             // estimate if that is less, but never less than this tensor.
             uint64_t size = std::max(reserved, std::min(left_, uint64_t(1) << 30));
-            w_.storage.push_back(ctx_.allocator().allocate(size, gpu::MemoryKind::Device, true));
+            arenas_.push_back(ctx_.allocator().allocate(size, gpu::MemoryKind::Device, true));
             used_ = 0;
         }
-        gpu::Buffer &arena = w_.storage.back();
+        gpu::Buffer &arena = arenas_.back();
         ctx_.transfer().upload(arena, src, bytes, used_);
         gpu::BufferRange r = arena.range(used_, bytes);
         used_ += reserved;
@@ -181,6 +188,7 @@ class Loader {
     const format::GgufFile &f_;
     const LoadProgress &progress_;
     ModelWeights w_;
+    std::vector<gpu::Buffer> arenas_;  // holding every range of w_
     uint64_t done_ = 0, total_ = 0;
     uint64_t align_ = 256;
     uint64_t left_ = 0;  // estimated bytes still to place
@@ -244,7 +252,7 @@ void load_gpt2_layer(Loader &l, const ModelConfig &c, const std::string &b, Laye
 }  // namespace
 
 ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const ModelConfig &c,
-                          const LoadProgress &progress) {
+                          const LoadProgress &progress, std::vector<gpu::Buffer> &arenas) {
     Loader l(ctx, f, progress);
     ModelWeights &w = l.weights();
     w.token_embd = l.matrix("token_embd.weight", c.n_embd, c.n_vocab);
@@ -287,7 +295,7 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
     w.output_norm = l.vector("output_norm.weight", c.n_embd);
     if (c.arch == Arch::Gpt2) w.output_norm_b = l.vector("output_norm.bias", c.n_embd);
     w.output = c.tied_output ? w.token_embd : l.matrix("output.weight", c.n_embd, c.n_vocab);
-    return l.take();
+    return l.take(arenas);
 }
 
 }  // namespace vkllm::models

@@ -1,12 +1,19 @@
-// A model's tensors on the device, checked against its configuration.
+// A model's tensors on the device, checked against its configuration. The ranges only: the
+// device memory holding them is the loader's caller's (engine::Model), so this header needs
+// none of the gpu layer's Vulkan objects.
 #pragma once
 
 #include <functional>
 #include <vector>
 
 #include "format/gguf.h"
-#include "gpu/context.h"
+#include "gpu/kernels.h"
 #include "models/config.h"
+
+namespace vkllm::gpu {
+class Buffer;
+class Context;
+}  // namespace vkllm::gpu
 
 namespace vkllm::models {
 
@@ -40,17 +47,19 @@ struct ModelWeights {
     gpu::Matrix output;  // the embedding again when tied
     gpu::BufferRange output_norm;
     std::vector<LayerWeights> layers;
-    std::vector<gpu::Buffer> storage;  // arenas holding every range above
-    uint64_t device_bytes = 0;         // bytes of the tensors placed in them
+    uint64_t device_bytes = 0;  // bytes of the tensors placed in the arenas
 };
 
 // Called after each tensor with the bytes uploaded so far and in all; returning false stops
 // the load (VKLLM_ERR_CANCELLED, nothing kept).
 using LoadProgress = std::function<bool(uint64_t done, uint64_t total)>;
 
-// Uploads every tensor the architecture uses. VKLLM_ERR_FORMAT names a missing tensor or one of
-// the wrong shape; VKLLM_ERR_UNSUPPORTED names a tensor whose type this build cannot run.
+// Uploads every tensor the architecture uses into a few large buffers, appended to `arenas`,
+// which must outlive the weights. VKLLM_ERR_FORMAT names a missing tensor or one of the wrong
+// shape; VKLLM_ERR_UNSUPPORTED names a tensor whose type this build cannot run. On failure
+// nothing is appended.
 ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &file,
-                          const ModelConfig &config, const LoadProgress &progress);
+                          const ModelConfig &config, const LoadProgress &progress,
+                          std::vector<gpu::Buffer> &arenas);
 
 }  // namespace vkllm::models

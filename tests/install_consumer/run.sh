@@ -2,7 +2,7 @@
 # Installs the build into a temporary prefix, checks the layout, then builds a small program
 # against the installed files only, both through pkg-config and through find_package(vkllm),
 # and runs both. Fails (never skips) when a piece is missing, pkg-config included.
-# With the CLI built, runs the installed bin/vkllm with no LD_LIBRARY_PATH.
+# With the CLI built, runs the installed bin/vkllm with no LD_LIBRARY_PATH and no libvkllm.so.
 #     run.sh CMAKE BUILD_DIR WORK_DIR C_COMPILER LIBDIR VERSION STATIC(ON/OFF) TOOLS(ON/OFF)
 set -eu
 cmake=$1 build=$2 work=$3 cc=$4 libdir=$5 version=$6 static=$7 tools=${8:-OFF}
@@ -64,8 +64,9 @@ echo "find_package consumer: $out"
 ldd "$work/cmake-build/consumer" | grep -q "libvkllm.so.$major => $lib/" ||
     fail "the find_package consumer does not use the installed library: $(ldd "$work/cmake-build/consumer")"
 
-# The installed CLI (when built) finds the installed library through its RUNPATH, from any
-# prefix: no LD_LIBRARY_PATH.
+# The installed CLI (when built) carries the library (it links the static archive): it runs
+# with no LD_LIBRARY_PATH, names no libvkllm among its needed libraries and has no RUNPATH to
+# find one, and runs copied out of the prefix.
 case $tools in
 ON | on | 1 | TRUE | true)
     cli=$prefix/bin/vkllm
@@ -76,9 +77,16 @@ ON | on | 1 | TRUE | true)
     *"$version"*) ;;
     *) fail "$cli --version does not print $version: $out" ;;
     esac
-    used=$(env -u LD_LIBRARY_PATH ldd "$cli" | awk -v so="libvkllm.so.$major" '$1 == so { print $3 }')
-    [ -n "$used" ] && [ "$(readlink -f "$used")" = "$(readlink -f "$lib/libvkllm.so.$major")" ] ||
-        fail "the installed CLI does not use the installed library: $(ldd "$cli")"
+    if readelf -d "$cli" | grep NEEDED | grep -q libvkllm; then
+        fail "the installed CLI needs libvkllm at run time: $(readelf -d "$cli" | grep NEEDED)"
+    fi
+    if readelf -d "$cli" | grep -Eq 'RPATH|RUNPATH'; then
+        fail "the installed CLI has a search path it does not need: $(readelf -d "$cli" | grep -E 'RPATH|RUNPATH')"
+    fi
+    mkdir -p "$work/elsewhere"
+    cp "$cli" "$work/elsewhere/vkllm"
+    out=$(env -u LD_LIBRARY_PATH "$work/elsewhere/vkllm" --version 2>&1) ||
+        fail "the CLI copied out of the prefix: $out"
     ;;
 esac
 
