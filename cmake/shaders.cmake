@@ -1,14 +1,25 @@
 # Compiles shaders/<family>/*.comp to SPIR-V with glslc, validates each module with spirv-val and
 # embeds the words in the library (a generated registry, src/gpu/pipeline.h's kShaders). A
 # shader includes the GLSL of its own folder by name, and that of shaders/include/ (shared by
-# the families) likewise; a shader's name is its file name, unique across the folders.
+# the families) and the generated weight_types.glsl likewise; a shader's name is its file name,
+# unique across the folders.
 find_program(GLSLC glslc REQUIRED)
 find_program(SPIRV_VAL spirv-val REQUIRED)
 
 file(GLOB_RECURSE VKLLM_SHADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/shaders/*.comp)
 list(SORT VKLLM_SHADERS)
 set(gen ${PROJECT_BINARY_DIR}/shaders)
-file(MAKE_DIRECTORY ${gen})
+file(MAKE_DIRECTORY ${gen}/include)
+# The weight types' constants (WT_<NAME>), generated from the one table of weight types.
+set(VKLLM_WEIGHT_TYPES_DEF ${PROJECT_SOURCE_DIR}/src/common/weight_types.def)
+set(weight_types_glsl ${gen}/include/weight_types.glsl)
+add_custom_command(
+  OUTPUT ${weight_types_glsl}
+  COMMAND ${CMAKE_COMMAND} -DIN=${VKLLM_WEIGHT_TYPES_DEF} -DOUT=${weight_types_glsl}
+          -P ${PROJECT_SOURCE_DIR}/cmake/weight_types.cmake
+  DEPENDS ${VKLLM_WEIGHT_TYPES_DEF} ${PROJECT_SOURCE_DIR}/cmake/weight_types.cmake
+  COMMENT "GLSL weight types from weight_types.def"
+  VERBATIM)
 set(VKLLM_SHADER_INCS "")
 set(registry_arrays "")
 set(registry_entries "")
@@ -23,10 +34,10 @@ foreach(src ${VKLLM_SHADERS})
   set(inc ${gen}/${name}.inc)
   add_custom_command(
     OUTPUT ${inc}
-    COMMAND ${GLSLC} -O --target-env=vulkan1.2 -I ${PROJECT_SOURCE_DIR}/shaders/include -MD -MF ${gen}/${name}.d -o ${spv} ${src}
+    COMMAND ${GLSLC} -O --target-env=vulkan1.2 -I ${PROJECT_SOURCE_DIR}/shaders/include -I ${gen}/include -MD -MF ${gen}/${name}.d -o ${spv} ${src}
     COMMAND ${SPIRV_VAL} --target-env vulkan1.2 ${spv}
     COMMAND ${CMAKE_COMMAND} -DIN=${spv} -DOUT=${inc} -P ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
-    DEPENDS ${src} ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
+    DEPENDS ${src} ${weight_types_glsl} ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
     DEPFILE ${gen}/${name}.d
     COMMENT "SPIR-V ${name}.comp"
     VERBATIM)

@@ -6,6 +6,7 @@
 // value, or 8 of a block-quantized row (decoded together). The first chunk also zeroes the rows
 // of ids outside the whole table, so a bad id never reads out of bounds or leaves garbage.
 #include "common.glsl"
+#include "weight_types.glsl"
 
 layout(constant_id = 0) const uint WTYPE = 0;
 layout(local_size_x = 64) in;
@@ -24,7 +25,7 @@ layout(push_constant) uniform Params {
 } p;
 
 void main() {
-    const uint PER = WTYPE >= 3u ? 8u : 1u;
+    const uint PER = WTYPE >= WT_FIRST_BLOCK_TYPE ? 8u : 1u;
     uint idx = (flat_group() * 64u + gl_LocalInvocationID.x) * PER;
     if (idx >= p.n_ids * p.cols) return;
     uint t = idx / p.cols;

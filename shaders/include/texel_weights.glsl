@@ -4,6 +4,7 @@
 // constant WTYPE (gpu::WeightType) and `uvec4 fetch(uint m, uint t)`, texel t of matrix m.
 // Layouts in weights.glsl.
 #include "unpack.glsl"
+#include "weight_types.glsl"
 
 // The 32 weights of unit u (layouts in weights.glsl) are d * (wv - OFFSET), d wv - dm for
 // Q4_K and Q5_K (K_MIN; Q4_1_G8 and Q5_1_G8 likewise with dm = -m), and d wv then dm wv for
@@ -11,9 +12,9 @@
 // unit's dot product rather than to each weight, and the offsets and mins through the sum of
 // x (fewer instructions per weight: lavapipe is bound by their count). xoff holds OFFSET
 // times that sum.
-const bool K_MIN = WTYPE == 8u || WTYPE == 9u || WTYPE == 16u || WTYPE == 17u;
-const float OFFSET = WTYPE == 13u ? 8.0 : WTYPE == 14u ? 16.0 : K_MIN ? 1.0 : 0.0;
-const bool HALVES = WTYPE == 15u;
+const bool K_MIN = WTYPE == WT_Q4_K || WTYPE == WT_Q5_K || WTYPE == WT_Q4_1_G8 || WTYPE == WT_Q5_1_G8;
+const float OFFSET = WTYPE == WT_Q4_0_G8 ? 8.0 : WTYPE == WT_Q5_0_G8 ? 16.0 : K_MIN ? 1.0 : 0.0;
+const bool HALVES = WTYPE == WT_Q6_K_G8;
 
 // A unit's dot product from the sums of wv times x (of the second half apart when HALVES,
 // else all in `sum`), the unit's d and dm, and xoff.
@@ -31,7 +32,7 @@ float unit_value(float sum, float sum_hi, float d, float dm, float xo) {
 // nibbles), with t[3], t[4] the 5th bits (bit `sub` of each byte). Q6_K_G8: t[0], t[1] the 32
 // ql bytes whose low or high nibbles are the unit, t[2], t[3] the 32 qh bytes holding its high
 // 2 bits, `sc` its two int8 scales, `sub` its sub-block. MXFP4_G16: `scale` its exponent byte.
-const uint TEXELS = WTYPE == 0u ? 8u : WTYPE == 1u || WTYPE == 2u || WTYPE == 15u ? 4u : WTYPE == 12u ? 2u : WTYPE == 8u ? 3u : WTYPE == 9u ? 5u : 1u;
+const uint TEXELS = WTYPE == WT_F32 ? 8u : WTYPE == WT_F16 || WTYPE == WT_BF16 || WTYPE == WT_Q6_K_G8 ? 4u : WTYPE == WT_Q8_0_G8 ? 2u : WTYPE == WT_Q4_K ? 3u : WTYPE == WT_Q5_K ? 5u : 1u;
 struct Unit {
     uvec4 t[8];  // TEXELS used (a struct may not hold an array sized by a specialization constant)
     uint scale;
@@ -46,21 +47,21 @@ Unit fetch_unit(uint m, uint u) {
     w.qh = 0u;
     w.sc = 0u;
     w.sub = u & 7u;
-    if (WTYPE == 0u || WTYPE == 1u || WTYPE == 2u) {
+    if (WTYPE == WT_F32 || WTYPE == WT_F16 || WTYPE == WT_BF16) {
         [[unroll]] for (uint i = 0; i < TEXELS; ++i) w.t[i] = fetch(m, TEXELS * u + i);
-    } else if (WTYPE == 8u) {
+    } else if (WTYPE == WT_Q4_K) {
         uint b = 9u * (u >> 3u), s = u & 7u;
         w.t[0] = fetch(m, b + 1u + 2u * (s >> 1u));
         w.t[1] = fetch(m, b + 2u + 2u * (s >> 1u));
         w.t[2] = fetch(m, b);
-    } else if (WTYPE == 9u) {
+    } else if (WTYPE == WT_Q5_K) {
         uint b = 11u * (u >> 3u), s = u & 7u;
         w.t[0] = fetch(m, b + 3u + 2u * (s >> 1u));
         w.t[1] = fetch(m, b + 4u + 2u * (s >> 1u));
         w.t[2] = fetch(m, b);
         w.t[3] = fetch(m, b + 1u);
         w.t[4] = fetch(m, b + 2u);
-    } else if (WTYPE == 15u) {
+    } else if (WTYPE == WT_Q6_K_G8) {
         // A group is 105 texels: the 8 d, then 13 per super-block (ql 8, qh 4, scales 1). Of
         // sub-block s, half n = s / 4 and quarter g = s % 4 of it.
         uint sb = u >> 3u, s = u & 7u, n = s >> 2u, g = s & 3u;
@@ -71,7 +72,7 @@ Unit fetch_unit(uint m, uint u) {
         w.t[2] = fetch(m, blk + 8u + 2u * n);
         w.t[3] = fetch(m, blk + 9u + 2u * n);
         w.sc = fetch(m, blk + 12u)[2u * n + (g >> 1u)] >> ((g & 1u) << 4u);
-    } else if (WTYPE == 18u) {
+    } else if (WTYPE == WT_MXFP4_G16) {
         // A group is 17 texels: the 16 exponent bytes, then a texel of quants per block.
         uint g = (u >> 4u) * 17u, j = u & 15u;
         w.scale = (fetch(m, g)[j >> 2u] >> ((j & 3u) << 3u)) & 0xffu;
@@ -79,8 +80,8 @@ Unit fetch_unit(uint m, uint u) {
     } else {
         // A group is 17 (Q8_0_G8), 9 (Q4_0_G8), 11 (Q5_0_G8), 10 (Q4_1_G8) or 12 (Q5_1_G8)
         // texels: the 8 scales (and mins), (the 5th bits,) then the quants.
-        const uint HEAD = WTYPE == 16u || WTYPE == 17u ? 2u : 1u;
-        const uint QH = WTYPE == 14u || WTYPE == 17u ? 2u : 0u;
+        const uint HEAD = WTYPE == WT_Q4_1_G8 || WTYPE == WT_Q5_1_G8 ? 2u : 1u;
+        const uint QH = WTYPE == WT_Q5_0_G8 || WTYPE == WT_Q5_1_G8 ? 2u : 0u;
         uint g = (u >> 3u) * (HEAD + QH + 8u * TEXELS), j = u & 7u;
         w.scale = HEAD == 2u ? fetch(m, g + (j >> 2u))[j & 3u] : fetch(m, g)[j >> 1u] >> ((j & 1u) << 4u);
         if (QH > 0u) w.qh = fetch(m, g + HEAD + (j >> 2u))[j & 3u];
@@ -108,12 +109,12 @@ void fp4_bytes(uint q, out uint lo, out uint hi) {
 void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
     d = 1.0;
     dm = 0.0;
-    if (WTYPE == 0u) {
+    if (WTYPE == WT_F32) {
         [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = uintBitsToFloat(w.t[i]);
-    } else if (WTYPE == 1u || WTYPE == 2u) {
+    } else if (WTYPE == WT_F16 || WTYPE == WT_BF16) {
         [[unroll]] for (uint i = 0; i < 4u; ++i) {
             uvec4 q = w.t[i];
-            if (WTYPE == 1u) {
+            if (WTYPE == WT_F16) {
                 wv[2u * i] = vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y));
                 wv[2u * i + 1u] = vec4(unpackHalf2x16(q.z), unpackHalf2x16(q.w));
             } else {
@@ -121,14 +122,14 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
                 wv[2u * i + 1u] = uintBitsToFloat(uvec4(q.z << 16u, q.z & 0xffff0000u, q.w << 16u, q.w & 0xffff0000u));
             }
         }
-    } else if (WTYPE == 8u || WTYPE == 9u) {  // Q4_K, Q5_K: the same header and nibbles
+    } else if (WTYPE == WT_Q4_K || WTYPE == WT_Q5_K) {  // the same header and nibbles
         uint s = w.sub;
         vec2 sm = k_scale_min_words(w.t[2].yzw, s);
         vec2 dmin = unpackHalf2x16(w.t[2].x);
         d = dmin.x * sm.x;
         dm = dmin.y * sm.y;
         [[unroll]] for (uint i = 0; i < 8u; ++i) {
-            if (WTYPE == 8u) {
+            if (WTYPE == WT_Q4_K) {
                 wv[i] = nibbles4(w.t[i >> 2u][i & 3u], s & 1u);
             } else {
                 uint q = ((w.t[i >> 2u][i & 3u] >> ((s & 1u) << 2u)) & 0x0f0f0f0fu) |
@@ -136,7 +137,7 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
                 wv[i] = vec4(q & 0xffu, (q >> 8u) & 0xffu, (q >> 16u) & 0xffu, q >> 24u);
             }
         }
-    } else if (WTYPE == 15u) {
+    } else if (WTYPE == WT_Q6_K_G8) {
         // q - 32 as a 6-bit signed value is q ^ 32; shifted up 2 its bytes are int8 4 (q - 32),
         // the 4 taken back in the scales.
         uint g = w.sub & 3u;
@@ -148,7 +149,7 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
                      (((w.t[2u + (i >> 2u)][i & 3u] >> (2u * g)) & 0x03030303u) << 4u);
             wv[i] = int8x4((q ^ 0x20202020u) << 2u);
         }
-    } else if (WTYPE == 18u) {
+    } else if (WTYPE == WT_MXFP4_G16) {
         d = e8m0_half(w.scale);
         [[unroll]] for (uint i = 0; i < 4u; ++i) {
             uint lo, hi;
@@ -159,13 +160,13 @@ void decode_unit(Unit w, out vec4 wv[8], out float d, out float dm) {
     } else {
         d = unpackHalf2x16(w.scale).x;
         dm = -unpackHalf2x16(w.scale).y;  // Q4_1_G8, Q5_1_G8
-        if (WTYPE == 12u) {
+        if (WTYPE == WT_Q8_0_G8) {
             [[unroll]] for (uint i = 0; i < 2u; ++i) {
                 uvec4 q = w.t[i];
                 wv[4u * i] = int8x4(q.x), wv[4u * i + 1u] = int8x4(q.y);
                 wv[4u * i + 2u] = int8x4(q.z), wv[4u * i + 3u] = int8x4(q.w);
             }
-        } else if (WTYPE == 13u || WTYPE == 16u) {
+        } else if (WTYPE == WT_Q4_0_G8 || WTYPE == WT_Q4_1_G8) {
             [[unroll]] for (uint i = 0; i < 4u; ++i) {
                 wv[i] = nibbles4(w.t[0][i], 0u);
                 wv[4u + i] = nibbles4(w.t[0][i], 1u);

@@ -32,6 +32,7 @@
 //      qh[32 n + l], scale sc[8 n + 2 g + l / 16])
 
 #include "unpack.glsl"
+#include "weight_types.glsl"
 
 // Byte o of the weights.
 uint w_byte(uint o) { return (WEIGHTS[o >> 2u] >> ((o & 3u) << 3u)) & 0xffu; }
@@ -60,33 +61,32 @@ vec2 k_scale_min(uint o, uint s) {
     return vec2((a & 15u) | ((w_byte(o + s - 4u) >> 6u) << 4u), (a >> 4u) | ((w_byte(o + s) >> 6u) << 4u));
 }
 
-const uint BLOCK_BYTES[19] =
-    uint[19](4u, 2u, 2u, 34u, 18u, 20u, 22u, 24u, 144u, 176u, 210u, 17u, 34u, 18u, 22u, 210u, 20u, 24u, 17u);
+const uint BLOCK_BYTES[WT_COUNT] = WT_BLOCK_BYTES;
 
 // Grouped types (not Q6_K_G8): word index of the group of block u, and block u's F16 scale
 // (Q4_1_G8, Q5_1_G8: scale and min).
-const bool GROUP_MIN = WTYPE == 16u || WTYPE == 17u;
+const bool GROUP_MIN = WTYPE == WT_Q4_1_G8 || WTYPE == WT_Q5_1_G8;
 uint group_word(uint u) {
-    return (u >> 3u) * (WTYPE == 12u ? 68u : WTYPE == 13u ? 36u : WTYPE == 14u ? 44u : WTYPE == 16u ? 40u : 48u);
+    return (u >> 3u) * (WTYPE == WT_Q8_0_G8 ? 68u : WTYPE == WT_Q4_0_G8 ? 36u : WTYPE == WT_Q5_0_G8 ? 44u : WTYPE == WT_Q4_1_G8 ? 40u : 48u);
 }
 float group_scale(uint u) { return unpackHalf2x16(WEIGHTS[group_word(u) + ((u & 7u) >> 1u)] >> ((u & 1u) << 4u)).x; }
 vec2 group_dm(uint u) { return unpackHalf2x16(WEIGHTS[group_word(u) + (u & 7u)]); }
 // First word of block u's quants, and (Q5_0_G8, Q5_1_G8) its word of 5th bits.
 const uint GROUP_HEAD = GROUP_MIN ? 8u : 4u;  // words of scales
 uint group_quants(uint u) {
-    return group_word(u) + GROUP_HEAD + (WTYPE == 14u || WTYPE == 17u ? 8u : 0u) + (u & 7u) * (WTYPE == 12u ? 8u : 4u);
+    return group_word(u) + GROUP_HEAD + (WTYPE == WT_Q5_0_G8 || WTYPE == WT_Q5_1_G8 ? 8u : 0u) + (u & 7u) * (WTYPE == WT_Q8_0_G8 ? 8u : 4u);
 }
 uint group_qh(uint u) { return WEIGHTS[group_word(u) + GROUP_HEAD + (u & 7u)]; }
 
-// MXFP4_G16: block u's exponent byte and the first word of its quants (68 words per group).
+// block u's exponent byte and the first word of its quants (68 words per group).
 uint mx_exponent(uint u) { return (WEIGHTS[(u >> 4u) * 68u + ((u & 15u) >> 2u)] >> ((u & 3u) << 3u)) & 0xffu; }
 uint mx_quants(uint u) { return (u >> 4u) * 68u + 4u + 4u * (u & 15u); }
 
 // Q6_K, Q6_K_G8: the byte where the super-block of unit u starts (its ql, qh, sc at the
 // offsets of Q6_K's layout), and its d.
-uint q6_block(uint u) { return WTYPE == 15u ? 4u * ((u >> 6u) * 420u + 4u + ((u >> 3u) & 7u) * 52u) : (u >> 3u) * 210u; }
+uint q6_block(uint u) { return WTYPE == WT_Q6_K_G8 ? 4u * ((u >> 6u) * 420u + 4u + ((u >> 3u) & 7u) * 52u) : (u >> 3u) * 210u; }
 float q6_d(uint u) {
-    return WTYPE == 15u ? unpackHalf2x16(WEIGHTS[(u >> 6u) * 420u + ((u >> 4u) & 3u)] >> (((u >> 3u) & 1u) << 4u)).x
+    return WTYPE == WT_Q6_K_G8 ? unpackHalf2x16(WEIGHTS[(u >> 6u) * 420u + ((u >> 4u) & 3u)] >> (((u >> 3u) & 1u) << 4u)).x
                         : w_half((u >> 3u) * 210u + 208u);
 }
 
@@ -99,41 +99,41 @@ vec4 fifth_bits4(uint qh, uint b) {
 // Weights 8 q .. 8 q + 7 of 32-weight unit u (weights 32 u .. 32 u + 31 of the tensor, which is
 // whole blocks: rows are) of a block-quantized type, as a and b.
 void unit_weights8(uint u, uint q, out vec4 a, out vec4 b) {
-    if (WTYPE == 12u) {  // Q8_0_G8
+    if (WTYPE == WT_Q8_0_G8) {
         float d = group_scale(u);
         uint qw = group_quants(u) + 2u * q;
         a = d * int8x4(WEIGHTS[qw]);
         b = d * int8x4(WEIGHTS[qw + 1u]);
-    } else if (WTYPE == 13u) {  // Q4_0_G8: quarters 2, 3 are the high nibbles
+    } else if (WTYPE == WT_Q4_0_G8) {  // quarters 2, 3 are the high nibbles
         float d = group_scale(u);
         uint qw = group_quants(u) + 2u * (q & 1u);
         a = d * (nibbles4(WEIGHTS[qw], q >> 1u) - 8.0);
         b = d * (nibbles4(WEIGHTS[qw + 1u], q >> 1u) - 8.0);
-    } else if (WTYPE == 14u) {  // Q5_0_G8: as Q4_0_G8, plus the 5th bits
+    } else if (WTYPE == WT_Q5_0_G8) {  // as Q4_0_G8, plus the 5th bits
         float d = group_scale(u);
         uint qw = group_quants(u) + 2u * (q & 1u), qh = group_qh(u);
         a = d * (nibbles4(WEIGHTS[qw], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q) - 16.0);
         b = d * (nibbles4(WEIGHTS[qw + 1u], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q + 4u) - 16.0);
     } else if (GROUP_MIN) {  // Q4_1_G8, Q5_1_G8: d q + m (Q5_1_G8: with the 5th bits)
         vec2 dm = group_dm(u);
-        uint qw = group_quants(u) + 2u * (q & 1u), qh = WTYPE == 17u ? group_qh(u) : 0u;
+        uint qw = group_quants(u) + 2u * (q & 1u), qh = WTYPE == WT_Q5_1_G8 ? group_qh(u) : 0u;
         a = dm.x * (nibbles4(WEIGHTS[qw], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q)) + dm.y;
         b = dm.x * (nibbles4(WEIGHTS[qw + 1u], q >> 1u) + 16.0 * fifth_bits4(qh, 8u * q + 4u)) + dm.y;
-    } else if (WTYPE == 18u) {  // MXFP4_G16: quarters 2, 3 are the high nibbles
+    } else if (WTYPE == WT_MXFP4_G16) {  // quarters 2, 3 are the high nibbles
         float d = e8m0_half(mx_exponent(u));
         uint qw = mx_quants(u) + 2u * (q & 1u);
         a = d * fp4x4(WEIGHTS[qw], q >> 1u);
         b = d * fp4x4(WEIGHTS[qw + 1u], q >> 1u);
-    } else if (WTYPE == 3u) {  // Q8_0
+    } else if (WTYPE == WT_Q8_0) {
         uint o = u * 34u;
         float d = w_half(o);
         a = d * int8x4(w_word(o + 2u + 8u * q));
         b = d * int8x4(w_word(o + 6u + 8u * q));
-    } else if (WTYPE == 4u || WTYPE == 5u) {  // Q4_0, Q4_1: quarters 2, 3 are the high nibbles
+    } else if (WTYPE == WT_Q4_0 || WTYPE == WT_Q4_1) {  // quarters 2, 3 are the high nibbles
         uint o = u * BLOCK_BYTES[WTYPE];
-        uint qs = o + (WTYPE == 4u ? 2u : 4u) + 8u * (q & 1u);
+        uint qs = o + (WTYPE == WT_Q4_0 ? 2u : 4u) + 8u * (q & 1u);
         vec4 qa = nibbles4(w_word(qs), q >> 1u), qb = nibbles4(w_word(qs + 4u), q >> 1u);
-        if (WTYPE == 4u) {
+        if (WTYPE == WT_Q4_0) {
             float d = w_half(o);
             a = d * (qa - 8.0);
             b = d * (qb - 8.0);
@@ -142,15 +142,15 @@ void unit_weights8(uint u, uint q, out vec4 a, out vec4 b) {
             a = dm.x * qa + dm.y;
             b = dm.x * qb + dm.y;
         }
-    } else if (WTYPE == 6u || WTYPE == 7u) {  // Q5_0, Q5_1
+    } else if (WTYPE == WT_Q5_0 || WTYPE == WT_Q5_1) {
         uint o = u * BLOCK_BYTES[WTYPE];
-        uint h = WTYPE == 6u ? 2u : 4u;
+        uint h = WTYPE == WT_Q5_0 ? 2u : 4u;
         uint qh = w_word(o + h) >> (8u * q);  // the 5th bits of this quarter, one per weight
         uint qs = o + h + 4u + 8u * (q & 1u);
         vec4 qa = nibbles4(w_word(qs), q >> 1u) + 16.0 * vec4(qh & 1u, (qh >> 1u) & 1u, (qh >> 2u) & 1u, (qh >> 3u) & 1u);
         vec4 qb = nibbles4(w_word(qs + 4u), q >> 1u) +
                   16.0 * vec4((qh >> 4u) & 1u, (qh >> 5u) & 1u, (qh >> 6u) & 1u, (qh >> 7u) & 1u);
-        if (WTYPE == 6u) {
+        if (WTYPE == WT_Q5_0) {
             float d = w_half(o);
             a = d * (qa - 16.0);
             b = d * (qb - 16.0);
@@ -159,22 +159,22 @@ void unit_weights8(uint u, uint q, out vec4 a, out vec4 b) {
             a = dm.x * qa + dm.y;
             b = dm.x * qb + dm.y;
         }
-    } else if (WTYPE == 8u || WTYPE == 9u) {  // Q4_K, Q5_K
+    } else if (WTYPE == WT_Q4_K || WTYPE == WT_Q5_K) {
         uint s = u & 7u;
         uint o = (u >> 3u) * BLOCK_BYTES[WTYPE];
         vec2 dm = unpackHalf2x16(WEIGHTS[o >> 2u]);
         vec2 sm = k_scale_min(o + 4u, s);
         float d = dm.x * sm.x, m = dm.y * sm.y;
-        uint qs = o + (WTYPE == 8u ? 16u : 48u) + 32u * (s >> 1u) + 8u * q;
+        uint qs = o + (WTYPE == WT_Q4_K ? 16u : 48u) + 32u * (s >> 1u) + 8u * q;
         vec4 qa = nibbles4(WEIGHTS[qs >> 2u], s & 1u), qb = nibbles4(WEIGHTS[(qs >> 2u) + 1u], s & 1u);
-        if (WTYPE == 9u) {
+        if (WTYPE == WT_Q5_K) {
             uint qh = o + 16u + 8u * q;
             qa += 16.0 * bits4(WEIGHTS[qh >> 2u], s, 1u);
             qb += 16.0 * bits4(WEIGHTS[(qh >> 2u) + 1u], s, 1u);
         }
         a = d * qa - m;
         b = d * qb - m;
-    } else if (WTYPE == 10u || WTYPE == 15u) {  // Q6_K, Q6_K_G8
+    } else if (WTYPE == WT_Q6_K || WTYPE == WT_Q6_K_G8) {
         uint s = u & 7u;
         uint o = q6_block(u);
         uint n = s >> 2u, g = s & 3u;
@@ -221,25 +221,25 @@ void words32(uint o, out uint A[8]) {
 // quarter-by-quarter decoding of unit_weights8 reloads headers and straddling words). Any
 // type; for F32/F16/BF16 the rows must be whole units of 32.
 void unit_weights32(uint u, out vec4 wv[8]) {
-    if (WTYPE == 0u) {
+    if (WTYPE == WT_F32) {
         [[unroll]] for (uint i = 0; i < 8u; ++i)
             wv[i] = uintBitsToFloat(uvec4(WEIGHTS[32u * u + 4u * i], WEIGHTS[32u * u + 4u * i + 1u],
                                           WEIGHTS[32u * u + 4u * i + 2u], WEIGHTS[32u * u + 4u * i + 3u]));
-    } else if (WTYPE == 1u || WTYPE == 2u) {  // two 16-bit weights per word
+    } else if (WTYPE == WT_F16 || WTYPE == WT_BF16) {  // two 16-bit weights per word
         [[unroll]] for (uint i = 0; i < 8u; ++i) {
             uint a = WEIGHTS[16u * u + 2u * i], b = WEIGHTS[16u * u + 2u * i + 1u];
-            wv[i] = WTYPE == 1u ? vec4(unpackHalf2x16(a), unpackHalf2x16(b))
+            wv[i] = WTYPE == WT_F16 ? vec4(unpackHalf2x16(a), unpackHalf2x16(b))
                                 : uintBitsToFloat(uvec4(a << 16u, a & 0xffff0000u, b << 16u, b & 0xffff0000u));
         }
-    } else if (WTYPE >= 12u && WTYPE <= 14u || GROUP_MIN) {  // the grouped types but Q6_K_G8
+    } else if (WTYPE >= WT_Q8_0_G8 && WTYPE <= WT_Q5_0_G8 || GROUP_MIN) {  // the grouped types but Q6_K_G8
         vec2 dm = GROUP_MIN ? group_dm(u) : vec2(group_scale(u), 0.0);
         float d = dm.x;
-        uint qw = group_quants(u), qh = WTYPE == 14u || WTYPE == 17u ? group_qh(u) : 0u;
-        [[unroll]] for (uint i = 0; i < (WTYPE == 12u ? 8u : 4u); ++i) {
+        uint qw = group_quants(u), qh = WTYPE == WT_Q5_0_G8 || WTYPE == WT_Q5_1_G8 ? group_qh(u) : 0u;
+        [[unroll]] for (uint i = 0; i < (WTYPE == WT_Q8_0_G8 ? 8u : 4u); ++i) {
             uint q = WEIGHTS[qw + i];
-            if (WTYPE == 12u) {
+            if (WTYPE == WT_Q8_0_G8) {
                 wv[i] = d * int8x4(q);
-            } else if (WTYPE == 13u) {
+            } else if (WTYPE == WT_Q4_0_G8) {
                 wv[i] = d * (nibbles4(q, 0u) - 8.0);
                 wv[4u + i] = d * (nibbles4(q, 1u) - 8.0);
             } else if (GROUP_MIN) {
@@ -250,14 +250,14 @@ void unit_weights32(uint u, out vec4 wv[8]) {
                 wv[4u + i] = d * (nibbles4(q, 1u) + 16.0 * fifth_bits4(qh, 16u + 4u * i) - 16.0);
             }
         }
-    } else if (WTYPE == 18u) {  // MXFP4_G16
+    } else if (WTYPE == WT_MXFP4_G16) {
         float d = e8m0_half(mx_exponent(u));
         uint qw = mx_quants(u);
         [[unroll]] for (uint i = 0; i < 4u; ++i) {
             wv[i] = d * fp4x4(WEIGHTS[qw + i], 0u);
             wv[4u + i] = d * fp4x4(WEIGHTS[qw + i], 1u);
         }
-    } else if (WTYPE == 3u) {  // Q8_0: the 9 words holding the 34-byte block
+    } else if (WTYPE == WT_Q8_0) {  // the 9 words holding the 34-byte block
         uint o = u * 34u;
         uint bw = o >> 2u;
         bool aligned = (o & 3u) == 0u;  // else the block starts at byte 2 of its first word
@@ -266,24 +266,24 @@ void unit_weights32(uint u, out vec4 wv[8]) {
         vec2 dd = unpackHalf2x16(W[0]);
         float d = aligned ? dd.x : dd.y;
         [[unroll]] for (uint i = 0; i < 8u; ++i) wv[i] = d * int8x4(aligned ? (W[i] >> 16u) | (W[i + 1u] << 16u) : W[i + 1u]);
-    } else if (WTYPE >= 4u && WTYPE <= 7u || WTYPE == 11u) {  // Q4_0, Q4_1, Q5_0, Q5_1, MXFP4
+    } else if (WTYPE >= WT_Q4_0 && WTYPE <= WT_Q5_1 || WTYPE == WT_MXFP4) {  // Q4_0, Q4_1, Q5_0, Q5_1, MXFP4
         uint A[7];
         block_words(u * BLOCK_BYTES[WTYPE], BLOCK_BYTES[WTYPE], A);
         // Where the quants start, the scale (and min), the 5th bits.
-        uint qs = WTYPE == 4u ? 2u : WTYPE == 5u ? 4u : WTYPE == 6u ? 6u : WTYPE == 7u ? 8u : 1u;
+        uint qs = WTYPE == WT_Q4_0 ? 2u : WTYPE == WT_Q4_1 ? 4u : WTYPE == WT_Q5_0 ? 6u : WTYPE == WT_Q5_1 ? 8u : 1u;
         vec2 dm = unpackHalf2x16(A[0]);
-        float d = WTYPE == 11u ? e8m0_half(A[0] & 0xffu) : dm.x;
-        float m = WTYPE == 5u || WTYPE == 7u ? dm.y : WTYPE == 4u ? -8.0 * d : WTYPE == 6u ? -16.0 * d : 0.0;
-        uint qh = WTYPE == 6u ? field4(A, 2u) : WTYPE == 7u ? A[1] : 0u;
+        float d = WTYPE == WT_MXFP4 ? e8m0_half(A[0] & 0xffu) : dm.x;
+        float m = WTYPE == WT_Q4_1 || WTYPE == WT_Q5_1 ? dm.y : WTYPE == WT_Q4_0 ? -8.0 * d : WTYPE == WT_Q5_0 ? -16.0 * d : 0.0;
+        uint qh = WTYPE == WT_Q5_0 ? field4(A, 2u) : WTYPE == WT_Q5_1 ? A[1] : 0u;
         [[unroll]] for (uint j = 0; j < 4u; ++j) {
             uint q = field4(A, qs + 4u * j);
-            if (WTYPE == 11u) {
+            if (WTYPE == WT_MXFP4) {
                 wv[j] = d * fp4x4(q, 0u);
                 wv[4u + j] = d * fp4x4(q, 1u);
                 continue;
             }
             vec4 lo = nibbles4(q, 0u), hi = nibbles4(q, 1u);
-            if (WTYPE == 6u || WTYPE == 7u) {
+            if (WTYPE == WT_Q5_0 || WTYPE == WT_Q5_1) {
                 uint l = qh >> (4u * j), h = qh >> (16u + 4u * j);
                 lo += 16.0 * vec4(l & 1u, (l >> 1u) & 1u, (l >> 2u) & 1u, (l >> 3u) & 1u);
                 hi += 16.0 * vec4(h & 1u, (h >> 1u) & 1u, (h >> 2u) & 1u, (h >> 3u) & 1u);
@@ -291,20 +291,20 @@ void unit_weights32(uint u, out vec4 wv[8]) {
             wv[j] = d * lo + m;
             wv[4u + j] = d * hi + m;
         }
-    } else if (WTYPE == 8u || WTYPE == 9u) {  // Q4_K, Q5_K: super-blocks start on 16 bytes
+    } else if (WTYPE == WT_Q4_K || WTYPE == WT_Q5_K) {  // super-blocks start on 16 bytes
         uint s = u & 7u;
         uint o = (u >> 3u) * BLOCK_BYTES[WTYPE];
         uint b = o >> 2u;
         vec2 dm = unpackHalf2x16(WEIGHTS[b]);
         vec2 sm = k_scale_min_words(uvec3(WEIGHTS[b + 1u], WEIGHTS[b + 2u], WEIGHTS[b + 3u]), s);
         float d = dm.x * sm.x, m = dm.y * sm.y;
-        uint q0 = b + (WTYPE == 8u ? 4u : 12u) + 8u * (s >> 1u);
+        uint q0 = b + (WTYPE == WT_Q4_K ? 4u : 12u) + 8u * (s >> 1u);
         [[unroll]] for (uint i = 0; i < 8u; ++i) {
             vec4 q = nibbles4(WEIGHTS[q0 + i], s & 1u);
-            if (WTYPE == 9u) q += 16.0 * bits4(WEIGHTS[b + 4u + i], s, 1u);
+            if (WTYPE == WT_Q5_K) q += 16.0 * bits4(WEIGHTS[b + 4u + i], s, 1u);
             wv[i] = d * q - m;
         }
-    } else if (WTYPE == 10u || WTYPE == 15u) {  // Q6_K, Q6_K_G8
+    } else if (WTYPE == WT_Q6_K || WTYPE == WT_Q6_K_G8) {
         uint s = u & 7u;
         uint o = q6_block(u);
         uint n = s >> 2u, g = s & 3u;
@@ -323,9 +323,9 @@ void unit_weights32(uint u, out vec4 wv[8]) {
 
 // Weight e of the tensor (row-major, so weight c of row r is e = r cols + c), any type.
 float weight_at(uint e) {
-    if (WTYPE == 0u) return uintBitsToFloat(WEIGHTS[e]);
-    if (WTYPE == 1u) return unpackHalf2x16(WEIGHTS[e >> 1u])[e & 1u];
-    if (WTYPE == 2u) return uintBitsToFloat((WEIGHTS[e >> 1u] << ((~e & 1u) << 4u)) & 0xffff0000u);
+    if (WTYPE == WT_F32) return uintBitsToFloat(WEIGHTS[e]);
+    if (WTYPE == WT_F16) return unpackHalf2x16(WEIGHTS[e >> 1u])[e & 1u];
+    if (WTYPE == WT_BF16) return uintBitsToFloat((WEIGHTS[e >> 1u] << ((~e & 1u) << 4u)) & 0xffff0000u);
     vec4 a, b;
     unit_weights8(e >> 5u, (e >> 3u) & 3u, a, b);
     uint i = e & 7u;

@@ -5,6 +5,7 @@
 // one weight chunk (prefill). 64 invocations compute a 32 x 32 tile, 4 x 4 outputs each,
 // staging 16-wide K slices of X and W in shared memory. Accumulation is F32.
 #include "common.glsl"
+#include "weight_types.glsl"
 
 layout(constant_id = 0) const uint WTYPE = 0;
 layout(constant_id = 1) const uint EPILOGUE = 0;  // see linear_epilogue.glsl
@@ -52,7 +53,7 @@ void main() {
             uint gk = k0 + c0 + i;
             xs[r * BK + c0 + i] = (gm < p.m && gk < p.k) ? x[gm * p.k + gk] : 0.0;
         }
-        if (WTYPE >= 3u) {
+        if (WTYPE >= WT_FIRST_BLOCK_TYPE) {
             vec4 a = vec4(0.0), b = vec4(0.0);
             if (gn < p.n) unit_weights8((gn * p.k + k0 + c0) >> 5u, ((k0 + c0) >> 3u) & 3u, a, b);
             [[unroll]] for (uint i = 0; i < 4u; ++i) {

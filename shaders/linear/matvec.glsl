@@ -2,6 +2,7 @@
 // lanes add up their partial sums: matvec_reduce.glsl). The including file gives the #version
 // and the extensions.
 #include "common.glsl"
+#include "weight_types.glsl"
 
 layout(constant_id = 0) const uint WG = 64;
 layout(constant_id = 1) const uint ROWS = 4;
@@ -45,8 +46,8 @@ void main() {
     [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * p.cols;
     [[unroll]] for (uint i = 0; i < ROWS * NB; ++i) acc[i] = 0.0;
     // Weights per uvec4: 4 (F32) or 8 (F16, BF16).
-    const uint PER4 = WTYPE == 0u ? 4u : 8u;
-    if (WTYPE >= 3u) {
+    const uint PER4 = WTYPE == WT_F32 ? 4u : 8u;
+    if (WTYPE >= WT_FIRST_BLOCK_TYPE) {
         uint units = p.cols / 32u;
         for (uint k = lane; k < units; k += WG) {
             vec4 xv[NB * 8u];
@@ -79,9 +80,9 @@ void main() {
             [[unroll]] for (uint r = 0; r < ROWS; ++r) {
                 uvec4 q = w4[min(row0 + r, p.rows - 1u) * units + k];
                 vec4 wa, wb;
-                if (WTYPE == 0u) {
+                if (WTYPE == WT_F32) {
                     wa = uintBitsToFloat(q);
-                } else if (WTYPE == 1u) {
+                } else if (WTYPE == WT_F16) {
                     wa = vec4(unpackHalf2x16(q.x), unpackHalf2x16(q.y));
                     wb = vec4(unpackHalf2x16(q.z), unpackHalf2x16(q.w));
                 } else {
@@ -94,7 +95,7 @@ void main() {
                 }
             }
         }
-    } else if ((WTYPE == 1u || WTYPE == 2u) && (p.cols & 1u) == 0u) {
+    } else if ((WTYPE == WT_F16 || WTYPE == WT_BF16) && (p.cols & 1u) == 0u) {
         // 16-bit weights in rows of whole words: a lane takes a word, two weights, at a time,
         // so each word is loaded once.
         uint words = p.cols >> 1u;
@@ -103,7 +104,7 @@ void main() {
             [[unroll]] for (uint j = 0; j < NB; ++j) xk[j] = vec2(x[xbase[j] + 2u * k], x[xbase[j] + 2u * k + 1u]);
             [[unroll]] for (uint r = 0; r < ROWS; ++r) {
                 uint word = w[min(row0 + r, p.rows - 1u) * words + k];
-                vec2 wv = WTYPE == 1u ? unpackHalf2x16(word)
+                vec2 wv = WTYPE == WT_F16 ? unpackHalf2x16(word)
                                       : uintBitsToFloat(uvec2(word << 16u, word & 0xffff0000u));
                 [[unroll]] for (uint j = 0; j < NB; ++j) acc[r * NB + j] += wv.x * xk[j].x + wv.y * xk[j].y;
             }

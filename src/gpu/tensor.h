@@ -36,9 +36,10 @@ struct BufferRange {
     uint64_t size = 0;
 };
 
-// How a matrix stores its weights. The block-quantized types are GGUF's blocks read as stored
-// (layouts in shaders/include/weights.glsl); a row of them is whole blocks (32 weights, 256 for
-// the K-quants). The values are the shaders' WTYPE.
+// How a matrix stores its weights, one value per line of common/weight_types.def (which says
+// each type's block size, ggml id and grouped layout). The block-quantized types are GGUF's
+// blocks read as stored (layouts in shaders/include/weights.glsl); a row of them is whole blocks
+// (32 weights, 256 for the K-quants). The values are the shaders' WTYPE (WT_<NAME> there).
 //
 // Q8_0_G8, Q4_0_G8, Q5_0_G8, Q6_K_G8, Q4_1_G8, Q5_1_G8 and MXFP4_G16 are Q8_0, Q4_0, Q5_0, Q6_K,
 // Q4_1, Q5_1 and MXFP4 regrouped at load (group_blocks) so that every load is 16-byte aligned,
@@ -51,25 +52,14 @@ struct BufferRange {
 // padded with zero blocks. Any block index u is found without knowing the tensor's size: group u /
 // G, slot u % G.
 enum class WeightType : uint32_t {
-    F32 = 0,
-    F16 = 1,
-    BF16 = 2,
-    Q8_0 = 3,
-    Q4_0 = 4,
-    Q4_1 = 5,
-    Q5_0 = 6,
-    Q5_1 = 7,
-    Q4_K = 8,
-    Q5_K = 9,
-    Q6_K = 10,
-    MXFP4 = 11,
-    Q8_0_G8 = 12,
-    Q4_0_G8 = 13,
-    Q5_0_G8 = 14,
-    Q6_K_G8 = 15,
-    Q4_1_G8 = 16,
-    Q5_1_G8 = 17,
-    MXFP4_G16 = 18,
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    NAME = WTYPE,
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL) NAME = WTYPE,
+#define VKLLM_FILE_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES)
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_GROUPED_TYPE
+#undef VKLLM_FILE_TYPE
 };
 
 // A row-major matrix of `rows` x `cols` weights: row r is output feature r (GGUF's [cols, rows]).

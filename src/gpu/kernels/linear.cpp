@@ -8,13 +8,9 @@
 namespace vkllm::gpu {
 
 bool LinearKernels::texel_matvec(const Matrix &w, const BufferRange &x) const {
-    // Q4_K's 144-byte and Q5_K's 176-byte super-blocks are whole texels as stored.
-    bool type_ok = w.type == WeightType::F32 || w.type == WeightType::F16 ||
-                   w.type == WeightType::BF16 || w.type == WeightType::Q4_K ||
-                   w.type == WeightType::Q5_K || is_grouped(w.type);
     uint64_t align = env_.device.caps().texel_offset_align;
-    return env_.texel_loads && type_ok && w.cols % 32 == 0 && x.offset % align == 0 &&
-           w.data.offset % align == 0;
+    return env_.texel_loads && texel_readable(w.type) && w.cols % 32 == 0 &&
+           x.offset % align == 0 && w.data.offset % align == 0;
 }
 
 // The epilogue's specialization constant.

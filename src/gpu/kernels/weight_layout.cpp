@@ -6,77 +6,119 @@
 
 namespace vkllm::gpu {
 
-namespace {
-struct TypeInfo {
-    WeightType type;
-    uint32_t ggml_id;
-    uint32_t block_weights;
-    uint32_t block_bytes;
-};
-// Indexed by WeightType.
-const TypeInfo kTypes[] = {
-    {WeightType::F32, 0, 1, 4},
-    {WeightType::F16, 1, 1, 2},
-    {WeightType::BF16, 30, 1, 2},
-    {WeightType::Q8_0, 8, 32, 34},
-    {WeightType::Q4_0, 2, 32, 18},
-    {WeightType::Q4_1, 3, 32, 20},
-    {WeightType::Q5_0, 6, 32, 22},
-    {WeightType::Q5_1, 7, 32, 24},
-    {WeightType::Q4_K, 12, 256, 144},
-    {WeightType::Q5_K, 13, 256, 176},
-    {WeightType::Q6_K, 14, 256, 210},
-    {WeightType::MXFP4, 39, 32, 17},
-    // Regrouped at load, never in a file: bytes per block on average.
-    {WeightType::Q8_0_G8, UINT32_MAX, 32, 34},
-    {WeightType::Q4_0_G8, UINT32_MAX, 32, 18},
-    {WeightType::Q5_0_G8, UINT32_MAX, 32, 22},
-    {WeightType::Q6_K_G8, UINT32_MAX, 256, 210},
-    {WeightType::Q4_1_G8, UINT32_MAX, 32, 20},
-    {WeightType::Q5_1_G8, UINT32_MAX, 32, 24},
-    {WeightType::MXFP4_G16, UINT32_MAX, 32, 17},
-};
-
-bool grouped(WeightType t) {
-    return t == WeightType::Q8_0_G8 || t == WeightType::Q4_0_G8 || t == WeightType::Q5_0_G8 ||
-           t == WeightType::Q6_K_G8 || t == WeightType::Q4_1_G8 || t == WeightType::Q5_1_G8 ||
-           t == WeightType::MXFP4_G16;
-}
-
-// Blocks per group of a grouped type.
-uint64_t group_size(WeightType t) {
-    return t == WeightType::MXFP4_G16 ? 16 : 8;
-}
-}  // namespace
+// Each fact from common/weight_types.def; a switch over every WeightType, so that the compiler
+// (-Wswitch) names a type the table gained and a function here missed.
+#define VKLLM_FILE_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES)
 
 bool weight_type_from_ggml(uint32_t ggml_id, WeightType *type) {
-    for (const TypeInfo &t : kTypes) {
-        if (t.ggml_id == ggml_id) {
-            *type = t.type;
-            return true;
-        }
+    switch (ggml_id) {
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    case GGML_ID:                                                                           \
+        *type = WeightType::NAME;                                                           \
+        return true;
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL)
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_GROUPED_TYPE
+        default:
+            return false;
+    }
+}
+
+uint32_t block_weights(WeightType type) {
+    switch (type) {
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    case WeightType::NAME:                                                                  \
+        return BLOCK_WEIGHTS;
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL) \
+    case WeightType::NAME:                                         \
+        return block_weights(WeightType::FROM);
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_GROUPED_TYPE
+    }
+    fail(VKLLM_ERR_INTERNAL, "weight type %u is not in the table", unsigned(type));
+}
+
+// Bytes per block; for the grouped types, per block on average (their blocks' own size).
+uint32_t block_bytes(WeightType type) {
+    switch (type) {
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    case WeightType::NAME:                                                                  \
+        return BLOCK_BYTES;
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL) \
+    case WeightType::NAME:                                         \
+        return block_bytes(WeightType::FROM);
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_GROUPED_TYPE
+    }
+    fail(VKLLM_ERR_INTERNAL, "weight type %u is not in the table", unsigned(type));
+}
+
+WeightType grouped_form(WeightType type) {
+    switch (type) {
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    case WeightType::NAME:                                                                  \
+        return WeightType::GROUPED;
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL) \
+    case WeightType::NAME:                                         \
+        return WeightType::NAME;
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_GROUPED_TYPE
+    }
+    return type;
+}
+
+// Blocks per group of a grouped type (0: not a grouped type).
+static uint32_t group_size(WeightType type) {
+    switch (type) {
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    case WeightType::NAME:                                                                  \
+        return 0;
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL) \
+    case WeightType::NAME:                                         \
+        return GROUP_BLOCKS;
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_GROUPED_TYPE
+    }
+    return 0;
+}
+
+bool is_grouped(WeightType type) {
+    return group_size(type) != 0;
+}
+
+bool texel_readable(WeightType type) {
+    switch (type) {
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    case WeightType::NAME:                                                                  \
+        return TEXEL;
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL) \
+    case WeightType::NAME:                                         \
+        return TEXEL;
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_GROUPED_TYPE
     }
     return false;
 }
 
-uint32_t block_weights(WeightType type) {
-    return kTypes[uint32_t(type)].block_weights;
-}
-uint32_t block_bytes(WeightType type) {
-    return kTypes[uint32_t(type)].block_bytes;
-}
+#undef VKLLM_FILE_TYPE
 
 // Bytes of `count` weights as stored (whole blocks; whole groups for the grouped types).
 static uint64_t stored_bytes(WeightType type, uint64_t count) {
     uint64_t blocks = count / block_weights(type);
     uint64_t g = group_size(type);
-    if (grouped(type)) return (blocks + g - 1) / g * g * block_bytes(type);
+    if (is_grouped(type)) return (blocks + g - 1) / g * g * block_bytes(type);
     return blocks * block_bytes(type);
 }
 
 uint64_t row_offset(WeightType type, uint32_t cols, uint64_t row) {
     uint64_t blocks = row * (cols / block_weights(type));
-    if (grouped(type) && blocks % group_size(type)) return UINT64_MAX;
+    if (is_grouped(type) && blocks % group_size(type)) return UINT64_MAX;
     return blocks * block_bytes(type);
 }
 
@@ -110,17 +152,6 @@ BufferRange stack_ranges(const std::vector<BufferRange> &parts) {
         all.size += parts[i].size;
     }
     return all;
-}
-
-WeightType grouped_form(WeightType type) {
-    if (type == WeightType::Q8_0) return WeightType::Q8_0_G8;
-    if (type == WeightType::Q4_0) return WeightType::Q4_0_G8;
-    if (type == WeightType::Q5_0) return WeightType::Q5_0_G8;
-    if (type == WeightType::Q6_K) return WeightType::Q6_K_G8;
-    if (type == WeightType::Q4_1) return WeightType::Q4_1_G8;
-    if (type == WeightType::Q5_1) return WeightType::Q5_1_G8;
-    if (type == WeightType::MXFP4) return WeightType::MXFP4_G16;
-    return type;
 }
 
 std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64_t count) {
@@ -167,9 +198,4 @@ std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64
 uint64_t weight_bytes(WeightType type, uint64_t count) {
     return (stored_bytes(type, count) + 3) / 4 * 4;
 }
-
-bool is_grouped(WeightType type) {
-    return grouped(type);
-}
-
 }  // namespace vkllm::gpu

@@ -1,6 +1,6 @@
-// Facts of the weight types and the layout of matrices in memory: block sizes, the grouped
-// layouts the loader regroups blocks into, row offsets, and matrices made of others' rows.
-// Free of Vulkan, like gpu/tensor.h.
+// Facts of the weight types (from the one table, common/weight_types.def) and the layout of
+// matrices in memory: block sizes, the grouped layouts the loader regroups blocks into, row
+// offsets, and matrices made of others' rows. Free of Vulkan, like gpu/tensor.h.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,9 @@ namespace vkllm::gpu {
 WeightType grouped_form(WeightType type);
 // Whether `type` is one of the grouped layouts (Q8_0_G8 ... MXFP4_G16).
 bool is_grouped(WeightType type);
+// Whether the texel matrix-vector kernels read `type` (as stored: F32, F16, BF16, Q4_K, Q5_K
+// and the grouped layouts).
+bool texel_readable(WeightType type);
 // `count` blocks of Q8_0, Q4_0, Q5_0, Q6_K, Q4_1, Q5_1 or MXFP4 (GGUF's layout) in the grouped
 // layout of grouped_form(): weight_bytes(grouped, count * block_weights(type)) bytes.
 std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64_t count);
