@@ -10,17 +10,11 @@
 // NaNs gives 0.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 64;
+#include "argmax.h"
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer X { float x[]; };
 layout(binding = 1) writeonly buffer Ids { int ids[]; };
-layout(push_constant) uniform Params {
-    uint rows;  // rows in this chunk
-    uint cols;  // the row stride
-    uint row0;  // first row of this chunk
-    uint n;     // candidates: the first n of each row, 1 to cols
-} p;
 
 const uint NONE = 0xffffffffu;
 

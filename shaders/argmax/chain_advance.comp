@@ -14,12 +14,7 @@ layout(binding = 1) writeonly buffer Tokens { int tokens[]; };
 layout(binding = 2) buffer Positions { int positions[]; };
 layout(binding = 3) writeonly buffer KvBegin { int kv_begin[]; };
 layout(binding = 4) writeonly buffer Out { int out_ids[]; };  // [step][sequence]
-layout(push_constant) uniform Params {
-    uint n;       // sequences in the step
-    uint step;    // which step of the chain just ran
-    uint window;  // n_ctx - n_sink
-    uint n_sink;
-} p;
+#include "chain_advance.h"
 
 void main() {
     uint r = flat_group() * 64u + gl_LocalInvocationID.x;

@@ -32,11 +32,7 @@
 // attention_combine.comp merges the slices (and the sink) into out.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 8;
-layout(constant_id = 1) const uint HEAD_DIM = 64;  // 32, 64, 80, 96 or 128
-layout(constant_id = 2) const uint KV_TYPE = 1;  // gpu::KvType
-layout(constant_id = 3) const uint G = 1;  // query heads per workgroup, at most MAXG (8)
-layout(constant_id = 4) const uint SPLITS = 1;  // slices of the keys (z of the grid)
+#include "attention.h"
 layout(local_size_x_id = 0) in;
 
 const uint MAXD = 128;

@@ -6,8 +6,7 @@
 // slice saw a key. One workgroup per (token, head), a lane per 4 dimensions.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint HEAD_DIM = 64;
-layout(constant_id = 1) const uint SPLITS = 2;
+#include "attention_combine.h"
 layout(local_size_x = 32) in;
 
 const uint HD4 = HEAD_DIM / 4u;
@@ -16,11 +15,6 @@ const float NO_MAX = -3.0e38;
 layout(binding = 0) readonly buffer Part { vec4 part[]; };  // as attention.comp writes it
 layout(binding = 1) readonly buffer Sinks { float sinks[]; };
 layout(binding = 2) writeonly buffer Out { vec4 o4[]; };  // [n_tokens][n_heads][HEAD_DIM]
-layout(push_constant) uniform Params {
-    uint n;  // n_tokens * n_heads
-    uint n_heads;
-    uint has_sinks;
-} p;
 
 void main() {
     uint th = flat_group();

@@ -9,17 +9,7 @@ layout(binding = 4) readonly buffer Positions { int positions[]; };
 layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
 layout(binding = 6) readonly buffer KvBegin { int kv_begin[]; };
 layout(binding = 7) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
-layout(push_constant) uniform Params {
-    uint n_tokens;
-    uint n_heads;
-    uint n_kv_heads;
-    uint capacity;
-    uint n_sink;
-    uint n_seq;  // sequences the cache bindings hold
-    float scale;
-    uint window;     // 0: all positions the ring holds
-    uint has_sinks;
-} p;
+#include "attention_common.h"
 
 const float NO_MAX = -3.0e38;  // running max before any key (finite: exp(NO_MAX - NO_MAX) = 1)
 

@@ -13,8 +13,7 @@
 // caches long enough to reach llvmpipe's loop limit.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 32;
-layout(constant_id = 1) const uint KV_TYPE = 1;  // gpu::KvType
+#include "attention_small_head.h"
 layout(local_size_x_id = 0) in;
 
 layout(binding = 0) readonly buffer Q { float q[]; };  // [n_tokens][n_heads][head_dim]
@@ -25,17 +24,6 @@ layout(binding = 4) readonly buffer Positions { int positions[]; };
 layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
 layout(binding = 6) readonly buffer KvBegin { int kv_begin[]; };
 layout(binding = 7) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
-layout(push_constant) uniform Params {
-    uint n_tokens;
-    uint n_heads;
-    uint n_kv_heads;
-    uint head_dim;
-    uint capacity;
-    uint n_sink;
-    float scale;
-    uint window;  // 0: none; else positions [pos - window + 1, pos] (sliding-window layers)
-    uint has_sinks;
-} p;
 
 shared float partial[WG];
 

@@ -20,8 +20,7 @@
 // llvmpipe's limit (LAVAPIPE.md).
 #include "common.glsl"
 
-layout(constant_id = 0) const uint HEAD_DIM = 64;  // 32, 64, 80, 96 or 128
-layout(constant_id = 1) const uint KV_TYPE = 1;    // gpu::KvType
+#include "attention_tiled.h"
 const uint WG = 64;
 layout(local_size_x = 64) in;
 

@@ -14,8 +14,7 @@
 // Q in place, one pair each, as rope.comp would: the step's RoPE takes no dispatch of its own.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint KV_TYPE = 1;
-layout(constant_id = 1) const uint ROPE = 0;
+#include "kv_store.h"
 layout(local_size_x = 64) in;
 
 layout(binding = 0) readonly buffer K { vec4 k[]; };
@@ -26,17 +25,6 @@ layout(binding = 4) readonly buffer Positions { int positions[]; };
 layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
 layout(binding = 6) readonly buffer Table { vec2 cos_sin[]; };  // [n_pos][rot_dim / 2]
 layout(binding = 7) buffer Q { float q[]; };                     // [n_tokens][q_heads][head_dim]
-layout(push_constant) uniform Params {
-    uint n_tokens;
-    uint kv_dim;
-    uint head_dim;
-    uint capacity;
-    uint n_sink;
-    uint n_seq;  // sequences the cache bindings hold
-    uint rot_dim;
-    uint n_pos;  // rows in the table
-    uint q_heads;
-} p;
 
 float k_at(uint i) { return k[i >> 2u][i & 3u]; }
 

@@ -7,19 +7,12 @@
 // Dimensions at and past rot_dim are left as they are.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint NEOX = 0;
+#include "rope.h"
 layout(local_size_x = 64) in;
 
 layout(binding = 0) buffer Data { float x[]; };
 layout(binding = 1) readonly buffer Table { vec2 cos_sin[]; };  // [n_pos][rot_dim / 2]
 layout(binding = 2) readonly buffer Positions { int pos[]; };    // [n_tokens]
-layout(push_constant) uniform Params {
-    uint n_tokens;
-    uint n_heads;
-    uint head_dim;
-    uint rot_dim;
-    uint n_pos;  // rows in the table
-} p;
 
 void main() {
     uint half_dim = p.rot_dim / 2u;

@@ -9,16 +9,12 @@
 // ignore it. y may alias a or b.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint OP = 0;
+#include "eltwise.h"
 layout(local_size_x = 64) in;
 
 layout(binding = 0) readonly buffer A { float a[]; };
 layout(binding = 1) readonly buffer B { float b[]; };
 layout(binding = 2) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform Params {
-    uint n;
-    uint nb;
-} p;
 
 float silu(float v) { return v / (1.0 + exp(-v)); }
 

@@ -8,7 +8,7 @@
 #include "common.glsl"
 #include "weight_types.glsl"
 
-layout(constant_id = 0) const uint WTYPE = 0;
+#include "get_rows.h"
 layout(local_size_x = 64) in;
 
 layout(binding = 0) readonly buffer Table { uint table[]; };
@@ -16,13 +16,6 @@ layout(binding = 0) readonly buffer Table { uint table[]; };
 #include "weights.glsl"
 layout(binding = 1) readonly buffer Ids { int ids[]; };
 layout(binding = 2) writeonly buffer Out { float o[]; };
-layout(push_constant) uniform Params {
-    uint n_ids;
-    uint cols;
-    uint row0;
-    uint rows;        // rows in this chunk
-    uint total_rows;  // rows in the whole table
-} p;
 
 void main() {
     const uint PER = WTYPE >= WT_FIRST_BLOCK_TYPE ? 8u : 1u;

@@ -5,7 +5,7 @@
 // taken of the centred values (a second pass). y may alias x.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 64;
+#include "layer_norm.h"
 layout(local_size_x_id = 0) in;
 #include "reduce.glsl"
 
@@ -13,10 +13,6 @@ layout(binding = 0) readonly buffer Input { float x[]; };
 layout(binding = 1) readonly buffer Weight { float w[]; };
 layout(binding = 2) readonly buffer Bias { float b[]; };
 layout(binding = 3) writeonly buffer Output { float y[]; };
-layout(push_constant) uniform Params {
-    uint cols;
-    float eps;
-} p;
 
 void main() {
     uint base = flat_group() * p.cols;

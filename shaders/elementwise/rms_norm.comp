@@ -3,17 +3,13 @@
 // y = x / sqrt(mean(x^2) + eps) * w, one workgroup per row. y may alias x.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 64;
+#include "rms_norm.h"
 layout(local_size_x_id = 0) in;
 #include "reduce.glsl"
 
 layout(binding = 0) readonly buffer Input { float x[]; };
 layout(binding = 1) readonly buffer Weight { float w[]; };
 layout(binding = 2) writeonly buffer Output { float y[]; };
-layout(push_constant) uniform Params {
-    uint cols;
-    float eps;
-} p;
 
 void main() {
     uint base = flat_group() * p.cols;

@@ -3,16 +3,12 @@
 // y = softmax(x * scale) over each row, one workgroup per row (max-subtracted). y may alias x.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 64;
+#include "softmax.h"
 layout(local_size_x_id = 0) in;
 #include "reduce.glsl"
 
 layout(binding = 0) readonly buffer Input { float x[]; };
 layout(binding = 1) buffer Output { float y[]; };
-layout(push_constant) uniform Params {
-    uint cols;
-    float scale;
-} p;
 
 void main() {
     uint base = flat_group() * p.cols;

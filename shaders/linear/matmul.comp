@@ -7,8 +7,7 @@
 #include "common.glsl"
 #include "weight_types.glsl"
 
-layout(constant_id = 0) const uint WTYPE = 0;
-layout(constant_id = 1) const uint EPILOGUE = 0;  // see linear_epilogue.glsl
+#include "matmul.h"
 layout(local_size_x = 8, local_size_y = 8) in;
 
 const uint BM = 32;
@@ -20,13 +19,6 @@ layout(binding = 0) readonly buffer Weights { uint w[]; };
 #include "weights.glsl"
 layout(binding = 1) readonly buffer Input { float x[]; };
 layout(binding = 2) buffer Output { float y[]; };
-layout(push_constant) uniform Params {
-    uint m;  // activation rows
-    uint n;  // weight rows in this chunk
-    uint k;
-    uint ldy;  // row stride of Y
-    uint y_col0;
-} p;
 #include "linear_epilogue.glsl"
 
 shared float xs[BM * BK];

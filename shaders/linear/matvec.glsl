@@ -4,11 +4,7 @@
 #include "common.glsl"
 #include "weight_types.glsl"
 
-layout(constant_id = 0) const uint WG = 64;
-layout(constant_id = 1) const uint ROWS = 4;
-layout(constant_id = 2) const uint WTYPE = 0;
-layout(constant_id = 3) const uint NB = 1;
-layout(constant_id = 4) const uint EPILOGUE = 0;  // see linear_epilogue.glsl
+#include "matvec.h"
 const uint MATS = 1;  // matrices per workgroup (matvec_reduce.glsl)
 layout(local_size_x_id = 0) in;
 
@@ -18,13 +14,6 @@ layout(binding = 0) readonly buffer Weights4 { uvec4 w4[]; };  // the same, 4 wo
 #include "weights.glsl"
 layout(binding = 1) readonly buffer Input { float x[]; };  // [n][cols]
 layout(binding = 2) buffer Output { float y[]; };  // [n][y_stride]
-layout(push_constant) uniform Params {
-    uint rows;  // rows in this chunk
-    uint cols;
-    uint y_offset;
-    uint n;         // vectors in the batch
-    uint y_stride;  // floats between the outputs of consecutive vectors
-} p;
 #include "linear_epilogue.glsl"
 
 uint row0, b0;  // the workgroup's first row and first vector

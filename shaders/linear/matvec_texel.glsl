@@ -3,27 +3,7 @@
 // the #version and the extensions.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 8;
-layout(constant_id = 1) const uint ROWS = 16;
-layout(constant_id = 2) const uint WTYPE = 0;
-layout(constant_id = 3) const uint NB = 1;
-layout(constant_id = 4) const uint EPILOGUE = 0;      // see linear_epilogue.glsl
-layout(constant_id = 5) const bool SPLIT_TAIL = false;  // cols / 32 % WG == WG / 2: see main
-// SwiGLU fused in: y = silu(W x) * (W2 x), W the gate and W2 the up projection (same type and
-// shape), both read in one pass over x, with no epilogue.
-layout(constant_id = 6) const bool SWIGLU = false;
-// One vector (NB 1) and at most X_UNITS units of K per lane: the rows are walked one after
-// another instead (walk_rows; 0: not). Only in matvec_texel_subgroup.comp.
-layout(constant_id = 7) const uint X_UNITS = 0;
-// RMS norm fused in: x is the un-normalised input. Each vector is multiplied by the norm
-// weight G on its way in, and its outputs by 1 / sqrt(mean(x^2) + eps), which every workgroup
-// computes from the x it loads anyway (load_x adds up the squares of the units it counts,
-// norm_scales adds the lanes' sums): the norm needs no pass of its own and no normalised copy.
-layout(constant_id = 8) const bool NORM = false;
-// Stacked outputs: W stacks Q, K and V's projections, and its rows from k_row0 and from v_row0
-// on are stored in YK and YV ([n][their rows] each), the rest in y as [n][k_row0]. The bias
-// (EPILOGUE bit 0) is stacked likewise; no accumulation.
-layout(constant_id = 9) const bool QKV = false;
+#include "matvec_texel.h"
 layout(local_size_x_id = 0) in;
 
 const uint MATS = SWIGLU ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
@@ -31,16 +11,6 @@ const uint MATS = SWIGLU ? 2u : 1u;  // matrices per workgroup (matvec_reduce.gl
 layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI
 layout(binding = 1) uniform textureBuffer X;   // RGBA32F, [n][cols]
 layout(binding = 2) buffer Output { float y[]; };  // [n][y_stride]
-layout(push_constant) uniform Params {
-    uint rows;  // rows in this chunk
-    uint cols;  // a multiple of 32
-    uint y_offset;
-    uint n;         // vectors in the batch
-    uint y_stride;  // floats between the outputs of consecutive vectors
-    float eps;      // NORM
-    uint k_row0;    // QKV
-    uint v_row0;
-} p;
 #include "linear_epilogue.glsl"
 layout(binding = 4) uniform utextureBuffer W2;  // RGBA32UI, SWIGLU only
 layout(binding = 5) uniform textureBuffer G;    // RGBA32F, [cols], NORM only

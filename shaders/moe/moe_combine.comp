@@ -12,12 +12,7 @@ layout(binding = 1) readonly buffer Route { int route[]; };
 layout(binding = 2) readonly buffer Shared { float shared_out[]; };  // [n_tokens][n]
 layout(binding = 3) readonly buffer SharedGate { float shared_gate[]; };  // [n_tokens]
 layout(binding = 4) writeonly buffer Out { float o[]; };  // [n_tokens][n]
-layout(push_constant) uniform Params {
-    uint n_tokens;
-    uint n;
-    uint k;
-    uint has_shared;
-} p;
+#include "moe_combine.h"
 
 void main() {
     uint i = flat_group() * 64u + gl_LocalInvocationID.x;

@@ -13,11 +13,7 @@
 // 32. Lanes split the units; partial sums meet in shared memory. Accumulation is F32.
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 64;
-layout(constant_id = 1) const uint ROWS = 4;
-layout(constant_id = 2) const uint WTYPE = 0;
-layout(constant_id = 3) const uint NB = 1;
-layout(constant_id = 4) const uint X_PER_ENTRY = 0;
+#include "moe_matvec.h"
 const uint MATS = 1;  // matrices per workgroup (matvec_reduce.glsl)
 layout(local_size_x_id = 0) in;
 
@@ -30,16 +26,6 @@ layout(binding = 1) readonly buffer Input { float x[]; };
 layout(binding = 2) writeonly buffer Output { float y[]; };  // [n_entries][rows]
 layout(binding = 3) readonly buffer Route { int route[]; };
 layout(binding = 4) readonly buffer Bias { float bias[]; };  // [n_expert][rows] if has_bias
-layout(push_constant) uniform Params {
-    uint rows;
-    uint cols;
-    uint k;          // experts per token
-    uint n_entries;  // n_tokens * k
-    uint n_expert;
-    uint e0;  // first expert of this binding
-    uint n_here;
-    uint has_bias;
-} p;
 #include "moe_group.glsl"
 
 uint entry[NB];  // the group's entries

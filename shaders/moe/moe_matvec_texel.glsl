@@ -14,13 +14,7 @@
 // form (eltwise.comp's swiglu_oai).
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 8;
-layout(constant_id = 1) const uint ROWS = 16;
-layout(constant_id = 2) const uint WTYPE = 0;
-layout(constant_id = 3) const uint NB = 1;
-layout(constant_id = 4) const uint X_PER_ENTRY = 0;
-layout(constant_id = 5) const uint SWIGLU = 0;
-layout(constant_id = 6) const uint X_UNITS = 0;  // see walk_rows
+#include "moe_matvec_texel.h"
 const uint MATS = SWIGLU != 0u ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
 layout(local_size_x_id = 0) in;
 
@@ -31,16 +25,6 @@ layout(binding = 3) readonly buffer Route { int route[]; };
 layout(binding = 4) readonly buffer Bias { float bias[]; };  // [n_expert][rows] if has_bias
 layout(binding = 5) uniform utextureBuffer W2;                // SWIGLU: the up projections
 layout(binding = 6) readonly buffer Bias2 { float bias2[]; };  // SWIGLU, if has_bias
-layout(push_constant) uniform Params {
-    uint rows;
-    uint cols;       // a multiple of 32
-    uint k;          // experts per token
-    uint n_entries;  // n_tokens * k
-    uint n_expert;
-    uint e0;  // first expert of this binding
-    uint n_here;
-    uint has_bias;
-} p;
 #include "moe_group.glsl"
 
 uint row0;        // the workgroup's first row

@@ -13,18 +13,11 @@
 // entries ordered by expert (by entry within an expert).
 #include "common.glsl"
 
-layout(constant_id = 0) const uint GATING = 0;
-layout(constant_id = 1) const uint MAXK = 8;
+#include "moe_route.h"
 layout(local_size_x = 64) in;
 
 layout(binding = 0) readonly buffer Logits { float logits[]; };
 layout(binding = 1) buffer Route { int route[]; };
-layout(push_constant) uniform Params {
-    uint n_tokens;
-    uint n_expert;
-    uint k;
-    uint norm;  // GATING 0: renormalise the k probabilities
-} p;
 
 shared uint counts[256];
 

@@ -3,7 +3,15 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "attention/attention.h"
+#include "attention/attention_combine.h"
+#include "attention/attention_common.h"
+#include "attention/attention_small_head.h"
+#include "attention/attention_tiled.h"
+#include "attention/kv_store.h"
+#include "attention/rope.h"
 #include "gpu/kernels/weight_layout.h"
+#include "shader_names.h"
 
 namespace vkllm::gpu {
 
@@ -16,10 +24,10 @@ void AttentionKernels::rope(Recording &rec, RopeLayout layout, const BufferRange
     require(x, uint64_t(n_tokens) * n_heads * head_dim * 4, "rope", "x");
     require(table, uint64_t(n_pos) * rot_dim * 4, "rope", "table");
     require(positions, uint64_t(n_tokens) * 4, "rope", "positions");
-    const Pipeline &p = env_.pipelines.get("rope", 3, {uint32_t(layout)});
-    struct {
-        uint32_t n_tokens, n_heads, head_dim, rot_dim, n_pos;
-    } push{n_tokens, n_heads, head_dim, rot_dim, n_pos};
+    shaders::RopeSpec spec;
+    spec.NEOX = uint32_t(layout);
+    const Pipeline &p = env_.pipelines.get(shaders::rope, 3, spec);
+    shaders::RopePush push{n_tokens, n_heads, head_dim, rot_dim, n_pos};
     uint64_t n = uint64_t(n_tokens) * n_heads * (rot_dim / 2);
     env_.dispatch_1d(rec, p, {x, table, positions}, &push, sizeof push, (n + 63) / 64);
     rec.barrier();
@@ -79,13 +87,14 @@ void AttentionKernels::kv_store(Recording &rec, const BufferRange &k, const Buff
     uint32_t q_heads = roped && rope.q.size ? rope.q_heads : 0;
     if (q_heads)
         require(rope.q, uint64_t(shape.n_tokens) * q_heads * shape.head_dim * 4, "kv_store", "q");
-    uint32_t rope_spec = !roped ? 0 : rope.layout == RopeLayout::Neox ? 2 : 1;
-    const Pipeline &p = env_.pipelines.get("kv_store", 8, {uint32_t(shape.kv_type), rope_spec});
-    struct {
-        uint32_t n_tokens, kv_dim, head_dim, capacity, n_sink, n_seq, rot_dim, n_pos, q_heads;
-    } push{shape.n_tokens, kv_dim, shape.head_dim,           shape.capacity,
-           shape.n_sink,   n_seq,  roped ? rope.rot_dim : 0, roped ? rope.n_pos : 0,
-           q_heads};
+    shaders::KvStoreSpec spec;
+    spec.KV_TYPE = uint32_t(shape.kv_type);
+    spec.ROPE = !roped ? 0 : rope.layout == RopeLayout::Neox ? 2 : 1;
+    const Pipeline &p = env_.pipelines.get(shaders::kv_store, 8, spec);
+    shaders::KvStorePush push{
+        shape.n_tokens, kv_dim, shape.head_dim,           shape.capacity,
+        shape.n_sink,   n_seq,  roped ? rope.rot_dim : 0, roped ? rope.n_pos : 0,
+        q_heads};
     // One invocation per 8 values of a token, or per head row when quantizing (its blocks need
     // their absolute maximum, and their scales share words); then one per rotated pair of q.
     uint64_t per_token = shape.kv_type == KvType::Q8_0 ? shape.n_kv_heads : kv_dim / 8;
@@ -151,12 +160,9 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
         attention_small_head(rec, q, k_cache, v_cache, out, step, shape, sinks);
         return;
     }
-    struct {
-        uint32_t n_tokens, n_heads, n_kv_heads, capacity, n_sink, n_seq;
-        float scale;
-        uint32_t window, has_sinks;
-    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity, shape.n_sink,
-           n_seq,          shape.scale,   shape.window,     sinks.size > 0};
+    shaders::AttentionPush push{shape.n_tokens, shape.n_heads, shape.n_kv_heads,
+                                shape.capacity, shape.n_sink,  n_seq,
+                                shape.scale,    shape.window,  sinks.size > 0};
     std::vector<BufferRange> bindings{q,
                                       k_cache,
                                       v_cache,
@@ -166,8 +172,10 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
                                       step.kv_begin,
                                       sinks.size ? sinks : q};
     if (attention_tiled(shape)) {
-        const Pipeline &p =
-            env_.pipelines.get("attention_tiled", 8, {shape.head_dim, uint32_t(shape.kv_type)});
+        shaders::AttentionTiledSpec spec;
+        spec.HEAD_DIM = shape.head_dim;
+        spec.KV_TYPE = uint32_t(shape.kv_type);
+        const Pipeline &p = env_.pipelines.get(shaders::attention_tiled, 8, spec);
         rec.dispatch(p, bindings, &push, sizeof push, shape.n_heads,
                      (shape.n_tokens + kTileTokens - 1) / kTileTokens);
         rec.barrier();
@@ -201,17 +209,23 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
         fail(VKLLM_ERR_UNSUPPORTED, "attention: %u heads are too many", shape.n_heads);
     uint32_t splits = attention_splits(shape);
     if (splits > 1) require(scratch, attention_scratch_bytes(shape), "attention", "scratch");
-    const Pipeline &p = env_.pipelines.get(
-        "attention", 9, {wg, shape.head_dim, uint32_t(shape.kv_type), g, splits});
+    shaders::AttentionSpec spec;
+    spec.WG = wg;
+    spec.HEAD_DIM = shape.head_dim;
+    spec.KV_TYPE = uint32_t(shape.kv_type);
+    spec.G = g;
+    spec.SPLITS = splits;
+    const Pipeline &p = env_.pipelines.get(shaders::attention, 9, spec);
     bindings.push_back(splits > 1 ? scratch : out);
     if (shape.n_tokens > 0)
         rec.dispatch(p, bindings, &push, sizeof push, uint32_t(gx), shape.n_tokens, splits);
     rec.barrier();
     if (splits < 2 || shape.n_tokens == 0) return;
-    const Pipeline &merge = env_.pipelines.get("attention_combine", 3, {shape.head_dim, splits});
-    struct {
-        uint32_t n, n_heads, has_sinks;
-    } mp{shape.n_tokens * shape.n_heads, shape.n_heads, sinks.size > 0};
+    shaders::AttentionCombineSpec merge_spec;
+    merge_spec.HEAD_DIM = shape.head_dim;
+    merge_spec.SPLITS = splits;
+    const Pipeline &merge = env_.pipelines.get(shaders::attention_combine, 3, merge_spec);
+    shaders::AttentionCombinePush mp{shape.n_tokens * shape.n_heads, shape.n_heads, sinks.size > 0};
     env_.dispatch_1d(rec, merge, {scratch, sinks.size ? sinks : q, out}, &mp, sizeof mp,
                      uint64_t(shape.n_tokens) * shape.n_heads);
     rec.barrier();
@@ -232,14 +246,13 @@ void AttentionKernels::attention_small_head(Recording &rec, const BufferRange &q
     uint32_t wg = 8;
     while (wg < shape.head_dim)
         wg *= 2;
-    const Pipeline &p =
-        env_.pipelines.get("attention_small_head", 8, {wg, uint32_t(shape.kv_type)});
-    struct {
-        uint32_t n_tokens, n_heads, n_kv_heads, head_dim, capacity, n_sink;
-        float scale;
-        uint32_t window, has_sinks;
-    } push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.head_dim, shape.capacity,
-           shape.n_sink,   shape.scale,   shape.window,     sinks.size > 0};
+    shaders::AttentionSmallHeadSpec spec;
+    spec.WG = wg;
+    spec.KV_TYPE = uint32_t(shape.kv_type);
+    const Pipeline &p = env_.pipelines.get(shaders::attention_small_head, 8, spec);
+    shaders::AttentionSmallHeadPush push{shape.n_tokens, shape.n_heads,  shape.n_kv_heads,
+                                         shape.head_dim, shape.capacity, shape.n_sink,
+                                         shape.scale,    shape.window,   sinks.size > 0};
     if (shape.n_tokens > 0)
         rec.dispatch(p,
                      {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin,

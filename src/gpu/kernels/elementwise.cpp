@@ -2,7 +2,13 @@
 
 #include <cstdint>
 
+#include "elementwise/eltwise.h"
+#include "elementwise/get_rows.h"
+#include "elementwise/layer_norm.h"
+#include "elementwise/rms_norm.h"
+#include "elementwise/softmax.h"
 #include "gpu/kernels/weight_layout.h"
+#include "shader_names.h"
 
 namespace vkllm::gpu {
 
@@ -12,11 +18,10 @@ void ElementwiseKernels::rms_norm(Recording &rec, const BufferRange &x, const Bu
     require(weight, uint64_t(cols) * 4, "rms_norm", "weight");
     require(y, uint64_t(rows) * cols * 4, "rms_norm", "y");
     check_loops(2 * (cols / env_.norm_wg + 1), "rms_norm", cols);
-    const Pipeline &p = env_.pipelines.get("rms_norm", 3, {env_.norm_wg});
-    struct {
-        uint32_t cols;
-        float eps;
-    } push{cols, eps};
+    shaders::RmsNormSpec spec;
+    spec.WG = env_.norm_wg;
+    const Pipeline &p = env_.pipelines.get(shaders::rms_norm, 3, spec);
+    shaders::RmsNormPush push{cols, eps};
     env_.dispatch_1d(rec, p, {x, weight, y}, &push, sizeof push, rows);
     rec.barrier();
 }
@@ -29,11 +34,10 @@ void ElementwiseKernels::layer_norm(Recording &rec, const BufferRange &x, const 
     require(bias, uint64_t(cols) * 4, "layer_norm", "bias");
     require(y, uint64_t(rows) * cols * 4, "layer_norm", "y");
     check_loops(3 * (cols / env_.norm_wg + 1), "layer_norm", cols);
-    const Pipeline &p = env_.pipelines.get("layer_norm", 4, {env_.norm_wg});
-    struct {
-        uint32_t cols;
-        float eps;
-    } push{cols, eps};
+    shaders::LayerNormSpec spec;
+    spec.WG = env_.norm_wg;
+    const Pipeline &p = env_.pipelines.get(shaders::layer_norm, 4, spec);
+    shaders::LayerNormPush push{cols, eps};
     env_.dispatch_1d(rec, p, {x, weight, bias, y}, &push, sizeof push, rows);
     rec.barrier();
 }
@@ -43,11 +47,10 @@ void ElementwiseKernels::softmax(Recording &rec, const BufferRange &x, const Buf
     require(x, uint64_t(rows) * cols * 4, "softmax", "x");
     require(y, uint64_t(rows) * cols * 4, "softmax", "y");
     check_loops(3 * (cols / env_.norm_wg + 1), "softmax", cols);
-    const Pipeline &p = env_.pipelines.get("softmax", 2, {env_.norm_wg});
-    struct {
-        uint32_t cols;
-        float scale;
-    } push{cols, scale};
+    shaders::SoftmaxSpec spec;
+    spec.WG = env_.norm_wg;
+    const Pipeline &p = env_.pipelines.get(shaders::softmax, 2, spec);
+    shaders::SoftmaxPush push{cols, scale};
     env_.dispatch_1d(rec, p, {x, y}, &push, sizeof push, rows);
     rec.barrier();
 }
@@ -59,10 +62,10 @@ void ElementwiseKernels::binary(Recording &rec, Binary op, const BufferRange &a,
     require(a, uint64_t(n) * 4, "binary", "a");
     require(b, uint64_t(nb) * 4, "binary", "b");
     require(y, uint64_t(n) * 4, "binary", "y");
-    const Pipeline &p = env_.pipelines.get("eltwise", 3, {uint32_t(op)});
-    struct {
-        uint32_t n, nb;
-    } push{n, nb};
+    shaders::EltwiseSpec spec;
+    spec.OP = uint32_t(op);
+    const Pipeline &p = env_.pipelines.get(shaders::eltwise, 3, spec);
+    shaders::EltwisePush push{n, nb};
     env_.dispatch_1d(rec, p, {a, b, y}, &push, sizeof push, (uint64_t(n) + 63) / 64);
     rec.barrier();
 }
@@ -71,10 +74,10 @@ void ElementwiseKernels::unary(Recording &rec, Unary op, const BufferRange &x, c
                                uint32_t n) {
     require(x, uint64_t(n) * 4, "unary", "x");
     require(y, uint64_t(n) * 4, "unary", "y");
-    const Pipeline &p = env_.pipelines.get("eltwise", 3, {uint32_t(op)});
-    struct {
-        uint32_t n, nb;
-    } push{n, n};
+    shaders::EltwiseSpec spec;
+    spec.OP = uint32_t(op);
+    const Pipeline &p = env_.pipelines.get(shaders::eltwise, 3, spec);
+    shaders::EltwisePush push{n, n};
     env_.dispatch_1d(rec, p, {x, x, y}, &push, sizeof push, (uint64_t(n) + 63) / 64);
     rec.barrier();
 }
@@ -83,13 +86,13 @@ void ElementwiseKernels::get_rows(Recording &rec, const Matrix &table, const Buf
                                   const BufferRange &out, uint32_t n_ids) {
     require(ids, uint64_t(n_ids) * 4, "get_rows", "ids");
     require(out, uint64_t(n_ids) * table.cols * 4, "get_rows", "out");
-    const Pipeline &p = env_.pipelines.get("get_rows", 3, {uint32_t(table.type)});
+    shaders::GetRowsSpec spec;
+    spec.WTYPE = uint32_t(table.type);
+    const Pipeline &p = env_.pipelines.get(shaders::get_rows, 3, spec);
     // An invocation decodes 8 weights of a block-quantized table (rows are whole blocks).
     uint64_t n = uint64_t(n_ids) * table.cols / (block_weights(table.type) > 1 ? 8 : 1);
     for (const KernelEnv::Chunk &c : env_.split_rows(table)) {
-        struct {
-            uint32_t n_ids, cols, row0, rows, total_rows;
-        } push{n_ids, table.cols, c.row0, c.rows, table.rows};
+        shaders::GetRowsPush push{n_ids, table.cols, c.row0, c.rows, table.rows};
         env_.dispatch_1d(rec, p, {c.data, ids, out}, &push, sizeof push, (n + 63) / 64);
     }
     rec.barrier();

@@ -4,6 +4,10 @@
 #include <cstdint>
 
 #include "gpu/kernels/weight_layout.h"
+#include "linear/matmul.h"
+#include "linear/matvec.h"
+#include "linear/matvec_texel.h"
+#include "shader_names.h"
 
 namespace vkllm::gpu {
 
@@ -167,32 +171,44 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
         bool walk =
             texel && env_.matvec_subgroup && nb == 1 && units <= env_.matvec_wg * kWalkUnits;
         uint32_t rows = walk ? kWalkRows : env_.matvec_rows;
-        std::vector<uint32_t> spec{env_.matvec_wg, rows, uint32_t(w.type), nb, epilogue};
         if (up && !(texel && fusable_swiglu(w, *up, x) && !epilogue))
             fail(VKLLM_ERR_INTERNAL, "matvec: SwiGLU fused where the texel kernel cannot");
-        if (texel) {
-            // Rows of whole lane rounds plus half a round end with a split round.
-            spec.push_back(env_.matvec_wg % 2 == 0 && rows % 2 == 0 &&
-                           units % env_.matvec_wg == env_.matvec_wg / 2);
-            spec.push_back(up != nullptr);
-            spec.push_back(walk ? (units + env_.matvec_wg - 1) / env_.matvec_wg : 0);
-            spec.push_back(normed);
-            spec.push_back(qkv != nullptr);
-        } else if (normed) {
+        if (!texel && normed)
             fail(VKLLM_ERR_INTERNAL, "matvec: a norm fused where the texel kernel cannot read");
-        }
         // Weights, x, y, bias, the SwiGLU up weights, the norm weight, stacked K and V outputs.
         static const BindingFormats kTexelBindings{
             VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
             VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED,
             VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
             VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED};
-        const Pipeline &p =
-            texel
-                ? env_.pipelines.get(
-                      env_.matvec_subgroup ? "matvec_texel_subgroup" : "matvec_texel",
-                      uint32_t(kTexelBindings.size()), spec, kTexelBindings)
-                : env_.pipelines.get(env_.matvec_subgroup ? "matvec_subgroup" : "matvec", 4, spec);
+        const Pipeline *pipeline;
+        if (texel) {
+            shaders::MatvecTexelSpec spec;
+            spec.WG = env_.matvec_wg;
+            spec.ROWS = rows;
+            spec.WTYPE = uint32_t(w.type);
+            spec.NB = nb;
+            spec.EPILOGUE = epilogue;
+            // Rows of whole lane rounds plus half a round end with a split round.
+            spec.SPLIT_TAIL = env_.matvec_wg % 2 == 0 && rows % 2 == 0 &&
+                              units % env_.matvec_wg == env_.matvec_wg / 2;
+            spec.SWIGLU = up != nullptr;
+            spec.X_UNITS = walk ? (units + env_.matvec_wg - 1) / env_.matvec_wg : 0;
+            spec.NORM = normed;
+            spec.QKV = qkv != nullptr;
+            pipeline = &env_.pipelines.get(
+                env_.matvec_subgroup ? shaders::matvec_texel_subgroup : shaders::matvec_texel,
+                uint32_t(kTexelBindings.size()), spec, kTexelBindings);
+        } else {
+            shaders::MatvecSpec spec;
+            spec.WG = env_.matvec_wg;
+            spec.ROWS = rows;
+            spec.WTYPE = uint32_t(w.type);
+            spec.NB = nb;
+            spec.EPILOGUE = epilogue;
+            pipeline = &env_.pipelines.get(
+                env_.matvec_subgroup ? shaders::matvec_subgroup : shaders::matvec, 4, spec);
+        }
         uint64_t max_range = env_.device.info().max_storage_buffer_range;
         if (texel)
             max_range = std::min(max_range, env_.device.info().max_texel_buffer_elements * 16);
@@ -202,12 +218,11 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
         std::vector<KernelEnv::Chunk> up_chunks = up ? env_.split_rows(*up, max_range) : chunks;
         for (size_t i = 0; i < chunks.size(); ++i) {
             const KernelEnv::Chunk &c = chunks[i];
-            struct {
-                uint32_t rows, cols, y_offset, n, y_stride;
-                float eps;
-                uint32_t k_row0, v_row0;  // stacked outputs: where K's and V's rows start
-            } push{c.rows, w.cols, c.row0, n, w.rows, norm.eps};
-            if (qkv) push.k_row0 = qkv->q_rows, push.v_row0 = qkv->q_rows + qkv->kv_rows;
+            shaders::MatvecPush push{c.rows, w.cols, c.row0, n, w.rows};
+            shaders::MatvecTexelPush texel_push{c.rows, w.cols, c.row0, n, w.rows, norm.eps};
+            // Stacked outputs: where K's and V's rows start.
+            if (qkv)
+                texel_push.k_row0 = qkv->q_rows, texel_push.v_row0 = qkv->q_rows + qkv->kv_rows;
             std::vector<BufferRange> bindings{c.data, texel ? xs : x, y, bias_binding(end, c.data)};
             if (texel) {
                 bindings.push_back(up_chunks[i].data);
@@ -219,7 +234,8 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
                 bindings.push_back(qkv ? qkv->k : y);
                 bindings.push_back(qkv ? qkv->v : y);
             }
-            env_.dispatch_1d(rec, p, bindings, &push, sizeof push, (c.rows + rows - 1) / rows,
+            env_.dispatch_1d(rec, *pipeline, bindings, texel ? (const void *)&texel_push : &push,
+                             texel ? sizeof texel_push : sizeof push, (c.rows + rows - 1) / rows,
                              groups_z);
         }
     }
@@ -242,13 +258,14 @@ void LinearKernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x
     require(y, uint64_t(n) * w.rows * 4, "matmul", "y");
     check_loops(w.cols / 16 + 1, "matmul", w.cols);  // 16-wide K slices
     uint32_t epilogue = epilogue_bits(end, w, "matmul");
-    const Pipeline &p = env_.pipelines.get("matmul", 4, {uint32_t(w.type), epilogue});
+    shaders::MatmulSpec spec;
+    spec.WTYPE = uint32_t(w.type);
+    spec.EPILOGUE = epilogue;
+    const Pipeline &p = env_.pipelines.get(shaders::matmul, 4, spec);
     uint32_t tiles_m = (n + 31) / 32;
     if (tiles_m > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u rows is too many", n);
     for (const KernelEnv::Chunk &c : env_.split_rows(w)) {
-        struct {
-            uint32_t m, n, k, ldy, y_col0;
-        } push{n, c.rows, w.cols, w.rows, c.row0};
+        shaders::MatmulPush push{n, c.rows, w.cols, w.rows, c.row0};
         uint32_t tiles_n = (c.rows + 31) / 32;
         if (tiles_n > env_.device.caps().max_groups_x)
             fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u output rows is too many", c.rows);

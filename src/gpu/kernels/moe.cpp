@@ -4,6 +4,11 @@
 #include <cstdint>
 
 #include "gpu/kernels/weight_layout.h"
+#include "moe/moe_combine.h"
+#include "moe/moe_matvec.h"
+#include "moe/moe_matvec_texel.h"
+#include "moe/moe_route.h"
+#include "shader_names.h"
 
 namespace vkllm::gpu {
 
@@ -18,10 +23,11 @@ void MoeKernels::moe_route(Recording &rec, const BufferRange &logits, const Buff
     // One workgroup: its lanes scan every entry once per expert they count.
     check_loops(uint64_t(n_tokens) * k * (n_expert / 64 + 1) + uint64_t(k) * k * n_expert,
                 "moe_route", n_expert);
-    const Pipeline &p = env_.pipelines.get("moe_route", 2, {uint32_t(gating), 8});
-    struct {
-        uint32_t n_tokens, n_expert, k, norm;
-    } push{n_tokens, n_expert, k, norm};
+    shaders::MoeRouteSpec spec;
+    spec.GATING = uint32_t(gating);
+    spec.MAXK = 8;
+    const Pipeline &p = env_.pipelines.get(shaders::moe_route, 2, spec);
+    shaders::MoeRoutePush push{n_tokens, n_expert, k, norm};
     if (n_tokens > 0) rec.dispatch(p, {logits, route}, &push, sizeof push, 1, 1);
     rec.barrier();
 }
@@ -106,9 +112,9 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
     if (per_chunk == 0)
         fail(VKLLM_ERR_UNSUPPORTED,
              "moe: experts of %u x %u weights cannot be bound on this device", w.rows, w.cols);
-    const char *name =
-        texel ? (env_.matvec_subgroup ? "moe_matvec_texel_subgroup" : "moe_matvec_texel")
-              : "moe_matvec";
+    const char *name = texel ? (env_.matvec_subgroup ? shaders::moe_matvec_texel_subgroup
+                                                     : shaders::moe_matvec_texel)
+                             : shaders::moe_matvec;
     // Weights, x, y, route, bias, the SwiGLU up weights and their bias.
     static const BindingFormats kTexelBindings{
         VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_UNDEFINED,
@@ -118,13 +124,26 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
     bool walk =
         texel && env_.matvec_subgroup && nb == 1 && w.cols / 32 <= env_.matvec_wg * kWalkUnits;
     uint32_t rows_per_group = walk ? kWalkRows : env_.matvec_rows;
-    std::vector<uint32_t> spec{env_.matvec_wg, rows_per_group, uint32_t(w.type), nb,
-                               uint32_t(x_per_entry)};
-    if (texel) spec.push_back(!up ? 0 : act == Binary::SwiGLU ? 1 : 2);
-    if (texel) spec.push_back(walk ? (w.cols / 32 + env_.matvec_wg - 1) / env_.matvec_wg : 0);
-    const Pipeline &p =
-        texel ? env_.pipelines.get(name, uint32_t(kTexelBindings.size()), spec, kTexelBindings)
-              : env_.pipelines.get(name, 5, spec);
+    const Pipeline *pipeline;
+    if (texel) {
+        shaders::MoeMatvecTexelSpec spec;
+        spec.WG = env_.matvec_wg;
+        spec.ROWS = rows_per_group;
+        spec.WTYPE = uint32_t(w.type);
+        spec.NB = nb;
+        spec.X_PER_ENTRY = x_per_entry;
+        spec.SWIGLU = !up ? 0 : act == Binary::SwiGLU ? 1 : 2;
+        spec.X_UNITS = walk ? (w.cols / 32 + env_.matvec_wg - 1) / env_.matvec_wg : 0;
+        pipeline = &env_.pipelines.get(name, uint32_t(kTexelBindings.size()), spec, kTexelBindings);
+    } else {
+        shaders::MoeMatvecSpec spec;
+        spec.WG = env_.matvec_wg;
+        spec.ROWS = rows_per_group;
+        spec.WTYPE = uint32_t(w.type);
+        spec.NB = nb;
+        spec.X_PER_ENTRY = x_per_entry;
+        pipeline = &env_.pipelines.get(name, 5, spec);
+    }
     BufferRange xs{x.buffer, x.offset, (x_per_entry ? entries : n_tokens) * w.cols * 4};
     for (uint64_t e0 = 0; e0 < w.n_expert && n_tokens > 0; e0 += per_chunk) {
         uint64_t n_here = std::min<uint64_t>(per_chunk, w.n_expert - e0);
@@ -133,17 +152,20 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
         BufferRange up_chunk =
             up ? BufferRange{up->data.buffer, up->data.offset + start(e0), chunk_bytes(n_here)}
                : chunk;
-        struct {
-            uint32_t rows, cols, k, n_entries, n_expert, e0, n_here, has_bias;
-        } push{w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
-               uint32_t(n_here), bias.size > 0};
+        shaders::MoeMatvecPush push{
+            w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
+            uint32_t(n_here), bias.size > 0};
+        shaders::MoeMatvecTexelPush texel_push{
+            w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
+            uint32_t(n_here), bias.size > 0};
         // A workgroup per chosen expert at most (moe_group.glsl).
         std::vector<BufferRange> bindings{chunk, texel ? xs : x, y, route, bias.size ? bias : x};
         if (texel) {
             bindings.push_back(up_chunk);
             bindings.push_back(up_bias.size ? up_bias : x);  // without a bias: x, never read
         }
-        env_.dispatch_1d(rec, p, bindings, &push, sizeof push,
+        env_.dispatch_1d(rec, *pipeline, bindings, texel ? (const void *)&texel_push : &push,
+                         texel ? sizeof texel_push : sizeof push,
                          (w.rows + rows_per_group - 1) / rows_per_group,
                          uint32_t(std::min<uint64_t>(n_here, entries)));
     }
@@ -159,10 +181,8 @@ void MoeKernels::moe_combine(Recording &rec, const BufferRange &y, const BufferR
         require(shared, uint64_t(n_tokens) * n * 4, "moe_combine", "shared");
         require(shared_gate, uint64_t(n_tokens) * 4, "moe_combine", "shared_gate");
     }
-    const Pipeline &p = env_.pipelines.get("moe_combine", 5, {});
-    struct {
-        uint32_t n_tokens, n, k, has_shared;
-    } push{n_tokens, n, k, shared.size > 0};
+    const Pipeline &p = env_.pipelines.get(shaders::moe_combine, 5, NoSpec{});
+    shaders::MoeCombinePush push{n_tokens, n, k, shared.size > 0};
     env_.dispatch_1d(rec, p,
                      {y, route, shared.size ? shared : y, shared.size ? shared_gate : y, out},
                      &push, sizeof push, (uint64_t(n_tokens) * n + 63) / 64);
