@@ -35,7 +35,7 @@ foreach(src ${VKLLM_SHADERS})
   set(inc ${gen}/${name}.inc)
   add_custom_command(
     OUTPUT ${inc}
-    COMMAND ${GLSLC} -O --target-env=vulkan1.2 -I ${PROJECT_SOURCE_DIR}/shaders/include -I ${gen}/include -MD -MF ${gen}/${name}.d -o ${spv} ${src}
+    COMMAND ${GLSLC} -O --target-env=vulkan1.2 -I ${PROJECT_SOURCE_DIR}/shaders/include -I ${gen}/include -MD -MF ${gen}/${name}.d -MT ${inc} -o ${spv} ${src}
     COMMAND ${SPIRV_VAL} --target-env vulkan1.2 ${spv}
     COMMAND ${CMAKE_COMMAND} -DIN=${spv} -DOUT=${inc} -P ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
     DEPENDS ${src} ${weight_types_glsl} ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
