@@ -124,14 +124,6 @@ std::pair<VkDescriptorSetLayout, VkPipelineLayout> Pipelines::layouts(
     return layouts_[texel] = {layout, pl};
 }
 
-const Pipeline &Pipelines::get(const char *shader, uint32_t bindings,
-                               const std::vector<uint32_t> &spec, const BindingFormats &formats) {
-    std::vector<SpecConstant> constants(spec.size());
-    for (uint32_t i = 0; i < spec.size(); ++i)
-        constants[i] = SpecConstant{i, spec[i]};
-    return get_constants(shader, bindings, constants, formats);
-}
-
 const Pipeline &Pipelines::get_constants(const char *shader, uint32_t bindings,
                                          const std::vector<SpecConstant> &spec,
                                          const BindingFormats &formats) {

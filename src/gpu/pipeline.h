@@ -64,13 +64,9 @@ class Pipelines {
     Pipelines &operator=(const Pipelines &) = delete;
 
     // The pipeline for `shader` (shaders::<name>, generated shader_names.h) with the
-    // specialization constants `spec`, created on first use. The reference stays valid for the
-    // life of this object. Thread-safe. This form sets constants 0..n-1 by position (tests);
-    // the kernels pass their shader interface's constants by name (the template below).
-    const Pipeline &get(const char *shader, uint32_t bindings, const std::vector<uint32_t> &spec,
-                        const BindingFormats &formats = {});
-    // The same with the specialization constants of a shader interface, each passed with its
-    // own constant_id.
+    // specialization constants of its interface (shaders/<family>/<name>.h; NoSpec for none),
+    // each passed with its own constant_id; created on first use. The reference stays valid for
+    // the life of this object. Thread-safe.
     template <class Spec, std::enable_if_t<std::is_base_of_v<SpecList, Spec>, int> = 0>
     const Pipeline &get(const char *shader, uint32_t bindings, const Spec &spec,
                         const BindingFormats &formats = {}) {
