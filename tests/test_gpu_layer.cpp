@@ -5,8 +5,12 @@
 #include <fstream>
 #include <set>
 
+#include "elementwise/eltwise.h"
+#include "elementwise/softmax.h"
 #include "gpu_fixture.h"
+#include "linear/matvec.h"
 #include "reference/cpu_ops.h"
+#include "shader_names.h"
 
 using namespace vkllm::gpu;
 
@@ -118,13 +122,16 @@ TEST_F(GpuTest, TimestampsMeasureEachLabelledSpan) {
 TEST_F(GpuTest, PipelinesAreCreatedOncePerVariant) {
     Pipelines &p = ctx_->pipelines();
     uint64_t before = p.created();
-    const Pipeline &a = p.get("eltwise", 3, {0});
-    const Pipeline &b = p.get("eltwise", 3, {0});
-    const Pipeline &c = p.get("eltwise", 3, {1});
+    shaders::EltwiseSpec add, mul;
+    add.OP = 0;
+    mul.OP = 1;
+    const Pipeline &a = p.get(shaders::eltwise, 3, add);
+    const Pipeline &b = p.get(shaders::eltwise, 3, add);
+    const Pipeline &c = p.get(shaders::eltwise, 3, mul);
     EXPECT_EQ(&a, &b);
     EXPECT_NE(a.pipeline, c.pipeline);
     EXPECT_EQ(p.created(), before + 2);
-    EXPECT_THROW(p.get("no_such_shader", 1, {}), vkllm::Error);
+    EXPECT_THROW(p.get("no_such_shader", 1, NoSpec{}), vkllm::Error);
 }
 
 TEST_F(GpuTest, PipelineCacheFilePersistsAndForeignFilesAreIgnored) {
@@ -133,7 +140,11 @@ TEST_F(GpuTest, PipelineCacheFilePersistsAndForeignFilesAreIgnored) {
     {
         Pipelines p(ctx_->device(), path);
         EXPECT_EQ(p.cache_bytes_loaded(), 0u);
-        p.get("matvec", 4, {8, 16, 0});
+        shaders::MatvecSpec spec;
+        spec.WG = 8;
+        spec.ROWS = 16;
+        spec.WTYPE = 0;
+        p.get(shaders::matvec, 4, spec);
         p.save();
     }
     std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -150,7 +161,9 @@ TEST_F(GpuTest, PipelineCacheFilePersistsAndForeignFilesAreIgnored) {
     }
     Pipelines p(ctx_->device(), path);
     EXPECT_EQ(p.cache_bytes_loaded(), 0u);
-    p.get("softmax", 2, {8});
+    shaders::SoftmaxSpec spec;
+    spec.WG = 8;
+    p.get(shaders::softmax, 2, spec);
     std::remove(path.c_str());
 }
 

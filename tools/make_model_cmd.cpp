@@ -121,7 +121,7 @@ bool ends_with(const std::string &s, const char *suffix) {
 // The type a tensor is stored in. Norms, biases, RoPE factors and MoE routers stay F32, as in
 // llama.cpp's files (llama-quantize leaves ffn_gate_inp alone too).
 uint32_t tensor_type(const Options &o, const TensorSpec &t, uint32_t n_layers) {
-    if (t.fill != Fill::Matrix) return vkllm_tool::kF32;
+    if (t.fill != Fill::Matrix) return vkllm_tool::ggml::F32;
     if (o.target == &kMxfp4Target) {
         // As GPT-OSS's checkpoint: the FFN weights in MXFP4, the rest at 16 bits; but the
         // output head Q8_0, half of F16's bytes for a matrix every token reads whole.
@@ -129,9 +129,9 @@ uint32_t tensor_type(const Options &o, const TensorSpec &t, uint32_t n_layers) {
                    ends_with(t.name, ".ffn_gate.weight") || ends_with(t.name, ".ffn_up.weight") ||
                    ends_with(t.name, ".ffn_down.weight");
         uint32_t type = ffn                         ? kMxfp4
-                        : t.name == "output.weight" ? vkllm_tool::kQ8_0
-                                                    : vkllm_tool::kF16;
-        return t.dims[0] % 32 == 0 ? type : vkllm_tool::kF16;
+                        : t.name == "output.weight" ? vkllm_tool::ggml::Q8_0
+                                                    : vkllm_tool::ggml::F16;
+        return t.dims[0] % 32 == 0 ? type : vkllm_tool::ggml::F16;
     }
     return vkllm_tool::choose_type(*o.target, t.name, t.dims[0], int(n_layers), o.preset->output)
         .type;
@@ -202,7 +202,7 @@ int make_model(const Options &o) {
     std::vector<uint8_t> bytes;
     writer.write(o.out, [&](size_t i) -> const void * {
         fill(p, specs[i], o.seed, values);
-        if (types[i] == vkllm_tool::kF32) return values.data();
+        if (types[i] == vkllm_tool::ggml::F32) return values.data();
         convert(values, specs[i].dims[0], types[i], bytes);
         return bytes.data();
     });

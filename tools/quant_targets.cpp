@@ -13,11 +13,13 @@ namespace vkllm_tool {
 namespace {
 
 const Target kTargets[] = {
-    {"F32", kF32, 0, false},     {"F16", kF16, 1, false},    {"BF16", kBF16, 32, false},
-    {"Q8_0", kQ8_0, 7, false},   {"Q4_0", kQ4_0, 2, false},  {"Q4_1", kQ4_1, 3, false},
-    {"Q5_0", kQ5_0, 8, false},   {"Q5_1", kQ5_1, 9, false},  {"Q4_K", kQ4_K, 14, false},
-    {"Q5_K", kQ5_K, 16, false},  {"Q6_K", kQ6_K, 18, false}, {"Q4_K_M", kQ4_K, 15, true},
-    {"Q5_K_M", kQ5_K, 17, true},
+    {"F32", ggml::F32, 0, false},     {"F16", ggml::F16, 1, false},
+    {"BF16", ggml::BF16, 32, false},  {"Q8_0", ggml::Q8_0, 7, false},
+    {"Q4_0", ggml::Q4_0, 2, false},   {"Q4_1", ggml::Q4_1, 3, false},
+    {"Q5_0", ggml::Q5_0, 8, false},   {"Q5_1", ggml::Q5_1, 9, false},
+    {"Q4_K", ggml::Q4_K, 14, false},  {"Q5_K", ggml::Q5_K, 16, false},
+    {"Q6_K", ggml::Q6_K, 18, false},  {"Q4_K_M", ggml::Q4_K, 15, true},
+    {"Q5_K_M", ggml::Q5_K, 17, true},
 };
 
 bool ends_with(const std::string &s, const char *suffix) {
@@ -65,18 +67,18 @@ TypeChoice choose_type(const Target &target, const std::string &name, uint64_t c
     if (target.mixture) {
         int layer = layer_of(name);
         if (name == "output.weight" || (!has_output && name == "token_embd.weight"))
-            want = kQ6_K;
+            want = ggml::Q6_K;
         else if (layer >= 0 &&
                  (ends_with(name, ".attn_v.weight") || ends_with(name, ".ffn_down.weight")) &&
                  use_more_bits(layer, n_layers))
-            want = kQ6_K;
+            want = ggml::Q6_K;
     }
     // Rows must be whole blocks. K-quants fall back as llama.cpp's do, to the 32-block type
     // of about the same size (Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0: Qwen2.5-0.5B's
     // 896-wide rows take this path), then anything to F16.
     uint32_t type = want;
-    uint32_t first = want == kQ4_K ? kQ5_0 : want == kQ5_K ? kQ5_1 : kQ8_0;
-    for (uint32_t fallback : {first, uint32_t(kF16)}) {
+    uint32_t first = want == ggml::Q4_K ? ggml::Q5_0 : want == ggml::Q5_K ? ggml::Q5_1 : ggml::Q8_0;
+    for (uint32_t fallback : {first, uint32_t(ggml::F16)}) {
         if (cols % vkllm::format::ggml_type(type)->block_elements == 0) break;
         type = fallback;
     }

@@ -6,21 +6,12 @@
 #include <cstdint>
 #include <string>
 
+#include "format/ggml_types.h"
+
 namespace vkllm_tool {
 
-enum GgmlTypeId : uint32_t {
-    kF32 = 0,
-    kF16 = 1,
-    kQ4_0 = 2,
-    kQ4_1 = 3,
-    kQ5_0 = 6,
-    kQ5_1 = 7,
-    kQ8_0 = 8,
-    kQ4_K = 12,
-    kQ5_K = 13,
-    kQ6_K = 14,
-    kBF16 = 30,
-};
+// The ggml ids (ggml::Q4_K), from the one table of weight types (common/weight_types.def).
+namespace ggml = vkllm::format::ggml;
 
 struct Target {
     const char *name;

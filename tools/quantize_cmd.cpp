@@ -119,8 +119,8 @@ std::string shape(const TensorInfo &t) {
 // llama-quantize warns: refused unless asked for. Copying one unchanged is not requantizing.
 bool requantizes(const Plan &p) {
     uint32_t from = p.in->type->id;
-    return p.convert && from != vkllm_tool::kF32 && from != vkllm_tool::kF16 &&
-           from != vkllm_tool::kBF16;
+    return p.convert && from != vkllm_tool::ggml::F32 && from != vkllm_tool::ggml::F16 &&
+           from != vkllm_tool::ggml::BF16;
 }
 
 uint64_t file_size(const std::string &path) {

@@ -315,7 +315,7 @@ std::vector<uint32_t> Session::write_step(const Tokens &t) {
     }
     // Keys a token may see: the sinks, then the most recent `window` positions of the step's
     // last token, so no token reads a slot a later token of the same step has overwritten.
-    // (shaders/chain_advance.comp applies the same rule between chained steps.)
+    // (shaders/argmax/chain_advance.comp applies the same rule between chained steps.)
     for (uint32_t i = 0; i < n; ++i) {
         uint32_t s = t.seqs[i];
         uint32_t begin = last[s] + 1 > window ? last[s] + 1 - window : 0;

@@ -8,19 +8,13 @@
 #include <vector>
 
 #include "gpu/device.h"
+#include "gpu/tensor.h"
 
 namespace vkllm::gpu {
 
 enum class MemoryKind {
     Device,  // where tensors live; host-visible too on unified-memory devices
     Host,    // host-visible and coherent: staging, readback, per-step values
-};
-
-// A range of a VkBuffer, as bound to a kernel.
-struct BufferRange {
-    VkBuffer buffer = VK_NULL_HANDLE;
-    VkDeviceSize offset = 0;
-    VkDeviceSize size = 0;
 };
 
 class Allocator;

@@ -124,14 +124,15 @@ std::pair<VkDescriptorSetLayout, VkPipelineLayout> Pipelines::layouts(
     return layouts_[texel] = {layout, pl};
 }
 
-const Pipeline &Pipelines::get(const char *shader, uint32_t bindings,
-                               const std::vector<uint32_t> &spec, const BindingFormats &formats) {
+const Pipeline &Pipelines::get_constants(const char *shader, uint32_t bindings,
+                                         const std::vector<SpecConstant> &spec,
+                                         const BindingFormats &formats) {
     if (!formats.empty() && formats.size() != bindings)
         fail(VKLLM_ERR_INTERNAL, "%s: %zu binding formats for %u bindings", shader, formats.size(),
              bindings);
     std::string key = std::string(shader) + "/" + std::to_string(bindings);
-    for (uint32_t v : spec)
-        key += "," + std::to_string(v);
+    for (const SpecConstant &c : spec)
+        key += "," + std::to_string(c.id) + "=" + std::to_string(c.value);
     for (VkFormat f : formats)
         key += ":" + std::to_string(int(f));
     std::lock_guard<std::mutex> lock(mutex_);
@@ -163,10 +164,14 @@ const Pipeline &Pipelines::get(const char *shader, uint32_t bindings,
     std::tie(p->set_layout, p->layout) = layouts(p->formats);
 
     std::vector<VkSpecializationMapEntry> entries(spec.size());
-    for (uint32_t i = 0; i < spec.size(); ++i)
-        entries[i] = VkSpecializationMapEntry{i, uint32_t(i * sizeof(uint32_t)), sizeof(uint32_t)};
+    std::vector<uint32_t> values(spec.size());
+    for (uint32_t i = 0; i < spec.size(); ++i) {
+        entries[i] =
+            VkSpecializationMapEntry{spec[i].id, uint32_t(i * sizeof(uint32_t)), sizeof(uint32_t)};
+        values[i] = spec[i].value;
+    }
     VkSpecializationInfo si{uint32_t(entries.size()), entries.data(),
-                            spec.size() * sizeof(uint32_t), spec.data()};
+                            values.size() * sizeof(uint32_t), values.data()};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;

@@ -2,10 +2,12 @@
 // constants and kept in a VkPipelineCache that can persist to a file.
 #pragma once
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpu/device.h"
@@ -29,6 +31,21 @@ constexpr uint32_t kPushConstantBytes = 128;
 // format of the uniform texel buffer bound there. Empty: every binding a storage buffer.
 using BindingFormats = std::vector<VkFormat>;
 
+// A specialization constant of a shader interface (shaders/include/interface.h): its
+// constant_id and its value (a bool's as VkBool32). Assigning sets the value.
+struct SpecConstant {
+    uint32_t id;
+    uint32_t value;
+    SpecConstant &operator=(uint32_t v) {
+        value = v;
+        return *this;
+    }
+};
+// The base of an interface's specialization constants: a struct of SpecConstant members only.
+struct SpecList {};
+// The specialization constants of a shader that has none.
+struct NoSpec : SpecList {};
+
 struct Pipeline {
     std::string shader;  // the shaders/ file it comes from (profiles are grouped by it)
     VkPipeline pipeline = VK_NULL_HANDLE;
@@ -46,10 +63,18 @@ class Pipelines {
     Pipelines(const Pipelines &) = delete;
     Pipelines &operator=(const Pipelines &) = delete;
 
-    // The pipeline for `shader` with specialization constants 0..n-1 set to `spec`, created on
-    // first use. The reference stays valid for the life of this object. Thread-safe.
-    const Pipeline &get(const char *shader, uint32_t bindings, const std::vector<uint32_t> &spec,
-                        const BindingFormats &formats = {});
+    // The pipeline for `shader` (shaders::<name>, generated shader_names.h) with the
+    // specialization constants of its interface (shaders/<family>/<name>.h; NoSpec for none),
+    // each passed with its own constant_id; created on first use. The reference stays valid for
+    // the life of this object. Thread-safe.
+    template <class Spec, std::enable_if_t<std::is_base_of_v<SpecList, Spec>, int> = 0>
+    const Pipeline &get(const char *shader, uint32_t bindings, const Spec &spec,
+                        const BindingFormats &formats = {}) {
+        std::vector<SpecConstant> constants(
+            std::is_empty_v<Spec> ? 0 : sizeof(Spec) / sizeof(SpecConstant));
+        if (!constants.empty()) std::memcpy(constants.data(), &spec, sizeof(Spec));
+        return get_constants(shader, bindings, constants, formats);
+    }
 
     // Writes the cache file (no-op without a path). Failure is logged, not thrown.
     void save() const;
@@ -58,6 +83,9 @@ class Pipelines {
     uint64_t cache_bytes_loaded() const { return cache_bytes_loaded_; }
 
   private:
+    const Pipeline &get_constants(const char *shader, uint32_t bindings,
+                                  const std::vector<SpecConstant> &spec,
+                                  const BindingFormats &formats);
     // The set and pipeline layouts for bindings of these formats (keyed by which are texels).
     std::pair<VkDescriptorSetLayout, VkPipelineLayout> layouts(const BindingFormats &formats);
 

@@ -1,0 +1,24 @@
+// The specialization and push constants of attention_small_head.comp, declared once for the shader
+// and the C++ that dispatches it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_ATTENTION_SMALL_HEAD_H
+#define VKLLM_SHADER_ATTENTION_SMALL_HEAD_H
+
+#include "interface.h"
+
+VKLLM_SPEC_BEGIN(AttentionSmallHeadSpec)
+VKLLM_SPEC(0, uint, WG, 32)
+VKLLM_SPEC(1, uint, KV_TYPE, 1)  // gpu::KvType
+VKLLM_SPEC_END(AttentionSmallHeadSpec)
+VKLLM_PUSH_BEGIN(AttentionSmallHeadPush)
+    uint n_tokens;
+    uint n_heads;
+    uint n_kv_heads;
+    uint head_dim;
+    uint capacity;
+    uint n_sink;
+    float scale;
+    uint window;  // 0: none; else positions [pos - window + 1, pos] (sliding-window layers)
+    uint has_sinks;
+VKLLM_PUSH_END(AttentionSmallHeadPush)
+
+#endif

@@ -1,0 +1,13 @@
+// The specialization constants of attention_tiled.comp, declared once for the shader and the C++
+// that dispatches it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_ATTENTION_TILED_H
+#define VKLLM_SHADER_ATTENTION_TILED_H
+
+#include "interface.h"
+
+VKLLM_SPEC_BEGIN(AttentionTiledSpec)
+VKLLM_SPEC(0, uint, HEAD_DIM, 64)  // 32, 64, 80, 96 or 128
+VKLLM_SPEC(1, uint, KV_TYPE, 1)    // gpu::KvType
+VKLLM_SPEC_END(AttentionTiledSpec)
+
+#endif

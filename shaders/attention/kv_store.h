@@ -1,0 +1,24 @@
+// The specialization and push constants of kv_store.comp, declared once for the shader and the C++
+// that dispatches it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_KV_STORE_H
+#define VKLLM_SHADER_KV_STORE_H
+
+#include "interface.h"
+
+VKLLM_SPEC_BEGIN(KvStoreSpec)
+VKLLM_SPEC(0, uint, KV_TYPE, 1)
+VKLLM_SPEC(1, uint, ROPE, 0)
+VKLLM_SPEC_END(KvStoreSpec)
+VKLLM_PUSH_BEGIN(KvStorePush)
+    uint n_tokens;
+    uint kv_dim;
+    uint head_dim;
+    uint capacity;
+    uint n_sink;
+    uint n_seq;  // sequences the cache bindings hold
+    uint rot_dim;
+    uint n_pos;  // rows in the table
+    uint q_heads;
+VKLLM_PUSH_END(KvStorePush)
+
+#endif

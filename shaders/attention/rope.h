@@ -1,0 +1,19 @@
+// The specialization and push constants of rope.comp, declared once for the shader and the C++ that
+// dispatches it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_ROPE_H
+#define VKLLM_SHADER_ROPE_H
+
+#include "interface.h"
+
+VKLLM_SPEC_BEGIN(RopeSpec)
+VKLLM_SPEC(0, uint, NEOX, 0)
+VKLLM_SPEC_END(RopeSpec)
+VKLLM_PUSH_BEGIN(RopePush)
+    uint n_tokens;
+    uint n_heads;
+    uint head_dim;
+    uint rot_dim;
+    uint n_pos;  // rows in the table
+VKLLM_PUSH_END(RopePush)
+
+#endif

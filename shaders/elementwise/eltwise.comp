@@ -1,0 +1,45 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Element-wise operations, chosen by the specialization constant OP:
+//   0 add:    y = a + b        2 silu: y = a * sigmoid(a)
+//   1 mul:    y = a * b        3 gelu: y = GELU(a), tanh form (GPT-2, ggml)
+//   4 swiglu: y = silu(a) * b
+//   5 swiglu_oai (GPT-OSS): g = min(a, 7), u = clamp(b, -7, 7), y = (u + 1) * g * sigmoid(1.702 g)
+// b is read at i % nb, so a vector can be broadcast over rows (a bias, a gain); unary ops
+// ignore it. y may alias a or b.
+#include "common.glsl"
+
+#include "eltwise.h"
+layout(local_size_x = 64) in;
+
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) readonly buffer B { float b[]; };
+layout(binding = 2) writeonly buffer Y { float y[]; };
+
+float silu(float v) { return v / (1.0 + exp(-v)); }
+
+float gelu(float v) {
+    // tanh overflows to inf/inf in some drivers' exp-based tanh: its argument is clamped
+    // where tanh is already +-1 in float.
+    float t = clamp(0.7978845608028654 * (v + 0.044715 * v * v * v), -10.0, 10.0);
+    return 0.5 * v * (1.0 + tanh(t));
+}
+
+void main() {
+    uint i = flat_group() * 64u + gl_LocalInvocationID.x;
+    if (i >= p.n) return;
+    float av = a[i];
+    if (OP == 2u) {
+        y[i] = silu(av);
+    } else if (OP == 3u) {
+        y[i] = gelu(av);
+    } else {
+        float bv = b[i % p.nb];
+        if (OP == 5u) {
+            float g = min(av, 7.0), u = clamp(bv, -7.0, 7.0);
+            y[i] = (u + 1.0) * g / (1.0 + exp(-1.702 * g));
+        } else {
+            y[i] = OP == 0u ? av + bv : (OP == 1u ? av * bv : silu(av) * bv);
+        }
+    }
+}

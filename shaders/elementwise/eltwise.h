@@ -1,0 +1,16 @@
+// The specialization and push constants of eltwise.comp, declared once for the shader and the C++
+// that dispatches it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_ELTWISE_H
+#define VKLLM_SHADER_ELTWISE_H
+
+#include "interface.h"
+
+VKLLM_SPEC_BEGIN(EltwiseSpec)
+VKLLM_SPEC(0, uint, OP, 0)
+VKLLM_SPEC_END(EltwiseSpec)
+VKLLM_PUSH_BEGIN(EltwisePush)
+    uint n;
+    uint nb;
+VKLLM_PUSH_END(EltwisePush)
+
+#endif

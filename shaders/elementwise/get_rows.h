@@ -1,0 +1,19 @@
+// The specialization and push constants of get_rows.comp, declared once for the shader and the C++
+// that dispatches it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_GET_ROWS_H
+#define VKLLM_SHADER_GET_ROWS_H
+
+#include "interface.h"
+
+VKLLM_SPEC_BEGIN(GetRowsSpec)
+VKLLM_SPEC(0, uint, WTYPE, 0)
+VKLLM_SPEC_END(GetRowsSpec)
+VKLLM_PUSH_BEGIN(GetRowsPush)
+    uint n_ids;
+    uint cols;
+    uint row0;
+    uint rows;        // rows in this chunk
+    uint total_rows;  // rows in the whole table
+VKLLM_PUSH_END(GetRowsPush)
+
+#endif

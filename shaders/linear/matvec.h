@@ -1,0 +1,23 @@
+// The specialization and push constants of matvec.glsl, declared once for the shader and the C++
+// that dispatches it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_MATVEC_H
+#define VKLLM_SHADER_MATVEC_H
+
+#include "interface.h"
+
+VKLLM_SPEC_BEGIN(MatvecSpec)
+VKLLM_SPEC(0, uint, WG, 64)
+VKLLM_SPEC(1, uint, ROWS, 4)
+VKLLM_SPEC(2, uint, WTYPE, 0)
+VKLLM_SPEC(3, uint, NB, 1)
+VKLLM_SPEC(4, uint, EPILOGUE, 0)  // see linear_epilogue.glsl
+VKLLM_SPEC_END(MatvecSpec)
+VKLLM_PUSH_BEGIN(MatvecPush)
+    uint rows;  // rows in this chunk
+    uint cols;
+    uint y_offset;
+    uint n;         // vectors in the batch
+    uint y_stride;  // floats between the outputs of consecutive vectors
+VKLLM_PUSH_END(MatvecPush)
+
+#endif

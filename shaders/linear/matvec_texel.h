@@ -1,0 +1,42 @@
+// The specialization and push constants of matvec_texel.glsl, declared once for the shader and the
+// C++ that dispatches it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_MATVEC_TEXEL_H
+#define VKLLM_SHADER_MATVEC_TEXEL_H
+
+#include "interface.h"
+
+VKLLM_SPEC_BEGIN(MatvecTexelSpec)
+VKLLM_SPEC(0, uint, WG, 8)
+VKLLM_SPEC(1, uint, ROWS, 16)
+VKLLM_SPEC(2, uint, WTYPE, 0)
+VKLLM_SPEC(3, uint, NB, 1)
+VKLLM_SPEC(4, uint, EPILOGUE, 0)      // see linear_epilogue.glsl
+VKLLM_SPEC(5, bool, SPLIT_TAIL, false)  // cols / 32 % WG == WG / 2: see main
+// SwiGLU fused in: y = silu(W x) * (W2 x), W the gate and W2 the up projection (same type and
+// shape), both read in one pass over x, with no epilogue.
+VKLLM_SPEC(6, bool, SWIGLU, false)
+// One vector (NB 1) and at most X_UNITS units of K per lane: the rows are walked one after
+// another instead (walk_rows; 0: not). Only in matvec_texel_subgroup.comp.
+VKLLM_SPEC(7, uint, X_UNITS, 0)
+// RMS norm fused in: x is the un-normalised input. Each vector is multiplied by the norm
+// weight G on its way in, and its outputs by 1 / sqrt(mean(x^2) + eps), which every workgroup
+// computes from the x it loads anyway (load_x adds up the squares of the units it counts,
+// norm_scales adds the lanes' sums): the norm needs no pass of its own and no normalised copy.
+VKLLM_SPEC(8, bool, NORM, false)
+// Stacked outputs: W stacks Q, K and V's projections, and its rows from k_row0 and from v_row0
+// on are stored in YK and YV ([n][their rows] each), the rest in y as [n][k_row0]. The bias
+// (EPILOGUE bit 0) is stacked likewise; no accumulation.
+VKLLM_SPEC(9, bool, QKV, false)
+VKLLM_SPEC_END(MatvecTexelSpec)
+VKLLM_PUSH_BEGIN(MatvecTexelPush)
+    uint rows;  // rows in this chunk
+    uint cols;  // a multiple of 32
+    uint y_offset;
+    uint n;         // vectors in the batch
+    uint y_stride;  // floats between the outputs of consecutive vectors
+    float eps;      // NORM
+    uint k_row0;    // QKV
+    uint v_row0;
+VKLLM_PUSH_END(MatvecTexelPush)
+
+#endif

@@ -1,0 +1,15 @@
+// The push constants of moe_combine.comp, declared once for the shader and the C++ that dispatches
+// it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_MOE_COMBINE_H
+#define VKLLM_SHADER_MOE_COMBINE_H
+
+#include "interface.h"
+
+VKLLM_PUSH_BEGIN(MoeCombinePush)
+    uint n_tokens;
+    uint n;
+    uint k;
+    uint has_shared;
+VKLLM_PUSH_END(MoeCombinePush)
+
+#endif

@@ -1,0 +1,19 @@
+// The specialization and push constants of moe_route.comp, declared once for the shader and the C++
+// that dispatches it (shaders/include/interface.h).
+#ifndef VKLLM_SHADER_MOE_ROUTE_H
+#define VKLLM_SHADER_MOE_ROUTE_H
+
+#include "interface.h"
+
+VKLLM_SPEC_BEGIN(MoeRouteSpec)
+VKLLM_SPEC(0, uint, GATING, 0)
+VKLLM_SPEC(1, uint, MAXK, 8)
+VKLLM_SPEC_END(MoeRouteSpec)
+VKLLM_PUSH_BEGIN(MoeRoutePush)
+    uint n_tokens;
+    uint n_expert;
+    uint k;
+    uint norm;  // GATING 0: renormalise the k probabilities
+VKLLM_PUSH_END(MoeRoutePush)
+
+#endif

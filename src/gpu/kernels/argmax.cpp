@@ -1,0 +1,45 @@
+#include "gpu/kernels/argmax.h"
+
+#include <cstdint>
+
+#include "argmax/argmax.h"
+#include "argmax/chain_advance.h"
+#include "gpu/kernels/weight_layout.h"
+#include "shader_names.h"
+
+namespace vkllm::gpu {
+
+void ArgmaxKernels::argmax(Recording &rec, const BufferRange &x, const BufferRange &ids,
+                           uint32_t rows, uint32_t cols, uint32_t n) {
+    if (n == 0 || n > cols)
+        fail(VKLLM_ERR_INTERNAL, "argmax: %u candidates in rows of %u elements", n, cols);
+    require(x, uint64_t(rows) * cols * 4, "argmax", "x");
+    require(ids, uint64_t(rows) * 4, "argmax", "ids");
+    check_loops(n / (4 * env_.argmax_wg) + 1, "argmax", n);  // 4 elements per iteration
+    shaders::ArgmaxSpec spec;
+    spec.WG = env_.argmax_wg;
+    const Pipeline &p = env_.pipelines.get(shaders::argmax, 2, spec);
+    // Rows of many logits (prefill) may not fit one binding: bound in row chunks.
+    for (const KernelEnv::Chunk &c : env_.split_rows(Matrix{x, WeightType::F32, rows, cols})) {
+        shaders::ArgmaxPush push{c.rows, cols, c.row0, n};
+        env_.dispatch_1d(rec, p, {c.data, ids}, &push, sizeof push, c.rows);
+    }
+    rec.barrier();
+}
+
+void ArgmaxKernels::chain_advance(Recording &rec, const BufferRange &ids, const BufferRange &tokens,
+                                  const StepView &step_view, const BufferRange &out, uint32_t n,
+                                  uint32_t step, uint32_t window, uint32_t n_sink) {
+    require(ids, uint64_t(n) * 4, "chain_advance", "ids");
+    require(tokens, uint64_t(n) * 4, "chain_advance", "tokens");
+    require(step_view.positions, uint64_t(n) * 4, "chain_advance", "positions");
+    require(step_view.kv_begin, uint64_t(n) * 4, "chain_advance", "kv_begin");
+    require(out, (uint64_t(step) + 1) * n * 4, "chain_advance", "out");
+    const Pipeline &p = env_.pipelines.get(shaders::chain_advance, 5, NoSpec{});
+    shaders::ChainAdvancePush push{n, step, window, n_sink};
+    env_.dispatch_1d(rec, p, {ids, tokens, step_view.positions, step_view.kv_begin, out}, &push,
+                     sizeof push, (n + 63) / 64);
+    rec.barrier();
+}
+
+}  // namespace vkllm::gpu

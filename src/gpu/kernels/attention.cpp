@@ -1,0 +1,264 @@
+#include "gpu/kernels/attention.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "attention/attention.h"
+#include "attention/attention_combine.h"
+#include "attention/attention_common.h"
+#include "attention/attention_small_head.h"
+#include "attention/attention_tiled.h"
+#include "attention/kv_store.h"
+#include "attention/rope.h"
+#include "gpu/kernels/weight_layout.h"
+#include "shader_names.h"
+
+namespace vkllm::gpu {
+
+void AttentionKernels::rope(Recording &rec, RopeLayout layout, const BufferRange &x,
+                            const BufferRange &table, const BufferRange &positions,
+                            uint32_t n_tokens, uint32_t n_heads, uint32_t head_dim,
+                            uint32_t rot_dim, uint32_t n_pos) {
+    if (rot_dim % 2 || rot_dim > head_dim || n_pos == 0)
+        fail(VKLLM_ERR_INTERNAL, "rope: rot_dim %u with head_dim %u", rot_dim, head_dim);
+    require(x, uint64_t(n_tokens) * n_heads * head_dim * 4, "rope", "x");
+    require(table, uint64_t(n_pos) * rot_dim * 4, "rope", "table");
+    require(positions, uint64_t(n_tokens) * 4, "rope", "positions");
+    shaders::RopeSpec spec;
+    spec.NEOX = uint32_t(layout);
+    const Pipeline &p = env_.pipelines.get(shaders::rope, 3, spec);
+    shaders::RopePush push{n_tokens, n_heads, head_dim, rot_dim, n_pos};
+    uint64_t n = uint64_t(n_tokens) * n_heads * (rot_dim / 2);
+    env_.dispatch_1d(rec, p, {x, table, positions}, &push, sizeof push, (n + 63) / 64);
+    rec.barrier();
+}
+
+static bool supported_head_dim(uint32_t d) {
+    return d == 32 || d == 64 || d == 80 || d == 96 || d == 128;
+}
+
+uint32_t AttentionKernels::check_attention(const BufferRange &k_cache, const BufferRange &v_cache,
+                                           const StepView &step, const AttentionShape &s,
+                                           const char *kernel) const {
+    if (s.n_heads == 0 || s.n_kv_heads == 0 || s.n_heads % s.n_kv_heads)
+        fail(VKLLM_ERR_UNSUPPORTED, "%s: %u query heads cannot share %u KV heads", kernel,
+             s.n_heads, s.n_kv_heads);
+    // Other head sizes than the fast kernel's take attention_small_head.comp (up to 256).
+    if (s.head_dim == 0 || s.head_dim > 256 || (s.n_kv_heads * s.head_dim) % 8)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "%s: head_dim %u with %u KV heads is not supported (1 to 256, whole rows of 8)",
+             kernel, s.head_dim, s.n_kv_heads);
+    if (s.capacity <= s.n_sink || s.capacity > uint32_t(INT32_MAX))
+        fail(VKLLM_ERR_UNSUPPORTED, "%s: a cache of %u slots with %u sink positions", kernel,
+             s.capacity, s.n_sink);
+    if (s.kv_type == KvType::Q8_0 && s.head_dim % 32)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "%s: a Q8_0 KV cache needs head_dim a multiple of 32, the model has %u", kernel,
+             s.head_dim);
+    uint64_t seq_bytes = uint64_t(s.capacity) * s.n_kv_heads * kv_row_bytes(s.kv_type, s.head_dim);
+    uint64_t max_range = env_.device.info().max_storage_buffer_range;
+    for (const BufferRange *c : {&k_cache, &v_cache}) {
+        if (c->size > max_range)
+            fail(VKLLM_ERR_UNSUPPORTED,
+                 "%s: a KV cache binding of %llu bytes exceeds the device's limit of %llu", kernel,
+                 (unsigned long long)c->size, (unsigned long long)max_range);
+        require(*c, seq_bytes, kernel, c == &k_cache ? "k_cache" : "v_cache");
+    }
+    require(step.positions, uint64_t(s.n_tokens) * 4, kernel, "positions");
+    require(step.seq_ids, uint64_t(s.n_tokens) * 4, kernel, "seq_ids");
+    return uint32_t(std::min(k_cache.size, v_cache.size) / seq_bytes);
+}
+
+void AttentionKernels::kv_store(Recording &rec, const BufferRange &k, const BufferRange &v,
+                                const BufferRange &k_cache, const BufferRange &v_cache,
+                                const StepView &step, const AttentionShape &shape,
+                                const KvRope &rope) {
+    uint32_t n_seq = check_attention(k_cache, v_cache, step, shape, "kv_store");
+    uint32_t kv_dim = shape.n_kv_heads * shape.head_dim;
+    require(k, uint64_t(shape.n_tokens) * kv_dim * 4, "kv_store", "k");
+    require(v, uint64_t(shape.n_tokens) * kv_dim * 4, "kv_store", "v");
+    bool roped = rope.rot_dim > 0;
+    if (roped) {
+        if (rope.rot_dim % 2 || rope.rot_dim > shape.head_dim || rope.n_pos == 0)
+            fail(VKLLM_ERR_INTERNAL, "kv_store: rot_dim %u with head_dim %u", rope.rot_dim,
+                 shape.head_dim);
+        require(rope.table, uint64_t(rope.n_pos) * rope.rot_dim * 4, "kv_store", "table");
+    }
+    uint32_t q_heads = roped && rope.q.size ? rope.q_heads : 0;
+    if (q_heads)
+        require(rope.q, uint64_t(shape.n_tokens) * q_heads * shape.head_dim * 4, "kv_store", "q");
+    shaders::KvStoreSpec spec;
+    spec.KV_TYPE = uint32_t(shape.kv_type);
+    spec.ROPE = !roped ? 0 : rope.layout == RopeLayout::Neox ? 2 : 1;
+    const Pipeline &p = env_.pipelines.get(shaders::kv_store, 8, spec);
+    shaders::KvStorePush push{
+        shape.n_tokens, kv_dim, shape.head_dim,           shape.capacity,
+        shape.n_sink,   n_seq,  roped ? rope.rot_dim : 0, roped ? rope.n_pos : 0,
+        q_heads};
+    // One invocation per 8 values of a token, or per head row when quantizing (its blocks need
+    // their absolute maximum, and their scales share words); then one per rotated pair of q.
+    uint64_t per_token = shape.kv_type == KvType::Q8_0 ? shape.n_kv_heads : kv_dim / 8;
+    uint64_t n = uint64_t(shape.n_tokens) * per_token;
+    if (q_heads) n += uint64_t(shape.n_tokens) * q_heads * (rope.rot_dim / 2);
+    // Unused bindings are bound to k, never read or written.
+    env_.dispatch_1d(rec, p,
+                     {k, v, k_cache, v_cache, step.positions, step.seq_ids, roped ? rope.table : k,
+                      q_heads ? rope.q : k},
+                     &push, sizeof push, (n + 63) / 64);
+    rec.barrier();
+}
+
+// attention_tiled.comp's tiles: 16 tokens by 16 keys, 64 lanes.
+static const uint32_t kTileTokens = 16, kTileKeys = 16;
+
+bool AttentionKernels::attention_tiled(const AttentionShape &shape) const {
+    if (!supported_head_dim(shape.head_dim) || shape.n_tokens == 0) return false;
+    if (!env_.attention_tiled_forced && (env_.cpu_class || !shape.prefill || shape.n_tokens <= 8))
+        return false;
+    // Shared memory: the tile's queries, keys and values as F32, its scores and bookkeeping.
+    uint64_t shared = uint64_t(kTileTokens + 2 * kTileKeys) * shape.head_dim * 4 +
+                      kTileTokens * kTileKeys * 4 + kTileKeys * 4 + kTileTokens * 16;
+    // A pass per sequence among a workgroup's tokens (at most 16), a tile per 16 keys of it.
+    uint64_t loops =
+        uint64_t(kTileTokens) * (shape.capacity / kTileKeys + 2) + kTileTokens * kTileTokens + 1024;
+    return shared <= env_.device.info().max_compute_shared_memory && loops <= kMaxLoopIterations &&
+           shape.n_heads <= env_.device.caps().max_groups_x &&
+           (shape.n_tokens + kTileTokens - 1) / kTileTokens <= 65535;
+}
+
+uint32_t AttentionKernels::attention_splits(const AttentionShape &shape) const {
+    if (!supported_head_dim(shape.head_dim) || shape.n_tokens == 0) return 1;
+    if (env_.attention_splits) return env_.attention_splits;
+    // GPUs, decode-sized steps: enough workgroups to fill the device (~256), slices of at
+    // least 128 keys, at most 32 slices (the merge reads them all per output).
+    const uint32_t kTargetGroups = 256, kMinKeys = 128, kMaxSplits = 32;
+    if (env_.cpu_class || shape.n_tokens > 8) return 1;
+    uint32_t group = shape.n_heads / shape.n_kv_heads;
+    uint64_t groups = uint64_t(shape.n_tokens) * shape.n_kv_heads * std::min(group, 8u);
+    uint64_t want = (kTargetGroups + groups - 1) / groups;
+    uint64_t splits = std::min<uint64_t>({want, shape.capacity / kMinKeys, kMaxSplits});
+    return uint32_t(std::max<uint64_t>(splits, 1));
+}
+
+uint64_t AttentionKernels::attention_scratch_bytes(const AttentionShape &shape) const {
+    uint32_t splits = attention_splits(shape);
+    if (splits < 2) return 0;
+    return uint64_t(shape.n_tokens) * shape.n_heads * splits * (shape.head_dim / 4 + 1) * 16;
+}
+
+void AttentionKernels::attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
+                                 const BufferRange &v_cache, const BufferRange &out,
+                                 const StepView &step, const AttentionShape &shape,
+                                 const BufferRange &sinks, const BufferRange &scratch) {
+    uint32_t n_seq = check_attention(k_cache, v_cache, step, shape, "attention");
+    uint64_t q_bytes = uint64_t(shape.n_tokens) * shape.n_heads * shape.head_dim * 4;
+    require(q, q_bytes, "attention", "q");
+    require(out, q_bytes, "attention", "out");
+    require(step.kv_begin, uint64_t(shape.n_tokens) * 4, "attention", "kv_begin");
+    if (sinks.size) require(sinks, uint64_t(shape.n_heads) * 4, "attention", "sinks");
+    if (!supported_head_dim(shape.head_dim)) {
+        attention_small_head(rec, q, k_cache, v_cache, out, step, shape, sinks);
+        return;
+    }
+    shaders::AttentionPush push{shape.n_tokens, shape.n_heads, shape.n_kv_heads,
+                                shape.capacity, shape.n_sink,  n_seq,
+                                shape.scale,    shape.window,  sinks.size > 0};
+    std::vector<BufferRange> bindings{q,
+                                      k_cache,
+                                      v_cache,
+                                      out,
+                                      step.positions,
+                                      step.seq_ids,
+                                      step.kv_begin,
+                                      sinks.size ? sinks : q};
+    if (attention_tiled(shape)) {
+        shaders::AttentionTiledSpec spec;
+        spec.HEAD_DIM = shape.head_dim;
+        spec.KV_TYPE = uint32_t(shape.kv_type);
+        const Pipeline &p = env_.pipelines.get(shaders::attention_tiled, 8, spec);
+        rec.dispatch(p, bindings, &push, sizeof push, shape.n_heads,
+                     (shape.n_tokens + kTileTokens - 1) / kTileTokens);
+        rec.barrier();
+        return;
+    }
+    // Each lane visits at most capacity / WG + 1 keys, one loop iteration each (the loops over
+    // heads and head_dim have constant trip counts and are unrolled); the final combination
+    // adds a few hundred.
+    if (shape.n_tokens > 65535)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: %u tokens in one step is too many", shape.n_tokens);
+    // Query heads of one KV head served by one workgroup: as many as the variant allows (at
+    // most 8), in blocks of equal size as far as possible (the last block may serve fewer).
+    uint32_t group = shape.n_heads / shape.n_kv_heads;
+    uint32_t cap = std::max(1u, std::min(8u, env_.max_group_dims / shape.head_dim));
+    uint32_t blocks = (group + cap - 1) / cap;
+    uint32_t g = (group + blocks - 1) / blocks;
+    uint32_t wg = env_.attention_wg;
+    if (!env_.cpu_class) {
+        // GPUs: a decode step has only one workgroup per query head, so give each as many lanes
+        // as the shared memory of the final combination allows (g x head_dim accumulators and
+        // a max and a sum per lane), in whole warps, 16 to 128.
+        uint64_t per_lane = uint64_t(g) * (shape.head_dim * 4 + 8);
+        uint64_t lanes = env_.device.info().max_compute_shared_memory / per_lane / 32 * 32;
+        wg = uint32_t(std::clamp<uint64_t>(lanes, env_.attention_wg, 128));
+    }
+    if (uint64_t(shape.capacity) / wg + 1024 > kMaxLoopIterations)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: a cache of %u slots is too long for the device",
+             shape.capacity);
+    uint64_t gx = uint64_t(shape.n_kv_heads) * blocks;
+    if (gx > env_.device.caps().max_groups_x)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: %u heads are too many", shape.n_heads);
+    uint32_t splits = attention_splits(shape);
+    if (splits > 1) require(scratch, attention_scratch_bytes(shape), "attention", "scratch");
+    shaders::AttentionSpec spec;
+    spec.WG = wg;
+    spec.HEAD_DIM = shape.head_dim;
+    spec.KV_TYPE = uint32_t(shape.kv_type);
+    spec.G = g;
+    spec.SPLITS = splits;
+    const Pipeline &p = env_.pipelines.get(shaders::attention, 9, spec);
+    bindings.push_back(splits > 1 ? scratch : out);
+    if (shape.n_tokens > 0)
+        rec.dispatch(p, bindings, &push, sizeof push, uint32_t(gx), shape.n_tokens, splits);
+    rec.barrier();
+    if (splits < 2 || shape.n_tokens == 0) return;
+    shaders::AttentionCombineSpec merge_spec;
+    merge_spec.HEAD_DIM = shape.head_dim;
+    merge_spec.SPLITS = splits;
+    const Pipeline &merge = env_.pipelines.get(shaders::attention_combine, 3, merge_spec);
+    shaders::AttentionCombinePush mp{shape.n_tokens * shape.n_heads, shape.n_heads, sinks.size > 0};
+    env_.dispatch_1d(rec, merge, {scratch, sinks.size ? sinks : q, out}, &mp, sizeof mp,
+                     uint64_t(shape.n_tokens) * shape.n_heads);
+    rec.barrier();
+}
+
+// Tiny and odd head sizes (stories260K's 8, a random Llama's 4): a lane per dimension and one
+// loop iteration per key, so the cache length is bounded by the loop limit.
+void AttentionKernels::attention_small_head(Recording &rec, const BufferRange &q,
+                                            const BufferRange &k_cache, const BufferRange &v_cache,
+                                            const BufferRange &out, const StepView &step,
+                                            const AttentionShape &shape, const BufferRange &sinks) {
+    if (uint64_t(shape.capacity) + 64 > kMaxLoopIterations)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: head_dim %u supports caches up to %llu slots",
+             shape.head_dim, (unsigned long long)(kMaxLoopIterations - 64));
+    if (shape.n_tokens > 65535 || shape.n_heads > env_.device.caps().max_groups_x)
+        fail(VKLLM_ERR_UNSUPPORTED, "attention: %u tokens of %u heads is too many", shape.n_tokens,
+             shape.n_heads);
+    uint32_t wg = 8;
+    while (wg < shape.head_dim)
+        wg *= 2;
+    shaders::AttentionSmallHeadSpec spec;
+    spec.WG = wg;
+    spec.KV_TYPE = uint32_t(shape.kv_type);
+    const Pipeline &p = env_.pipelines.get(shaders::attention_small_head, 8, spec);
+    shaders::AttentionSmallHeadPush push{shape.n_tokens, shape.n_heads,  shape.n_kv_heads,
+                                         shape.head_dim, shape.capacity, shape.n_sink,
+                                         shape.scale,    shape.window,   sinks.size > 0};
+    if (shape.n_tokens > 0)
+        rec.dispatch(p,
+                     {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin,
+                      sinks.size ? sinks : q},
+                     &push, sizeof push, shape.n_heads, shape.n_tokens);
+    rec.barrier();
+}
+
+}  // namespace vkllm::gpu

@@ -1,0 +1,68 @@
+// Attention over the KV cache ring: RoPE, the store of K and V into their slots (rotating K on
+// the way), and attention itself in its variants (one pass, split keys with a merge, tiled
+// prefill, small heads) (tests/test_kernels_attention.cpp, tests/test_kernels_rope.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/kernels/env.h"
+
+namespace vkllm::gpu {
+
+class AttentionKernels {
+  public:
+    explicit AttentionKernels(KernelEnv &env) : env_(env) {}
+
+    // In place on x[n_tokens][n_heads][head_dim], positions int32[n_tokens], table from
+    // rope_table() with n_pos rows.
+    void rope(Recording &rec, RopeLayout layout, const BufferRange &x, const BufferRange &table,
+              const BufferRange &positions, uint32_t n_tokens, uint32_t n_heads, uint32_t head_dim,
+              uint32_t rot_dim, uint32_t n_pos);
+    // Writes k[t] and v[t] (F32, [n_tokens][n_kv_heads * head_dim]) into the slot of
+    // positions[t] of sequence seq_ids[t] (tokens with a negative position or a sequence
+    // outside the cache are skipped), rotating k by `rope` first (k itself is left as it is).
+    void kv_store(Recording &rec, const BufferRange &k, const BufferRange &v,
+                  const BufferRange &k_cache, const BufferRange &v_cache, const StepView &step,
+                  const AttentionShape &shape, const KvRope &rope = {});
+    // out[t][h][:] = softmax over visible keys of (q[t][h] . k) * scale, times v, where the
+    // visible keys of token t are the positions [0, min(n_sink, positions[t]+1)) and
+    // [kv_begin[t], positions[t]] of sequence seq_ids[t], read from their slots; query head h
+    // reads KV head h / (n_heads / n_kv_heads). q and out are F32 [n_tokens][n_heads][head_dim].
+    // A token with no visible key (a sequence outside the cache) gets zeros. `sinks` (F32 per
+    // query head, GPT-OSS) adds a logit without a value to each head's softmax.
+    //
+    // Where a step has too few workgroups to fill the device (a decode on a GPU), the keys are
+    // split into slices, each a workgroup, merged by a second pass (split-K, "flash
+    // decoding"); `scratch` (attention_scratch_bytes(shape) bytes) holds the slices' results.
+    void attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
+                   const BufferRange &v_cache, const BufferRange &out, const StepView &step,
+                   const AttentionShape &shape, const BufferRange &sinks = {},
+                   const BufferRange &scratch = {});
+    // Whether attention() takes the tiled kernel for `shape`: GPUs, prefill steps of more than
+    // 8 tokens, where it fits (shared memory, llvmpipe's loop limit).
+    bool attention_tiled(const AttentionShape &shape) const;
+    // The key slices attention() uses for `shape` (1: no split) and the scratch it needs.
+    uint32_t attention_splits(const AttentionShape &shape) const;
+    uint64_t attention_scratch_bytes(const AttentionShape &shape) const;
+
+    // Forces attention() to split the keys of every step into `n` slices (0: the device's
+    // choice); tests check the split-K path on any device with it.
+    void set_attention_splits(uint32_t n) { env_.attention_splits = n; }
+    // Forces attention() to take the tiled kernel for every step it fits (false: the device's
+    // choice); tests check it on any device with it.
+    void set_attention_tiled(bool on) { env_.attention_tiled_forced = on; }
+
+  private:
+    void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
+                              const BufferRange &v_cache, const BufferRange &out,
+                              const StepView &step, const AttentionShape &shape,
+                              const BufferRange &sinks);
+    // Checks an attention shape and the cache bindings; returns the sequences they hold.
+    uint32_t check_attention(const BufferRange &k_cache, const BufferRange &v_cache,
+                             const StepView &step, const AttentionShape &shape,
+                             const char *kernel) const;
+
+    KernelEnv &env_;
+};
+
+}  // namespace vkllm::gpu

@@ -1,0 +1,101 @@
+#include "gpu/kernels/elementwise.h"
+
+#include <cstdint>
+
+#include "elementwise/eltwise.h"
+#include "elementwise/get_rows.h"
+#include "elementwise/layer_norm.h"
+#include "elementwise/rms_norm.h"
+#include "elementwise/softmax.h"
+#include "gpu/kernels/weight_layout.h"
+#include "shader_names.h"
+
+namespace vkllm::gpu {
+
+void ElementwiseKernels::rms_norm(Recording &rec, const BufferRange &x, const BufferRange &weight,
+                                  const BufferRange &y, uint32_t rows, uint32_t cols, float eps) {
+    require(x, uint64_t(rows) * cols * 4, "rms_norm", "x");
+    require(weight, uint64_t(cols) * 4, "rms_norm", "weight");
+    require(y, uint64_t(rows) * cols * 4, "rms_norm", "y");
+    check_loops(2 * (cols / env_.norm_wg + 1), "rms_norm", cols);
+    shaders::RmsNormSpec spec;
+    spec.WG = env_.norm_wg;
+    const Pipeline &p = env_.pipelines.get(shaders::rms_norm, 3, spec);
+    shaders::RmsNormPush push{cols, eps};
+    env_.dispatch_1d(rec, p, {x, weight, y}, &push, sizeof push, rows);
+    rec.barrier();
+}
+
+void ElementwiseKernels::layer_norm(Recording &rec, const BufferRange &x, const BufferRange &weight,
+                                    const BufferRange &bias, const BufferRange &y, uint32_t rows,
+                                    uint32_t cols, float eps) {
+    require(x, uint64_t(rows) * cols * 4, "layer_norm", "x");
+    require(weight, uint64_t(cols) * 4, "layer_norm", "weight");
+    require(bias, uint64_t(cols) * 4, "layer_norm", "bias");
+    require(y, uint64_t(rows) * cols * 4, "layer_norm", "y");
+    check_loops(3 * (cols / env_.norm_wg + 1), "layer_norm", cols);
+    shaders::LayerNormSpec spec;
+    spec.WG = env_.norm_wg;
+    const Pipeline &p = env_.pipelines.get(shaders::layer_norm, 4, spec);
+    shaders::LayerNormPush push{cols, eps};
+    env_.dispatch_1d(rec, p, {x, weight, bias, y}, &push, sizeof push, rows);
+    rec.barrier();
+}
+
+void ElementwiseKernels::softmax(Recording &rec, const BufferRange &x, const BufferRange &y,
+                                 uint32_t rows, uint32_t cols, float scale) {
+    require(x, uint64_t(rows) * cols * 4, "softmax", "x");
+    require(y, uint64_t(rows) * cols * 4, "softmax", "y");
+    check_loops(3 * (cols / env_.norm_wg + 1), "softmax", cols);
+    shaders::SoftmaxSpec spec;
+    spec.WG = env_.norm_wg;
+    const Pipeline &p = env_.pipelines.get(shaders::softmax, 2, spec);
+    shaders::SoftmaxPush push{cols, scale};
+    env_.dispatch_1d(rec, p, {x, y}, &push, sizeof push, rows);
+    rec.barrier();
+}
+
+void ElementwiseKernels::binary(Recording &rec, Binary op, const BufferRange &a,
+                                const BufferRange &b, const BufferRange &y, uint32_t n,
+                                uint32_t nb) {
+    if (nb == 0 || nb > n) fail(VKLLM_ERR_INTERNAL, "binary: broadcast period %u for %u", nb, n);
+    require(a, uint64_t(n) * 4, "binary", "a");
+    require(b, uint64_t(nb) * 4, "binary", "b");
+    require(y, uint64_t(n) * 4, "binary", "y");
+    shaders::EltwiseSpec spec;
+    spec.OP = uint32_t(op);
+    const Pipeline &p = env_.pipelines.get(shaders::eltwise, 3, spec);
+    shaders::EltwisePush push{n, nb};
+    env_.dispatch_1d(rec, p, {a, b, y}, &push, sizeof push, (uint64_t(n) + 63) / 64);
+    rec.barrier();
+}
+
+void ElementwiseKernels::unary(Recording &rec, Unary op, const BufferRange &x, const BufferRange &y,
+                               uint32_t n) {
+    require(x, uint64_t(n) * 4, "unary", "x");
+    require(y, uint64_t(n) * 4, "unary", "y");
+    shaders::EltwiseSpec spec;
+    spec.OP = uint32_t(op);
+    const Pipeline &p = env_.pipelines.get(shaders::eltwise, 3, spec);
+    shaders::EltwisePush push{n, n};
+    env_.dispatch_1d(rec, p, {x, x, y}, &push, sizeof push, (uint64_t(n) + 63) / 64);
+    rec.barrier();
+}
+
+void ElementwiseKernels::get_rows(Recording &rec, const Matrix &table, const BufferRange &ids,
+                                  const BufferRange &out, uint32_t n_ids) {
+    require(ids, uint64_t(n_ids) * 4, "get_rows", "ids");
+    require(out, uint64_t(n_ids) * table.cols * 4, "get_rows", "out");
+    shaders::GetRowsSpec spec;
+    spec.WTYPE = uint32_t(table.type);
+    const Pipeline &p = env_.pipelines.get(shaders::get_rows, 3, spec);
+    // An invocation decodes 8 weights of a block-quantized table (rows are whole blocks).
+    uint64_t n = uint64_t(n_ids) * table.cols / (block_weights(table.type) > 1 ? 8 : 1);
+    for (const KernelEnv::Chunk &c : env_.split_rows(table)) {
+        shaders::GetRowsPush push{n_ids, table.cols, c.row0, c.rows, table.rows};
+        env_.dispatch_1d(rec, p, {c.data, ids, out}, &push, sizeof push, (n + 63) / 64);
+    }
+    rec.barrier();
+}
+
+}  // namespace vkllm::gpu

@@ -1,0 +1,66 @@
+// What every kernel family shares: the device, the pipelines, the shapes chosen for the device
+// class, and the helpers that bind and dispatch within the device's limits.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gpu/pipeline.h"
+#include "gpu/recording.h"
+#include "gpu/tensor.h"
+
+namespace vkllm::gpu {
+
+// Which kernel shapes to use: lavapipe runs a workgroup as one 8-wide SIMD program and wants
+// few lanes owning many rows (LAVAPIPE.md); GPUs want wide workgroups.
+enum class DeviceClass { Cpu, Gpu };
+DeviceClass device_class(const Device &device);
+
+// llvmpipe stops any loop of an invocation after 65,535 iterations in total without telling
+// (LAVAPIPE.md); stay well below it, whatever the device.
+constexpr uint64_t kMaxLoopIterations = 60000;
+
+// Refuses (VKLLM_ERR_UNSUPPORTED) a kernel whose lanes would loop more than the limit.
+void check_loops(uint64_t iterations, const char *kernel, uint32_t cols);
+// Fails (VKLLM_ERR_INTERNAL) where binding `r` is smaller than `bytes`.
+void require(const BufferRange &r, uint64_t bytes, const char *kernel, const char *what);
+
+// The row walk of matvec_texel.glsl: x of at most 12 units per lane in registers (rows of up to
+// 3072 on lavapipe's 8 lanes), 64 rows per workgroup. 12 rather than 8 took GPT-OSS's 2880-wide
+// rows (its 615 MB output head) from the round robin to the walk: 25% less matvec time per
+// token; 20 (the 4864-wide down projections of Qwen2.5-0.5B) measured within noise.
+constexpr uint32_t kWalkUnits = 12, kWalkRows = 64;
+
+struct KernelEnv {
+    KernelEnv(Device &device, Pipelines &pipelines, DeviceClass cls);
+
+    struct Chunk {
+        uint32_t row0;
+        uint32_t rows;
+        BufferRange data;
+    };
+    // Row chunks of `m` whose bindings each fit in max_range bytes (0: maxStorageBufferRange).
+    std::vector<Chunk> split_rows(const Matrix &m, uint64_t max_range = 0) const;
+    // `groups` workgroups in x (and y beyond maxComputeWorkGroupCount[0]), times `groups_z`.
+    void dispatch_1d(Recording &rec, const Pipeline &p, const std::vector<BufferRange> &bindings,
+                     const void *push, uint32_t push_bytes, uint64_t groups,
+                     uint32_t groups_z = 1) const;
+
+    Device &device;
+    Pipelines &pipelines;
+    bool cpu_class;
+    bool matvec_subgroup = false;  // matvec and matvec_texel reduce with subgroupAdd
+    bool texel_loads = true;
+    uint32_t attention_splits = 0;  // 0: automatic
+    bool attention_tiled_forced = false;
+    uint32_t matvec_wg;
+    uint32_t matvec_rows;
+    uint32_t norm_wg;
+    uint32_t attention_wg;
+    uint32_t argmax_wg;
+    // Attention: query heads x head_dim a workgroup may serve at once (their queries and
+    // accumulators are each lane's state).
+    uint32_t max_group_dims;
+};
+
+}  // namespace vkllm::gpu

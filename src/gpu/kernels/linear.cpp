@@ -1,0 +1,278 @@
+#include "gpu/kernels/linear.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "gpu/kernels/weight_layout.h"
+#include "linear/matmul.h"
+#include "linear/matvec.h"
+#include "linear/matvec_texel.h"
+#include "shader_names.h"
+
+namespace vkllm::gpu {
+
+bool LinearKernels::texel_matvec(const Matrix &w, const BufferRange &x) const {
+    uint64_t align = env_.device.caps().texel_offset_align;
+    return env_.texel_loads && texel_readable(w.type) && w.cols % 32 == 0 &&
+           x.offset % align == 0 && w.data.offset % align == 0;
+}
+
+// The epilogue's specialization constant.
+static uint32_t epilogue_bits(const Epilogue &end, const Matrix &w, const char *kernel) {
+    if (end.bias.size) require(end.bias, uint64_t(w.rows) * 4, kernel, "bias");
+    return (end.bias.size ? 1u : 0u) | (end.accumulate ? 2u : 0u);
+}
+
+// The bias binding of a chunk. Without a bias it is bound, never read, to the chunk's own
+// weights: a range nothing writes, so synchronization validation sees no hazard in it (the
+// output would be one, written by the previous chunk with no barrier between them).
+static const BufferRange &bias_binding(const Epilogue &end, const BufferRange &weights) {
+    return end.bias.size ? end.bias : weights;
+}
+
+void LinearKernels::matvec(Recording &rec, const Matrix &w, const BufferRange &x,
+                           const BufferRange &y, uint32_t n, const Epilogue &end,
+                           const InputNorm &norm) {
+    matvec(rec, w, nullptr, x, y, n, end, norm);
+}
+
+bool LinearKernels::fusable_swiglu(const Matrix &gate, const Matrix &up,
+                                   const BufferRange &x) const {
+    return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
+           texel_matvec(gate, x) && texel_matvec(up, x);
+}
+
+// lavapipe's prefill: the batched matrix-vector kernel over groups of 8 rows (the tiled matmul
+// measured 3-4x slower per token there). Each group's x and y must start where a binding can.
+static const uint32_t kRowGroup = 8;
+
+bool LinearKernels::row_groups_fit(const Matrix &w, uint32_t n) const {
+    uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4, y_step = uint64_t(kRowGroup) * w.rows * 4;
+    uint64_t align = env_.device.caps().storage_offset_align;
+    return n <= kRowGroup || (env_.cpu_class && x_step % align == 0 && y_step % align == 0);
+}
+
+bool LinearKernels::texel_groups(const Matrix &w, const BufferRange &x, uint32_t n) const {
+    // Every group of rows must take the texel kernel: its x, too, must start on a texel.
+    uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4;
+    bool groups = n <= kRowGroup || (env_.cpu_class && row_groups_fit(w, n) &&
+                                     x_step % env_.device.caps().texel_offset_align == 0);
+    return groups && texel_matvec(w, x);
+}
+
+bool LinearKernels::norm_fusable(const Matrix &w, const BufferRange &x, const BufferRange &weight,
+                                 uint32_t n) const {
+    return texel_groups(w, x, n) && weight.offset % env_.device.caps().texel_offset_align == 0;
+}
+
+bool LinearKernels::qkv_fusable(const Matrix &w, const BufferRange &x, uint32_t kv_rows,
+                                uint32_t n) const {
+    if (2 * uint64_t(kv_rows) >= w.rows || !texel_groups(w, x, n)) return false;
+    // Groups of 8 rows slice each output on its own.
+    uint64_t align = env_.device.caps().storage_offset_align;
+    uint64_t q_step = uint64_t(kRowGroup) * (w.rows - 2 * kv_rows) * 4;
+    uint64_t kv_step = uint64_t(kRowGroup) * kv_rows * 4;
+    return n <= kRowGroup || (q_step % align == 0 && kv_step % align == 0);
+}
+
+void LinearKernels::linear_qkv(Recording &rec, const Matrix &w, const BufferRange &x,
+                               const BufferRange &q, const BufferRange &k, const BufferRange &v,
+                               uint32_t kv_rows, uint32_t n, const BufferRange &bias,
+                               const InputNorm &norm) {
+    if (2 * uint64_t(kv_rows) >= w.rows)
+        fail(VKLLM_ERR_INTERNAL, "linear_qkv: %u rows cannot hold K and V of %u rows each", w.rows,
+             kv_rows);
+    uint32_t q_rows = w.rows - 2 * kv_rows;
+    Epilogue end{bias, false};
+    if (qkv_fusable(w, x, kv_rows, n)) {
+        if (norm.weight.size && !norm_fusable(w, x, norm.weight, n))
+            fail(VKLLM_ERR_INTERNAL, "linear_qkv: a norm fused where the kernel cannot apply it");
+        StackedOutputs out{k, v, q_rows, kv_rows};
+        if (n <= kRowGroup) return matvec(rec, w, nullptr, x, q, n, end, norm, &out);
+        return matvec_row_groups(rec, w, nullptr, x, q, n, end, norm, &out);
+    }
+    const uint32_t rows[3] = {q_rows, kv_rows, kv_rows};
+    const BufferRange *ys[3] = {&q, &k, &v};
+    for (uint32_t i = 0, row0 = 0; i < 3; row0 += rows[i++]) {
+        Matrix part = row_block(w, row0, rows[i]);
+        if (!part.data.size)
+            fail(VKLLM_ERR_INTERNAL,
+                 "linear_qkv: rows from %u of the stacked matrix are not a matrix of their own",
+                 row0);
+        BufferRange b{};
+        if (bias.size)
+            b = BufferRange{bias.buffer, bias.offset + uint64_t(row0) * 4, rows[i] * 4ull};
+        linear(rec, part, x, *ys[i], n, Epilogue{b, false}, norm);
+    }
+}
+
+void LinearKernels::matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up,
+                                      const BufferRange &x, const BufferRange &y, uint32_t n,
+                                      const Epilogue &end, const InputNorm &norm,
+                                      const StackedOutputs *qkv) {
+    uint32_t y_rows = qkv ? qkv->q_rows : w.rows;
+    require(x, uint64_t(n) * w.cols * 4, "linear", "x");
+    require(y, uint64_t(n) * y_rows * 4, "linear", "y");
+    // Rows [r, r + m) of an [n][cols] array.
+    auto slice = [](const BufferRange &a, uint32_t r, uint32_t m, uint32_t cols) {
+        return BufferRange{a.buffer, a.offset + uint64_t(r) * cols * 4, uint64_t(m) * cols * 4};
+    };
+    // The groups write disjoint rows: one barrier after the last is enough, so each group's
+    // matvec barrier is harmless but the dispatches stay back to back.
+    for (uint32_t r = 0; r < n; r += kRowGroup) {
+        uint32_t m = std::min(kRowGroup, n - r);
+        StackedOutputs out{};
+        if (qkv)
+            out = StackedOutputs{slice(qkv->k, r, m, qkv->kv_rows),
+                                 slice(qkv->v, r, m, qkv->kv_rows), qkv->q_rows, qkv->kv_rows};
+        matvec(rec, w, up, slice(x, r, m, w.cols), slice(y, r, m, y_rows), m, end, norm,
+               qkv ? &out : nullptr);
+    }
+}
+
+void LinearKernels::linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up,
+                                  const BufferRange &x, const BufferRange &y,
+                                  const BufferRange &up_out, uint32_t n, const InputNorm &norm) {
+    // Fused only in the texel kernel: every group's x must also start on a texel boundary.
+    uint64_t x_step = uint64_t(kRowGroup) * gate.cols * 4;
+    if (row_groups_fit(gate, n) && x_step % env_.device.caps().texel_offset_align == 0 &&
+        fusable_swiglu(gate, up, x))
+        return matvec_row_groups(rec, gate, &up, x, y, n, Epilogue{}, norm);
+    linear(rec, gate, x, y, n, Epilogue{}, norm);
+    linear(rec, up, x, up_out, n, Epilogue{}, norm);
+    eltwise_.binary(rec, Binary::SwiGLU, y, up_out, y, n * gate.rows, n * gate.rows);
+}
+
+void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
+                           const BufferRange &y, uint32_t n, const Epilogue &end,
+                           const InputNorm &norm, const StackedOutputs *qkv) {
+    require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
+    require(y, uint64_t(n) * (qkv ? qkv->q_rows : w.rows) * 4, "matvec", "y");
+    if (qkv) {
+        require(qkv->k, uint64_t(n) * qkv->kv_rows * 4, "matvec", "k");
+        require(qkv->v, uint64_t(n) * qkv->kv_rows * 4, "matvec", "v");
+        if (end.accumulate || up || !texel_matvec(w, x))
+            fail(VKLLM_ERR_INTERNAL, "matvec: stacked outputs where the texel kernel cannot");
+    }
+    uint32_t epilogue = epilogue_bits(end, w, "matvec");
+    bool normed = norm.weight.size != 0;
+    if (normed) require(norm.weight, uint64_t(w.cols) * 4, "matvec", "norm weight");
+    if (normed && norm.weight.offset % env_.device.caps().texel_offset_align)
+        fail(VKLLM_ERR_INTERNAL, "matvec: a norm weight that does not start on a texel");
+    check_loops(w.cols / env_.matvec_wg + 1, "matvec", w.cols);
+    if (n > 0) {
+        // A workgroup serves up to 4 vectors of the batch, loading each weight once for them.
+        uint32_t groups_z = (n + 3) / 4;
+        uint32_t nb = (n + groups_z - 1) / groups_z;
+        if (groups_z > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matvec: a batch of %u is too large", n);
+        bool texel = texel_matvec(w, x);
+        uint32_t units = w.cols / 32;
+        // One vector of short rows on lavapipe: the texel kernel walks the rows in order.
+        bool walk =
+            texel && env_.matvec_subgroup && nb == 1 && units <= env_.matvec_wg * kWalkUnits;
+        uint32_t rows = walk ? kWalkRows : env_.matvec_rows;
+        if (up && !(texel && fusable_swiglu(w, *up, x) && !epilogue))
+            fail(VKLLM_ERR_INTERNAL, "matvec: SwiGLU fused where the texel kernel cannot");
+        if (!texel && normed)
+            fail(VKLLM_ERR_INTERNAL, "matvec: a norm fused where the texel kernel cannot read");
+        // Weights, x, y, bias, the SwiGLU up weights, the norm weight, stacked K and V outputs.
+        static const BindingFormats kTexelBindings{
+            VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
+            VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED,
+            VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
+            VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED};
+        const Pipeline *pipeline;
+        if (texel) {
+            shaders::MatvecTexelSpec spec;
+            spec.WG = env_.matvec_wg;
+            spec.ROWS = rows;
+            spec.WTYPE = uint32_t(w.type);
+            spec.NB = nb;
+            spec.EPILOGUE = epilogue;
+            // Rows of whole lane rounds plus half a round end with a split round.
+            spec.SPLIT_TAIL = env_.matvec_wg % 2 == 0 && rows % 2 == 0 &&
+                              units % env_.matvec_wg == env_.matvec_wg / 2;
+            spec.SWIGLU = up != nullptr;
+            spec.X_UNITS = walk ? (units + env_.matvec_wg - 1) / env_.matvec_wg : 0;
+            spec.NORM = normed;
+            spec.QKV = qkv != nullptr;
+            pipeline = &env_.pipelines.get(
+                env_.matvec_subgroup ? shaders::matvec_texel_subgroup : shaders::matvec_texel,
+                uint32_t(kTexelBindings.size()), spec, kTexelBindings);
+        } else {
+            shaders::MatvecSpec spec;
+            spec.WG = env_.matvec_wg;
+            spec.ROWS = rows;
+            spec.WTYPE = uint32_t(w.type);
+            spec.NB = nb;
+            spec.EPILOGUE = epilogue;
+            pipeline = &env_.pipelines.get(
+                env_.matvec_subgroup ? shaders::matvec_subgroup : shaders::matvec, 4, spec);
+        }
+        uint64_t max_range = env_.device.info().max_storage_buffer_range;
+        if (texel)
+            max_range = std::min(max_range, env_.device.info().max_texel_buffer_elements * 16);
+        BufferRange xs{x.buffer, x.offset, uint64_t(n) * w.cols * 4};
+        std::vector<KernelEnv::Chunk> chunks = env_.split_rows(w, max_range);
+        // The up projection has the gate's shape and type, so the same row chunks.
+        std::vector<KernelEnv::Chunk> up_chunks = up ? env_.split_rows(*up, max_range) : chunks;
+        for (size_t i = 0; i < chunks.size(); ++i) {
+            const KernelEnv::Chunk &c = chunks[i];
+            shaders::MatvecPush push{c.rows, w.cols, c.row0, n, w.rows};
+            shaders::MatvecTexelPush texel_push{c.rows, w.cols, c.row0, n, w.rows, norm.eps};
+            // Stacked outputs: where K's and V's rows start.
+            if (qkv)
+                texel_push.k_row0 = qkv->q_rows, texel_push.v_row0 = qkv->q_rows + qkv->kv_rows;
+            std::vector<BufferRange> bindings{c.data, texel ? xs : x, y, bias_binding(end, c.data)};
+            if (texel) {
+                bindings.push_back(up_chunks[i].data);
+                // Without a norm its binding is x again, never read.
+                bindings.push_back(normed ? BufferRange{norm.weight.buffer, norm.weight.offset,
+                                                        uint64_t(w.cols) * 4}
+                                          : xs);
+                // Without stacked outputs these are y again, never written.
+                bindings.push_back(qkv ? qkv->k : y);
+                bindings.push_back(qkv ? qkv->v : y);
+            }
+            env_.dispatch_1d(rec, *pipeline, bindings, texel ? (const void *)&texel_push : &push,
+                             texel ? sizeof texel_push : sizeof push, (c.rows + rows - 1) / rows,
+                             groups_z);
+        }
+    }
+    rec.barrier();
+}
+
+void LinearKernels::linear(Recording &rec, const Matrix &w, const BufferRange &x,
+                           const BufferRange &y, uint32_t n, const Epilogue &end,
+                           const InputNorm &norm) {
+    if (norm.weight.size && !norm_fusable(w, x, norm.weight, n))
+        fail(VKLLM_ERR_INTERNAL, "linear: a norm fused where the kernel cannot apply it");
+    if (n <= kRowGroup) return matvec(rec, w, x, y, n, end, norm);
+    if (!env_.cpu_class || !row_groups_fit(w, n)) return matmul(rec, w, x, y, n, end);
+    matvec_row_groups(rec, w, nullptr, x, y, n, end, norm);
+}
+
+void LinearKernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x,
+                           const BufferRange &y, uint32_t n, const Epilogue &end) {
+    require(x, uint64_t(n) * w.cols * 4, "matmul", "x");
+    require(y, uint64_t(n) * w.rows * 4, "matmul", "y");
+    check_loops(w.cols / 16 + 1, "matmul", w.cols);  // 16-wide K slices
+    uint32_t epilogue = epilogue_bits(end, w, "matmul");
+    shaders::MatmulSpec spec;
+    spec.WTYPE = uint32_t(w.type);
+    spec.EPILOGUE = epilogue;
+    const Pipeline &p = env_.pipelines.get(shaders::matmul, 4, spec);
+    uint32_t tiles_m = (n + 31) / 32;
+    if (tiles_m > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u rows is too many", n);
+    for (const KernelEnv::Chunk &c : env_.split_rows(w)) {
+        shaders::MatmulPush push{n, c.rows, w.cols, w.rows, c.row0};
+        uint32_t tiles_n = (c.rows + 31) / 32;
+        if (tiles_n > env_.device.caps().max_groups_x)
+            fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u output rows is too many", c.rows);
+        rec.dispatch(p, {c.data, x, y, bias_binding(end, c.data)}, &push, sizeof push, tiles_n,
+                     tiles_m);
+    }
+    rec.barrier();
+}
+
+}  // namespace vkllm::gpu

@@ -1,0 +1,83 @@
+// Linear layers: matrix-vector products (batched, texel and storage-buffer paths, lavapipe's
+// row walk), the tiled matrix-matrix product, and the fused forms (SwiGLU, stacked QKV, an
+// input norm, a bias or residual epilogue) (tests/test_kernels_matmul.cpp,
+// tests/test_kernels_quant.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/kernels/elementwise.h"
+#include "gpu/kernels/env.h"
+
+namespace vkllm::gpu {
+
+class LinearKernels {
+  public:
+    LinearKernels(KernelEnv &env, ElementwiseKernels &eltwise) : env_(env), eltwise_(eltwise) {}
+
+    // y[b][rows] = W x[b][cols] for b < n (decode of n sequences at once; n = 1: y = W x).
+    void matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                uint32_t n = 1, const Epilogue &end = Epilogue{}, const InputNorm &norm = {});
+    // Y[n][rows] = X[n][cols] W^T with the kernel that suits n and the device: the batched
+    // matrix-vector kernel for a few rows; for many rows the tiled matrix-matrix kernel on GPUs,
+    // but on lavapipe (where that kernel is slow) the batched one over groups of 8 rows.
+    void linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                uint32_t n, const Epilogue &end = Epilogue{}, const InputNorm &norm = {});
+    // Whether linear() of w over n rows of x can apply an InputNorm of `weight` itself: where
+    // it takes the texel matrix-vector kernel (decode, and lavapipe's prefill).
+    bool norm_fusable(const Matrix &w, const BufferRange &x, const BufferRange &weight,
+                      uint32_t n) const;
+    // Y[n][rows] = silu(X gate^T) * (X up^T) (a SwiGLU feed-forward's first half). Where the
+    // texel matrix-vector kernel takes both (same type and shape: decode, and lavapipe's
+    // prefill), one pass over x computes both projections and the product per row; otherwise
+    // two linear() and the element-wise SwiGLU, with `up_out` holding the up projection.
+    // An InputNorm needs norm_fusable for both matrices.
+    void linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up, const BufferRange &x,
+                       const BufferRange &y, const BufferRange &up_out, uint32_t n,
+                       const InputNorm &norm = {});
+    // Whether linear_swiglu can fuse for these matrices and input.
+    bool fusable_swiglu(const Matrix &gate, const Matrix &up, const BufferRange &x) const;
+    // The attention projections from a matrix stacking them (stack_rows of wq, wk, wv, with the
+    // biases stacked likewise; size 0: none): q[n][rows - 2 kv_rows], k[n][kv_rows],
+    // v[n][kv_rows]. Where the texel kernel can take it (qkv_fusable) one pass over x and one
+    // dispatch compute all three, each output row stored where it belongs; otherwise a
+    // linear() per projection on the matrix's row blocks. An InputNorm needs norm_fusable.
+    void linear_qkv(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &q,
+                    const BufferRange &k, const BufferRange &v, uint32_t kv_rows, uint32_t n,
+                    const BufferRange &bias = {}, const InputNorm &norm = {});
+    bool qkv_fusable(const Matrix &w, const BufferRange &x, uint32_t kv_rows, uint32_t n) const;
+    // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill).
+    void matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                uint32_t n, const Epilogue &end = Epilogue{});
+
+    // Whether the texel matrix-vector kernels (matvec_texel, moe_matvec_texel) can read w and x:
+    // the weights' layout, both offsets on a texel, and texel loads allowed.
+    bool texel_matvec(const Matrix &w, const BufferRange &x) const;
+    // Whether matvec may read weights and inputs as texels where their layout allows (the
+    // default); tests turn it off to check the storage-buffer path on the same device.
+    void set_texel_loads(bool on) { env_.texel_loads = on; }
+
+  private:
+    // linear_qkv's K and V outputs, for the fused dispatch: rows from q_rows on go to k, from
+    // q_rows + kv_rows on to v.
+    struct StackedOutputs {
+        BufferRange k, v;
+        uint32_t q_rows, kv_rows;
+    };
+    // Whether every group of n rows takes the texel kernel (matvec_row_groups' x slices too).
+    bool texel_groups(const Matrix &w, const BufferRange &x, uint32_t n) const;
+    // matvec, and with `up` the fused SwiGLU of linear_swiglu.
+    void matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
+                const BufferRange &y, uint32_t n, const Epilogue &end, const InputNorm &norm,
+                const StackedOutputs *qkv = nullptr);
+    // Whether n rows of x may go through matvec in groups of 8 (always for up to 8), and doing so.
+    bool row_groups_fit(const Matrix &w, uint32_t n) const;
+    void matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
+                           const BufferRange &y, uint32_t n, const Epilogue &end,
+                           const InputNorm &norm, const StackedOutputs *qkv = nullptr);
+
+    KernelEnv &env_;
+    ElementwiseKernels &eltwise_;
+};
+
+}  // namespace vkllm::gpu

@@ -1,0 +1,192 @@
+#include "gpu/kernels/moe.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "gpu/kernels/weight_layout.h"
+#include "moe/moe_combine.h"
+#include "moe/moe_matvec.h"
+#include "moe/moe_matvec_texel.h"
+#include "moe/moe_route.h"
+#include "shader_names.h"
+
+namespace vkllm::gpu {
+
+void MoeKernels::moe_route(Recording &rec, const BufferRange &logits, const BufferRange &route,
+                           uint32_t n_tokens, uint32_t n_expert, uint32_t k, Gating gating,
+                           bool norm) {
+    if (k == 0 || k > 8 || n_expert == 0 || n_expert > 256 || k > n_expert)
+        fail(VKLLM_ERR_UNSUPPORTED, "moe: %u of %u experts per token (at most 8 of 256)", k,
+             n_expert);
+    require(logits, uint64_t(n_tokens) * n_expert * 4, "moe_route", "logits");
+    require(route, moe_route_words(n_tokens, k, n_expert) * 4, "moe_route", "route");
+    // One workgroup: its lanes scan every entry once per expert they count.
+    check_loops(uint64_t(n_tokens) * k * (n_expert / 64 + 1) + uint64_t(k) * k * n_expert,
+                "moe_route", n_expert);
+    shaders::MoeRouteSpec spec;
+    spec.GATING = uint32_t(gating);
+    spec.MAXK = 8;
+    const Pipeline &p = env_.pipelines.get(shaders::moe_route, 2, spec);
+    shaders::MoeRoutePush push{n_tokens, n_expert, k, norm};
+    if (n_tokens > 0) rec.dispatch(p, {logits, route}, &push, sizeof push, 1, 1);
+    rec.barrier();
+}
+
+void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
+                            const BufferRange &y, const BufferRange &route, const BufferRange &bias,
+                            uint32_t n_tokens, uint32_t k, bool x_per_entry) {
+    moe_matvec(rec, w, nullptr, x, y, route, bias, {}, n_tokens, k, x_per_entry, Binary::Add);
+}
+
+bool MoeKernels::moe_swiglu_fusable(const ExpertMatrix &gate, const ExpertMatrix &up,
+                                    const BufferRange &x, const BufferRange &gate_bias,
+                                    const BufferRange &up_bias) const {
+    return gate.type == up.type && gate.rows == up.rows && gate.cols == up.cols &&
+           gate.n_expert == up.n_expert && (gate_bias.size > 0) == (up_bias.size > 0) &&
+           linear_.texel_matvec(Matrix{gate.data, gate.type, gate.rows, gate.cols}, x) &&
+           linear_.texel_matvec(Matrix{up.data, up.type, up.rows, up.cols}, x);
+}
+
+void MoeKernels::moe_swiglu(Recording &rec, const ExpertMatrix &gate, const ExpertMatrix &up,
+                            const BufferRange &x, const BufferRange &y, const BufferRange &up_out,
+                            const BufferRange &route, const BufferRange &gate_bias,
+                            const BufferRange &up_bias, uint32_t n_tokens, uint32_t k, Binary act) {
+    if (act != Binary::SwiGLU && act != Binary::SwiGLUOai)
+        fail(VKLLM_ERR_INTERNAL, "moe_swiglu: operation %u is not a SwiGLU", uint32_t(act));
+    if (moe_swiglu_fusable(gate, up, x, gate_bias, up_bias))
+        return moe_matvec(rec, gate, &up, x, y, route, gate_bias, up_bias, n_tokens, k, false, act);
+    moe_matvec(rec, gate, x, y, route, gate_bias, n_tokens, k, false);
+    moe_matvec(rec, up, x, up_out, route, up_bias, n_tokens, k, false);
+    uint32_t n = n_tokens * k * gate.rows;
+    eltwise_.binary(rec, act, y, up_out, y, n, n);
+}
+
+void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertMatrix *up,
+                            const BufferRange &x, const BufferRange &y, const BufferRange &route,
+                            const BufferRange &bias, const BufferRange &up_bias, uint32_t n_tokens,
+                            uint32_t k, bool x_per_entry, Binary act) {
+    if (w.cols % 32)
+        fail(VKLLM_ERR_UNSUPPORTED, "moe: expert rows of %u weights are not whole units of 32",
+             w.cols);
+    uint64_t entries = uint64_t(n_tokens) * k;
+    require(x, (x_per_entry ? entries : n_tokens) * w.cols * 4, "moe_matvec", "x");
+    require(y, entries * w.rows * 4, "moe_matvec", "y");
+    require(route, moe_route_words(n_tokens, k, w.n_expert) * 4, "moe_matvec", "route");
+    if (bias.size) require(bias, uint64_t(w.n_expert) * w.rows * 4, "moe_matvec", "bias");
+    if (up && up_bias.size)
+        require(up_bias, uint64_t(w.n_expert) * w.rows * 4, "moe_matvec", "bias");
+    if (up)
+        require(up->data, weight_bytes(w.type, uint64_t(w.n_expert) * w.rows * w.cols),
+                "moe_matvec", "weight");
+    // Per lane: the group's entries NB at a time, each over cols / 32 / WG units.
+    // A decode step of one token gives each chosen expert one entry: a workgroup then takes one
+    // entry at a time instead of 4 (which would multiply each weight by 4 copies of it).
+    uint32_t nb = n_tokens == 1 ? 1 : 4;
+    // moe_group.glsl's search over the experts, then the group's entries by units.
+    check_loops(w.n_expert + (entries / nb + 1) * (w.cols / 32 / env_.matvec_wg + 1), "moe_matvec",
+                w.cols);
+    require(w.data, weight_bytes(w.type, uint64_t(w.n_expert) * w.rows * w.cols), "moe_matvec",
+            "weight");
+    // The texel kernel where the weights' layout and both bindings allow it (as matvec's).
+    bool texel = linear_.texel_matvec(Matrix{w.data, w.type, w.rows, w.cols}, x);
+    if (up && !(texel && moe_swiglu_fusable(w, *up, x, bias, up_bias)))
+        fail(VKLLM_ERR_INTERNAL, "moe_matvec: SwiGLU fused where the texel kernel cannot");
+    // Bind the experts in chunks within the binding limit, each starting on an expert whose
+    // first block starts a group (grouped types) at an offset that keeps the binding alignment,
+    // so that each workgroup's expert lies whole in its chunk.
+    uint64_t max_range = texel ? env_.device.info().max_texel_buffer_elements * 16
+                               : env_.device.info().max_storage_buffer_range;
+    uint64_t align =
+        texel ? env_.device.caps().texel_offset_align : env_.device.caps().storage_offset_align;
+    auto chunk_bytes = [&](uint64_t n) { return weight_bytes(w.type, n * w.rows * w.cols); };
+    auto start = [&](uint64_t e) { return row_offset(w.type, w.cols, e * w.rows); };
+    uint64_t per_chunk = w.n_expert;
+    if (chunk_bytes(w.n_expert) > max_range) {
+        uint64_t step = 1;
+        while (step < w.n_expert && (start(step) == UINT64_MAX || start(step) % align))
+            ++step;
+        per_chunk = 0;
+        while (per_chunk + step < w.n_expert && chunk_bytes(per_chunk + step) <= max_range)
+            per_chunk += step;
+    }
+    if (per_chunk == 0)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "moe: experts of %u x %u weights cannot be bound on this device", w.rows, w.cols);
+    const char *name = texel ? (env_.matvec_subgroup ? shaders::moe_matvec_texel_subgroup
+                                                     : shaders::moe_matvec_texel)
+                             : shaders::moe_matvec;
+    // Weights, x, y, route, bias, the SwiGLU up weights and their bias.
+    static const BindingFormats kTexelBindings{
+        VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_UNDEFINED,
+        VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED,           VK_FORMAT_R32G32B32A32_UINT,
+        VK_FORMAT_UNDEFINED};
+    // A one-token step on lavapipe walks the rows as matvec does (kWalkUnits).
+    bool walk =
+        texel && env_.matvec_subgroup && nb == 1 && w.cols / 32 <= env_.matvec_wg * kWalkUnits;
+    uint32_t rows_per_group = walk ? kWalkRows : env_.matvec_rows;
+    const Pipeline *pipeline;
+    if (texel) {
+        shaders::MoeMatvecTexelSpec spec;
+        spec.WG = env_.matvec_wg;
+        spec.ROWS = rows_per_group;
+        spec.WTYPE = uint32_t(w.type);
+        spec.NB = nb;
+        spec.X_PER_ENTRY = x_per_entry;
+        spec.SWIGLU = !up ? 0 : act == Binary::SwiGLU ? 1 : 2;
+        spec.X_UNITS = walk ? (w.cols / 32 + env_.matvec_wg - 1) / env_.matvec_wg : 0;
+        pipeline = &env_.pipelines.get(name, uint32_t(kTexelBindings.size()), spec, kTexelBindings);
+    } else {
+        shaders::MoeMatvecSpec spec;
+        spec.WG = env_.matvec_wg;
+        spec.ROWS = rows_per_group;
+        spec.WTYPE = uint32_t(w.type);
+        spec.NB = nb;
+        spec.X_PER_ENTRY = x_per_entry;
+        pipeline = &env_.pipelines.get(name, 5, spec);
+    }
+    BufferRange xs{x.buffer, x.offset, (x_per_entry ? entries : n_tokens) * w.cols * 4};
+    for (uint64_t e0 = 0; e0 < w.n_expert && n_tokens > 0; e0 += per_chunk) {
+        uint64_t n_here = std::min<uint64_t>(per_chunk, w.n_expert - e0);
+        BufferRange chunk{w.data.buffer, w.data.offset + start(e0), chunk_bytes(n_here)};
+        // The up projections have the gate's shape and type, so the same chunks.
+        BufferRange up_chunk =
+            up ? BufferRange{up->data.buffer, up->data.offset + start(e0), chunk_bytes(n_here)}
+               : chunk;
+        shaders::MoeMatvecPush push{
+            w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
+            uint32_t(n_here), bias.size > 0};
+        shaders::MoeMatvecTexelPush texel_push{
+            w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
+            uint32_t(n_here), bias.size > 0};
+        // A workgroup per chosen expert at most (moe_group.glsl).
+        std::vector<BufferRange> bindings{chunk, texel ? xs : x, y, route, bias.size ? bias : x};
+        if (texel) {
+            bindings.push_back(up_chunk);
+            bindings.push_back(up_bias.size ? up_bias : x);  // without a bias: x, never read
+        }
+        env_.dispatch_1d(rec, *pipeline, bindings, texel ? (const void *)&texel_push : &push,
+                         texel ? sizeof texel_push : sizeof push,
+                         (w.rows + rows_per_group - 1) / rows_per_group,
+                         uint32_t(std::min<uint64_t>(n_here, entries)));
+    }
+    rec.barrier();
+}
+
+void MoeKernels::moe_combine(Recording &rec, const BufferRange &y, const BufferRange &route,
+                             const BufferRange &shared, const BufferRange &shared_gate,
+                             const BufferRange &out, uint32_t n_tokens, uint32_t n, uint32_t k) {
+    require(y, uint64_t(n_tokens) * k * n * 4, "moe_combine", "y");
+    require(out, uint64_t(n_tokens) * n * 4, "moe_combine", "out");
+    if (shared.size) {
+        require(shared, uint64_t(n_tokens) * n * 4, "moe_combine", "shared");
+        require(shared_gate, uint64_t(n_tokens) * 4, "moe_combine", "shared_gate");
+    }
+    const Pipeline &p = env_.pipelines.get(shaders::moe_combine, 5, NoSpec{});
+    shaders::MoeCombinePush push{n_tokens, n, k, shared.size > 0};
+    env_.dispatch_1d(rec, p,
+                     {y, route, shared.size ? shared : y, shared.size ? shared_gate : y, out},
+                     &push, sizeof push, (uint64_t(n_tokens) * n + 63) / 64);
+    rec.barrier();
+}
+
+}  // namespace vkllm::gpu
