@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "format/gguf.h"
-#include "gpu/kernels.h"
+#include "gpu/tensor.h"
 #include "models/config.h"
 
 namespace vkllm::gpu {
