@@ -5,7 +5,9 @@
 
 A file may include its own layer's headers and those of any layer below its own; never one
 above (upward) nor a sibling on its own level (sideways: models and tokenizer, gpu and format).
-The public header vkllm.h (include/) is the C ABI's vocabulary and may be included anywhere.
+The public header vkllm.h (include/) is the C ABI's vocabulary and may be included anywhere;
+the shaders' interface headers (shaders/<family>/NAME.h) and the generated shader_names.h are
+the gpu layer's.
 
     check_layering.py SRC_DIR directions   every '#include "..."' in SRC_DIR goes down
     check_layering.py SRC_DIR models-vulkan no header under models/ reaches a Vulkan header
@@ -56,6 +58,18 @@ def layer_of(rel):
     return rel.split("/", 1)[0] if "/" in rel else None
 
 
+def included_layer(src, name):
+    """The layer of an included name: its directory under src/; the shaders' interface headers
+    (shaders/<family>/NAME.h, included as "<family>/NAME.h") and the generated shader registry
+    (shader_names.h) are the gpu layer's own."""
+    layer = layer_of(name)
+    if layer in LAYERS:
+        return layer
+    if name == "shader_names.h" or os.path.isfile(os.path.join(src, "..", "shaders", name)):
+        return "gpu"
+    return None
+
+
 def check_directions(src):
     errors = []
     for rel in sources(src):
@@ -67,7 +81,7 @@ def check_directions(src):
         for n, kind, name in includes(src, rel):
             if kind != '"' or name in PUBLIC:
                 continue
-            to = layer_of(name)
+            to = included_layer(src, name)
             if to not in LAYERS:
                 errors.append(f"src/{rel}:{n}: includes \"{name}\", which is in no layer")
             elif to == layer:
