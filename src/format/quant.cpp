@@ -51,16 +51,40 @@ void encode_bf16(const float *src, uint8_t *dst, size_t n) {
     }
 }
 
-template <void (*Block)(const uint8_t *, float *), size_t Elements, size_t Bytes>
-void decode_blocks(const uint8_t *src, float *dst, size_t n) {
-    for (size_t i = 0; i < n; ++i)
-        Block(src + i * Bytes, dst + i * Elements);
+// A type's block shape, from the one table of weight types, for the codecs below.
+struct BlockShape {
+    uint32_t weights, bytes;
+};
+constexpr BlockShape block_shape(uint32_t id) {
+    switch (id) {
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    case GGML_ID:                                                                           \
+        return {BLOCK_WEIGHTS, BLOCK_BYTES};
+#define VKLLM_FILE_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES) \
+    case GGML_ID:                                                  \
+        return {BLOCK_WEIGHTS, BLOCK_BYTES};
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL)
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_FILE_TYPE
+#undef VKLLM_GROUPED_TYPE
+    }
+    return {0, 0};
 }
 
-template <void (*Block)(const float *, uint8_t *), size_t Elements, size_t Bytes>
-void encode_blocks(const float *src, uint8_t *dst, size_t n) {
+template <void (*Block)(const uint8_t *, float *), uint32_t Id>
+void decode_blocks(const uint8_t *src, float *dst, size_t n) {
+    constexpr BlockShape s = block_shape(Id);
+    static_assert(s.weights > 1, "a block type of the weight-type table");
     for (size_t i = 0; i < n; ++i)
-        Block(src + i * Elements, dst + i * Bytes);
+        Block(src + i * s.bytes, dst + i * s.weights);
+}
+
+template <void (*Block)(const float *, uint8_t *), uint32_t Id>
+void encode_blocks(const float *src, uint8_t *dst, size_t n) {
+    constexpr BlockShape s = block_shape(Id);
+    for (size_t i = 0; i < n; ++i)
+        Block(src + i * s.weights, dst + i * s.bytes);
 }
 
 struct Codec {
@@ -69,16 +93,22 @@ struct Codec {
     EncodeFn encode;  // null: this build does not quantize to the type
 };
 
-#define VKLLM_BLOCKS(name, elements, bytes) \
-    decode_blocks<decode_##name, elements, bytes>, encode_blocks<encode_##name, elements, bytes>
+#define VKLLM_BLOCKS(fn, NAME) \
+    ggml::NAME, decode_blocks<decode_##fn, ggml::NAME>, encode_blocks<encode_##fn, ggml::NAME>
 
 const Codec kCodecs[] = {
-    {0, decode_f32, encode_f32},        {1, decode_f16, encode_f16},
-    {30, decode_bf16, encode_bf16},     {2, VKLLM_BLOCKS(q4_0, 32, 18)},
-    {3, VKLLM_BLOCKS(q4_1, 32, 20)},    {6, VKLLM_BLOCKS(q5_0, 32, 22)},
-    {7, VKLLM_BLOCKS(q5_1, 32, 24)},    {8, VKLLM_BLOCKS(q8_0, 32, 34)},
-    {12, VKLLM_BLOCKS(q4_k, 256, 144)}, {13, VKLLM_BLOCKS(q5_k, 256, 176)},
-    {14, VKLLM_BLOCKS(q6_k, 256, 210)}, {39, VKLLM_BLOCKS(mxfp4, 32, 17)},
+    {ggml::F32, decode_f32, encode_f32},
+    {ggml::F16, decode_f16, encode_f16},
+    {ggml::BF16, decode_bf16, encode_bf16},
+    {VKLLM_BLOCKS(q4_0, Q4_0)},
+    {VKLLM_BLOCKS(q4_1, Q4_1)},
+    {VKLLM_BLOCKS(q5_0, Q5_0)},
+    {VKLLM_BLOCKS(q5_1, Q5_1)},
+    {VKLLM_BLOCKS(q8_0, Q8_0)},
+    {VKLLM_BLOCKS(q4_k, Q4_K)},
+    {VKLLM_BLOCKS(q5_k, Q5_K)},
+    {VKLLM_BLOCKS(q6_k, Q6_K)},
+    {VKLLM_BLOCKS(mxfp4, MXFP4)},
 };
 
 #undef VKLLM_BLOCKS
