@@ -125,13 +125,13 @@ TEST_F(GpuTest, PipelinesAreCreatedOncePerVariant) {
     shaders::EltwiseSpec add, mul;
     add.OP = 0;
     mul.OP = 1;
-    const Pipeline &a = p.get(shaders::eltwise, 3, add);
-    const Pipeline &b = p.get(shaders::eltwise, 3, add);
-    const Pipeline &c = p.get(shaders::eltwise, 3, mul);
+    const Pipeline &a = p.get<shaders::EltwiseBindings>(shaders::eltwise, add);
+    const Pipeline &b = p.get<shaders::EltwiseBindings>(shaders::eltwise, add);
+    const Pipeline &c = p.get<shaders::EltwiseBindings>(shaders::eltwise, mul);
     EXPECT_EQ(&a, &b);
     EXPECT_NE(a.pipeline, c.pipeline);
     EXPECT_EQ(p.created(), before + 2);
-    EXPECT_THROW(p.get("no_such_shader", 1, NoSpec{}), vkllm::Error);
+    EXPECT_THROW(p.get<shaders::EltwiseBindings>("no_such_shader", NoSpec{}), vkllm::Error);
 }
 
 TEST_F(GpuTest, PipelineCacheFilePersistsAndForeignFilesAreIgnored) {
@@ -144,7 +144,7 @@ TEST_F(GpuTest, PipelineCacheFilePersistsAndForeignFilesAreIgnored) {
         spec.WG = 8;
         spec.ROWS = 16;
         spec.WTYPE = 0;
-        p.get(shaders::matvec, 4, spec);
+        p.get<shaders::MatvecBindings>(shaders::matvec, spec);
         p.save();
     }
     std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -163,7 +163,7 @@ TEST_F(GpuTest, PipelineCacheFilePersistsAndForeignFilesAreIgnored) {
     EXPECT_EQ(p.cache_bytes_loaded(), 0u);
     shaders::SoftmaxSpec spec;
     spec.WG = 8;
-    p.get(shaders::softmax, 2, spec);
+    p.get<shaders::SoftmaxBindings>(shaders::softmax, spec);
     std::remove(path.c_str());
 }
 

@@ -13,8 +13,8 @@
 #include "argmax.h"
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) readonly buffer X { float x[]; };
-layout(binding = 1) writeonly buffer Ids { int ids[]; };
+layout(binding = ArgmaxBindings_x) readonly buffer X { float x[]; };
+layout(binding = ArgmaxBindings_ids) writeonly buffer Ids { int ids[]; };
 
 const uint NONE = 0xffffffffu;
 

@@ -1,5 +1,5 @@
-// The specialization and push constants of argmax.comp, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of argmax.comp, declared once for the shader and
+// the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_ARGMAX_H
 #define VKLLM_SHADER_ARGMAX_H
 
@@ -14,5 +14,9 @@ VKLLM_PUSH_BEGIN(ArgmaxPush)
     uint row0;  // first row of this chunk
     uint n;     // candidates: the first n of each row, 1 to cols
 VKLLM_PUSH_END(ArgmaxPush)
+VKLLM_BINDINGS_BEGIN(ArgmaxBindings)
+VKLLM_BINDING(ArgmaxBindings, 0, x)
+VKLLM_BINDING(ArgmaxBindings, 1, ids)
+VKLLM_BINDINGS_END(ArgmaxBindings)
 
 #endif

@@ -7,14 +7,15 @@
 // recent `window` positions.
 #include "common.glsl"
 
+#include "chain_advance.h"
+
 layout(local_size_x = 64) in;
 
-layout(binding = 0) readonly buffer Ids { int ids[]; };  // the step's argmax per sequence
-layout(binding = 1) writeonly buffer Tokens { int tokens[]; };
-layout(binding = 2) buffer Positions { int positions[]; };
-layout(binding = 3) writeonly buffer KvBegin { int kv_begin[]; };
-layout(binding = 4) writeonly buffer Out { int out_ids[]; };  // [step][sequence]
-#include "chain_advance.h"
+layout(binding = ChainAdvanceBindings_ids) readonly buffer Ids { int ids[]; };  // the step's argmax per sequence
+layout(binding = ChainAdvanceBindings_tokens) writeonly buffer Tokens { int tokens[]; };
+layout(binding = ChainAdvanceBindings_positions) buffer Positions { int positions[]; };
+layout(binding = ChainAdvanceBindings_kv_begin) writeonly buffer KvBegin { int kv_begin[]; };
+layout(binding = ChainAdvanceBindings_out) writeonly buffer Out { int out_ids[]; };  // [step][sequence]
 
 void main() {
     uint r = flat_group() * 64u + gl_LocalInvocationID.x;

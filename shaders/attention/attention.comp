@@ -41,7 +41,7 @@ const uint MAXG = 8;
 
 // SPLITS > 1: [n_tokens][n_heads][SPLITS] records of HEAD_DIM / 4 + 1 vec4: the V sum
 // weighted by exp(s - m), then (m, l = sum of exp(s - m), 0, 0).
-layout(binding = 8) writeonly buffer Part { vec4 part[]; };
+layout(binding = AttentionSplitBindings_part) writeonly buffer Part { vec4 part[]; };
 
 const uint D4 = MAXD / 4u;
 

@@ -12,9 +12,9 @@ layout(local_size_x = 32) in;
 const uint HD4 = HEAD_DIM / 4u;
 const float NO_MAX = -3.0e38;
 
-layout(binding = 0) readonly buffer Part { vec4 part[]; };  // as attention.comp writes it
-layout(binding = 1) readonly buffer Sinks { float sinks[]; };
-layout(binding = 2) writeonly buffer Out { vec4 o4[]; };  // [n_tokens][n_heads][HEAD_DIM]
+layout(binding = AttentionCombineBindings_part) readonly buffer Part { vec4 part[]; };  // as attention.comp writes it
+layout(binding = AttentionCombineBindings_sinks) readonly buffer Sinks { float sinks[]; };
+layout(binding = AttentionCombineBindings_out) writeonly buffer Out { vec4 o4[]; };  // [n_tokens][n_heads][HEAD_DIM]
 
 void main() {
     uint th = flat_group();

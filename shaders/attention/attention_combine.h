@@ -1,5 +1,5 @@
-// The specialization and push constants of attention_combine.comp, declared once for the shader and
-// the C++ that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of attention_combine.comp, declared once for the
+// shader and the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_ATTENTION_COMBINE_H
 #define VKLLM_SHADER_ATTENTION_COMBINE_H
 
@@ -14,5 +14,10 @@ VKLLM_PUSH_BEGIN(AttentionCombinePush)
     uint n_heads;
     uint has_sinks;
 VKLLM_PUSH_END(AttentionCombinePush)
+VKLLM_BINDINGS_BEGIN(AttentionCombineBindings)
+VKLLM_BINDING(AttentionCombineBindings, 0, part)
+VKLLM_BINDING(AttentionCombineBindings, 1, sinks)
+VKLLM_BINDING(AttentionCombineBindings, 2, out)
+VKLLM_BINDINGS_END(AttentionCombineBindings)
 
 #endif

@@ -1,15 +1,16 @@
 // The bindings, push constants and key list shared by attention.comp and attention_tiled.comp
 // (Kernels::attention binds both alike). The including file gives HEAD_DIM and KV_TYPE.
 
-layout(binding = 0) readonly buffer Q { vec4 q4[]; };  // [n_tokens][n_heads][HEAD_DIM]
-layout(binding = 1) readonly buffer KCache { uvec4 kc[]; };
-layout(binding = 2) readonly buffer VCache { uvec4 vc[]; };
-layout(binding = 3) writeonly buffer Out { vec4 o4[]; };  // [n_tokens][n_heads][HEAD_DIM]
-layout(binding = 4) readonly buffer Positions { int positions[]; };
-layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
-layout(binding = 6) readonly buffer KvBegin { int kv_begin[]; };
-layout(binding = 7) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
 #include "attention_common.h"
+
+layout(binding = AttentionBindings_q) readonly buffer Q { vec4 q4[]; };  // [n_tokens][n_heads][HEAD_DIM]
+layout(binding = AttentionBindings_k_cache) readonly buffer KCache { uvec4 kc[]; };
+layout(binding = AttentionBindings_v_cache) readonly buffer VCache { uvec4 vc[]; };
+layout(binding = AttentionBindings_out) writeonly buffer Out { vec4 o4[]; };  // [n_tokens][n_heads][HEAD_DIM]
+layout(binding = AttentionBindings_positions) readonly buffer Positions { int positions[]; };
+layout(binding = AttentionBindings_seq_ids) readonly buffer SeqIds { int seq_ids[]; };
+layout(binding = AttentionBindings_kv_begin) readonly buffer KvBegin { int kv_begin[]; };
+layout(binding = AttentionBindings_sinks) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
 
 const float NO_MAX = -3.0e38;  // running max before any key (finite: exp(NO_MAX - NO_MAX) = 1)
 

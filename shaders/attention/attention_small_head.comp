@@ -16,14 +16,14 @@
 #include "attention_small_head.h"
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) readonly buffer Q { float q[]; };  // [n_tokens][n_heads][head_dim]
-layout(binding = 1) readonly buffer KCache { uint kc[]; };
-layout(binding = 2) readonly buffer VCache { uint vc[]; };
-layout(binding = 3) writeonly buffer Out { float o[]; };
-layout(binding = 4) readonly buffer Positions { int positions[]; };
-layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
-layout(binding = 6) readonly buffer KvBegin { int kv_begin[]; };
-layout(binding = 7) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
+layout(binding = AttentionSmallHeadBindings_q) readonly buffer Q { float q[]; };  // [n_tokens][n_heads][head_dim]
+layout(binding = AttentionSmallHeadBindings_k_cache) readonly buffer KCache { uint kc[]; };
+layout(binding = AttentionSmallHeadBindings_v_cache) readonly buffer VCache { uint vc[]; };
+layout(binding = AttentionSmallHeadBindings_out) writeonly buffer Out { float o[]; };
+layout(binding = AttentionSmallHeadBindings_positions) readonly buffer Positions { int positions[]; };
+layout(binding = AttentionSmallHeadBindings_seq_ids) readonly buffer SeqIds { int seq_ids[]; };
+layout(binding = AttentionSmallHeadBindings_kv_begin) readonly buffer KvBegin { int kv_begin[]; };
+layout(binding = AttentionSmallHeadBindings_sinks) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
 
 shared float partial[WG];
 

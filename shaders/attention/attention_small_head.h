@@ -1,5 +1,5 @@
-// The specialization and push constants of attention_small_head.comp, declared once for the shader
-// and the C++ that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of attention_small_head.comp, declared once for
+// the shader and the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_ATTENTION_SMALL_HEAD_H
 #define VKLLM_SHADER_ATTENTION_SMALL_HEAD_H
 
@@ -20,5 +20,15 @@ VKLLM_PUSH_BEGIN(AttentionSmallHeadPush)
     uint window;  // 0: none; else positions [pos - window + 1, pos] (sliding-window layers)
     uint has_sinks;
 VKLLM_PUSH_END(AttentionSmallHeadPush)
+VKLLM_BINDINGS_BEGIN(AttentionSmallHeadBindings)
+VKLLM_BINDING(AttentionSmallHeadBindings, 0, q)
+VKLLM_BINDING(AttentionSmallHeadBindings, 1, k_cache)
+VKLLM_BINDING(AttentionSmallHeadBindings, 2, v_cache)
+VKLLM_BINDING(AttentionSmallHeadBindings, 3, out)
+VKLLM_BINDING(AttentionSmallHeadBindings, 4, positions)
+VKLLM_BINDING(AttentionSmallHeadBindings, 5, seq_ids)
+VKLLM_BINDING(AttentionSmallHeadBindings, 6, kv_begin)
+VKLLM_BINDING(AttentionSmallHeadBindings, 7, sinks)
+VKLLM_BINDINGS_END(AttentionSmallHeadBindings)
 
 #endif

@@ -1,5 +1,6 @@
 // The specialization constants of attention_tiled.comp, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// that dispatches it (shaders/include/interface.h). Its bindings and push constants are
+// attention_common.h's.
 #ifndef VKLLM_SHADER_ATTENTION_TILED_H
 #define VKLLM_SHADER_ATTENTION_TILED_H
 

@@ -17,14 +17,14 @@
 #include "kv_store.h"
 layout(local_size_x = 64) in;
 
-layout(binding = 0) readonly buffer K { vec4 k[]; };
-layout(binding = 1) readonly buffer V { vec4 v[]; };
-layout(binding = 2) writeonly buffer KCache { uvec4 kc[]; };
-layout(binding = 3) writeonly buffer VCache { uvec4 vc[]; };
-layout(binding = 4) readonly buffer Positions { int positions[]; };
-layout(binding = 5) readonly buffer SeqIds { int seq_ids[]; };
-layout(binding = 6) readonly buffer Table { vec2 cos_sin[]; };  // [n_pos][rot_dim / 2]
-layout(binding = 7) buffer Q { float q[]; };                     // [n_tokens][q_heads][head_dim]
+layout(binding = KvStoreBindings_k) readonly buffer K { vec4 k[]; };
+layout(binding = KvStoreBindings_v) readonly buffer V { vec4 v[]; };
+layout(binding = KvStoreBindings_k_cache) writeonly buffer KCache { uvec4 kc[]; };
+layout(binding = KvStoreBindings_v_cache) writeonly buffer VCache { uvec4 vc[]; };
+layout(binding = KvStoreBindings_positions) readonly buffer Positions { int positions[]; };
+layout(binding = KvStoreBindings_seq_ids) readonly buffer SeqIds { int seq_ids[]; };
+layout(binding = KvStoreBindings_table) readonly buffer Table { vec2 cos_sin[]; };  // [n_pos][rot_dim / 2]
+layout(binding = KvStoreBindings_q) buffer Q { float q[]; };                     // [n_tokens][q_heads][head_dim]
 
 float k_at(uint i) { return k[i >> 2u][i & 3u]; }
 

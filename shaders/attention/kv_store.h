@@ -1,5 +1,5 @@
-// The specialization and push constants of kv_store.comp, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of kv_store.comp, declared once for the shader
+// and the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_KV_STORE_H
 #define VKLLM_SHADER_KV_STORE_H
 
@@ -20,5 +20,15 @@ VKLLM_PUSH_BEGIN(KvStorePush)
     uint n_pos;  // rows in the table
     uint q_heads;
 VKLLM_PUSH_END(KvStorePush)
+VKLLM_BINDINGS_BEGIN(KvStoreBindings)
+VKLLM_BINDING(KvStoreBindings, 0, k)
+VKLLM_BINDING(KvStoreBindings, 1, v)
+VKLLM_BINDING(KvStoreBindings, 2, k_cache)
+VKLLM_BINDING(KvStoreBindings, 3, v_cache)
+VKLLM_BINDING(KvStoreBindings, 4, positions)
+VKLLM_BINDING(KvStoreBindings, 5, seq_ids)
+VKLLM_BINDING(KvStoreBindings, 6, table)
+VKLLM_BINDING(KvStoreBindings, 7, q)
+VKLLM_BINDINGS_END(KvStoreBindings)
 
 #endif

@@ -10,9 +10,9 @@
 #include "rope.h"
 layout(local_size_x = 64) in;
 
-layout(binding = 0) buffer Data { float x[]; };
-layout(binding = 1) readonly buffer Table { vec2 cos_sin[]; };  // [n_pos][rot_dim / 2]
-layout(binding = 2) readonly buffer Positions { int pos[]; };    // [n_tokens]
+layout(binding = RopeBindings_x) buffer Data { float x[]; };
+layout(binding = RopeBindings_table) readonly buffer Table { vec2 cos_sin[]; };  // [n_pos][rot_dim / 2]
+layout(binding = RopeBindings_positions) readonly buffer Positions { int pos[]; };    // [n_tokens]
 
 void main() {
     uint half_dim = p.rot_dim / 2u;

@@ -1,5 +1,5 @@
-// The specialization and push constants of rope.comp, declared once for the shader and the C++ that
-// dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of rope.comp, declared once for the shader and
+// the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_ROPE_H
 #define VKLLM_SHADER_ROPE_H
 
@@ -15,5 +15,10 @@ VKLLM_PUSH_BEGIN(RopePush)
     uint rot_dim;
     uint n_pos;  // rows in the table
 VKLLM_PUSH_END(RopePush)
+VKLLM_BINDINGS_BEGIN(RopeBindings)
+VKLLM_BINDING(RopeBindings, 0, x)
+VKLLM_BINDING(RopeBindings, 1, table)
+VKLLM_BINDING(RopeBindings, 2, positions)
+VKLLM_BINDINGS_END(RopeBindings)
 
 #endif

@@ -12,9 +12,9 @@
 #include "eltwise.h"
 layout(local_size_x = 64) in;
 
-layout(binding = 0) readonly buffer A { float a[]; };
-layout(binding = 1) readonly buffer B { float b[]; };
-layout(binding = 2) writeonly buffer Y { float y[]; };
+layout(binding = EltwiseBindings_a) readonly buffer A { float a[]; };
+layout(binding = EltwiseBindings_b) readonly buffer B { float b[]; };
+layout(binding = EltwiseBindings_y) writeonly buffer Y { float y[]; };
 
 float silu(float v) { return v / (1.0 + exp(-v)); }
 

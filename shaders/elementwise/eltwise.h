@@ -1,5 +1,5 @@
-// The specialization and push constants of eltwise.comp, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of eltwise.comp, declared once for the shader and
+// the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_ELTWISE_H
 #define VKLLM_SHADER_ELTWISE_H
 
@@ -12,5 +12,10 @@ VKLLM_PUSH_BEGIN(EltwisePush)
     uint n;
     uint nb;
 VKLLM_PUSH_END(EltwisePush)
+VKLLM_BINDINGS_BEGIN(EltwiseBindings)
+VKLLM_BINDING(EltwiseBindings, 0, a)
+VKLLM_BINDING(EltwiseBindings, 1, b)
+VKLLM_BINDING(EltwiseBindings, 2, y)
+VKLLM_BINDINGS_END(EltwiseBindings)
 
 #endif

@@ -11,11 +11,11 @@
 #include "get_rows.h"
 layout(local_size_x = 64) in;
 
-layout(binding = 0) readonly buffer Table { uint table[]; };
+layout(binding = GetRowsBindings_table) readonly buffer Table { uint table[]; };
 #define WEIGHTS table
 #include "weights.glsl"
-layout(binding = 1) readonly buffer Ids { int ids[]; };
-layout(binding = 2) writeonly buffer Out { float o[]; };
+layout(binding = GetRowsBindings_ids) readonly buffer Ids { int ids[]; };
+layout(binding = GetRowsBindings_out) writeonly buffer Out { float o[]; };
 
 void main() {
     const uint PER = WTYPE >= WT_FIRST_BLOCK_TYPE ? 8u : 1u;

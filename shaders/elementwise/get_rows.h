@@ -1,5 +1,5 @@
-// The specialization and push constants of get_rows.comp, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of get_rows.comp, declared once for the shader
+// and the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_GET_ROWS_H
 #define VKLLM_SHADER_GET_ROWS_H
 
@@ -15,5 +15,10 @@ VKLLM_PUSH_BEGIN(GetRowsPush)
     uint rows;        // rows in this chunk
     uint total_rows;  // rows in the whole table
 VKLLM_PUSH_END(GetRowsPush)
+VKLLM_BINDINGS_BEGIN(GetRowsBindings)
+VKLLM_BINDING(GetRowsBindings, 0, table)
+VKLLM_BINDING(GetRowsBindings, 1, ids)
+VKLLM_BINDING(GetRowsBindings, 2, out)
+VKLLM_BINDINGS_END(GetRowsBindings)
 
 #endif

@@ -9,10 +9,10 @@
 layout(local_size_x_id = 0) in;
 #include "reduce.glsl"
 
-layout(binding = 0) readonly buffer Input { float x[]; };
-layout(binding = 1) readonly buffer Weight { float w[]; };
-layout(binding = 2) readonly buffer Bias { float b[]; };
-layout(binding = 3) writeonly buffer Output { float y[]; };
+layout(binding = LayerNormBindings_x) readonly buffer Input { float x[]; };
+layout(binding = LayerNormBindings_weight) readonly buffer Weight { float w[]; };
+layout(binding = LayerNormBindings_bias) readonly buffer Bias { float b[]; };
+layout(binding = LayerNormBindings_y) writeonly buffer Output { float y[]; };
 
 void main() {
     uint base = flat_group() * p.cols;

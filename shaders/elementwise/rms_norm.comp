@@ -7,9 +7,9 @@
 layout(local_size_x_id = 0) in;
 #include "reduce.glsl"
 
-layout(binding = 0) readonly buffer Input { float x[]; };
-layout(binding = 1) readonly buffer Weight { float w[]; };
-layout(binding = 2) writeonly buffer Output { float y[]; };
+layout(binding = RmsNormBindings_x) readonly buffer Input { float x[]; };
+layout(binding = RmsNormBindings_weight) readonly buffer Weight { float w[]; };
+layout(binding = RmsNormBindings_y) writeonly buffer Output { float y[]; };
 
 void main() {
     uint base = flat_group() * p.cols;

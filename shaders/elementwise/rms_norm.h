@@ -1,5 +1,5 @@
-// The specialization and push constants of rms_norm.comp, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of rms_norm.comp, declared once for the shader
+// and the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_RMS_NORM_H
 #define VKLLM_SHADER_RMS_NORM_H
 
@@ -12,5 +12,10 @@ VKLLM_PUSH_BEGIN(RmsNormPush)
     uint cols;
     float eps;
 VKLLM_PUSH_END(RmsNormPush)
+VKLLM_BINDINGS_BEGIN(RmsNormBindings)
+VKLLM_BINDING(RmsNormBindings, 0, x)
+VKLLM_BINDING(RmsNormBindings, 1, weight)
+VKLLM_BINDING(RmsNormBindings, 2, y)
+VKLLM_BINDINGS_END(RmsNormBindings)
 
 #endif

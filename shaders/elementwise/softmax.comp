@@ -7,8 +7,8 @@
 layout(local_size_x_id = 0) in;
 #include "reduce.glsl"
 
-layout(binding = 0) readonly buffer Input { float x[]; };
-layout(binding = 1) buffer Output { float y[]; };
+layout(binding = SoftmaxBindings_x) readonly buffer Input { float x[]; };
+layout(binding = SoftmaxBindings_y) buffer Output { float y[]; };
 
 void main() {
     uint base = flat_group() * p.cols;

@@ -1,5 +1,5 @@
-// The specialization and push constants of softmax.comp, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of softmax.comp, declared once for the shader and
+// the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_SOFTMAX_H
 #define VKLLM_SHADER_SOFTMAX_H
 
@@ -12,5 +12,9 @@ VKLLM_PUSH_BEGIN(SoftmaxPush)
     uint cols;
     float scale;
 VKLLM_PUSH_END(SoftmaxPush)
+VKLLM_BINDINGS_BEGIN(SoftmaxBindings)
+VKLLM_BINDING(SoftmaxBindings, 0, x)
+VKLLM_BINDING(SoftmaxBindings, 1, y)
+VKLLM_BINDINGS_END(SoftmaxBindings)
 
 #endif

@@ -14,11 +14,12 @@ const uint BM = 32;
 const uint BN = 32;
 const uint BK = 16;
 
-layout(binding = 0) readonly buffer Weights { uint w[]; };
+layout(binding = MatmulBindings_w) readonly buffer Weights { uint w[]; };
 #define WEIGHTS w
 #include "weights.glsl"
-layout(binding = 1) readonly buffer Input { float x[]; };
-layout(binding = 2) buffer Output { float y[]; };
+layout(binding = MatmulBindings_x) readonly buffer Input { float x[]; };
+layout(binding = MatmulBindings_y) buffer Output { float y[]; };
+#define LINEAR_BIAS_BINDING MatmulBindings_bias
 #include "linear_epilogue.glsl"
 
 shared float xs[BM * BK];

@@ -1,5 +1,5 @@
-// The specialization and push constants of matmul.comp, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of matmul.comp, declared once for the shader and
+// the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_MATMUL_H
 #define VKLLM_SHADER_MATMUL_H
 
@@ -16,5 +16,11 @@ VKLLM_PUSH_BEGIN(MatmulPush)
     uint ldy;  // row stride of Y
     uint y_col0;
 VKLLM_PUSH_END(MatmulPush)
+VKLLM_BINDINGS_BEGIN(MatmulBindings)
+VKLLM_BINDING(MatmulBindings, 0, w)
+VKLLM_BINDING(MatmulBindings, 1, x)
+VKLLM_BINDING(MatmulBindings, 2, y)
+VKLLM_BINDING(MatmulBindings, 3, bias)
+VKLLM_BINDINGS_END(MatmulBindings)
 
 #endif

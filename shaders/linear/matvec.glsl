@@ -8,12 +8,13 @@
 const uint MATS = 1;  // matrices per workgroup (matvec_reduce.glsl)
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) readonly buffer Weights { uint w[]; };
-layout(binding = 0) readonly buffer Weights4 { uvec4 w4[]; };  // the same, 4 words at a time
+layout(binding = MatvecBindings_w) readonly buffer Weights { uint w[]; };
+layout(binding = MatvecBindings_w) readonly buffer Weights4 { uvec4 w4[]; };  // the same, 4 words at a time
 #define WEIGHTS w
 #include "weights.glsl"
-layout(binding = 1) readonly buffer Input { float x[]; };  // [n][cols]
-layout(binding = 2) buffer Output { float y[]; };  // [n][y_stride]
+layout(binding = MatvecBindings_x) readonly buffer Input { float x[]; };  // [n][cols]
+layout(binding = MatvecBindings_y) buffer Output { float y[]; };  // [n][y_stride]
+#define LINEAR_BIAS_BINDING MatvecBindings_bias
 #include "linear_epilogue.glsl"
 
 uint row0, b0;  // the workgroup's first row and first vector

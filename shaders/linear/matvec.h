@@ -1,5 +1,5 @@
-// The specialization and push constants of matvec.glsl, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of matvec.glsl, declared once for the shader and
+// the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_MATVEC_H
 #define VKLLM_SHADER_MATVEC_H
 
@@ -19,5 +19,11 @@ VKLLM_PUSH_BEGIN(MatvecPush)
     uint n;         // vectors in the batch
     uint y_stride;  // floats between the outputs of consecutive vectors
 VKLLM_PUSH_END(MatvecPush)
+VKLLM_BINDINGS_BEGIN(MatvecBindings)
+VKLLM_BINDING(MatvecBindings, 0, w)
+VKLLM_BINDING(MatvecBindings, 1, x)
+VKLLM_BINDING(MatvecBindings, 2, y)
+VKLLM_BINDING(MatvecBindings, 3, bias)
+VKLLM_BINDINGS_END(MatvecBindings)
 
 #endif

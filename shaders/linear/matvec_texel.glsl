@@ -8,14 +8,15 @@ layout(local_size_x_id = 0) in;
 
 const uint MATS = SWIGLU ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
 
-layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI
-layout(binding = 1) uniform textureBuffer X;   // RGBA32F, [n][cols]
-layout(binding = 2) buffer Output { float y[]; };  // [n][y_stride]
+layout(binding = MatvecTexelBindings_w) uniform utextureBuffer W;  // RGBA32UI
+layout(binding = MatvecTexelBindings_x) uniform textureBuffer X;   // RGBA32F, [n][cols]
+layout(binding = MatvecTexelBindings_y) buffer Output { float y[]; };  // [n][y_stride]
+#define LINEAR_BIAS_BINDING MatvecTexelBindings_bias
 #include "linear_epilogue.glsl"
-layout(binding = 4) uniform utextureBuffer W2;  // RGBA32UI, SWIGLU only
-layout(binding = 5) uniform textureBuffer G;    // RGBA32F, [cols], NORM only
-layout(binding = 6) writeonly buffer OutputK { float yk[]; };  // QKV only
-layout(binding = 7) writeonly buffer OutputV { float yv[]; };
+layout(binding = MatvecTexelBindings_w2) uniform utextureBuffer W2;  // RGBA32UI, SWIGLU only
+layout(binding = MatvecTexelBindings_g) uniform textureBuffer G;    // RGBA32F, [cols], NORM only
+layout(binding = MatvecTexelBindings_yk) writeonly buffer OutputK { float yk[]; };  // QKV only
+layout(binding = MatvecTexelBindings_yv) writeonly buffer OutputV { float yv[]; };
 
 uint row0, b0;  // the workgroup's first row and first vector
 

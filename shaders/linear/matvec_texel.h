@@ -1,5 +1,5 @@
-// The specialization and push constants of matvec_texel.glsl, declared once for the shader and the
-// C++ that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of matvec_texel.glsl, declared once for the
+// shader and the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_MATVEC_TEXEL_H
 #define VKLLM_SHADER_MATVEC_TEXEL_H
 
@@ -38,5 +38,15 @@ VKLLM_PUSH_BEGIN(MatvecTexelPush)
     uint k_row0;    // QKV
     uint v_row0;
 VKLLM_PUSH_END(MatvecTexelPush)
+VKLLM_BINDINGS_BEGIN(MatvecTexelBindings)
+VKLLM_TEXEL_BINDING(MatvecTexelBindings, 0, w, R32G32B32A32_UINT)
+VKLLM_TEXEL_BINDING(MatvecTexelBindings, 1, x, R32G32B32A32_SFLOAT)
+VKLLM_BINDING(MatvecTexelBindings, 2, y)
+VKLLM_BINDING(MatvecTexelBindings, 3, bias)
+VKLLM_TEXEL_BINDING(MatvecTexelBindings, 4, w2, R32G32B32A32_UINT)
+VKLLM_TEXEL_BINDING(MatvecTexelBindings, 5, g, R32G32B32A32_SFLOAT)
+VKLLM_BINDING(MatvecTexelBindings, 6, yk)
+VKLLM_BINDING(MatvecTexelBindings, 7, yv)
+VKLLM_BINDINGS_END(MatvecTexelBindings)
 
 #endif

@@ -7,12 +7,13 @@
 
 layout(local_size_x = 64) in;
 
-layout(binding = 0) readonly buffer Y { float y[]; };  // [n_tokens * k][n]
-layout(binding = 1) readonly buffer Route { int route[]; };
-layout(binding = 2) readonly buffer Shared { float shared_out[]; };  // [n_tokens][n]
-layout(binding = 3) readonly buffer SharedGate { float shared_gate[]; };  // [n_tokens]
-layout(binding = 4) writeonly buffer Out { float o[]; };  // [n_tokens][n]
 #include "moe_combine.h"
+
+layout(binding = MoeCombineBindings_y) readonly buffer Y { float y[]; };  // [n_tokens * k][n]
+layout(binding = MoeCombineBindings_route) readonly buffer Route { int route[]; };
+layout(binding = MoeCombineBindings_shared) readonly buffer Shared { float shared_out[]; };  // [n_tokens][n]
+layout(binding = MoeCombineBindings_shared_gate) readonly buffer SharedGate { float shared_gate[]; };  // [n_tokens]
+layout(binding = MoeCombineBindings_out) writeonly buffer Out { float o[]; };  // [n_tokens][n]
 
 void main() {
     uint i = flat_group() * 64u + gl_LocalInvocationID.x;

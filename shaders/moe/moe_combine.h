@@ -1,5 +1,5 @@
-// The push constants of moe_combine.comp, declared once for the shader and the C++ that dispatches
-// it (shaders/include/interface.h).
+// The bindings and push constants of moe_combine.comp, declared once for the shader and the C++
+// that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_MOE_COMBINE_H
 #define VKLLM_SHADER_MOE_COMBINE_H
 
@@ -11,5 +11,12 @@ VKLLM_PUSH_BEGIN(MoeCombinePush)
     uint k;
     uint has_shared;
 VKLLM_PUSH_END(MoeCombinePush)
+VKLLM_BINDINGS_BEGIN(MoeCombineBindings)
+VKLLM_BINDING(MoeCombineBindings, 0, y)
+VKLLM_BINDING(MoeCombineBindings, 1, route)
+VKLLM_BINDING(MoeCombineBindings, 2, shared)
+VKLLM_BINDING(MoeCombineBindings, 3, shared_gate)
+VKLLM_BINDING(MoeCombineBindings, 4, out)
+VKLLM_BINDINGS_END(MoeCombineBindings)
 
 #endif

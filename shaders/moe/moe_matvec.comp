@@ -19,13 +19,13 @@ layout(local_size_x_id = 0) in;
 
 uint row0;  // the workgroup's first row
 
-layout(binding = 0) readonly buffer Weights { uint w[]; };
+layout(binding = MoeMatvecBindings_w) readonly buffer Weights { uint w[]; };
 #define WEIGHTS w
 #include "weights.glsl"
-layout(binding = 1) readonly buffer Input { float x[]; };
-layout(binding = 2) writeonly buffer Output { float y[]; };  // [n_entries][rows]
-layout(binding = 3) readonly buffer Route { int route[]; };
-layout(binding = 4) readonly buffer Bias { float bias[]; };  // [n_expert][rows] if has_bias
+layout(binding = MoeMatvecBindings_x) readonly buffer Input { float x[]; };
+layout(binding = MoeMatvecBindings_y) writeonly buffer Output { float y[]; };  // [n_entries][rows]
+layout(binding = MoeMatvecBindings_route) readonly buffer Route { int route[]; };
+layout(binding = MoeMatvecBindings_bias) readonly buffer Bias { float bias[]; };  // [n_expert][rows] if has_bias
 #include "moe_group.glsl"
 
 uint entry[NB];  // the group's entries

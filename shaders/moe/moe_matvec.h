@@ -1,5 +1,5 @@
-// The specialization and push constants of moe_matvec.comp, declared once for the shader and the
-// C++ that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of moe_matvec.comp, declared once for the shader
+// and the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_MOE_MATVEC_H
 #define VKLLM_SHADER_MOE_MATVEC_H
 
@@ -22,5 +22,12 @@ VKLLM_PUSH_BEGIN(MoeMatvecPush)
     uint n_here;
     uint has_bias;
 VKLLM_PUSH_END(MoeMatvecPush)
+VKLLM_BINDINGS_BEGIN(MoeMatvecBindings)
+VKLLM_BINDING(MoeMatvecBindings, 0, w)
+VKLLM_BINDING(MoeMatvecBindings, 1, x)
+VKLLM_BINDING(MoeMatvecBindings, 2, y)
+VKLLM_BINDING(MoeMatvecBindings, 3, route)
+VKLLM_BINDING(MoeMatvecBindings, 4, bias)
+VKLLM_BINDINGS_END(MoeMatvecBindings)
 
 #endif

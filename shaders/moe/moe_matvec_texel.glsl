@@ -18,13 +18,13 @@
 const uint MATS = SWIGLU != 0u ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
 layout(local_size_x_id = 0) in;
 
-layout(binding = 0) uniform utextureBuffer W;  // RGBA32UI: experts [e0, e0 + n_here)
-layout(binding = 1) uniform textureBuffer X;   // RGBA32F, [n_tokens or n_entries][cols]
-layout(binding = 2) writeonly buffer Output { float y[]; };  // [n_entries][rows]
-layout(binding = 3) readonly buffer Route { int route[]; };
-layout(binding = 4) readonly buffer Bias { float bias[]; };  // [n_expert][rows] if has_bias
-layout(binding = 5) uniform utextureBuffer W2;                // SWIGLU: the up projections
-layout(binding = 6) readonly buffer Bias2 { float bias2[]; };  // SWIGLU, if has_bias
+layout(binding = MoeMatvecTexelBindings_w) uniform utextureBuffer W;  // RGBA32UI: experts [e0, e0 + n_here)
+layout(binding = MoeMatvecTexelBindings_x) uniform textureBuffer X;   // RGBA32F, [n_tokens or n_entries][cols]
+layout(binding = MoeMatvecTexelBindings_y) writeonly buffer Output { float y[]; };  // [n_entries][rows]
+layout(binding = MoeMatvecTexelBindings_route) readonly buffer Route { int route[]; };
+layout(binding = MoeMatvecTexelBindings_bias) readonly buffer Bias { float bias[]; };  // [n_expert][rows] if has_bias
+layout(binding = MoeMatvecTexelBindings_w2) uniform utextureBuffer W2;                // SWIGLU: the up projections
+layout(binding = MoeMatvecTexelBindings_bias2) readonly buffer Bias2 { float bias2[]; };  // SWIGLU, if has_bias
 #include "moe_group.glsl"
 
 uint row0;        // the workgroup's first row

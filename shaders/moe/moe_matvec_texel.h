@@ -1,5 +1,5 @@
-// The specialization and push constants of moe_matvec_texel.glsl, declared once for the shader and
-// the C++ that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of moe_matvec_texel.glsl, declared once for the
+// shader and the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_MOE_MATVEC_TEXEL_H
 #define VKLLM_SHADER_MOE_MATVEC_TEXEL_H
 
@@ -24,5 +24,14 @@ VKLLM_PUSH_BEGIN(MoeMatvecTexelPush)
     uint n_here;
     uint has_bias;
 VKLLM_PUSH_END(MoeMatvecTexelPush)
+VKLLM_BINDINGS_BEGIN(MoeMatvecTexelBindings)
+VKLLM_TEXEL_BINDING(MoeMatvecTexelBindings, 0, w, R32G32B32A32_UINT)
+VKLLM_TEXEL_BINDING(MoeMatvecTexelBindings, 1, x, R32G32B32A32_SFLOAT)
+VKLLM_BINDING(MoeMatvecTexelBindings, 2, y)
+VKLLM_BINDING(MoeMatvecTexelBindings, 3, route)
+VKLLM_BINDING(MoeMatvecTexelBindings, 4, bias)
+VKLLM_TEXEL_BINDING(MoeMatvecTexelBindings, 5, w2, R32G32B32A32_UINT)
+VKLLM_BINDING(MoeMatvecTexelBindings, 6, bias2)
+VKLLM_BINDINGS_END(MoeMatvecTexelBindings)
 
 #endif

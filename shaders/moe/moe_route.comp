@@ -16,8 +16,8 @@
 #include "moe_route.h"
 layout(local_size_x = 64) in;
 
-layout(binding = 0) readonly buffer Logits { float logits[]; };
-layout(binding = 1) buffer Route { int route[]; };
+layout(binding = MoeRouteBindings_logits) readonly buffer Logits { float logits[]; };
+layout(binding = MoeRouteBindings_route) buffer Route { int route[]; };
 
 shared uint counts[256];
 

@@ -1,5 +1,5 @@
-// The specialization and push constants of moe_route.comp, declared once for the shader and the C++
-// that dispatches it (shaders/include/interface.h).
+// The bindings, specialization and push constants of moe_route.comp, declared once for the shader
+// and the C++ that dispatches it (shaders/include/interface.h).
 #ifndef VKLLM_SHADER_MOE_ROUTE_H
 #define VKLLM_SHADER_MOE_ROUTE_H
 
@@ -15,5 +15,9 @@ VKLLM_PUSH_BEGIN(MoeRoutePush)
     uint k;
     uint norm;  // GATING 0: renormalise the k probabilities
 VKLLM_PUSH_END(MoeRoutePush)
+VKLLM_BINDINGS_BEGIN(MoeRouteBindings)
+VKLLM_BINDING(MoeRouteBindings, 0, logits)
+VKLLM_BINDING(MoeRouteBindings, 1, route)
+VKLLM_BINDINGS_END(MoeRouteBindings)
 
 #endif

@@ -124,6 +124,16 @@ std::pair<VkDescriptorSetLayout, VkPipelineLayout> Pipelines::layouts(
     return layouts_[texel] = {layout, pl};
 }
 
+std::vector<BufferRange> binding_ranges(const std::vector<Binding> &bindings) {
+    std::vector<BufferRange> ranges;
+    for (const Binding &b : bindings) {
+        if (b.range.buffer == VkBuffer{})
+            fail(VKLLM_ERR_INTERNAL, "binding %u (%s) was not set", b.id, b.name);
+        ranges.push_back(b.range);
+    }
+    return ranges;
+}
+
 const Pipeline &Pipelines::get_constants(const char *shader, uint32_t bindings,
                                          const std::vector<SpecConstant> &spec,
                                          const BindingFormats &formats) {

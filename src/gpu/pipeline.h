@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/device.h"
+#include "gpu/tensor.h"
 
 namespace vkllm::gpu {
 
@@ -46,6 +47,40 @@ struct SpecList {};
 // The specialization constants of a shader that has none.
 struct NoSpec : SpecList {};
 
+// A binding of a shader interface (shaders/include/interface.h): its binding number, name and
+// format (VK_FORMAT_UNDEFINED for a storage buffer, else the uniform texel buffer's format),
+// and the range a dispatch binds there. Assigning a range sets it.
+struct Binding {
+    uint32_t id;
+    VkFormat format;
+    const char *name;
+    BufferRange range;
+    Binding &operator=(const BufferRange &r) {
+        range = r;
+        return *this;
+    }
+};
+static_assert(std::is_trivially_copyable_v<Binding>);
+// The base of an interface's bindings: a struct of Binding members only, numbered 0..count-1
+// in order (the interface macros check it at build time), with `static constexpr count`.
+struct BindingList {};
+
+// The members of a BindingList in binding order.
+template <class Bindings, std::enable_if_t<std::is_base_of_v<BindingList, Bindings>, int> = 0>
+std::vector<Binding> binding_list(const Bindings &b) {
+    static_assert(sizeof(Bindings) == Bindings::count * sizeof(Binding), "Binding members only");
+    std::vector<Binding> all(Bindings::count);
+    std::memcpy(static_cast<void *>(all.data()), &b, sizeof(Bindings));
+    return all;
+}
+// The ranges of a BindingList in binding order. Fails (VKLLM_ERR_INTERNAL) where one was left
+// unset.
+std::vector<BufferRange> binding_ranges(const std::vector<Binding> &bindings);
+template <class Bindings, std::enable_if_t<std::is_base_of_v<BindingList, Bindings>, int> = 0>
+std::vector<BufferRange> binding_ranges(const Bindings &b) {
+    return binding_ranges(binding_list(b));
+}
+
 struct Pipeline {
     std::string shader;  // the shaders/ file it comes from (profiles are grouped by it)
     VkPipeline pipeline = VK_NULL_HANDLE;
@@ -63,17 +98,27 @@ class Pipelines {
     Pipelines(const Pipelines &) = delete;
     Pipelines &operator=(const Pipelines &) = delete;
 
-    // The pipeline for `shader` (shaders::<name>, generated shader_names.h) with the
-    // specialization constants of its interface (shaders/<family>/<name>.h; NoSpec for none),
-    // each passed with its own constant_id; created on first use. The reference stays valid for
-    // the life of this object. Thread-safe.
-    template <class Spec, std::enable_if_t<std::is_base_of_v<SpecList, Spec>, int> = 0>
-    const Pipeline &get(const char *shader, uint32_t bindings, const Spec &spec,
-                        const BindingFormats &formats = {}) {
+    // The pipeline for `shader` (shaders::<name>, generated shader_names.h) with the bindings
+    // and specialization constants of its interface (shaders/<family>/<name>.h; NoSpec for none):
+    // the binding count and texel formats come from `Bindings`, each constant is passed with its
+    // own constant_id; created on first use. The reference stays valid for the life of this
+    // object. Thread-safe.
+    template <
+        class Bindings, class Spec,
+        std::enable_if_t<
+            std::is_base_of_v<BindingList, Bindings> && std::is_base_of_v<SpecList, Spec>, int> = 0>
+    const Pipeline &get(const char *shader, const Spec &spec) {
         std::vector<SpecConstant> constants(
             std::is_empty_v<Spec> ? 0 : sizeof(Spec) / sizeof(SpecConstant));
         if (!constants.empty()) std::memcpy(constants.data(), &spec, sizeof(Spec));
-        return get_constants(shader, bindings, constants, formats);
+        BindingFormats formats;
+        bool texel = false;
+        for (const Binding &b : binding_list(Bindings{})) {
+            formats.push_back(b.format);
+            texel = texel || b.format != VK_FORMAT_UNDEFINED;
+        }
+        if (!texel) formats.clear();  // every binding a storage buffer
+        return get_constants(shader, Bindings::count, constants, formats);
     }
 
     // Writes the cache file (no-op without a path). Failure is logged, not thrown.

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,14 @@ class Recording {
     void dispatch(const Pipeline &pipeline, const std::vector<BufferRange> &bindings,
                   const void *push, uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1,
                   uint32_t groups_z = 1);
+    // The same with the bindings of the shader's interface, by name (shaders/include/interface.h).
+    template <class Bindings, std::enable_if_t<std::is_base_of_v<BindingList, Bindings>, int> = 0>
+    void dispatch(const Pipeline &pipeline, const Bindings &bindings, const void *push,
+                  uint32_t push_bytes, uint32_t groups_x, uint32_t groups_y = 1,
+                  uint32_t groups_z = 1) {
+        dispatch(pipeline, binding_ranges(bindings), push, push_bytes, groups_x, groups_y,
+                 groups_z);
+    }
     // Makes every earlier shader or transfer write visible to every later command.
     void barrier();
     void copy(const BufferRange &src, const BufferRange &dst);

@@ -18,11 +18,14 @@ void ArgmaxKernels::argmax(Recording &rec, const BufferRange &x, const BufferRan
     check_loops(n / (4 * env_.argmax_wg) + 1, "argmax", n);  // 4 elements per iteration
     shaders::ArgmaxSpec spec;
     spec.WG = env_.argmax_wg;
-    const Pipeline &p = env_.pipelines.get(shaders::argmax, 2, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::ArgmaxBindings>(shaders::argmax, spec);
+    shaders::ArgmaxBindings b;
+    b.ids = ids;
     // Rows of many logits (prefill) may not fit one binding: bound in row chunks.
     for (const KernelEnv::Chunk &c : env_.split_rows(Matrix{x, WeightType::F32, rows, cols})) {
         shaders::ArgmaxPush push{c.rows, cols, c.row0, n};
-        env_.dispatch_1d(rec, p, {c.data, ids}, &push, sizeof push, c.rows);
+        b.x = c.data;
+        env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
     }
     rec.barrier();
 }
@@ -35,10 +38,16 @@ void ArgmaxKernels::chain_advance(Recording &rec, const BufferRange &ids, const 
     require(step_view.positions, uint64_t(n) * 4, "chain_advance", "positions");
     require(step_view.kv_begin, uint64_t(n) * 4, "chain_advance", "kv_begin");
     require(out, (uint64_t(step) + 1) * n * 4, "chain_advance", "out");
-    const Pipeline &p = env_.pipelines.get(shaders::chain_advance, 5, NoSpec{});
+    const Pipeline &p =
+        env_.pipelines.get<shaders::ChainAdvanceBindings>(shaders::chain_advance, NoSpec{});
+    shaders::ChainAdvanceBindings b;
+    b.ids = ids;
+    b.tokens = tokens;
+    b.positions = step_view.positions;
+    b.kv_begin = step_view.kv_begin;
+    b.out = out;
     shaders::ChainAdvancePush push{n, step, window, n_sink};
-    env_.dispatch_1d(rec, p, {ids, tokens, step_view.positions, step_view.kv_begin, out}, &push,
-                     sizeof push, (n + 63) / 64);
+    env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
     rec.barrier();
 }
 

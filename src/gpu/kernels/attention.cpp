@@ -26,10 +26,14 @@ void AttentionKernels::rope(Recording &rec, RopeLayout layout, const BufferRange
     require(positions, uint64_t(n_tokens) * 4, "rope", "positions");
     shaders::RopeSpec spec;
     spec.NEOX = uint32_t(layout);
-    const Pipeline &p = env_.pipelines.get(shaders::rope, 3, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::RopeBindings>(shaders::rope, spec);
+    shaders::RopeBindings b;
+    b.x = x;
+    b.table = table;
+    b.positions = positions;
     shaders::RopePush push{n_tokens, n_heads, head_dim, rot_dim, n_pos};
     uint64_t n = uint64_t(n_tokens) * n_heads * (rot_dim / 2);
-    env_.dispatch_1d(rec, p, {x, table, positions}, &push, sizeof push, (n + 63) / 64);
+    env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
     rec.barrier();
 }
 
@@ -90,7 +94,7 @@ void AttentionKernels::kv_store(Recording &rec, const BufferRange &k, const Buff
     shaders::KvStoreSpec spec;
     spec.KV_TYPE = uint32_t(shape.kv_type);
     spec.ROPE = !roped ? 0 : rope.layout == RopeLayout::Neox ? 2 : 1;
-    const Pipeline &p = env_.pipelines.get(shaders::kv_store, 8, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::KvStoreBindings>(shaders::kv_store, spec);
     shaders::KvStorePush push{
         shape.n_tokens, kv_dim, shape.head_dim,           shape.capacity,
         shape.n_sink,   n_seq,  roped ? rope.rot_dim : 0, roped ? rope.n_pos : 0,
@@ -100,12 +104,34 @@ void AttentionKernels::kv_store(Recording &rec, const BufferRange &k, const Buff
     uint64_t per_token = shape.kv_type == KvType::Q8_0 ? shape.n_kv_heads : kv_dim / 8;
     uint64_t n = uint64_t(shape.n_tokens) * per_token;
     if (q_heads) n += uint64_t(shape.n_tokens) * q_heads * (rope.rot_dim / 2);
+    shaders::KvStoreBindings b;
+    b.k = k;
+    b.v = v;
+    b.k_cache = k_cache;
+    b.v_cache = v_cache;
+    b.positions = step.positions;
+    b.seq_ids = step.seq_ids;
     // Unused bindings are bound to k, never read or written.
-    env_.dispatch_1d(rec, p,
-                     {k, v, k_cache, v_cache, step.positions, step.seq_ids, roped ? rope.table : k,
-                      q_heads ? rope.q : k},
-                     &push, sizeof push, (n + 63) / 64);
+    b.table = roped ? rope.table : k;
+    b.q = q_heads ? rope.q : k;
+    env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
     rec.barrier();
+}
+
+// The bindings every attention shader has, alike by name (attention_common.h's AttentionBindings,
+// attention.h's and attention_small_head.h's). Without sinks, that binding is q, never read.
+template <class Bindings>
+static void bind_attention(Bindings &b, const BufferRange &q, const BufferRange &k_cache,
+                           const BufferRange &v_cache, const BufferRange &out, const StepView &step,
+                           const BufferRange &sinks) {
+    b.q = q;
+    b.k_cache = k_cache;
+    b.v_cache = v_cache;
+    b.out = out;
+    b.positions = step.positions;
+    b.seq_ids = step.seq_ids;
+    b.kv_begin = step.kv_begin;
+    b.sinks = sinks.size ? sinks : q;
 }
 
 // attention_tiled.comp's tiles: 16 tokens by 16 keys, 64 lanes.
@@ -163,20 +189,15 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     shaders::AttentionPush push{shape.n_tokens, shape.n_heads, shape.n_kv_heads,
                                 shape.capacity, shape.n_sink,  n_seq,
                                 shape.scale,    shape.window,  sinks.size > 0};
-    std::vector<BufferRange> bindings{q,
-                                      k_cache,
-                                      v_cache,
-                                      out,
-                                      step.positions,
-                                      step.seq_ids,
-                                      step.kv_begin,
-                                      sinks.size ? sinks : q};
     if (attention_tiled(shape)) {
         shaders::AttentionTiledSpec spec;
         spec.HEAD_DIM = shape.head_dim;
         spec.KV_TYPE = uint32_t(shape.kv_type);
-        const Pipeline &p = env_.pipelines.get(shaders::attention_tiled, 8, spec);
-        rec.dispatch(p, bindings, &push, sizeof push, shape.n_heads,
+        const Pipeline &p =
+            env_.pipelines.get<shaders::AttentionBindings>(shaders::attention_tiled, spec);
+        shaders::AttentionBindings b;
+        bind_attention(b, q, k_cache, v_cache, out, step, sinks);
+        rec.dispatch(p, b, &push, sizeof push, shape.n_heads,
                      (shape.n_tokens + kTileTokens - 1) / kTileTokens);
         rec.barrier();
         return;
@@ -215,19 +236,26 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     spec.KV_TYPE = uint32_t(shape.kv_type);
     spec.G = g;
     spec.SPLITS = splits;
-    const Pipeline &p = env_.pipelines.get(shaders::attention, 9, spec);
-    bindings.push_back(splits > 1 ? scratch : out);
+    const Pipeline &p =
+        env_.pipelines.get<shaders::AttentionSplitBindings>(shaders::attention, spec);
+    shaders::AttentionSplitBindings b;
+    bind_attention(b, q, k_cache, v_cache, out, step, sinks);
+    b.part = splits > 1 ? scratch : out;  // without splits: out again, never written
     if (shape.n_tokens > 0)
-        rec.dispatch(p, bindings, &push, sizeof push, uint32_t(gx), shape.n_tokens, splits);
+        rec.dispatch(p, b, &push, sizeof push, uint32_t(gx), shape.n_tokens, splits);
     rec.barrier();
     if (splits < 2 || shape.n_tokens == 0) return;
     shaders::AttentionCombineSpec merge_spec;
     merge_spec.HEAD_DIM = shape.head_dim;
     merge_spec.SPLITS = splits;
-    const Pipeline &merge = env_.pipelines.get(shaders::attention_combine, 3, merge_spec);
+    const Pipeline &merge = env_.pipelines.get<shaders::AttentionCombineBindings>(
+        shaders::attention_combine, merge_spec);
+    shaders::AttentionCombineBindings mb;
+    mb.part = scratch;
+    mb.sinks = sinks.size ? sinks : q;
+    mb.out = out;
     shaders::AttentionCombinePush mp{shape.n_tokens * shape.n_heads, shape.n_heads, sinks.size > 0};
-    env_.dispatch_1d(rec, merge, {scratch, sinks.size ? sinks : q, out}, &mp, sizeof mp,
-                     uint64_t(shape.n_tokens) * shape.n_heads);
+    env_.dispatch_1d(rec, merge, mb, &mp, sizeof mp, uint64_t(shape.n_tokens) * shape.n_heads);
     rec.barrier();
 }
 
@@ -249,15 +277,14 @@ void AttentionKernels::attention_small_head(Recording &rec, const BufferRange &q
     shaders::AttentionSmallHeadSpec spec;
     spec.WG = wg;
     spec.KV_TYPE = uint32_t(shape.kv_type);
-    const Pipeline &p = env_.pipelines.get(shaders::attention_small_head, 8, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::AttentionSmallHeadBindings>(
+        shaders::attention_small_head, spec);
+    shaders::AttentionSmallHeadBindings b;
+    bind_attention(b, q, k_cache, v_cache, out, step, sinks);
     shaders::AttentionSmallHeadPush push{shape.n_tokens, shape.n_heads,  shape.n_kv_heads,
                                          shape.head_dim, shape.capacity, shape.n_sink,
                                          shape.scale,    shape.window,   sinks.size > 0};
-    if (shape.n_tokens > 0)
-        rec.dispatch(p,
-                     {q, k_cache, v_cache, out, step.positions, step.seq_ids, step.kv_begin,
-                      sinks.size ? sinks : q},
-                     &push, sizeof push, shape.n_heads, shape.n_tokens);
+    if (shape.n_tokens > 0) rec.dispatch(p, b, &push, sizeof push, shape.n_heads, shape.n_tokens);
     rec.barrier();
 }
 

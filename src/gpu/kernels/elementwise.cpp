@@ -20,9 +20,13 @@ void ElementwiseKernels::rms_norm(Recording &rec, const BufferRange &x, const Bu
     check_loops(2 * (cols / env_.norm_wg + 1), "rms_norm", cols);
     shaders::RmsNormSpec spec;
     spec.WG = env_.norm_wg;
-    const Pipeline &p = env_.pipelines.get(shaders::rms_norm, 3, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::RmsNormBindings>(shaders::rms_norm, spec);
+    shaders::RmsNormBindings b;
+    b.x = x;
+    b.weight = weight;
+    b.y = y;
     shaders::RmsNormPush push{cols, eps};
-    env_.dispatch_1d(rec, p, {x, weight, y}, &push, sizeof push, rows);
+    env_.dispatch_1d(rec, p, b, &push, sizeof push, rows);
     rec.barrier();
 }
 
@@ -36,9 +40,14 @@ void ElementwiseKernels::layer_norm(Recording &rec, const BufferRange &x, const 
     check_loops(3 * (cols / env_.norm_wg + 1), "layer_norm", cols);
     shaders::LayerNormSpec spec;
     spec.WG = env_.norm_wg;
-    const Pipeline &p = env_.pipelines.get(shaders::layer_norm, 4, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::LayerNormBindings>(shaders::layer_norm, spec);
+    shaders::LayerNormBindings b;
+    b.x = x;
+    b.weight = weight;
+    b.bias = bias;
+    b.y = y;
     shaders::LayerNormPush push{cols, eps};
-    env_.dispatch_1d(rec, p, {x, weight, bias, y}, &push, sizeof push, rows);
+    env_.dispatch_1d(rec, p, b, &push, sizeof push, rows);
     rec.barrier();
 }
 
@@ -49,9 +58,12 @@ void ElementwiseKernels::softmax(Recording &rec, const BufferRange &x, const Buf
     check_loops(3 * (cols / env_.norm_wg + 1), "softmax", cols);
     shaders::SoftmaxSpec spec;
     spec.WG = env_.norm_wg;
-    const Pipeline &p = env_.pipelines.get(shaders::softmax, 2, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::SoftmaxBindings>(shaders::softmax, spec);
+    shaders::SoftmaxBindings b;
+    b.x = x;
+    b.y = y;
     shaders::SoftmaxPush push{cols, scale};
-    env_.dispatch_1d(rec, p, {x, y}, &push, sizeof push, rows);
+    env_.dispatch_1d(rec, p, b, &push, sizeof push, rows);
     rec.barrier();
 }
 
@@ -64,9 +76,13 @@ void ElementwiseKernels::binary(Recording &rec, Binary op, const BufferRange &a,
     require(y, uint64_t(n) * 4, "binary", "y");
     shaders::EltwiseSpec spec;
     spec.OP = uint32_t(op);
-    const Pipeline &p = env_.pipelines.get(shaders::eltwise, 3, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::EltwiseBindings>(shaders::eltwise, spec);
+    shaders::EltwiseBindings bind;
+    bind.a = a;
+    bind.b = b;
+    bind.y = y;
     shaders::EltwisePush push{n, nb};
-    env_.dispatch_1d(rec, p, {a, b, y}, &push, sizeof push, (uint64_t(n) + 63) / 64);
+    env_.dispatch_1d(rec, p, bind, &push, sizeof push, (uint64_t(n) + 63) / 64);
     rec.barrier();
 }
 
@@ -76,9 +92,13 @@ void ElementwiseKernels::unary(Recording &rec, Unary op, const BufferRange &x, c
     require(y, uint64_t(n) * 4, "unary", "y");
     shaders::EltwiseSpec spec;
     spec.OP = uint32_t(op);
-    const Pipeline &p = env_.pipelines.get(shaders::eltwise, 3, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::EltwiseBindings>(shaders::eltwise, spec);
+    shaders::EltwiseBindings b;
+    b.a = x;
+    b.b = x;  // never read by a unary operation
+    b.y = y;
     shaders::EltwisePush push{n, n};
-    env_.dispatch_1d(rec, p, {x, x, y}, &push, sizeof push, (uint64_t(n) + 63) / 64);
+    env_.dispatch_1d(rec, p, b, &push, sizeof push, (uint64_t(n) + 63) / 64);
     rec.barrier();
 }
 
@@ -88,12 +108,16 @@ void ElementwiseKernels::get_rows(Recording &rec, const Matrix &table, const Buf
     require(out, uint64_t(n_ids) * table.cols * 4, "get_rows", "out");
     shaders::GetRowsSpec spec;
     spec.WTYPE = uint32_t(table.type);
-    const Pipeline &p = env_.pipelines.get(shaders::get_rows, 3, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::GetRowsBindings>(shaders::get_rows, spec);
+    shaders::GetRowsBindings b;
+    b.ids = ids;
+    b.out = out;
     // An invocation decodes 8 weights of a block-quantized table (rows are whole blocks).
     uint64_t n = uint64_t(n_ids) * table.cols / (block_weights(table.type) > 1 ? 8 : 1);
     for (const KernelEnv::Chunk &c : env_.split_rows(table)) {
         shaders::GetRowsPush push{n_ids, table.cols, c.row0, c.rows, table.rows};
-        env_.dispatch_1d(rec, p, {c.data, ids, out}, &push, sizeof push, (n + 63) / 64);
+        b.table = c.data;
+        env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
     }
     rec.barrier();
 }

@@ -85,9 +85,9 @@ std::vector<KernelEnv::Chunk> KernelEnv::split_rows(const Matrix &m, uint64_t ma
     return chunks;
 }
 
-void KernelEnv::dispatch_1d(Recording &rec, const Pipeline &p,
-                            const std::vector<BufferRange> &bindings, const void *push,
-                            uint32_t push_bytes, uint64_t groups, uint32_t groups_z) const {
+void KernelEnv::dispatch_ranges(Recording &rec, const Pipeline &p,
+                                const std::vector<BufferRange> &bindings, const void *push,
+                                uint32_t push_bytes, uint64_t groups, uint32_t groups_z) const {
     if (groups == 0) return;
     uint64_t max_x = device.caps().max_groups_x;
     uint64_t gx = std::min(groups, max_x);

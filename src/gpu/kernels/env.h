@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "gpu/pipeline.h"
@@ -42,9 +43,12 @@ struct KernelEnv {
     // Row chunks of `m` whose bindings each fit in max_range bytes (0: maxStorageBufferRange).
     std::vector<Chunk> split_rows(const Matrix &m, uint64_t max_range = 0) const;
     // `groups` workgroups in x (and y beyond maxComputeWorkGroupCount[0]), times `groups_z`.
-    void dispatch_1d(Recording &rec, const Pipeline &p, const std::vector<BufferRange> &bindings,
-                     const void *push, uint32_t push_bytes, uint64_t groups,
-                     uint32_t groups_z = 1) const;
+    // The bindings are the shader interface's (shaders/include/interface.h), by name.
+    template <class Bindings, std::enable_if_t<std::is_base_of_v<BindingList, Bindings>, int> = 0>
+    void dispatch_1d(Recording &rec, const Pipeline &p, const Bindings &bindings, const void *push,
+                     uint32_t push_bytes, uint64_t groups, uint32_t groups_z = 1) const {
+        dispatch_ranges(rec, p, binding_ranges(bindings), push, push_bytes, groups, groups_z);
+    }
 
     Device &device;
     Pipelines &pipelines;
@@ -61,6 +65,11 @@ struct KernelEnv {
     // Attention: query heads x head_dim a workgroup may serve at once (their queries and
     // accumulators are each lane's state).
     uint32_t max_group_dims;
+
+  private:
+    void dispatch_ranges(Recording &rec, const Pipeline &p,
+                         const std::vector<BufferRange> &bindings, const void *push,
+                         uint32_t push_bytes, uint64_t groups, uint32_t groups_z) const;
 };
 
 }  // namespace vkllm::gpu

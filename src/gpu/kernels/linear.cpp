@@ -175,12 +175,6 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             fail(VKLLM_ERR_INTERNAL, "matvec: SwiGLU fused where the texel kernel cannot");
         if (!texel && normed)
             fail(VKLLM_ERR_INTERNAL, "matvec: a norm fused where the texel kernel cannot read");
-        // Weights, x, y, bias, the SwiGLU up weights, the norm weight, stacked K and V outputs.
-        static const BindingFormats kTexelBindings{
-            VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
-            VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED,
-            VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT,
-            VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED};
         const Pipeline *pipeline;
         if (texel) {
             shaders::MatvecTexelSpec spec;
@@ -196,9 +190,9 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             spec.X_UNITS = walk ? (units + env_.matvec_wg - 1) / env_.matvec_wg : 0;
             spec.NORM = normed;
             spec.QKV = qkv != nullptr;
-            pipeline = &env_.pipelines.get(
+            pipeline = &env_.pipelines.get<shaders::MatvecTexelBindings>(
                 env_.matvec_subgroup ? shaders::matvec_texel_subgroup : shaders::matvec_texel,
-                uint32_t(kTexelBindings.size()), spec, kTexelBindings);
+                spec);
         } else {
             shaders::MatvecSpec spec;
             spec.WG = env_.matvec_wg;
@@ -206,8 +200,8 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             spec.WTYPE = uint32_t(w.type);
             spec.NB = nb;
             spec.EPILOGUE = epilogue;
-            pipeline = &env_.pipelines.get(
-                env_.matvec_subgroup ? shaders::matvec_subgroup : shaders::matvec, 4, spec);
+            pipeline = &env_.pipelines.get<shaders::MatvecBindings>(
+                env_.matvec_subgroup ? shaders::matvec_subgroup : shaders::matvec, spec);
         }
         uint64_t max_range = env_.device.info().max_storage_buffer_range;
         if (texel)
@@ -223,20 +217,31 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             // Stacked outputs: where K's and V's rows start.
             if (qkv)
                 texel_push.k_row0 = qkv->q_rows, texel_push.v_row0 = qkv->q_rows + qkv->kv_rows;
-            std::vector<BufferRange> bindings{c.data, texel ? xs : x, y, bias_binding(end, c.data)};
+            uint64_t groups = (c.rows + rows - 1) / rows;
             if (texel) {
-                bindings.push_back(up_chunks[i].data);
+                shaders::MatvecTexelBindings b;
+                b.w = c.data;
+                b.x = xs;
+                b.y = y;
+                b.bias = bias_binding(end, c.data);
+                b.w2 = up_chunks[i].data;
                 // Without a norm its binding is x again, never read.
-                bindings.push_back(normed ? BufferRange{norm.weight.buffer, norm.weight.offset,
-                                                        uint64_t(w.cols) * 4}
-                                          : xs);
+                b.g = normed ? BufferRange{norm.weight.buffer, norm.weight.offset,
+                                           uint64_t(w.cols) * 4}
+                             : xs;
                 // Without stacked outputs these are y again, never written.
-                bindings.push_back(qkv ? qkv->k : y);
-                bindings.push_back(qkv ? qkv->v : y);
+                b.yk = qkv ? qkv->k : y;
+                b.yv = qkv ? qkv->v : y;
+                env_.dispatch_1d(rec, *pipeline, b, &texel_push, sizeof texel_push, groups,
+                                 groups_z);
+            } else {
+                shaders::MatvecBindings b;
+                b.w = c.data;
+                b.x = x;
+                b.y = y;
+                b.bias = bias_binding(end, c.data);
+                env_.dispatch_1d(rec, *pipeline, b, &push, sizeof push, groups, groups_z);
             }
-            env_.dispatch_1d(rec, *pipeline, bindings, texel ? (const void *)&texel_push : &push,
-                             texel ? sizeof texel_push : sizeof push, (c.rows + rows - 1) / rows,
-                             groups_z);
         }
     }
     rec.barrier();
@@ -261,7 +266,10 @@ void LinearKernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x
     shaders::MatmulSpec spec;
     spec.WTYPE = uint32_t(w.type);
     spec.EPILOGUE = epilogue;
-    const Pipeline &p = env_.pipelines.get(shaders::matmul, 4, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::MatmulBindings>(shaders::matmul, spec);
+    shaders::MatmulBindings b;
+    b.x = x;
+    b.y = y;
     uint32_t tiles_m = (n + 31) / 32;
     if (tiles_m > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u rows is too many", n);
     for (const KernelEnv::Chunk &c : env_.split_rows(w)) {
@@ -269,8 +277,9 @@ void LinearKernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x
         uint32_t tiles_n = (c.rows + 31) / 32;
         if (tiles_n > env_.device.caps().max_groups_x)
             fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u output rows is too many", c.rows);
-        rec.dispatch(p, {c.data, x, y, bias_binding(end, c.data)}, &push, sizeof push, tiles_n,
-                     tiles_m);
+        b.w = c.data;
+        b.bias = bias_binding(end, c.data);
+        rec.dispatch(p, b, &push, sizeof push, tiles_n, tiles_m);
     }
     rec.barrier();
 }

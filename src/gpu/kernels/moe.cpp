@@ -26,9 +26,12 @@ void MoeKernels::moe_route(Recording &rec, const BufferRange &logits, const Buff
     shaders::MoeRouteSpec spec;
     spec.GATING = uint32_t(gating);
     spec.MAXK = 8;
-    const Pipeline &p = env_.pipelines.get(shaders::moe_route, 2, spec);
+    const Pipeline &p = env_.pipelines.get<shaders::MoeRouteBindings>(shaders::moe_route, spec);
+    shaders::MoeRouteBindings b;
+    b.logits = logits;
+    b.route = route;
     shaders::MoeRoutePush push{n_tokens, n_expert, k, norm};
-    if (n_tokens > 0) rec.dispatch(p, {logits, route}, &push, sizeof push, 1, 1);
+    if (n_tokens > 0) rec.dispatch(p, b, &push, sizeof push, 1, 1);
     rec.barrier();
 }
 
@@ -115,11 +118,6 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
     const char *name = texel ? (env_.matvec_subgroup ? shaders::moe_matvec_texel_subgroup
                                                      : shaders::moe_matvec_texel)
                              : shaders::moe_matvec;
-    // Weights, x, y, route, bias, the SwiGLU up weights and their bias.
-    static const BindingFormats kTexelBindings{
-        VK_FORMAT_R32G32B32A32_UINT, VK_FORMAT_R32G32B32A32_SFLOAT, VK_FORMAT_UNDEFINED,
-        VK_FORMAT_UNDEFINED,         VK_FORMAT_UNDEFINED,           VK_FORMAT_R32G32B32A32_UINT,
-        VK_FORMAT_UNDEFINED};
     // A one-token step on lavapipe walks the rows as matvec does (kWalkUnits).
     bool walk =
         texel && env_.matvec_subgroup && nb == 1 && w.cols / 32 <= env_.matvec_wg * kWalkUnits;
@@ -134,7 +132,7 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
         spec.X_PER_ENTRY = x_per_entry;
         spec.SWIGLU = !up ? 0 : act == Binary::SwiGLU ? 1 : 2;
         spec.X_UNITS = walk ? (w.cols / 32 + env_.matvec_wg - 1) / env_.matvec_wg : 0;
-        pipeline = &env_.pipelines.get(name, uint32_t(kTexelBindings.size()), spec, kTexelBindings);
+        pipeline = &env_.pipelines.get<shaders::MoeMatvecTexelBindings>(name, spec);
     } else {
         shaders::MoeMatvecSpec spec;
         spec.WG = env_.matvec_wg;
@@ -142,7 +140,7 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
         spec.WTYPE = uint32_t(w.type);
         spec.NB = nb;
         spec.X_PER_ENTRY = x_per_entry;
-        pipeline = &env_.pipelines.get(name, 5, spec);
+        pipeline = &env_.pipelines.get<shaders::MoeMatvecBindings>(name, spec);
     }
     BufferRange xs{x.buffer, x.offset, (x_per_entry ? entries : n_tokens) * w.cols * 4};
     for (uint64_t e0 = 0; e0 < w.n_expert && n_tokens > 0; e0 += per_chunk) {
@@ -158,16 +156,30 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
         shaders::MoeMatvecTexelPush texel_push{
             w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
             uint32_t(n_here), bias.size > 0};
+        uint64_t groups = (w.rows + rows_per_group - 1) / rows_per_group;
         // A workgroup per chosen expert at most (moe_group.glsl).
-        std::vector<BufferRange> bindings{chunk, texel ? xs : x, y, route, bias.size ? bias : x};
+        uint32_t groups_z = uint32_t(std::min<uint64_t>(n_here, entries));
+        // Without a bias, its binding is x, never read.
+        const BufferRange &bias_range = bias.size ? bias : x;
         if (texel) {
-            bindings.push_back(up_chunk);
-            bindings.push_back(up_bias.size ? up_bias : x);  // without a bias: x, never read
+            shaders::MoeMatvecTexelBindings b;
+            b.w = chunk;
+            b.x = xs;
+            b.y = y;
+            b.route = route;
+            b.bias = bias_range;
+            b.w2 = up_chunk;
+            b.bias2 = up_bias.size ? up_bias : x;
+            env_.dispatch_1d(rec, *pipeline, b, &texel_push, sizeof texel_push, groups, groups_z);
+        } else {
+            shaders::MoeMatvecBindings b;
+            b.w = chunk;
+            b.x = x;
+            b.y = y;
+            b.route = route;
+            b.bias = bias_range;
+            env_.dispatch_1d(rec, *pipeline, b, &push, sizeof push, groups, groups_z);
         }
-        env_.dispatch_1d(rec, *pipeline, bindings, texel ? (const void *)&texel_push : &push,
-                         texel ? sizeof texel_push : sizeof push,
-                         (w.rows + rows_per_group - 1) / rows_per_group,
-                         uint32_t(std::min<uint64_t>(n_here, entries)));
     }
     rec.barrier();
 }
@@ -181,11 +193,17 @@ void MoeKernels::moe_combine(Recording &rec, const BufferRange &y, const BufferR
         require(shared, uint64_t(n_tokens) * n * 4, "moe_combine", "shared");
         require(shared_gate, uint64_t(n_tokens) * 4, "moe_combine", "shared_gate");
     }
-    const Pipeline &p = env_.pipelines.get(shaders::moe_combine, 5, NoSpec{});
+    const Pipeline &p =
+        env_.pipelines.get<shaders::MoeCombineBindings>(shaders::moe_combine, NoSpec{});
+    shaders::MoeCombineBindings b;
+    b.y = y;
+    b.route = route;
+    // Without a shared expert: y again, never read.
+    b.shared = shared.size ? shared : y;
+    b.shared_gate = shared.size ? shared_gate : y;
+    b.out = out;
     shaders::MoeCombinePush push{n_tokens, n, k, shared.size > 0};
-    env_.dispatch_1d(rec, p,
-                     {y, route, shared.size ? shared : y, shared.size ? shared_gate : y, out},
-                     &push, sizeof push, (uint64_t(n_tokens) * n + 63) / 64);
+    env_.dispatch_1d(rec, p, b, &push, sizeof push, (uint64_t(n_tokens) * n + 63) / 64);
     rec.barrier();
 }
 
