@@ -71,6 +71,29 @@ TEST_F(GpuTest, SwigluIsSiluOfGateTimesUp) {
     expect_close(download(yb, kN), want, 1e-5, 1e-6, "swiglu");
 }
 
+// Gemma's gated unit, gelu_tanh(gate) * up, and the embedding gather's scale (sqrt(n_embd)).
+TEST_F(GpuTest, GegluIsGeluOfGateTimesUpAndGetRowsScales) {
+    std::vector<float> g = ref::random(kN, 16, -6, 6), u = ref::random(kN, 17);
+    Buffer gb = upload(g), ub = upload(u), yb = floats(kN);
+    const uint32_t rows = 40, cols = 24;
+    std::vector<float> t = ref::random(size_t(rows) * cols, 18);
+    std::vector<int32_t> ids = {3, 39, 0, 3};
+    Buffer tb = upload(t), ib = upload(ids), ob = floats(ids.size() * cols);
+    run([&](Recording &r) {
+        kernels().binary(r, Binary::GeGLU, gb.range(), ub.range(), yb.range(), kN, kN);
+        kernels().get_rows(r, Matrix{tb.range(), WeightType::F32, rows, cols}, ib.range(),
+                           ob.range(), uint32_t(ids.size()), 25.25f);
+    });
+    std::vector<float> want(kN);
+    for (uint32_t i = 0; i < kN; ++i)
+        want[i] = float(ref::gelu_tanh(g[i]) * u[i]);
+    expect_close(download(yb, kN), want, 1e-5, 1e-6, "geglu");
+    std::vector<float> rows_want = ref::get_rows(t, rows, cols, ids);
+    for (float &v : rows_want)
+        v *= 25.25f;
+    expect_close(download(ob, ids.size() * cols), rows_want, 1e-6, 0, "scaled get_rows");
+}
+
 TEST_F(GpuTest, GetRowsGathersF32AndF16RowsAndZeroesInvalidIds) {
     const uint32_t rows = 300, cols = 75;  // odd: F16 rows start mid-word
     std::vector<float> t = ref::random(size_t(rows) * cols, 8), t16;

@@ -5,6 +5,7 @@
 //   1 mul:    y = a * b        3 gelu: y = GELU(a), tanh form (GPT-2, ggml)
 //   4 swiglu: y = silu(a) * b
 //   5 swiglu_oai (GPT-OSS): g = min(a, 7), u = clamp(b, -7, 7), y = (u + 1) * g * sigmoid(1.702 g)
+//   6 geglu (Gemma): y = gelu(a) * b, GELU's tanh form
 // b is read at i % nb, so a vector can be broadcast over rows (a bias, a gain); unary ops
 // ignore it. y may alias a or b.
 #include "common.glsl"
@@ -38,6 +39,8 @@ void main() {
         if (OP == 5u) {
             float g = min(av, 7.0), u = clamp(bv, -7.0, 7.0);
             y[i] = (u + 1.0) * g / (1.0 + exp(-1.702 * g));
+        } else if (OP == 6u) {
+            y[i] = gelu(av) * bv;
         } else {
             y[i] = OP == 0u ? av + bv : (OP == 1u ? av * bv : silu(av) * bv);
         }

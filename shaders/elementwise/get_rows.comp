@@ -5,6 +5,7 @@
 // [row0, row0 + rows); a table of any weight type (WTYPE), F32 out. An invocation writes one
 // value, or 8 of a block-quantized row (decoded together). The first chunk also zeroes the rows
 // of ids outside the whole table, so a bad id never reads out of bounds or leaves garbage.
+// Every value is multiplied by p.scale (1, or Gemma's embedding scale).
 #include "common.glsl"
 #include "weight_types.glsl"
 
@@ -27,13 +28,13 @@ void main() {
     if (id >= int(p.row0) && id < int(p.row0 + p.rows)) {
         uint e = uint(id - int(p.row0)) * p.cols + c;
         if (PER == 1u) {
-            o[idx] = weight_at(e);
+            o[idx] = weight_at(e) * p.scale;
         } else {
             vec4 a, b;
             unit_weights8(e >> 5u, (e >> 3u) & 3u, a, b);
             [[unroll]] for (uint i = 0; i < 4u; ++i) {
-                o[idx + i] = a[i];
-                o[idx + 4u + i] = b[i];
+                o[idx + i] = a[i] * p.scale;
+                o[idx + 4u + i] = b[i] * p.scale;
             }
         }
     } else if (p.row0 == 0u && (id < 0 || id >= int(p.total_rows))) {

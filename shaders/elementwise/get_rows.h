@@ -14,6 +14,7 @@ VKLLM_PUSH_BEGIN(GetRowsPush)
     uint row0;
     uint rows;        // rows in this chunk
     uint total_rows;  // rows in the whole table
+    float scale;      // every value times this (Gemma's sqrt(n_embd))
 VKLLM_PUSH_END(GetRowsPush)
 VKLLM_BINDINGS_BEGIN(GetRowsBindings)
 VKLLM_BINDING(GetRowsBindings, 0, table)

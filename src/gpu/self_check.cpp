@@ -147,10 +147,12 @@ void self_check(Context &ctx, vkllm_self_check_result &result) {
         "softmax", x.size(),
         [&](const BufferRange &o) { k.softmax(c.rec, bx.range(), o, n, cols, 1.0f); }, sm, 1e-5f);
 
-    std::vector<float> sw(x.size()), ad(x.size());
+    std::vector<float> sw(x.size()), ge(x.size()), ad(x.size());
     for (size_t i = 0; i < x.size(); ++i) {
         float a = x[i], bv = g[i % cols];
         sw[i] = float(a / (1.0 + std::exp(-double(a))) * bv);
+        double t = std::tanh(0.7978845608028654 * (a + 0.044715 * double(a) * a * a));
+        ge[i] = float(0.5 * a * (1 + t) * bv);
         ad[i] = a + bv;
     }
     c.run(
@@ -165,6 +167,12 @@ void self_check(Context &ctx, vkllm_self_check_result &result) {
             k.binary(c.rec, Binary::SwiGLU, bx.range(), bg.range(), o, uint32_t(x.size()), cols);
         },
         sw, 1e-5f);
+    c.run(
+        "geglu", x.size(),
+        [&](const BufferRange &o) {
+            k.binary(c.rec, Binary::GeGLU, bx.range(), bg.range(), o, uint32_t(x.size()), cols);
+        },
+        ge, 1e-5f);
 
     // RoPE on 5 tokens x 2 heads x 35 (= cols / 2) dims, NEOX pairs, positions 0, 3, 6, ...
     const uint32_t heads = 2, hd = cols / 2, rot = 34, npos = 16;

@@ -156,7 +156,8 @@ struct RopeScaling {
 };
 
 // SwiGLUOai: GPT-OSS's clamped form, (clamp(b, -7, 7) + 1) * g * sigmoid(1.702 g), g = min(a, 7).
-enum class Binary : uint32_t { Add = 0, Mul = 1, SwiGLU = 4, SwiGLUOai = 5 };
+// GeGLU (Gemma): gelu(a) * b, GELU's tanh form.
+enum class Binary : uint32_t { Add = 0, Mul = 1, SwiGLU = 4, SwiGLUOai = 5, GeGLU = 6 };
 enum class Unary : uint32_t { SiLU = 2, GELU = 3 };
 
 // How a router's logits choose k experts: Qwen2-MoE takes the softmax over all experts then the

@@ -103,7 +103,7 @@ void ElementwiseKernels::unary(Recording &rec, Unary op, const BufferRange &x, c
 }
 
 void ElementwiseKernels::get_rows(Recording &rec, const Matrix &table, const BufferRange &ids,
-                                  const BufferRange &out, uint32_t n_ids) {
+                                  const BufferRange &out, uint32_t n_ids, float scale) {
     require(ids, uint64_t(n_ids) * 4, "get_rows", "ids");
     require(out, uint64_t(n_ids) * table.cols * 4, "get_rows", "out");
     shaders::GetRowsSpec spec;
@@ -115,7 +115,7 @@ void ElementwiseKernels::get_rows(Recording &rec, const Matrix &table, const Buf
     // An invocation decodes 8 weights of a block-quantized table (rows are whole blocks).
     uint64_t n = uint64_t(n_ids) * table.cols / (block_weights(table.type) > 1 ? 8 : 1);
     for (const KernelEnv::Chunk &c : env_.split_rows(table)) {
-        shaders::GetRowsPush push{n_ids, table.cols, c.row0, c.rows, table.rows};
+        shaders::GetRowsPush push{n_ids, table.cols, c.row0, c.rows, table.rows, scale};
         b.table = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
     }

@@ -24,9 +24,9 @@ class ElementwiseKernels {
     void binary(Recording &rec, Binary op, const BufferRange &a, const BufferRange &b,
                 const BufferRange &y, uint32_t n, uint32_t nb);
     void unary(Recording &rec, Unary op, const BufferRange &x, const BufferRange &y, uint32_t n);
-    // out[t][:] = table[ids[t]][:] (rows of ids outside the table are zero).
+    // out[t][:] = table[ids[t]][:] * scale (rows of ids outside the table are zero).
     void get_rows(Recording &rec, const Matrix &table, const BufferRange &ids,
-                  const BufferRange &out, uint32_t n_ids);
+                  const BufferRange &out, uint32_t n_ids, float scale = 1.0f);
 
   private:
     KernelEnv &env_;

@@ -132,15 +132,18 @@ void LinearKernels::matvec_row_groups(Recording &rec, const Matrix &w, const Mat
 
 void LinearKernels::linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up,
                                   const BufferRange &x, const BufferRange &y,
-                                  const BufferRange &up_out, uint32_t n, const InputNorm &norm) {
+                                  const BufferRange &up_out, uint32_t n, const InputNorm &norm,
+                                  Binary glu) {
+    if (glu != Binary::SwiGLU && glu != Binary::GeGLU)
+        fail(VKLLM_ERR_INTERNAL, "linear_swiglu: %u is not a gated unit", uint32_t(glu));
     // Fused only in the texel kernel: every group's x must also start on a texel boundary.
     uint64_t x_step = uint64_t(kRowGroup) * gate.cols * 4;
-    if (row_groups_fit(gate, n) && x_step % env_.device.caps().texel_offset_align == 0 &&
-        fusable_swiglu(gate, up, x))
+    if (glu == Binary::SwiGLU && row_groups_fit(gate, n) &&
+        x_step % env_.device.caps().texel_offset_align == 0 && fusable_swiglu(gate, up, x))
         return matvec_row_groups(rec, gate, &up, x, y, n, Epilogue{}, norm);
     linear(rec, gate, x, y, n, Epilogue{}, norm);
     linear(rec, up, x, up_out, n, Epilogue{}, norm);
-    eltwise_.binary(rec, Binary::SwiGLU, y, up_out, y, n * gate.rows, n * gate.rows);
+    eltwise_.binary(rec, glu, y, up_out, y, n * gate.rows, n * gate.rows);
 }
 
 void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,

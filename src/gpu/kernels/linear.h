@@ -31,10 +31,11 @@ class LinearKernels {
     // texel matrix-vector kernel takes both (same type and shape: decode, and lavapipe's
     // prefill), one pass over x computes both projections and the product per row; otherwise
     // two linear() and the element-wise SwiGLU, with `up_out` holding the up projection.
-    // An InputNorm needs norm_fusable for both matrices.
+    // An InputNorm needs norm_fusable for both matrices. `glu` Binary::GeGLU (Gemma's
+    // gelu(gate) * up) is never fused: the two products, then the element-wise GeGLU.
     void linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up, const BufferRange &x,
                        const BufferRange &y, const BufferRange &up_out, uint32_t n,
-                       const InputNorm &norm = {});
+                       const InputNorm &norm = {}, Binary glu = Binary::SwiGLU);
     // Whether linear_swiglu can fuse for these matrices and input.
     bool fusable_swiglu(const Matrix &gate, const Matrix &up, const BufferRange &x) const;
     // The attention projections from a matrix stacking them (stack_rows of wq, wk, wv, with the
