@@ -1,4 +1,4 @@
-// Greedy continuations of SmolLM2-135M-Instruct by llama.cpp (through node-llama-cpp's prebuilt
+// Greedy continuations of SmolLM2-135M-Instruct (and Gemma 3 270M) by llama.cpp (through node-llama-cpp's prebuilt
 // CPU binaries), the reference tests/test_real_model_generation.cpp holds vkllm to.
 //
 // For each prompt: llama.cpp's prompt ids (a BOS only if the model asks for one; the chat
@@ -68,14 +68,18 @@ const model = await llama.loadModel({modelPath});
 // One thread: on a busy machine llama.cpp's spinning worker threads slow a step to seconds.
 const context = await model.createContext({contextSize: 512, threads: 1});
 const sequence = context.getSequence();
-const template = new Template(model.fileInfo.metadata.tokenizer.chat_template);
+// A file without a chat template (Gemma 3 270M's) gets the chat prompts' texts as plain prompts.
+const chatTemplate = model.fileInfo.metadata.tokenizer.chat_template;
+const template = chatTemplate ? new Template(chatTemplate) : null;
 
 function promptIds(text, chat) {
     const rendered = chat
         ? template.render({messages: [{role: "user", content: text}], add_generation_prompt: true})
         : text;
     const ids = model.tokenize(rendered, /*specialTokens*/ chat);
-    const bos = model.shouldPrependBosToken ? [model.tokens.bos] : [];
+    // The flag is the tokens object's (LlamaModel has none: reading it there gave no BOS ever,
+    // which SmolLM2, whose file asks for none, never showed).
+    const bos = model.tokens.shouldPrependBosToken ? [model.tokens.bos] : [];
     return {rendered, ids: [...bos, ...ids]};
 }
 
@@ -95,7 +99,7 @@ async function greedy(ids) {
 }
 
 const prompts = [];
-for (const [texts, chat] of [[CHAT, true], [PLAIN, false]]) {
+for (const [texts, chat] of [[CHAT, template !== null], [PLAIN, false]]) {
     for (const text of texts) {
         const {rendered, ids} = promptIds(text, chat);
         const {generated, top5} = await greedy(ids);
