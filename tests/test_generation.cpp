@@ -756,6 +756,7 @@ TEST_F(Generation, UnknownArchitecturesTensorTypesAndMismatchedTensorsAreNamed) 
     mamba.kv_string("general.architecture", "mamba");
     EXPECT_EQ(try_load(mamba, &msg), VKLLM_ERR_UNSUPPORTED);
     EXPECT_NE(msg.find("mamba"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("gemma3"), std::string::npos) << "the refusal names what is supported";
 
     // A tensor type GGUF knows but the kernels do not read (Q3_K), after tensors that were
     // already uploaded: refused by name and type, and their memory is given back.
@@ -798,4 +799,74 @@ TEST_F(Generation, UnknownArchitecturesTensorTypesAndMismatchedTensorsAreNamed) 
     EXPECT_NE(msg.find("token_embd.weight"), std::string::npos) << msg;
     EXPECT_EQ(try_load(llama({8, 4}), &msg), VKLLM_ERR_FORMAT);
     EXPECT_NE(msg.find("blk.0.attn_q.weight is missing"), std::string::npos) << msg;
+}
+
+// Gemma 3 with every switch on: seven layers (0-4 and 6 local with a window of 8 and RoPE base
+// 10000, 5 global with the file's base 10^6 and linear scaling 2), QK-norm, post-norms, the
+// GELU gate, the embedding scale, heads of 32 that are not n_embd / n_head, a tied output.
+// Decoded one by one and prefilled in chunks of 4 through 40 tokens (the local rings of
+// 8 + 4 - 1 slots wrap), and decoded four sequences at once: every logit row against the CPU
+// reference.
+TEST_F(Generation, Gemma3LocalAndGlobalLayersMatchTheReference) {
+    TinyModelSpec spec;
+    spec.arch = "gemma3";
+    spec.n_embd = 64, spec.n_head = 4, spec.n_head_kv = 2, spec.head_dim = 32, spec.n_ff = 96;
+    spec.n_layer = 7;
+    spec.sliding_window = 8;
+    spec.rope_base = 1e6f;
+    spec.rope_linear_factor = 2;
+    spec.rms_eps = 1e-6f;
+    spec.tied_output = true;
+    vkllm_model *m = tiny(spec, "gemma3");
+    ASSERT_NE(m, nullptr) << vkllm_last_error();
+    std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 5);
+    std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
+    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
+    uint64_t local = 0, global = 0;
+    ASSERT_EQ(vkllm_session_layer_kv_bytes(s, 0, &local), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_layer_kv_bytes(s, 5, &global), VKLLM_OK);
+    EXPECT_EQ(local, uint64_t(8 + 4 - 1) * 2 * 32 * 4 * 2) << "a local layer keeps its window";
+    EXPECT_EQ(global, uint64_t(64) * 2 * 32 * 4 * 2) << "a global layer keeps the context";
+    std::vector<std::vector<float>> got = decode_each(s, tokens, spec.n_vocab);
+    double worst = 0, largest = 0;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        worst = std::max(worst, max_abs_diff(got[i], want[i]));
+        largest = std::max(largest, max_abs(want[i]));
+    }
+    ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+    std::vector<float> last(spec.n_vocab);
+    ASSERT_EQ(vkllm_session_eval(s, 0, tokens.data(), tokens.size(), last.data()), VKLLM_OK);
+    double prefill = max_abs_diff(last, want.back());
+    std::printf("gemma3: max |logit| %.3g, decode error %.3g, chunked prefill error %.3g\n",
+                largest, worst, prefill);
+    double tol = 1e-4 * std::max(1.0, largest);
+    EXPECT_LE(worst, tol);
+    EXPECT_LE(prefill, tol);
+
+    // Four sequences of different lengths, then 6 steps decoded together.
+    vkllm_session *batch = session(m, 64, VKLLM_SESSION_KV_F32, 4, 4);
+    std::vector<std::vector<int32_t>> seqs;
+    std::vector<std::vector<float>> logits(4, std::vector<float>(spec.n_vocab));
+    for (uint32_t q = 0; q < 4; ++q) {
+        seqs.push_back(some_tokens(9 + 4 * q, spec.n_vocab, 21 + q));
+        ASSERT_EQ(vkllm_session_eval(batch, q, seqs[q].data(), seqs[q].size(), logits[q].data()),
+                  VKLLM_OK);
+    }
+    double batched = 0;
+    for (int step = 0; step < 6; ++step) {
+        uint32_t ids[4] = {0, 1, 2, 3};
+        int32_t toks[4];
+        for (uint32_t q = 0; q < 4; ++q)
+            seqs[q].push_back(toks[q] = argmax_of(logits[q]));
+        std::vector<float> all(4 * spec.n_vocab);
+        ASSERT_EQ(vkllm_session_decode(batch, ids, toks, 4, all.data()), VKLLM_OK)
+            << vkllm_last_error();
+        for (uint32_t q = 0; q < 4; ++q) {
+            logits[q].assign(all.begin() + q * spec.n_vocab, all.begin() + (q + 1) * spec.n_vocab);
+            std::vector<float> ref_last = ref::forward_logits(*reference_, seqs[q]).back();
+            batched = std::max(batched, max_abs_diff(logits[q], ref_last));
+        }
+    }
+    std::printf("gemma3: batched decode error %.3g\n", batched);
+    EXPECT_LE(batched, tol);
 }

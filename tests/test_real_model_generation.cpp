@@ -1,7 +1,9 @@
-// A real trained model generates what llama.cpp generates: SmolLM2-135M-Instruct (Q4_1, the
-// file scripts/fetch-models caches), greedy continuations of chat-formatted and plain prompts
-// against tests/data/llamacpp_greedy_smollm2.json (tools/llamacpp_reference/greedy.mjs, then
-// forward_f64.py; the command is in the file's "generated_by").
+// Real trained models generate what llama.cpp generates: SmolLM2-135M-Instruct (Q4_1) and
+// Gemma 3 270M (Q4_K_M), the files scripts/fetch-models caches; greedy continuations of
+// chat-formatted and plain prompts (Gemma's file has no chat template: plain ones only) against
+// tests/data/llamacpp_greedy_smollm2.json and llamacpp_greedy_gemma3.json
+// (tools/llamacpp_reference/greedy.mjs, then forward_f64.py; the command is in each file's
+// "generated_by").
 //
 // llama.cpp's CPU backend rounds activations to 8 bits before each quantized product, so its
 // logits stray from exact ones (by 0.09 typically on this model, see the file's f64_check), and
@@ -20,8 +22,6 @@
 #include "model_cache.h"
 
 namespace {
-
-constexpr const char *kModel = "SmolLM2-135M-Instruct.Q4_1.gguf";
 
 // A divergence is a near-tie when llama.cpp's logit gap between its token and vkllm's,
 // ln(p_llama / p_vkllm), is within what its 8-bit activations move this model's logit gaps by:
@@ -48,22 +48,22 @@ std::string label(const Json &prompt) {
 
 class RealModelGeneration : public EngineTest {
   protected:
-    void SetUp() override {
-        path_ = cached_model(kModel);
-        if (path_.empty())
-            GTEST_SKIP() << kModel << " is not in " << model_cache_dir()
-                         << " (scripts/fetch-models caches it); skipped";
-        EngineTest::SetUp();
-    }
-    std::string path_;
+    // Every prompt of the reference `json` (in tests/data) made from `model`, at least
+    // `min_prompts` of them.
+    void expect_llama_cpp_continuations(const char *model, const char *json, size_t min_prompts);
 };
 
 }  // namespace
 
-TEST_F(RealModelGeneration, SmolLM2GreedyContinuationsMatchLlamaCppOrSideWithFloat64AtNearTies) {
-    Json ref = Json::load(std::string(VKLLM_TEST_DATA_DIR) + "/llamacpp_greedy_smollm2.json");
-    ASSERT_EQ(ref["model"].str, kModel);
-    vkllm_model *m = load(path_);
+void RealModelGeneration::expect_llama_cpp_continuations(const char *model, const char *json,
+                                                         size_t min_prompts) {
+    std::string path = cached_model(model);
+    if (path.empty())
+        GTEST_SKIP() << model << " is not in " << model_cache_dir()
+                     << " (scripts/fetch-models caches it); skipped";
+    Json ref = Json::load(std::string(VKLLM_TEST_DATA_DIR) + "/" + json);
+    ASSERT_EQ(ref["model"].str, model);
+    vkllm_model *m = load(path);
     ASSERT_NE(m, nullptr);
     uint32_t n_vocab = vocab(m);
     vkllm_session *s = session(m, 256);  // the default F16 KV cache, as llama.cpp's
@@ -110,5 +110,16 @@ TEST_F(RealModelGeneration, SmolLM2GreedyContinuationsMatchLlamaCppOrSideWithFlo
         "llama.cpp's path vkllm chose otherwise at %zu steps (each checked above) and "
         "picked the float64 pass's token at %zu/%zu\n",
         ref["prompts"].arr.size(), matched_all, steps_all, differing, as_float64, steps_all);
-    EXPECT_GE(ref["prompts"].arr.size(), 8u);
+    EXPECT_GE(ref["prompts"].arr.size(), min_prompts);
+}
+
+TEST_F(RealModelGeneration, SmolLM2GreedyContinuationsMatchLlamaCppOrSideWithFloat64AtNearTies) {
+    expect_llama_cpp_continuations("SmolLM2-135M-Instruct.Q4_1.gguf",
+                                   "llamacpp_greedy_smollm2.json", 8);
+}
+
+// Gemma 3: local and global layers, QK-norm, post-norms, the GELU gate, the embedding scale
+// and a 262,144-token tied output head, against llama.cpp on 10 plain prompts.
+TEST_F(RealModelGeneration, Gemma3GreedyContinuationsMatchLlamaCppOrSideWithFloat64AtNearTies) {
+    expect_llama_cpp_continuations("gemma-3-270m-q4_k_m.gguf", "llamacpp_greedy_gemma3.json", 6);
 }

@@ -42,12 +42,21 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
         ctx.device().info().max_storage_buffer_range / std::max<uint64_t>(per_position, 1);
     max_positions_ = uint32_t(std::min<uint64_t>({config_.n_ctx_train, kMaxRopePositions, fit}));
     gpu::RopeScaling scaling;
-    scaling.factor = config_.yarn_factor;
-    scaling.orig_ctx = config_.yarn_orig_ctx;
-    scaling.ext_factor = config_.yarn_ext_factor;
-    scaling.attn_factor = config_.yarn_attn_factor;
-    scaling.beta_fast = config_.yarn_beta_fast;
-    scaling.beta_slow = config_.yarn_beta_slow;
+    if (config_.rope_linear_factor > 0) {
+        // Linear scaling: every angle divided by the factor (YaRN's form with no extrapolated
+        // share and no change of magnitude).
+        scaling.factor = config_.rope_linear_factor;
+        scaling.orig_ctx = config_.n_ctx_train;
+        scaling.ext_factor = 0;
+        scaling.attn_factor = 1;
+    } else {
+        scaling.factor = config_.yarn_factor;
+        scaling.orig_ctx = config_.yarn_orig_ctx;
+        scaling.ext_factor = config_.yarn_ext_factor;
+        scaling.attn_factor = config_.yarn_attn_factor;
+        scaling.beta_fast = config_.yarn_beta_fast;
+        scaling.beta_slow = config_.yarn_beta_slow;
+    }
     // Llama 3.1+ files carry per-pair frequency factors for their long-context scaling.
     if (const format::TensorInfo *t = file.find_tensor("rope_freqs.weight")) {
         if (t->type->id != 0 || t->n_dims != 1 || t->dims[0] != config_.rot_dim / 2)
@@ -65,6 +74,12 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
     rope_table_ =
         ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device, true);
     ctx.transfer().upload(rope_table_, table.data(), table.size() * sizeof(float));
+    if (config_.rope_base_swa > 0) {  // the sliding-window layers' own base, unscaled
+        table = gpu::rope_table(max_positions_, config_.rot_dim, config_.rope_base_swa, {});
+        rope_table_swa_ =
+            ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device, true);
+        ctx.transfer().upload(rope_table_swa_, table.data(), table.size() * sizeof(float));
+    }
     ++rope_table_builds_;
 }
 

@@ -30,11 +30,14 @@ class Model {
     uint32_t n_tokens() const { return uint32_t(tokenizer_->vocab().size()); }
 
     // cos/sin for positions [0, max_positions()), computed once at load (none for learned
-    // positions).
-    gpu::BufferRange rope_table() const { return rope_table_.range(); }
+    // positions). Layer `layer`'s: Gemma 3's sliding-window layers have a base of their own.
+    gpu::BufferRange rope_table(uint32_t layer = 0) const {
+        return config_.rope_base_swa > 0 && config_.swa_layer(layer) ? rope_table_swa_.range()
+                                                                     : rope_table_.range();
+    }
     // Positions the model can encode: its RoPE table's, or its learned position table's rows.
     uint32_t max_positions() const { return max_positions_; }
-    // How many times the table was computed (stays 1: sessions never recompute it).
+    // How many times the tables were computed (stays 1: sessions never recompute them).
     uint64_t rope_table_builds() const { return rope_table_builds_; }
     uint64_t file_bytes() const { return file_bytes_; }
     uint64_t tensor_bytes() const { return tensor_bytes_; }  // tensor data in the file
@@ -45,7 +48,7 @@ class Model {
     models::ModelWeights weights_;
     std::vector<gpu::Buffer> weight_arenas_;  // the device memory holding weights_' ranges
     std::shared_ptr<const tokenizer::Tokenizer> tokenizer_;
-    gpu::Buffer rope_table_;
+    gpu::Buffer rope_table_, rope_table_swa_;
     uint32_t max_positions_ = 0;
     uint64_t rope_table_builds_ = 0;
     uint64_t file_bytes_ = 0;

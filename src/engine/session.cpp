@@ -140,7 +140,7 @@ gpu::AttentionShape Session::attention_shape(uint32_t n, uint32_t layer, bool pr
     // Sliding-window layers see only their window: streaming sinks are a full layer's matter.
     s.n_sink = c.swa_layer(layer) ? 0 : opt_.n_sink;
     s.kv_type = opt_.kv_type;
-    s.scale = 1.0f / std::sqrt(float(c.head_dim));
+    s.scale = c.attn_scale;
     s.window = c.swa_layer(layer) ? c.sliding_window : 0;
     s.prefill = prefill;
     return s;
@@ -159,7 +159,7 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
     Overloaded record_op{
         [&](const op::Embed &e) {
             k.get_rows(rec, e.table, step_.range(kTokens * step_stride_, uint64_t(rows) * 4),
-                       act(Act::X, rows), rows);
+                       act(Act::X, rows), rows, e.scale);
         },
         [&](const op::RmsNorm &n) {
             uint32_t r = rows * (width(n.in) / n.cols);
@@ -193,7 +193,7 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
             gpu::KvRope rope;
             if (s.rope == models::Rope::KAndQ)
                 rope = {c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
-                        model_.rope_table(),
+                        model_.rope_table(s.layer),
                         c.rot_dim,
                         model_.max_positions(),
                         act(Act::Q, rows),
@@ -208,8 +208,10 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
                         attn_scratch_.size() ? attn_scratch_.range() : gpu::BufferRange{});
         },
         [&](const op::LinearSwiGlu &ls) {
-            k.linear_swiglu(rec, ls.gate, ls.up, act(ls.in, rows), act(ls.out, rows),
-                            act(ls.up_out, rows), rows, {ls.norm, c.norm_eps});
+            k.linear_swiglu(
+                rec, ls.gate, ls.up, act(ls.in, rows), act(ls.out, rows), act(ls.up_out, rows),
+                rows, {ls.norm, c.norm_eps},
+                ls.glu == models::Glu::GeGlu ? gpu::Binary::GeGLU : gpu::Binary::SwiGLU);
         },
         [&](const op::MoeRoute &mr) {
             k.moe_route(rec, act(Act::Router, rows), route_.range(), rows, c.n_expert,

@@ -24,10 +24,12 @@ ModelConfig read_config(const format::GgufFile &f) {
         c.arch = Arch::Qwen2Moe;
     else if (c.arch_name == "gpt-oss")
         c.arch = Arch::GptOss;
+    else if (c.arch_name == "gemma3")
+        c.arch = Arch::Gemma3;
     else
         fail(VKLLM_ERR_UNSUPPORTED,
              "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3, gpt2, qwen2moe, "
-             "gpt-oss are)",
+             "gpt-oss, gemma3 are)",
              path, c.arch_name.c_str());
 
     const std::string p = c.arch_name + ".";
@@ -89,6 +91,7 @@ ModelConfig read_config(const format::GgufFile &f) {
     if (c.arch == Arch::GptOss) {
         c.attn_sinks = true;
         c.sliding_window = opt("attention.sliding_window", 0);
+        c.swa_pattern = 2;
         if (auto type = f.get_string(p + "rope.scaling.type"); type && *type == "yarn") {
             c.yarn_factor = positive("rope.scaling.factor", 1.0);
             c.yarn_orig_ctx = need("rope.scaling.original_context_length");
@@ -111,9 +114,33 @@ ModelConfig read_config(const format::GgufFile &f) {
                  std::string(*type).c_str());
         }
     }
+    if (c.arch == Arch::Gemma3) {
+        // llama.cpp: with a window, five local layers (RoPE base 10000, unscaled) then a global
+        // one (the file's base, and its linear scaling where it has one); queries scaled by
+        // 1/sqrt(head_dim) (query_pre_attn_scalar for every size but 27B, which is refused
+        // below since its scalar is n_embd / n_head instead).
+        c.sliding_window = opt("attention.sliding_window", 0);
+        c.swa_pattern = 6;
+        c.rope_base_swa = 10000.0f;
+        if (auto type = f.get_string(p + "rope.scaling.type"); type && *type == "linear") {
+            c.rope_linear_factor = positive("rope.scaling.factor", 1.0);
+        } else if (type && *type != "none") {
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: RoPE scaling \"%s\" is not supported", path,
+                 std::string(*type).c_str());
+        }
+        if (c.n_layer == 62)
+            fail(VKLLM_ERR_UNSUPPORTED,
+                 "%s: Gemma 3 27B scales queries by n_embd / n_head, which is not supported", path);
+        if (f.get_float(p + "final_logit_softcapping").value_or(0) != 0)
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: final logit soft-capping is not supported", path);
+        c.embd_scale = std::sqrt(float(c.n_embd));
+        c.post_norms = true;
+        c.gelu_gate = true;
+    }
+    c.attn_scale = 1.0f / std::sqrt(float(c.head_dim));
     // GGUF llama files carry q/k rows permuted for adjacent-pair RoPE; Qwen ones are NEOX.
     c.neox = c.arch != Arch::Llama;
-    c.qk_norm = c.arch == Arch::Qwen3;
+    c.qk_norm = c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3;
     const format::TensorInfo *embd = f.find_tensor("token_embd.weight");
     if (!embd) fail(VKLLM_ERR_FORMAT, "%s: token_embd.weight is missing", path);
     if (embd->n_dims != 2 || embd->dims[0] != c.n_embd || embd->dims[1] > (1u << 24))

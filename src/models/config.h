@@ -8,7 +8,7 @@
 
 namespace vkllm::models {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gpt2, Qwen2Moe, GptOss };
+enum class Arch { Llama, Qwen2, Qwen3, Gpt2, Qwen2Moe, GptOss, Gemma3 };
 
 struct ModelConfig {
     Arch arch = Arch::Llama;
@@ -39,9 +39,27 @@ struct ModelConfig {
     // ggml's YaRN knobs, when the file sets them (rope.scaling.yarn_*).
     float yarn_ext_factor = 1, yarn_attn_factor = 1, yarn_beta_fast = 32, yarn_beta_slow = 1;
 
+    // Sliding-window layers in a pattern of swa_pattern layers: all of a group but its last
+    // (llama.cpp's set_swa_pattern; GPT-OSS: 2, every even layer; Gemma 3: 6, five local layers
+    // then a global one).
+    uint32_t swa_pattern = 0;
+    // Gemma 3: the sliding-window layers' RoPE base (0: rope_base, as every layer's), and the
+    // global layers' linear RoPE scaling factor (0: none; positions divided by it).
+    float rope_base_swa = 0;
+    float rope_linear_factor = 0;
+    // The attention's logit scale (1 / sqrt(head_dim), or Gemma 3's query_pre_attn_scalar).
+    float attn_scale = 0;
+    // Gemma 3: the embeddings times sqrt(n_embd); norms of the attention's and the FFN's output
+    // before the residual add (post_attention_norm, post_ffw_norm); a GELU-tanh gate.
+    float embd_scale = 1;
+    bool post_norms = false;
+    bool gelu_gate = false;
+
     bool moe() const { return n_expert > 0; }
-    // Whether layer `il` attends over a sliding window (GPT-OSS: layers 0, 2, 4, ...).
-    bool swa_layer(uint32_t il) const { return sliding_window > 0 && il % 2 == 0; }
+    // Whether layer `il` attends over a sliding window.
+    bool swa_layer(uint32_t il) const {
+        return sliding_window > 0 && swa_pattern > 0 && il % swa_pattern < swa_pattern - 1;
+    }
     bool neox = false;         // RoPE pairs (i, i + rot/2) rather than (2i, 2i+1)
     bool qk_norm = false;      // per-head RMSNorm of q and k (Qwen3)
     bool tied_output = false;  // no output.weight: the embedding is the output head

@@ -89,7 +89,7 @@ class Builder {
         : c_(c), w_(w), shape_(shape), fusable_(fusable), family_(family(c)) {}
 
     Plan build() {
-        add(op::Embed{w_.token_embd});
+        add(op::Embed{w_.token_embd, c_.embd_scale});
         if (c_.learned_positions) add(op::AddPositions{w_.position_embd});
         for (uint32_t i = 0; i < c_.n_layer; ++i) {
             attention(i);
@@ -147,14 +147,28 @@ class Builder {
         }
         add(op::StoreKv{i, family_.rope});
         add(op::Attend{i, L.sinks});
-        add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, Write::Accumulate});
+        residual(L.wo, Act::Attn, L.bo, L.post_attn_norm);
     }
 
-    // X += down(silu(gate(norm(X))) * up(norm(X))).
+    // X += W in (+ bias), or with a post-norm (Gemma 3) X += rmsnorm(W in) * post_norm.
+    void residual(const gpu::Matrix &w, Act in, const gpu::BufferRange &bias,
+                  const gpu::BufferRange &post_norm) {
+        if (!post_norm.size) {
+            add(op::Linear{w, in, Act::X, bias, Write::Accumulate});
+            return;
+        }
+        add(op::Linear{w, in, Act::H, bias});
+        add(op::RmsNorm{Act::H, Act::H, post_norm, c_.n_embd});
+        add(op::Add{Act::X, Act::H, Act::X});
+    }
+
+    // X += down(silu(gate(norm(X))) * up(norm(X))) (Gemma 3: gelu for silu, and the result
+    // post-normed).
     void swiglu(const LayerWeights &L) {
         NormedInput f = normed(Act::X, L.ffn_norm, {}, shape_.n_tokens, {&L.gate, &L.up});
-        add(op::LinearSwiGlu{L.gate, L.up, f.in, Act::Gate, Act::Up, f.norm});
-        add(op::Linear{L.down, Act::Gate, Act::X, {}, Write::Accumulate});
+        add(op::LinearSwiGlu{L.gate, L.up, f.in, Act::Gate, Act::Up, f.norm,
+                             c_.gelu_gate ? Glu::GeGlu : Glu::SwiGlu});
+        residual(L.down, Act::Gate, {}, L.post_ffn_norm);
     }
 
     // X += down(gelu(up(layernorm(X)))), each with its bias.

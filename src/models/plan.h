@@ -71,18 +71,20 @@ enum class ExpertWeights {
 // What a MoeLinear reads: a row per token, or a row per (token, chosen expert) entry.
 enum class ExpertInput { PerToken, PerEntry };
 
-// A MoeSwiGlu's gated unit.
+// A gated unit (LinearSwiGlu, MoeSwiGlu).
 enum class Glu {
     SwiGlu,     // silu(gate) * up
-    SwiGluOai,  // GPT-OSS's clamped form
+    SwiGluOai,  // GPT-OSS's clamped form (experts only)
+    GeGlu,      // gelu(gate) * up, GELU's tanh form (Gemma; dense only)
 };
 
 // Whether MoeCombine adds a shared expert (Qwen2-MoE) to the routed ones.
 enum class SharedExpert { None, Gated };
 
 namespace op {
-struct Embed {  // X[t] = embedding row of the step's token t
+struct Embed {  // X[t] = embedding row of the step's token t, times scale
     gpu::Matrix table;
+    float scale = 1;  // Gemma: sqrt(n_embd)
 };
 struct RmsNorm {  // out = rmsnorm(in) * weight, over rows of `cols` (per head: cols = head_dim)
     Act in, out;
@@ -127,6 +129,7 @@ struct LinearSwiGlu {  // out = silu(W_gate in) * (W_up in), fused where the ker
     gpu::Matrix gate, up;
     Act in, out, up_out;    // up_out: the up projection, where it is not fused
     gpu::BufferRange norm;  // as Linear's
+    Glu glu = Glu::SwiGlu;  // or GeGlu: gelu(W_gate in) * (W_up in)
 };
 struct MoeRoute {  // Router logits -> each token's experts and weights, grouped by expert
     gpu::Gating gating;
@@ -181,8 +184,10 @@ using NormFusable =
 
 // The decoder-only transformer of llama, qwen2 and qwen3 (pre-norm, RoPE, GQA, SwiGLU) and of
 // gpt2 (pre-LayerNorm, learned positions, GELU MLP, biases), and the mixture-of-experts
-// qwen2moe and gpt-oss (routed experts grouped by expert; sinks and sliding windows). A step
-// that produces logits ends with their Argmax.
+// qwen2moe and gpt-oss (routed experts grouped by expert; sinks and sliding windows), and
+// gemma3 (scaled embeddings, QK-norm, the attention's and the FFN's outputs RMS-normed before
+// the residual add, a GELU gate; its local layers' RoPE base is the engine's table choice). A
+// step that produces logits ends with their Argmax.
 //
 // An RMS norm whose every reader is a linear layer the kernels can normalise for is folded
 // into them (their `norm`) where `fusable` says so: no RmsNorm op, and they read its input.

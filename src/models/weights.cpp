@@ -282,6 +282,10 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
         }
         L.wo = l.matrix(b + "attn_output.weight", c.q_dim(), c.n_embd);
         L.ffn_norm = l.vector(b + "ffn_norm.weight", c.n_embd);
+        if (c.post_norms) {
+            L.post_attn_norm = l.vector(b + "post_attention_norm.weight", c.n_embd);
+            L.post_ffn_norm = l.vector(b + "post_ffw_norm.weight", c.n_embd);
+        }
         L.gate = l.matrix(b + "ffn_gate.weight", c.n_embd, c.n_ff);
         L.up = l.matrix(b + "ffn_up.weight", c.n_embd, c.n_ff);
         L.down = l.matrix(b + "ffn_down.weight", c.n_ff, c.n_embd);

@@ -25,8 +25,10 @@ struct LayerWeights {
     // placed them back to back (it always tries); no data where it could not.
     gpu::Matrix wqkv;
     gpu::BufferRange bqkv;
-    gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3
-    gpu::Matrix gate, up, down;       // no gate for GPT-2
+    gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3 or Gemma 3
+    // Gemma 3: norms of the attention's and the FFN's output (size 0 otherwise).
+    gpu::BufferRange post_attn_norm, post_ffn_norm;
+    gpu::Matrix gate, up, down;  // no gate for GPT-2
     // GPT-2 only (size 0 otherwise): LayerNorm biases, output projection and MLP biases (GPT-OSS
     // has bo too).
     gpu::BufferRange attn_norm_b, ffn_norm_b, bo, b_up, b_down;

@@ -159,10 +159,11 @@ double yarn_corr_dim(double n_dims, double n_ctx_orig, double n_rot, double base
 // (divided by the factor) with that one by ramp(i) * ext_factor, ramp(i) = 1 - clamp((i - low)
 // / max(0.001, high - low), 0, 1), and cos and sin are scaled by attn_factor * (1 + 0.1 ln
 // factor) (the log term only when ext_factor != 0).
-void rope(const ModelRef &m, double *head, int pos) {
+void rope(const ModelRef &m, const LayerRef &L, double *head, int pos) {
     uint32_t half = m.rot_dim / 2;
+    double base = m.gemma3 ? L.rope_base : m.rope_base;
     for (uint32_t i = 0; i < half; ++i) {
-        double angle = pos * std::pow(m.rope_base, -2.0 * i / m.rot_dim);
+        double angle = pos / L.rope_linear * std::pow(base, -2.0 * i / m.rot_dim);
         if (!m.rope_freqs.empty()) angle /= m.rope_freqs[i];
         double mscale = 1.0;
         if (m.yarn) {
@@ -213,11 +214,11 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
         v[t] = project(L.wv, h, L.bv);
         for (uint32_t head = 0; head < m.n_head; ++head) {
             if (!L.q_norm.empty()) rms_norm(&q[t][head * hd], hd, L.q_norm, m.norm_eps);
-            rope(m, &q[t][head * hd], int(t));
+            rope(m, L, &q[t][head * hd], int(t));
         }
         for (uint32_t head = 0; head < m.n_head_kv; ++head) {
             if (!L.k_norm.empty()) rms_norm(&k[t][head * hd], hd, L.k_norm, m.norm_eps);
-            rope(m, &k[t][head * hd], int(t));
+            rope(m, L, &k[t][head * hd], int(t));
         }
     }
     uint32_t group = m.n_head / m.n_head_kv;
@@ -248,6 +249,7 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
                     out[head * hd + i] += score[s] / sum * v[s][kv * hd + i];
         }
         Vec o = project(L.wo, out, L.bo);
+        if (!L.post_attn_norm.empty()) o = rms_normed(o, L.post_attn_norm, m.norm_eps);
         for (uint32_t i = 0; i < m.n_embd; ++i)
             x[t][i] += o[i];
     }
@@ -304,9 +306,10 @@ void feed_forward(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x) {
         } else {
             Vec gate = project(L.gate, h), up = project(L.up, h);
             for (uint32_t i = 0; i < m.n_ff; ++i)
-                act[i] = silu(gate[i]) * up[i];
+                act[i] = (m.gemma3 ? gelu_tanh(gate[i]) : silu(gate[i])) * up[i];
         }
         Vec down = project(L.down, act, L.b_down);
+        if (!L.post_ffn_norm.empty()) down = rms_normed(down, L.post_ffn_norm, m.norm_eps);
         for (uint32_t i = 0; i < m.n_embd; ++i)
             xt[i] += down[i];
     }
@@ -342,12 +345,13 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     GgufFile f(gguf_path);
     auto m = std::make_unique<ModelRef>();
     m->arch = std::string(f.get_string("general.architecture").value_or(""));
-    const std::vector<std::string> known = {"llama", "qwen2",    "qwen3",
-                                            "gpt2",  "qwen2moe", "gpt-oss"};
+    const std::vector<std::string> known = {"llama",    "qwen2",   "qwen3", "gpt2",
+                                            "qwen2moe", "gpt-oss", "gemma3"};
     if (std::find(known.begin(), known.end(), m->arch) == known.end())
         bad(f, "architecture \"" + m->arch +
-                   "\" (llama, qwen2, qwen3, gpt2, qwen2moe and gpt-oss are supported)");
+                   "\" (llama, qwen2, qwen3, gpt2, qwen2moe, gpt-oss and gemma3 are supported)");
     m->gpt2 = m->arch == "gpt2";
+    m->gemma3 = m->arch == "gemma3";
     const bool qwen2moe = m->arch == "qwen2moe", gpt_oss = m->arch == "gpt-oss";
     const std::string a = m->arch + ".";
     m->n_embd = key_u32(f, a + "embedding_length", std::nullopt);
@@ -381,6 +385,7 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
         bad(f, "rope.dimension_count " + std::to_string(m->rot_dim) + " for head_dim " +
                    std::to_string(m->head_dim));
     std::string scaling(f.get_string(a + "rope.scaling.type").value_or("none"));
+    double global_linear = 1.0;  // gemma3's global layers' linear RoPE factor
     if (scaling == "yarn") {
         // llama.cpp's defaults (ext_factor 1 for YaRN, attn_factor 1, beta_fast 32,
         // beta_slow 1) unless the file sets them.
@@ -403,12 +408,19 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
             std::ceil(yarn_corr_dim(n_dims, m->yarn_orig_ctx, m->yarn_beta_slow, m->rope_base));
         m->yarn_corr_dims[0] = std::max(0.0, start);
         m->yarn_corr_dims[1] = std::min(n_dims - 1, end);
+    } else if (m->gemma3 && scaling == "linear") {
+        std::optional<double> factor = f.get_float(a + "rope.scaling.factor");
+        if (!factor || *factor <= 0) bad(f, "linear RoPE scaling without a positive factor");
+        global_linear = *factor;
     } else if (scaling != "none") {
         bad(f, "rope.scaling.type \"" + scaling + "\" (none and yarn are supported)");
     }
     // gpt-oss: sliding-window attention on even layers, full on odd ones (llama.cpp's
-    // swa pattern 2: layer il slides when il % 2 < 1).
+    // swa pattern 2: layer il slides when il % 2 < 1). gemma3: five local layers, then a
+    // global one (pattern 6: il % 6 < 5 slides), when the file has a window.
     uint32_t window = gpt_oss ? key_u32(f, a + "attention.sliding_window", std::nullopt) : 0;
+    if (m->gemma3) window = key_u32(f, a + "attention.sliding_window", 0);
+    if (m->gemma3) m->embd_scale = std::sqrt(double(m->n_embd));
 
     const TensorInfo &embd = tensor(f, "token_embd.weight");
     if (embd.n_dims != 2) bad(f, "token_embd.weight is " + shape(embd));
@@ -441,9 +453,17 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
         L.bk = read_optional_vector(f, b + "attn_k.bias", kv_dim);
         L.bv = read_optional_vector(f, b + "attn_v.bias", kv_dim);
         L.wo = read_matrix(f, b + "attn_output.weight", q_dim, m->n_embd);
-        if (m->arch == "qwen3") {
+        if (m->arch == "qwen3" || m->gemma3) {
             L.q_norm = read_vector(f, b + "attn_q_norm.weight", m->head_dim);
             L.k_norm = read_vector(f, b + "attn_k_norm.weight", m->head_dim);
+        }
+        if (m->gemma3) {
+            bool local = window > 0 && i % 6 < 5;
+            L.window = local ? window : 0;
+            L.rope_base = local ? 10000.0 : m->rope_base;
+            L.rope_linear = local ? 1.0 : global_linear;
+            L.post_attn_norm = read_vector(f, b + "post_attention_norm.weight", m->n_embd);
+            L.post_ffn_norm = read_vector(f, b + "post_ffw_norm.weight", m->n_embd);
         }
         if (gpt_oss) {
             L.bo = read_vector(f, b + "attn_output.bias", m->n_embd);
@@ -507,6 +527,8 @@ std::vector<std::vector<double>> forward_logits_masked_f64(const ModelRef &m,
                                      std::to_string(m.n_vocab) + "-token vocabulary");
         const double *row = &m.token_embd.w[size_t(id) * m.n_embd];
         x.emplace_back(row, row + m.n_embd);
+        for (double &v : x.back())
+            v *= m.embd_scale;
         if (m.gpt2) {
             size_t p = x.size() - 1;
             if (p >= m.position_embd.rows)

@@ -40,8 +40,14 @@ struct LayerRef {
     std::vector<double> attn_norm_b, ffn_norm_b, bo, b_up, b_down;
 
     // Attention window: 0 for full causal attention, else a query at position p sees only the
-    // keys at p-window+1..p (gpt-oss's even layers).
+    // keys at p-window+1..p (gpt-oss's even layers, gemma3's local ones).
     uint32_t window = 0;
+    // gemma3: this layer's RoPE base (local layers 10000, global ones the file's) and linear
+    // scaling factor (positions divided by it: the global layers' rope.scaling.factor, else 1).
+    double rope_base = 10000.0, rope_linear = 1.0;
+    // gemma3: RMSNorm weights of the attention's and the FFN's outputs, applied before each is
+    // added to the residual stream (empty otherwise).
+    std::vector<double> post_attn_norm, post_ffn_norm;
     // gpt-oss: attn_sinks.weight, one logit per query head that joins each softmax's
     // denominator and contributes no value. Empty otherwise.
     std::vector<double> sinks;
@@ -93,16 +99,21 @@ struct ModelRef {
     bool neox_rope = false;   // pairs (i, i + rot_dim/2) rather than (2i, 2i+1)
     bool tied_output = false;  // the file has no output.weight; `output` is token_embd's copy
     bool gpt2 = false;         // LayerNorm with bias, learned positions, GELU MLP, no RoPE
-    Matrix token_embd;         // row t: the embedding of token t
-    Matrix position_embd;      // gpt2: row p is added at position p
+    // gemma3 (Gemma3ForCausalLM; llama.cpp's gemma3): embeddings times sqrt(n_embd), a
+    // GELU-tanh gate (gelu(gate x) * up x), post-norms (LayerRef), per-layer RoPE, QK-norm, and
+    // queries scaled by 1/sqrt(query_pre_attn_scalar) = 1/sqrt(head_dim) for the sizes read.
+    bool gemma3 = false;
+    double embd_scale = 1.0;
+    Matrix token_embd;     // row t: the embedding of token t
+    Matrix position_embd;  // gpt2: row p is added at position p
     std::vector<double> output_norm_b;
     std::vector<double> output_norm;
     Matrix output;
     std::vector<LayerRef> layers;
 };
 
-// Loads architecture "llama", "qwen2", "qwen3", "gpt2", "qwen2moe" or "gpt-oss" with tensors of
-// any type format::can_dequantize() reads (MXFP4 experts included). Throws
+// Loads architecture "llama", "qwen2", "qwen3", "gpt2", "qwen2moe", "gpt-oss" or "gemma3" with
+// tensors of any type format::can_dequantize() reads (MXFP4 experts included). Throws
 // std::runtime_error naming what is missing or malformed (vkllm::Error for an unreadable file).
 std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path);
 

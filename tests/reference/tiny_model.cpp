@@ -93,7 +93,7 @@ class TensorWriter {
 
 void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     const std::string &arch = spec.arch;
-    if (arch != "llama" && arch != "qwen2" && arch != "qwen3")
+    if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma3")
         throw std::runtime_error("write_tiny_model: architecture \"" + arch + "\"");
     if (!vkllm::format::can_quantize(spec.weight_type))
         throw std::runtime_error("write_tiny_model: weight type " +
@@ -119,6 +119,11 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     b.kv_u32(arch + ".rope.dimension_count", head_dim);
     b.kv_f32(arch + ".rope.freq_base", spec.rope_base);
     b.kv_f32(arch + ".attention.layer_norm_rms_epsilon", spec.rms_eps);
+    if (spec.sliding_window) b.kv_u32(arch + ".attention.sliding_window", spec.sliding_window);
+    if (spec.rope_linear_factor > 0) {
+        b.kv_string(arch + ".rope.scaling.type", "linear");
+        b.kv_f32(arch + ".rope.scaling.factor", spec.rope_linear_factor);
+    }
 
     std::vector<std::string> tokens;
     std::vector<float> scores;
@@ -154,12 +159,14 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
             w.bias(p + "attn_k.bias", kv_dim);
             w.bias(p + "attn_v.bias", kv_dim);
         }
-        if (arch == "qwen3") {
+        if (arch == "qwen3" || arch == "gemma3") {
             w.norm(p + "attn_q_norm.weight", head_dim);
             w.norm(p + "attn_k_norm.weight", head_dim);
         }
         w.matrix(p + "attn_output.weight", q_dim, spec.n_embd);
+        if (arch == "gemma3") w.norm(p + "post_attention_norm.weight", spec.n_embd);
         w.norm(p + "ffn_norm.weight", spec.n_embd);
+        if (arch == "gemma3") w.norm(p + "post_ffw_norm.weight", spec.n_embd);
         w.matrix(p + "ffn_gate.weight", spec.n_embd, spec.n_ff);
         w.matrix(p + "ffn_up.weight", spec.n_embd, spec.n_ff);
         w.matrix(p + "ffn_down.weight", spec.n_ff, spec.n_embd);

@@ -7,7 +7,9 @@
 #include <string>
 
 struct TinyModelSpec {
-    std::string arch = "llama";  // "llama", "qwen2" (q/k/v biases) or "qwen3" (q/k norms)
+    // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms) or "gemma3" (q/k norms, post-norms,
+    // local layers with sliding_window and global ones in a pattern of 6; tied output)
+    std::string arch = "llama";
     uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
     // Tokens of the vocabulary; 0: n_vocab. Fewer pads the embedding past the vocabulary, as
     // Qwen's files are, and the padded rows of the output get logits that outweigh the tokens'
@@ -21,6 +23,8 @@ struct TinyModelSpec {
     bool tied_output = false;  // omit output.weight
     bool rope_freqs = false;   // write Llama 3.1-style rope_freqs.weight (factors 1, 2, 4, ...)
     float rope_base = 10000.0f, rms_eps = 1e-5f;
+    uint32_t sliding_window = 0;   // gemma3: the local layers' window (0: none, all global)
+    float rope_linear_factor = 0;  // gemma3: the global layers' linear RoPE scaling (0: none)
     uint32_t seed = 1;
 };
 

@@ -12,6 +12,16 @@ x[2i+1]) with theta_i = pos * base^(-2i/n_rot) (the converter permuted Q and K f
 grouped-query attention; SwiGLU; the output head tied to the embedding when the file has no
 output.weight.
 
+And arch "gemma3" (Gemma3ForCausalLM; llama.cpp's gemma3): the embeddings times sqrt(n_embd);
+per layer, RMSNorm, Q/K/V, an RMSNorm of each query and key head (attn_q_norm, attn_k_norm),
+NEOX RoPE (pairs (x[i], x[i + n_rot/2])), attention scaled by 1/sqrt(head_dim) (Gemma's
+query_pre_attn_scalar for every size but 27B), its output RMS-normed by post_attention_norm
+before the residual add; then RMSNorm, gelu_tanh(gate h) * (up h), down, normed by
+post_ffw_norm before the residual add. With attention.sliding_window, layers il % 6 < 5 are
+local (a query at p sees keys p - window < s <= p, RoPE base 10000) and the others global (the
+file's freq_base, positions divided by a linear rope.scaling.factor where the file has one).
+The converter stores the norms' weights as 1 + w, so they multiply as they are.
+
 Usage:
   pip install gguf==0.19.0 numpy
   python3 tools/llamacpp_reference/forward_f64.py --annotate tests/data/llamacpp_greedy_smollm2.json \
@@ -39,11 +49,15 @@ class Model:
     def __init__(self, path):
         r = GGUFReader(path)
         arch = r.fields["general.architecture"].contents()
-        if arch != "llama":
-            raise SystemExit(f"{path}: architecture {arch!r}, this pass runs llama")
+        if arch not in ("llama", "gemma3"):
+            raise SystemExit(f"{path}: architecture {arch!r}, this pass runs llama and gemma3")
+        self.gemma3 = arch == "gemma3"
 
-        def meta(key):
-            return r.fields[f"{arch}.{key}"].contents()
+        def meta(key, default=None):
+            f = r.fields.get(f"{arch}.{key}")
+            if f is None and default is None:
+                raise SystemExit(f"{path}: {arch}.{key} is missing")
+            return default if f is None else f.contents()
 
         self.n_layer = meta("block_count")
         self.n_head = meta("attention.head_count")
@@ -51,7 +65,11 @@ class Model:
         self.eps = meta("attention.layer_norm_rms_epsilon")
         self.base = meta("rope.freq_base")
         self.n_embd = meta("embedding_length")
-        self.head_dim = self.n_embd // self.n_head
+        self.head_dim = meta("attention.key_length", self.n_embd // self.n_head)
+        self.window = meta("attention.sliding_window", 0) if self.gemma3 else 0
+        self.linear = 1.0
+        if meta("rope.scaling.type", "none") == "linear":
+            self.linear = meta("rope.scaling.factor")
         self.n_rot = meta("rope.dimension_count") if f"{arch}.rope.dimension_count" in r.fields \
             else self.head_dim
         self.w = {}
@@ -64,40 +82,69 @@ class Model:
     def rms(self, x, weight):
         return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + self.eps) * weight
 
-    def rope(self, x, n_tokens):
-        # x: (tokens, heads, head_dim); rotates the first n_rot dims in adjacent pairs.
-        pos = np.arange(n_tokens, dtype=np.float64)[:, None]
-        inv = self.base ** (-np.arange(0, self.n_rot, 2, dtype=np.float64) / self.n_rot)
+    def local(self, i):
+        return self.gemma3 and self.window > 0 and i % 6 < 5
+
+    def rope(self, x, n_tokens, i=0):
+        # x: (tokens, heads, head_dim); rotates the first n_rot dims in adjacent pairs (llama)
+        # or in pairs half a rotation apart (gemma3: NEOX).
+        base, pos_scale = self.base, 1.0
+        if self.gemma3:
+            base, pos_scale = (10000.0, 1.0) if self.local(i) else (self.base, 1.0 / self.linear)
+        pos = np.arange(n_tokens, dtype=np.float64)[:, None] * pos_scale
+        inv = base ** (-np.arange(0, self.n_rot, 2, dtype=np.float64) / self.n_rot)
         ang = pos * inv[None, :]
         cos, sin = np.cos(ang)[:, None, :], np.sin(ang)[:, None, :]
         y = x.copy()
+        if self.gemma3:
+            half = self.n_rot // 2
+            a, b = x[..., 0:half], x[..., half:self.n_rot]
+            y[..., 0:half] = a * cos - b * sin
+            y[..., half:self.n_rot] = a * sin + b * cos
+            return y
         a, b = x[..., 0:self.n_rot:2], x[..., 1:self.n_rot:2]
         y[..., 0:self.n_rot:2] = a * cos - b * sin
         y[..., 1:self.n_rot:2] = a * sin + b * cos
         return y
 
+    @staticmethod
+    def gelu_tanh(x):
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
     def logits(self, tokens):
         """Logits after every position of `tokens` (causal), shape (len, n_vocab)."""
         n = len(tokens)
         x = self.w["token_embd.weight"][np.asarray(tokens)]
-        mask = np.triu(np.full((n, n), -np.inf), 1)
+        if self.gemma3:
+            x = x * np.sqrt(float(self.n_embd))
+        causal = np.triu(np.full((n, n), -np.inf), 1)
+        # Local layers: key s is visible from query p when p - s < window.
+        dist = np.arange(n)[:, None] - np.arange(n)[None, :]
+        windowed = np.where(dist >= self.window, -np.inf, causal) if self.window else causal
         group = self.n_head // self.n_kv
         for i in range(self.n_layer):
             w = lambda name: self.w[f"blk.{i}.{name}.weight"]  # noqa: E731
             h = self.rms(x, w("attn_norm"))
-            q = self.rope((h @ w("attn_q").T).reshape(n, self.n_head, self.head_dim), n)
-            k = self.rope((h @ w("attn_k").T).reshape(n, self.n_kv, self.head_dim), n)
+            q = (h @ w("attn_q").T).reshape(n, self.n_head, self.head_dim)
+            k = (h @ w("attn_k").T).reshape(n, self.n_kv, self.head_dim)
             v = (h @ w("attn_v").T).reshape(n, self.n_kv, self.head_dim)
+            if self.gemma3:
+                q, k = self.rms(q, w("attn_q_norm")), self.rms(k, w("attn_k_norm"))
+            q, k = self.rope(q, n, i), self.rope(k, n, i)
             k = np.repeat(k, group, axis=1)
             v = np.repeat(v, group, axis=1)
+            mask = windowed if self.local(i) else causal
             s = np.einsum("qhd,khd->hqk", q, k) / np.sqrt(self.head_dim) + mask
             s = np.exp(s - s.max(axis=-1, keepdims=True))
             s /= s.sum(axis=-1, keepdims=True)
-            att = np.einsum("hqk,khd->qhd", s, v).reshape(n, self.n_embd)
-            x = x + att @ w("attn_output").T
+            att = np.einsum("hqk,khd->qhd", s, v).reshape(n, self.n_head * self.head_dim)
+            o = att @ w("attn_output").T
+            x = x + (self.rms(o, w("post_attention_norm")) if self.gemma3 else o)
             h = self.rms(x, w("ffn_norm"))
             g = h @ w("ffn_gate").T
-            x = x + ((g / (1 + np.exp(-g))) * (h @ w("ffn_up").T)) @ w("ffn_down").T
+            act = self.gelu_tanh(g) if self.gemma3 else g / (1 + np.exp(-g))
+            o = (act * (h @ w("ffn_up").T)) @ w("ffn_down").T
+            x = x + (self.rms(o, w("post_ffw_norm")) if self.gemma3 else o)
         return self.rms(x, self.w["output_norm.weight"]) @ self.out.T
 
 
