@@ -38,6 +38,13 @@ int32_t on_prefill(void *, size_t, size_t) {
     return g_interrupted ? 1 : 0;
 }
 
+vkllm_model_info model_info(const vkllm_model *model) {
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    vkllm_model_get_info(model, &mi);
+    return mi;
+}
+
 }  // namespace
 
 int fail_with(vkllm_status s, const char *what) {
@@ -56,9 +63,7 @@ vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
     if (isatty(STDERR_FILENO)) mp.progress = progress_bar;
     s = vkllm_model_load(l.rt, o.model, &mp, &l.model);
     if (s != VKLLM_OK) return s;
-    vkllm_model_info mi;
-    mi.struct_size = sizeof mi;
-    vkllm_model_get_info(l.model, &mi);
+    vkllm_model_info mi = model_info(l.model);
     if (o.n_ctx > mi.n_ctx_train) {
         std::fprintf(stderr,
                      "vkllm: -c %u is more than the %u positions the model was trained for\n",
@@ -108,9 +113,7 @@ void on_sigint(int) {
 
 uint32_t context_size(const Options &o, const Loaded &l) {
     if (o.n_ctx) return o.n_ctx;
-    vkllm_model_info mi;
-    mi.struct_size = sizeof mi;
-    vkllm_model_get_info(l.model, &mi);
+    vkllm_model_info mi = model_info(l.model);
     return mi.n_ctx_train;
 }
 
@@ -169,9 +172,7 @@ void print_stats(const Loaded &l, const vkllm_generate_result &r) {
     vkllm_device_info d;
     d.struct_size = sizeof d;
     vkllm_runtime_device_info(l.rt, &d);
-    vkllm_model_info mi;
-    mi.struct_size = sizeof mi;
-    vkllm_model_get_info(l.model, &mi);
+    vkllm_model_info mi = model_info(l.model);
     vkllm_runtime_stats rs;
     rs.struct_size = sizeof rs;
     vkllm_runtime_stats_get(l.rt, &rs);
