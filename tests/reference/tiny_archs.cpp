@@ -1,0 +1,57 @@
+#include "reference/tiny_archs.h"
+
+namespace {
+
+std::vector<TinyArch> make() {
+    std::vector<TinyArch> a;
+    {
+        TinyModelSpec s;  // Llama 3.1+: frequency factors, an output head of its own
+        s.arch = "llama";
+        s.rope_freqs = true;
+        s.n_layer = 3;
+        s.seed = 11;
+        a.push_back({"llama", s});
+    }
+    {
+        TinyModelSpec s;  // q/k/v biases, NEOX RoPE, tied output
+        s.arch = "qwen2";
+        s.n_layer = 3;
+        s.tied_output = true;
+        s.rope_base = 1e6f;
+        s.rms_eps = 1e-6f;
+        s.seed = 12;
+        a.push_back({"qwen2", s});
+    }
+    {
+        TinyModelSpec s;  // per-head q/k norms, head_dim apart from n_embd / n_head
+        s.arch = "qwen3";
+        s.n_layer = 3;
+        s.head_dim = 16;
+        s.rope_base = 1e6f;
+        s.rms_eps = 1e-6f;
+        s.seed = 13;
+        a.push_back({"qwen3", s});
+    }
+    {
+        TinyModelSpec s;  // five local layers then a global one (and one more), both RoPE bases,
+                          // linear scaling of the global ones, QK-norm, post-norms, GELU gate
+        s.arch = "gemma3";
+        s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.head_dim = 32, s.n_ff = 96;
+        s.n_layer = 7;
+        s.sliding_window = 8;
+        s.rope_base = 1e6f;
+        s.rope_linear_factor = 2;
+        s.rms_eps = 1e-6f;
+        s.tied_output = true;
+        s.seed = 14;
+        a.push_back({"gemma3", s});
+    }
+    return a;
+}
+
+}  // namespace
+
+const std::vector<TinyArch> &tiny_archs() {
+    static const std::vector<TinyArch> archs = make();
+    return archs;
+}
