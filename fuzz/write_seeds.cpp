@@ -1,7 +1,9 @@
 // Writes the seed corpora of fuzz/corpus/ (committed; rerun after changing the model writer):
 // small valid models of each architecture and weight type the tiny-model writer knows, texts
-// for the tokenizers, conversations for the chat templates.
-//   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,pretokenize,chat_template}/)
+// for the tokenizers, conversations for the chat templates, replies of each format for the
+// reply parser.
+//   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,pretokenize,chat_template,
+//                         reply_parser}/)
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -32,8 +34,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     std::string out = argv[1];
-    for (const char *d :
-         {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize", "/chat_template"})
+    for (const char *d : {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize",
+                          "/chat_template", "/reply_parser"})
         mkdir((out + d).c_str(), 0755);
 
     struct Model {
@@ -115,5 +117,24 @@ int main(int argc, char **argv) {
           std::string("{% for message in messages %}<|im_start|>{{ message['role'] }}") +
               std::string(1, '\0') + "user" + std::string(1, '\0') + "hi" + std::string(1, '\0') +
               "\x01");
+
+    // Replies: a format byte (0 plain, 1 Hermes, 2 Mistral, 3 Llama 3, 4 harmony; +0x80 inside
+    // reasoning), then the text, 0xFF where a push ends.
+    const std::string cut(1, '\xff');
+    const std::vector<std::string> replies = {
+        "\x01<think>\nPlan." + cut + "\n</thi" + cut + "nk>\n\nHi<tool_call>\n{\"name\": \"f\", " +
+            cut + "\"arguments\": {\"a\": 1}}\n</tool_call>",
+        "\x81still thinking</think>answer",
+        "\x01<tool_call>\n<function=f>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>",
+        "\x02[THINK]hm[/THINK][TOOL_CALLS][{\"name\": \"f\", \"arguments\": {}, \"id\": \"a\"}]",
+        "\x02[TOOL_CALLS]f[CALL_ID]abc[ARGS]{\"x\": [1, 2]}",
+        "\x03<|python_tag|>{\"name\": \"f\", \"parameters\": {\"q\": \"\\u00e9\"}}",
+        "\x04<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>commentary "
+        "to=functions.f <|constrain|>json<|message|>{}<|call|>",
+        "\x04<|channel|>final<|message|>Done." + cut + "<|return|>",
+    };
+    i = 0;
+    for (const std::string &r : replies)
+        write(out + "/reply_parser/" + std::to_string(i++), r);
     return 0;
 }
