@@ -519,6 +519,86 @@ VKLLM_API vkllm_status vkllm_chat_apply_template(const char *template_name,
                                                  char *buf, size_t capacity, size_t *length);
 
 /* ---------------------------------------------------------------------------------------
+ * Chat replies: reasoning, answer and tool calls
+ *
+ * A chat model's reply mixes its reasoning, its answer and its tool calls, marked as its
+ * template taught it: <think>...</think>, <tool_call>{...}</tool_call>, [TOOL_CALLS],
+ * harmony's channels. A reply parser takes the reply as it streams (the detokenizer's text,
+ * special tokens rendered) and hands back each part as soon as it is certain; a marker split
+ * across pushes is held until it is whole or proves not to be one, so pushing a reply at once
+ * or a byte at a time gives the same parts. Each stretch of reasoning or answer between markers
+ * is trimmed of surrounding whitespace. A tool call that is not valid JSON stays in the answer,
+ * markers included, as the model wrote it.
+ *
+ *     vkllm_reply_parser *p;
+ *     vkllm_reply_parser_create(vkllm_reply_format_of_template(model_template),
+ *                               vkllm_prompt_opens_reasoning(prompt), &p);
+ *     vkllm_reply_part part = {sizeof part};
+ *     for each piece of generated text:
+ *         vkllm_reply_parser_push(p, piece, strlen(piece), &part);
+ *         show part.reasoning apart, part.content as the answer, run part.tool_calls
+ *     vkllm_reply_parser_finish(p, &part);   (and show that part too)
+ * ------------------------------------------------------------------------------------- */
+
+typedef enum vkllm_reply_format {
+    VKLLM_REPLY_PLAIN = 0,   /* all answer, passed through as generated */
+    VKLLM_REPLY_HERMES = 1,  /* <think>; <tool_call>{"name", "arguments"}</tool_call> (Qwen 2.5/3,
+                                Hermes, SmolLM3, DeepSeek-R1 distills) or Qwen3-Coder's
+                                <function=NAME><parameter=KEY>...</parameter></function> */
+    VKLLM_REPLY_MISTRAL = 2, /* [THINK]; [TOOL_CALLS][{...}] (v0.3) or
+                                [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...} */
+    VKLLM_REPLY_LLAMA3 = 3,  /* a reply that is one {"name", "parameters"} object, maybe after
+                                <|python_tag|> (Llama 3.1-3.3) */
+    VKLLM_REPLY_HARMONY = 4, /* GPT-OSS: analysis is reasoning, final the answer, commentary
+                                to=functions.NAME a call */
+    VKLLM_REPLY_FORMAT_FORCE32 = 0x7FFFFFFF
+} vkllm_reply_format;
+
+/* A tool call; its strings are NUL-terminated UTF-8. */
+typedef struct vkllm_tool_call {
+    const char *id;        /* the call's id ("" where the format carries none) */
+    const char *name;      /* the function's name */
+    const char *arguments; /* JSON text of the arguments, as the model wrote them */
+} vkllm_tool_call;
+
+/* The reply format a chat template (Jinja text, e.g. vkllm_model_chat_template's) teaches its
+ * model, read from the markers it writes; VKLLM_REPLY_PLAIN for NULL or for none. */
+VKLLM_API vkllm_reply_format vkllm_reply_format_of_template(const char *template_source);
+
+/* 1 when a rendered prompt ends inside an open reasoning block (DeepSeek-R1's template ends its
+ * generation prompt with "<think>\n"): pass it to vkllm_reply_parser_create. 0 otherwise and
+ * for NULL. */
+VKLLM_API int32_t vkllm_prompt_opens_reasoning(const char *prompt);
+
+typedef struct vkllm_reply_parser vkllm_reply_parser;
+
+/* What a push or finish made certain. The strings and calls belong to the parser and stay
+ * valid until its next push, finish or destroy. */
+typedef struct vkllm_reply_part {
+    size_t struct_size;                /* sizeof(vkllm_reply_part) */
+    const char *reasoning;             /* text to append to the reasoning ("" for none) */
+    const char *content;               /* text to append to the answer ("" for none) */
+    const vkllm_tool_call *tool_calls; /* the calls completed (NULL when none) */
+    size_t n_tool_calls;
+} vkllm_reply_part;
+
+/* A parser for one reply at a time, used by one thread at a time. in_reasoning != 0: the reply
+ * begins inside a reasoning block (see vkllm_prompt_opens_reasoning). Errors:
+ * VKLLM_ERR_INVALID_ARGUMENT for an unknown format or a NULL out. */
+VKLLM_API vkllm_status vkllm_reply_parser_create(vkllm_reply_format format, int32_t in_reasoning,
+                                                 vkllm_reply_parser **out);
+VKLLM_API void vkllm_reply_parser_destroy(vkllm_reply_parser *parser);
+
+/* Feeds `length` bytes of the reply (any split, even inside a UTF-8 character). */
+VKLLM_API vkllm_status vkllm_reply_parser_push(vkllm_reply_parser *parser, const char *text,
+                                               size_t length, vkllm_reply_part *part);
+
+/* Ends the reply: what is still held (an unfinished call as answer text), then the parser is
+ * ready for a new reply as created. */
+VKLLM_API vkllm_status vkllm_reply_parser_finish(vkllm_reply_parser *parser,
+                                                 vkllm_reply_part *part);
+
+/* ---------------------------------------------------------------------------------------
  * Models: weights on the device
  *
  * A vkllm_model is immutable after load: any number of sessions, on any threads, may use it.

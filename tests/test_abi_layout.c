@@ -198,6 +198,16 @@ int main(void) {
     PIN_OFFSET(vkllm_generate_result, stop_reason, 24);
     PIN_OFFSET(vkllm_generate_result, prefill_ms, 32);
     PIN_OFFSET(vkllm_generate_result, decode_ms, 40);
+    PIN_SIZE(vkllm_tool_call, 24);
+    PIN_OFFSET(vkllm_tool_call, id, 0);
+    PIN_OFFSET(vkllm_tool_call, name, 8);
+    PIN_OFFSET(vkllm_tool_call, arguments, 16);
+    PIN_SIZE(vkllm_reply_part, 40);
+    PIN_OFFSET(vkllm_reply_part, struct_size, 0);
+    PIN_OFFSET(vkllm_reply_part, reasoning, 8);
+    PIN_OFFSET(vkllm_reply_part, content, 16);
+    PIN_OFFSET(vkllm_reply_part, tool_calls, 24);
+    PIN_OFFSET(vkllm_reply_part, n_tool_calls, 32);
 
     /* Enums are 32-bit (the _FORCE32 members). */
     PIN_SIZE(vkllm_status, 4);
@@ -205,6 +215,7 @@ int main(void) {
     PIN_SIZE(vkllm_device_type, 4);
     PIN_SIZE(vkllm_gguf_type, 4);
     PIN_SIZE(vkllm_stop_reason, 4);
+    PIN_SIZE(vkllm_reply_format, 4);
 
     printf("ABI layout: %d checks, %d failure(s)\n", checks, failures);
     return failures == 0 ? 0 : 1;

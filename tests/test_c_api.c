@@ -50,5 +50,38 @@ int main(void) {
         vkllm_runtime_destroy(rt);
     }
     printf("C API test: %d failure(s)\n", failures);
+    /* A streamed Qwen-style reply: reasoning, then a tool call split across pushes. */
+    {
+        const char *pieces[] = {
+            "<think>\nWeather wanted.\n</th", "ink>\n\n<tool_call>\n{\"name\": ",
+            "\"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_", "call>"};
+        vkllm_reply_parser *p = NULL;
+        vkllm_reply_part part;
+        char reasoning[64] = "";
+        size_t i, calls = 0;
+        memset(&part, 0, sizeof part);
+        part.struct_size = sizeof part;
+        CHECK(vkllm_reply_format_of_template("{{ '<tool_call>' }}") == VKLLM_REPLY_HERMES);
+        CHECK(vkllm_prompt_opens_reasoning("<|im_start|>assistant\n<think>\n") == 1);
+        CHECK(vkllm_reply_parser_create((vkllm_reply_format)9, 0, &p) ==
+              VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(vkllm_reply_parser_create(VKLLM_REPLY_HERMES, 0, &p) == VKLLM_OK);
+        for (i = 0; i < 4; ++i) {
+            CHECK(vkllm_reply_parser_push(p, pieces[i], strlen(pieces[i]), &part) == VKLLM_OK);
+            strncat(reasoning, part.reasoning, sizeof reasoning - strlen(reasoning) - 1);
+            CHECK(part.content[0] == '\0');
+            if (part.n_tool_calls == 1) {
+                ++calls;
+                CHECK(strcmp(part.tool_calls[0].name, "get_weather") == 0);
+                CHECK(strcmp(part.tool_calls[0].arguments, "{\"city\": \"Paris\"}") == 0);
+                CHECK(strcmp(part.tool_calls[0].id, "") == 0);
+            }
+        }
+        CHECK(vkllm_reply_parser_finish(p, &part) == VKLLM_OK);
+        CHECK(calls == 1);
+        CHECK(strcmp(reasoning, "Weather wanted.") == 0);
+        CHECK(vkllm_reply_parser_push(NULL, "x", 1, &part) == VKLLM_ERR_INVALID_ARGUMENT);
+        vkllm_reply_parser_destroy(p);
+    }
     return failures == 0 ? 0 : 1;
 }
