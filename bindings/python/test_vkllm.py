@@ -34,6 +34,31 @@ class BindingTest(unittest.TestCase):
         self.assertIn("999", cm.exception.message)
 
 
+    def test_reply_parser_splits_reasoning_answer_and_tool_calls_as_they_stream(self):
+        reply = ("<think>\nThe user wants the weather.\n</think>\n\nChecking. <tool_call>\n"
+                 '{"name": "get_weather", "arguments": {"city": "Zürich"}}\n</tool_call>')
+        template = "{{ '<tool_call>' }}{{ '<think>' }}"
+        self.assertEqual(vkllm.reply_format_of_template(template), vkllm.REPLY_HERMES)
+        self.assertTrue(vkllm.prompt_opens_reasoning("<|im_start|>assistant\n<think>\n"))
+        with vkllm.ReplyParser(vkllm.REPLY_HERMES) as parser:
+            for split in (len(reply), 1, 3):  # whole, a byte at a time, in threes
+                data = reply.encode()
+                reasoning, content, calls = "", "", []
+                for i in range(0, len(data), split):
+                    part = parser.push(data[i:i + split])
+                    reasoning, content = reasoning + part.reasoning, content + part.content
+                    calls += part.tool_calls
+                part = parser.finish()
+                reasoning, content, calls = (reasoning + part.reasoning,
+                                             content + part.content, calls + part.tool_calls)
+                self.assertEqual(reasoning, "The user wants the weather.")
+                self.assertEqual(content, "Checking.")
+                self.assertEqual(calls, [vkllm.ToolCall("", "get_weather",
+                                                        '{"city": "Zürich"}')])
+        with self.assertRaises(vkllm.Error) as cm:
+            vkllm.ReplyParser(17)
+        self.assertEqual(cm.exception.code, vkllm.ERR_INVALID_ARGUMENT)
+
 
 class GenerationTest(unittest.TestCase):
     """Models, sessions and streaming generation on a tiny model. VKLLM_TEST_MODEL must be set:

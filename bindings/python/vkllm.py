@@ -19,6 +19,8 @@ temperature=0 for greedy.
 Every failing call raises vkllm.Error carrying the status code and the library's message.
 """
 
+import codecs
+import collections
 import ctypes
 import os
 import queue
@@ -57,6 +59,12 @@ SESSION_STREAMING = 0x2
 SESSION_KV_Q8_0 = 0x4
 
 RUNTIME_VALIDATION = 0x1
+
+REPLY_PLAIN = 0
+REPLY_HERMES = 1
+REPLY_MISTRAL = 2
+REPLY_LLAMA3 = 3
+REPLY_HARMONY = 4
 
 _MAX_HEAPS = 16
 
@@ -248,6 +256,20 @@ class SessionStats(ctypes.Structure):
 _SONAME = "libvkllm.so.0"
 
 
+class _ToolCall(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_char_p), ("name", ctypes.c_char_p), ("arguments", ctypes.c_char_p)]
+
+
+class _ReplyPart(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("reasoning", ctypes.c_char_p),
+        ("content", ctypes.c_char_p),
+        ("tool_calls", ctypes.POINTER(_ToolCall)),
+        ("n_tool_calls", ctypes.c_size_t),
+    ]
+
+
 def _pkg_config_libdir():
     try:
         out = subprocess.run(["pkg-config", "--variable=libdir", "vkllm"], capture_output=True,
@@ -322,6 +344,18 @@ def _load():
         "vkllm_model_tokenizer": (ctypes.c_void_p, [ctypes.c_void_p]),
         "vkllm_model_get_info": (status, [ctypes.c_void_p, ctypes.POINTER(ModelInfo)]),
         "vkllm_model_chat_template": (ctypes.c_char_p, [ctypes.c_void_p]),
+        "vkllm_reply_format_of_template": (ctypes.c_int32, [ctypes.c_char_p]),
+        "vkllm_prompt_opens_reasoning": (ctypes.c_int32, [ctypes.c_char_p]),
+        "vkllm_reply_parser_create": (
+            status,
+            [ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)],
+        ),
+        "vkllm_reply_parser_destroy": (None, [ctypes.c_void_p]),
+        "vkllm_reply_parser_push": (
+            status,
+            [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_ReplyPart)],
+        ),
+        "vkllm_reply_parser_finish": (status, [ctypes.c_void_p, ctypes.POINTER(_ReplyPart)]),
         "vkllm_tokenize": (
             status,
             [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32,
@@ -466,6 +500,86 @@ class Runtime:
         r.struct_size = ctypes.sizeof(SelfCheckResult)
         _check(_lib.vkllm_runtime_self_check(self._handle, ctypes.byref(r)))
         return r
+
+
+ToolCall = collections.namedtuple("ToolCall", "id name arguments")
+ToolCall.__doc__ = "A tool call: its id ('' where the format has none), name, and arguments as JSON text."
+
+ReplyPart = collections.namedtuple("ReplyPart", "reasoning content tool_calls")
+ReplyPart.__doc__ = "What a push made certain: reasoning and answer text to append, calls completed."
+
+
+def reply_format_of_template(template_source):
+    """The REPLY_* format a chat template (Jinja text) teaches its model; REPLY_PLAIN for none."""
+    if template_source is None:
+        return REPLY_PLAIN
+    return _lib.vkllm_reply_format_of_template(template_source.encode())
+
+
+def prompt_opens_reasoning(prompt):
+    """Whether a rendered prompt ends inside an open reasoning block (e.g. DeepSeek-R1's)."""
+    return _lib.vkllm_prompt_opens_reasoning(prompt.encode()) != 0
+
+
+class ReplyParser:
+    """Splits a chat model's reply into reasoning, answer and tool calls as it streams:
+
+        parser = vkllm.ReplyParser(vkllm.reply_format_of_template(model.chat_template()))
+        for piece in session.generate(ids, special=True):
+            part = parser.push(piece)
+            ...  # part.reasoning, part.content, part.tool_calls
+        part = parser.finish()
+
+    Text is str or UTF-8 bytes, split anywhere; the parts' text never ends inside a character.
+    finish() ends the reply and readies the parser for the next one."""
+
+    def __init__(self, format=REPLY_PLAIN, in_reasoning=False):
+        self._handle = None
+        handle = ctypes.c_void_p()
+        _check(_lib.vkllm_reply_parser_create(int(format), 1 if in_reasoning else 0,
+                                              ctypes.byref(handle)))
+        self._handle = handle
+        self._decoders = [codecs.getincrementaldecoder("utf-8")("replace") for _ in range(2)]
+
+    def _part(self, part, final):
+        calls = [
+            ToolCall(part.tool_calls[i].id.decode(errors="replace"),
+                     part.tool_calls[i].name.decode(errors="replace"),
+                     part.tool_calls[i].arguments.decode(errors="replace"))
+            for i in range(part.n_tool_calls)
+        ]
+        reasoning = self._decoders[0].decode(part.reasoning or b"", final)
+        content = self._decoders[1].decode(part.content or b"", final)
+        return ReplyPart(reasoning, content, calls)
+
+    def push(self, text):
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        part = _ReplyPart()
+        part.struct_size = ctypes.sizeof(_ReplyPart)
+        _check(_lib.vkllm_reply_parser_push(_live(self._handle, "reply parser"), data, len(data),
+                                            ctypes.byref(part)))
+        return self._part(part, False)
+
+    def finish(self):
+        part = _ReplyPart()
+        part.struct_size = ctypes.sizeof(_ReplyPart)
+        _check(_lib.vkllm_reply_parser_finish(_live(self._handle, "reply parser"),
+                                              ctypes.byref(part)))
+        return self._part(part, True)
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _lib.vkllm_reply_parser_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
 
 
 class Model:

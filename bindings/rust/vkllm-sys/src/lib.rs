@@ -253,6 +253,39 @@ pub struct vkllm_chat_message {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Chat replies
+// ---------------------------------------------------------------------------------------------
+
+pub type vkllm_reply_format = i32;
+pub const VKLLM_REPLY_PLAIN: vkllm_reply_format = 0;
+pub const VKLLM_REPLY_HERMES: vkllm_reply_format = 1;
+pub const VKLLM_REPLY_MISTRAL: vkllm_reply_format = 2;
+pub const VKLLM_REPLY_LLAMA3: vkllm_reply_format = 3;
+pub const VKLLM_REPLY_HARMONY: vkllm_reply_format = 4;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_tool_call {
+    pub id: *const c_char,
+    pub name: *const c_char,
+    pub arguments: *const c_char,
+}
+
+#[repr(C)]
+pub struct vkllm_reply_parser {
+    _opaque: [u8; 0],
+}
+
+#[repr(C)]
+pub struct vkllm_reply_part {
+    pub struct_size: usize,
+    pub reasoning: *const c_char,
+    pub content: *const c_char,
+    pub tool_calls: *const vkllm_tool_call,
+    pub n_tool_calls: usize,
+}
+
+// ---------------------------------------------------------------------------------------------
 // Models
 // ---------------------------------------------------------------------------------------------
 
@@ -534,6 +567,25 @@ extern "C" {
         length: *mut usize,
     ) -> vkllm_status;
 
+    pub fn vkllm_reply_format_of_template(template_source: *const c_char) -> vkllm_reply_format;
+    pub fn vkllm_prompt_opens_reasoning(prompt: *const c_char) -> i32;
+    pub fn vkllm_reply_parser_create(
+        format: vkllm_reply_format,
+        in_reasoning: i32,
+        out: *mut *mut vkllm_reply_parser,
+    ) -> vkllm_status;
+    pub fn vkllm_reply_parser_destroy(parser: *mut vkllm_reply_parser);
+    pub fn vkllm_reply_parser_push(
+        parser: *mut vkllm_reply_parser,
+        text: *const c_char,
+        length: usize,
+        part: *mut vkllm_reply_part,
+    ) -> vkllm_status;
+    pub fn vkllm_reply_parser_finish(
+        parser: *mut vkllm_reply_parser,
+        part: *mut vkllm_reply_part,
+    ) -> vkllm_status;
+
     pub fn vkllm_model_params_init(params: *mut vkllm_model_params);
     pub fn vkllm_model_load(
         runtime: *mut vkllm_runtime,
@@ -632,6 +684,9 @@ mod tests {
         assert_eq!(size_of::<vkllm_model_info>(), 136);
         assert_eq!(size_of::<vkllm_tokenizer_info>(), 104);
         assert_eq!(size_of::<vkllm_tensor_info>(), 96);
+        assert_eq!(size_of::<vkllm_tool_call>(), 24);
+        assert_eq!(offset_of!(vkllm_reply_part, n_tool_calls), 32);
+        assert_eq!(size_of::<vkllm_reply_part>(), 40);
     }
 
     #[test]

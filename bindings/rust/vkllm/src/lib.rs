@@ -26,6 +26,9 @@ use std::ptr::{self, NonNull};
 
 use vkllm_sys as sys;
 
+mod reply;
+pub use reply::{prompt_opens_reasoning, ReplyFormat, ReplyParser, ReplyPart, ToolCall};
+
 pub use sys::VKLLM_VERSION_NUMBER as VERSION_NUMBER;
 
 /// A library status code other than OK (`vkllm_status`).
