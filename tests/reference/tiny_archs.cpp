@@ -46,6 +46,20 @@ std::vector<TinyArch> make() {
         s.seed = 14;
         a.push_back({"gemma3", s});
     }
+    {
+        TinyModelSpec s;  // fused Q/K/V and gate/up, partial NEOX rotation (12 of 16 dims),
+                          // LongRoPE tables (original context 32 of 128: a context above 32
+                          // takes the long factors, one up to 32 the short), the attention
+                          // factor, a sliding_window key that llama.cpp ignores, untied output
+        s.arch = "phi3";
+        s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 96;
+        s.n_layer = 3;
+        s.rot_dim = 12;
+        s.rope_orig_ctx = 32;
+        s.sliding_window = 16;
+        s.seed = 15;
+        a.push_back({"phi3", s});
+    }
     return a;
 }
 
