@@ -49,22 +49,22 @@ class ArchPhi3 : public TinyModelTest {
     }
 };
 
-// A context above the original 32 positions takes the long factors, one of at most 32 the short
-// ones, in decode and in chunked prefill; the two tables give logits far apart, so a session
-// that took the wrong one would fail. The sliding_window key (16) is ignored, as llama.cpp
-// ignores it: 40 tokens attend over all of them, and every layer keeps the whole context.
+// A context above the original 256 positions takes the long factors, one of at most 256 (256
+// itself included) the short ones, in decode and in chunked prefill; the two tables give logits
+// far apart, so a session that took the wrong one would fail. The sliding_window key (16) is
+// ignored, as llama.cpp ignores it: 40 tokens attend over all of them, and every layer keeps the
+// whole context.
 TEST_F(ArchPhi3, LongAndShortRopeFactorsFollowTheSessionContext) {
     TinyModelSpec spec = phi3_spec();
     vkllm_model *m = tiny(spec, "phi3");
     ASSERT_NE(m, nullptr) << vkllm_last_error();
 
     std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 5);
-    Errors lng = run(m, 64, tokens, spec.n_vocab);
-    std::vector<int32_t> short_tokens(tokens.begin(), tokens.begin() + 32);
-    Errors shrt = run(m, 32, short_tokens, spec.n_vocab);
-    std::printf("phi3 long factors (n_ctx 64): max |logit| %.3g, decode %.3g, prefill %.3g\n",
+    Errors lng = run(m, 257, tokens, spec.n_vocab);
+    Errors shrt = run(m, 256, tokens, spec.n_vocab);
+    std::printf("phi3 long factors (n_ctx 257): max |logit| %.3g, decode %.3g, prefill %.3g\n",
                 lng.largest, lng.decode, lng.prefill);
-    std::printf("phi3 short factors (n_ctx 32): max |logit| %.3g, decode %.3g, prefill %.3g\n",
+    std::printf("phi3 short factors (n_ctx 256): max |logit| %.3g, decode %.3g, prefill %.3g\n",
                 shrt.largest, shrt.decode, shrt.prefill);
     double tol = 1e-4 * std::max({1.0, lng.largest, shrt.largest});
     EXPECT_LE(lng.decode, tol);
@@ -73,10 +73,10 @@ TEST_F(ArchPhi3, LongAndShortRopeFactorsFollowTheSessionContext) {
     EXPECT_LE(shrt.prefill, tol);
 
     // The reference's two choices differ by far more than the tolerance.
-    reference_->n_ctx = 64;
-    std::vector<float> with_long = ref::forward_logits(*reference_, short_tokens).back();
-    reference_->n_ctx = 32;
-    std::vector<float> with_short = ref::forward_logits(*reference_, short_tokens).back();
+    reference_->n_ctx = 257;
+    std::vector<float> with_long = ref::forward_logits(*reference_, tokens).back();
+    reference_->n_ctx = 256;
+    std::vector<float> with_short = ref::forward_logits(*reference_, tokens).back();
     EXPECT_GT(max_abs_diff(with_long, with_short), 100 * tol);
 
     vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
@@ -87,14 +87,14 @@ TEST_F(ArchPhi3, LongAndShortRopeFactorsFollowTheSessionContext) {
     }
 }
 
-// Four sequences of different lengths decoded together (long factors), every row against the
-// reference.
+// Four sequences of different lengths decoded together (long factors: n_ctx 512), every row
+// against the reference.
 TEST_F(ArchPhi3, BatchedDecodeOfFourSequencesMatchesTheReference) {
     TinyModelSpec spec = phi3_spec();
     vkllm_model *m = tiny(spec, "phi3_batch");
     ASSERT_NE(m, nullptr) << vkllm_last_error();
-    reference_->n_ctx = 64;
-    vkllm_session *batch = session(m, 64, VKLLM_SESSION_KV_F32, 4, 4);
+    reference_->n_ctx = 512;
+    vkllm_session *batch = session(m, 512, VKLLM_SESSION_KV_F32, 4, 4);
     ASSERT_NE(batch, nullptr);
     std::vector<std::vector<int32_t>> seqs;
     std::vector<std::vector<float>> logits(4, std::vector<float>(spec.n_vocab));
@@ -123,7 +123,8 @@ TEST_F(ArchPhi3, BatchedDecodeOfFourSequencesMatchesTheReference) {
     EXPECT_LE(batched, 1e-4 * std::max(1.0, largest));
 }
 
-// Quantized matrices (Q8_0, Q4_K: rows of whole 256-weight blocks, so the model is wider) with
+// Quantized matrices (Q8_0, Q4_K: rows of whole 256-weight blocks, so the model is wider; short
+// factors, n_ctx 64) with
 // a tied output, as Phi-4-mini's: the fused Q/K/V and the two halves of ffn_up read as stored.
 // Against the reference reading the same quantized file the error is the F32 arithmetic's
 // (1e-4 of the largest logit, as the F32 model); against the F32 original of the same weights

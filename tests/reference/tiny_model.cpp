@@ -113,7 +113,11 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
 
     GgufBuilder b;
     b.kv_string("general.architecture", arch);
-    b.kv_string("general.name", "tiny-" + arch + "-seed" + std::to_string(spec.seed));
+    // llama.cpp gives the special tokens of a model whose name contains "phi3" or "phi-3"
+    // Phi-3's stripping rules, looking up "</s>", "<unk>", "<s>" and "<|endoftext|>" by text,
+    // which this vocabulary lacks: the tiny phi3 is named "phi" to stay clear of that.
+    b.kv_string("general.name",
+                "tiny-" + (phi3 ? std::string("phi") : arch) + "-seed" + std::to_string(spec.seed));
     b.kv_u32(arch + ".context_length", spec.n_ctx);
     b.kv_u32(arch + ".embedding_length", spec.n_embd);
     b.kv_u32(arch + ".block_count", spec.n_layer);
