@@ -4,8 +4,11 @@
 // llama.cpp ignores, quantized weights and a tied output.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <string>
 
+#include "gguf_builder.h"
 #include "reference/tiny_archs.h"
 #include "tiny_model_fixture.h"
 
@@ -167,4 +170,76 @@ TEST_F(ArchPhi3, QuantizedTiedModelsMatchTheReferenceAndTrackTheirF32Original) {
         EXPECT_LE(e.prefill, 1e-4 * std::max(1.0, e.largest)) << c.name;
         EXPECT_LE(diff, c.max_rel_diff * largest) << c.name;
     }
+}
+
+namespace {
+
+// A minimal phi3 file (8 wide, one layer, heads of 4 rotated over all 4 dims, F32 weights of
+// ones): LongRoPE factors as asked (long ones always; short ones when `short_factors`, of
+// `factor_count` values each), and ffn_up of `up_rows` rows (2 n_ff = 32 in a good file).
+GgufBuilder phi3_file(bool short_factors, uint64_t factor_count, uint64_t up_rows) {
+    GgufBuilder b;
+    b.kv_string("general.architecture", "phi3");
+    b.kv_u32("phi3.context_length", 64);
+    b.kv_u32("phi3.rope.scaling.original_context_length", 32);
+    b.kv_u32("phi3.embedding_length", 8);
+    b.kv_u32("phi3.feed_forward_length", 16);
+    b.kv_u32("phi3.block_count", 1);
+    b.kv_u32("phi3.attention.head_count", 2);
+    b.kv_u32("phi3.attention.head_count_kv", 2);
+    b.kv_f32("phi3.attention.layer_norm_rms_epsilon", 1e-5f);
+    b.kv_u32("phi3.rope.dimension_count", 4);
+    b.kv_f32("phi3.rope.freq_base", 10000.0f);
+    b.kv_u32("phi3.attention.sliding_window", 0);
+    b.kv_f32("phi3.rope.scaling.attn_factor", 1.1f);
+    b.kv_string("tokenizer.ggml.model", "llama");
+    b.kv_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a"});
+    auto ones = [&](const std::string &name, std::vector<uint64_t> dims) {
+        uint64_t n = 1;
+        for (uint64_t d : dims)
+            n *= d;
+        std::vector<float> v(n, 1.0f);
+        std::vector<uint8_t> bytes(n * 4);
+        std::memcpy(bytes.data(), v.data(), bytes.size());
+        b.tensor(name, 0, dims, bytes);
+    };
+    ones("rope_factors_long.weight", {factor_count});
+    if (short_factors) ones("rope_factors_short.weight", {factor_count});
+    ones("token_embd.weight", {8, 4});
+    ones("blk.0.attn_norm.weight", {8});
+    ones("blk.0.attn_qkv.weight", {8, 24});
+    ones("blk.0.attn_output.weight", {8, 8});
+    ones("blk.0.ffn_norm.weight", {8});
+    ones("blk.0.ffn_up.weight", {8, up_rows});
+    ones("blk.0.ffn_down.weight", {16, 8});
+    ones("output_norm.weight", {8});
+    return b;
+}
+
+}  // namespace
+
+// A file with one LongRoPE table but not the other, factor tables of the wrong length, or an
+// ffn_up that is not gate and up stacked is refused as malformed, naming the tensor; the same
+// file with both tables of rot_dim / 2 factors and 2 n_ff rows loads.
+TEST_F(ArchPhi3, MissingOrMisshapenFusedAndFactorTensorsAreNamed) {
+    auto try_load = [&](const GgufBuilder &b, std::string *msg) {
+        std::string path = temp_path("phi3_bad");
+        std::vector<uint8_t> bytes = b.finish();
+        std::ofstream(path, std::ios::binary | std::ios::trunc)
+            .write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+        vkllm_model *m = nullptr;
+        vkllm_status st = vkllm_model_load(rt_, path.c_str(), nullptr, &m);
+        *msg = st == VKLLM_OK ? "" : vkllm_last_error();
+        vkllm_model_destroy(m);
+        std::remove(path.c_str());
+        return st;
+    };
+    std::string msg;
+    EXPECT_EQ(try_load(phi3_file(true, 2, 32), &msg), VKLLM_OK) << msg;
+    EXPECT_EQ(try_load(phi3_file(false, 2, 32), &msg), VKLLM_ERR_FORMAT);
+    EXPECT_NE(msg.find("rope_factors_short.weight"), std::string::npos) << msg;
+    EXPECT_EQ(try_load(phi3_file(true, 3, 32), &msg), VKLLM_ERR_FORMAT);
+    EXPECT_NE(msg.find("rope_factors_short.weight must be 2 F32 values"), std::string::npos) << msg;
+    EXPECT_EQ(try_load(phi3_file(true, 2, 16), &msg), VKLLM_ERR_FORMAT);
+    EXPECT_NE(msg.find("blk.0.ffn_up.weight"), std::string::npos) << msg;
 }
