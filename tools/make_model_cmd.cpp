@@ -102,6 +102,12 @@ void fill(const Preset &preset, const TensorSpec &t, uint64_t seed, std::vector<
         values = vkllm_tool::llama3_rope_factors(preset);
         return;
     }
+    if (t.fill == Fill::LongRopeLong || t.fill == Fill::LongRopeShort) {
+        const float *f =
+            t.fill == Fill::LongRopeLong ? preset.longrope_long : preset.longrope_short;
+        values.assign(f, f + n);
+        return;
+    }
     double center = t.fill == Fill::NormWeight ? 1.0 : 0.0;
     // Matrices: a variance of 1 / columns keeps each output near the scale of the input.
     float half_width = t.fill == Fill::Matrix || t.fill == Fill::Router

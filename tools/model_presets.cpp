@@ -9,6 +9,22 @@ namespace {
 // Hyperparameters from each model's Hugging Face config.json. Special tokens of the built-in
 // vocabularies mirror the real ones (Qwen2.5 ends a turn with <|im_end|>, Llama 3 asks for a
 // BOS) so chat and stop handling behave as with the real tokenizer.
+// Phi-4-mini-instruct's rope_scaling (config.json): LongRoPE over 48 of the 64 pairs of its
+// heads (partial_rotary_factor 0.75 of 128 dims), long factors for contexts past 4096, short
+// ones (all 1) up to it.
+const float kPhi4MiniLongFactors[48] = {
+    1.0f,         1.118320672f, 1.250641126f, 1.398617824f, 1.564103225f, 1.74916897f,
+    1.956131817f, 2.187582649f, 2.446418898f, 2.735880826f, 3.059592084f, 3.421605075f,
+    3.826451687f, 4.279200023f, 4.785517845f, 5.351743533f, 5.984965424f, 6.693110555f,
+    7.485043894f, 8.370679318f, 9.36110372f,  10.4687158f,  11.70738129f, 13.09260651f,
+    14.64173252f, 16.37415215f, 18.31155283f, 20.47818807f, 22.90118105f, 25.61086418f,
+    28.64115884f, 32.03f,       32.1f,        32.13f,       32.23f,       32.6f,
+    32.61f,       32.64f,       32.66f,       32.7f,        32.71f,       32.93f,
+    32.97f,       33.28f,       33.49f,       33.5f,        44.16f,       47.77f};
+const float kPhi4MiniShortFactors[48] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                         1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                         1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
 const Preset kPresets[] = {
     {"gpt2-124m",
      "gpt2",
@@ -159,6 +175,43 @@ const Preset kPresets[] = {
       0},
      true,  // output.weight
      64},   // head_dim
+    // Phi-4-mini-instruct (Phi3MiniModel): 24 query heads of 128 sharing 8 KV heads, fused
+    // qkv_proj and gate_up_proj, RoPE on 96 of each head's 128 dims with LongRoPE factors
+    // (original context 4096 of 131072), a 262144-token sliding_window key (which llama.cpp
+    // and vkllm ignore), tied embeddings; its o200k vocabulary's chat tokens.
+    {"phi-4-mini",
+     "phi3",
+     "Phi 4 Mini Instruct (random weights)",
+     3072,
+     32,
+     24,
+     8,
+     8192,
+     200064,
+     131072,
+     10000.0,
+     1e-5,
+     false,
+     0.0,
+     {"gpt-4o",
+      {"<|endoftext|>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"},
+      0,
+      0,
+      0,
+      -1},
+     false,   // tied output
+     0,       // head_dim: n_embd / n_head
+     0,       // experts
+     0,       // used per token
+     0,       // expert FFN width
+     0,       // shared expert
+     262144,  // sliding_window (written, ignored)
+     0.0,     // no YaRN
+     0,       //
+     96,      // rotated dims of 128
+     kPhi4MiniLongFactors,
+     kPhi4MiniShortFactors,
+     4096},  // original context
 };
 
 }  // namespace
@@ -181,10 +234,16 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
     const uint64_t q_dim = p.n_head * head_dim, kv_dim = p.n_head_kv * head_dim;
     const bool gpt2 = std::string(p.arch) == "gpt2";
     const bool oss = std::string(p.arch) == "gpt-oss";
+    const bool phi3 = std::string(p.arch) == "phi3";
     std::vector<TensorSpec> t;
     auto add = [&](const std::string &name, std::vector<uint64_t> dims, Fill fill) {
         t.push_back(TensorSpec{name, std::move(dims), fill});
     };
+    // Phi3MiniModel yields the LongRoPE factors before the checkpoint's tensors.
+    if (p.longrope_long) {
+        add("rope_factors_long.weight", {p.rot_dim / 2}, Fill::LongRopeLong);
+        add("rope_factors_short.weight", {p.rot_dim / 2}, Fill::LongRopeShort);
+    }
     // Llama 3.1+ files begin with it: the converter emits it before the checkpoint's tensors.
     if (p.llama3_rope_factor > 0) add("rope_freqs.weight", {head_dim / 2}, Fill::RopeFactors);
     add("token_embd.weight", {d, p.n_vocab}, Fill::Matrix);
@@ -204,6 +263,14 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
             add(b + "ffn_up.bias", {p.n_ff}, Fill::Bias);
             add(b + "ffn_down.weight", {p.n_ff, d}, Fill::Matrix);
             add(b + "ffn_down.bias", {d}, Fill::Bias);
+            continue;
+        }
+        if (phi3) {  // qkv_proj and gate_up_proj, no biases
+            add(b + "attn_qkv.weight", {d, q_dim + 2 * kv_dim}, Fill::Matrix);
+            add(b + "attn_output.weight", {q_dim, d}, Fill::Matrix);
+            add(b + "ffn_norm.weight", {d}, Fill::NormWeight);
+            add(b + "ffn_up.weight", {d, 2 * uint64_t(p.n_ff)}, Fill::Matrix);
+            add(b + "ffn_down.weight", {p.n_ff, d}, Fill::Matrix);
             continue;
         }
         add(b + "attn_q.weight", {d, q_dim}, Fill::Matrix);
@@ -257,6 +324,30 @@ void write_hparams(const Preset &p, uint32_t n_layers, vkllm::format::GgufWriter
     w.set_string("general.architecture", p.arch);
     w.set_string("general.type", "model");
     w.set_string("general.name", p.display_name);
+    if (std::string(p.arch) == "phi3") {
+        // Phi3MiniModel.set_gguf_parameters's keys in its order (the file type is the
+        // writer's), then generate_extra_tensors's attention factor: sqrt(1 + ln(scale) /
+        // ln(original)) for LongRoPE, scale = context / original.
+        w.set_u32(a + "context_length", p.n_ctx);
+        w.set_u32(a + "rope.scaling.original_context_length", p.longrope_orig_ctx);
+        w.set_u32(a + "embedding_length", p.n_embd);
+        w.set_u32(a + "feed_forward_length", p.n_ff);
+        w.set_u32(a + "block_count", n_layers);
+        w.set_u32(a + "attention.head_count", p.n_head);
+        w.set_u32(a + "attention.head_count_kv", p.n_head_kv);
+        w.set_f32(a + "attention.layer_norm_rms_epsilon", float(p.norm_eps));
+        w.set_u32(a + "rope.dimension_count", p.rot_dim ? p.rot_dim : p.n_embd / p.n_head);
+        w.set_f32(a + "rope.freq_base", float(p.rope_base));
+        w.set_u32(a + "attention.sliding_window", p.sliding_window);
+        if (p.longrope_long) {
+            double scale = double(p.n_ctx) / p.longrope_orig_ctx;
+            double attn_factor =
+                scale > 1 ? std::sqrt(1 + std::log(scale) / std::log(double(p.longrope_orig_ctx)))
+                          : 1.0;
+            w.set_f32(a + "rope.scaling.attn_factor", float(attn_factor));
+        }
+        return;
+    }
     w.set_u32(a + "block_count", n_layers);
     w.set_u32(a + "context_length", p.n_ctx);
     w.set_u32(a + "embedding_length", p.n_embd);

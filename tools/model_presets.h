@@ -39,6 +39,11 @@ struct Preset {
     uint32_t sliding_window = 0;  // gpt-oss: the window of its even layers
     double yarn_factor = 0;       // > 0: rope.scaling.type "yarn" with this factor
     uint32_t yarn_orig_ctx = 0;   // and this original context
+    // phi3: the rotated dims of each head (0: all of them) and LongRoPE: rot_dim / 2 long and
+    // short frequency factors (rope_factors_long / _short.weight) over this original context.
+    uint32_t rot_dim = 0;
+    const float *longrope_long = nullptr, *longrope_short = nullptr;
+    uint32_t longrope_orig_ctx = 0;
 };
 
 const Preset *find_preset(const std::string &name);
@@ -46,11 +51,13 @@ std::string preset_names();  // "gpt2-124m qwen2.5-0.5b ...", for usage texts
 
 // How make-model fills a tensor.
 enum class Fill {
-    Matrix,       // uniform in +-sqrt(3 / columns)
-    NormWeight,   // 1 +- 0.2
-    Bias,         // +- 0.05 (norm biases too)
-    RopeFactors,  // Llama 3's frequency factors, computed
-    Router,       // a MoE router: like Matrix, but always stored F32 (as llama.cpp keeps it)
+    Matrix,        // uniform in +-sqrt(3 / columns)
+    NormWeight,    // 1 +- 0.2
+    Bias,          // +- 0.05 (norm biases too)
+    RopeFactors,   // Llama 3's frequency factors, computed
+    LongRopeLong,  // the preset's LongRoPE factors (Phi-3), as its config.json has them
+    LongRopeShort,
+    Router,  // a MoE router: like Matrix, but always stored F32 (as llama.cpp keeps it)
 };
 
 struct TensorSpec {

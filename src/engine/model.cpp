@@ -57,28 +57,40 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
         scaling.beta_fast = config_.yarn_beta_fast;
         scaling.beta_slow = config_.yarn_beta_slow;
     }
-    // Llama 3.1+ files carry per-pair frequency factors for their long-context scaling.
-    if (const format::TensorInfo *t = file.find_tensor("rope_freqs.weight")) {
+    scaling.attn_factor *= config_.rope_attn_factor;
+    // Per-pair frequency factors: Llama 3.1+'s rope_freqs, Phi-3's LongRoPE short ones.
+    auto factors = [&](const char *name) {
+        const format::TensorInfo *t = file.find_tensor(name);
+        if (!t) return std::vector<float>();
         if (t->type->id != 0 || t->n_dims != 1 || t->dims[0] != config_.rot_dim / 2)
-            fail(VKLLM_ERR_FORMAT, "%s: rope_freqs.weight must be %u F32 values, one per pair",
-                 path.c_str(), config_.rot_dim / 2);
-        scaling.freq_factors.resize(config_.rot_dim / 2);
-        std::memcpy(scaling.freq_factors.data(), file.tensor_data(*t),
-                    scaling.freq_factors.size() * 4);
-        for (float v : scaling.freq_factors)
-            if (!(v > 0) || !std::isfinite(v))
-                fail(VKLLM_ERR_FORMAT, "%s: rope_freqs.weight holds %g", path.c_str(), double(v));
-    }
-    std::vector<float> table =
-        gpu::rope_table(max_positions_, config_.rot_dim, config_.rope_base, scaling);
-    rope_table_ =
-        ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device, true);
-    ctx.transfer().upload(rope_table_, table.data(), table.size() * sizeof(float));
-    if (config_.rope_base_swa > 0) {  // the sliding-window layers' own base, unscaled
-        table = gpu::rope_table(max_positions_, config_.rot_dim, config_.rope_base_swa, {});
-        rope_table_swa_ =
+            fail(VKLLM_ERR_FORMAT, "%s: %s must be %u F32 values, one per pair", path.c_str(), name,
+                 config_.rot_dim / 2);
+        std::vector<float> v(config_.rot_dim / 2);
+        std::memcpy(v.data(), file.tensor_data(*t), v.size() * 4);
+        for (float x : v)
+            if (!(x > 0) || !std::isfinite(x))
+                fail(VKLLM_ERR_FORMAT, "%s: %s holds %g", path.c_str(), name, double(x));
+        return v;
+    };
+    scaling.freq_factors =
+        factors(config_.longrope ? "rope_factors_short.weight" : "rope_freqs.weight");
+    auto upload = [&](const gpu::RopeScaling &s, double base) {
+        std::vector<float> table = gpu::rope_table(max_positions_, config_.rot_dim, base, s);
+        gpu::Buffer b =
             ctx.allocator().allocate(table.size() * sizeof(float), gpu::MemoryKind::Device, true);
-        ctx.transfer().upload(rope_table_swa_, table.data(), table.size() * sizeof(float));
+        ctx.transfer().upload(b, table.data(), table.size() * sizeof(float));
+        return b;
+    };
+    rope_table_ = upload(scaling, config_.rope_base);
+    if (config_.longrope) {
+        // Both LongRoPE tables, so that sessions of any context share the model: a session
+        // picks one by its context (rope_table()). Each covers every position, since a
+        // streaming session runs past its context with the table its context chose.
+        scaling.freq_factors = factors("rope_factors_long.weight");
+        rope_table_long_ = upload(scaling, config_.rope_base);
+    }
+    if (config_.rope_base_swa > 0) {  // the sliding-window layers' own base, unscaled
+        rope_table_swa_ = upload({}, config_.rope_base_swa);
     }
     ++rope_table_builds_;
 }

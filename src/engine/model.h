@@ -30,10 +30,14 @@ class Model {
     uint32_t n_tokens() const { return uint32_t(tokenizer_->vocab().size()); }
 
     // cos/sin for positions [0, max_positions()), computed once at load (none for learned
-    // positions). Layer `layer`'s: Gemma 3's sliding-window layers have a base of their own.
-    gpu::BufferRange rope_table(uint32_t layer = 0) const {
-        return config_.rope_base_swa > 0 && config_.swa_layer(layer) ? rope_table_swa_.range()
-                                                                     : rope_table_.range();
+    // positions). Layer `layer`'s, for a session of `n_ctx` positions per sequence: Gemma 3's
+    // sliding-window layers have a base of their own; Phi-3's LongRoPE takes its long factors
+    // where n_ctx exceeds the original context (llama.cpp's choice by n_ctx_seq), else its
+    // short ones.
+    gpu::BufferRange rope_table(uint32_t layer, uint32_t n_ctx) const {
+        if (config_.rope_base_swa > 0 && config_.swa_layer(layer)) return rope_table_swa_.range();
+        if (config_.longrope && n_ctx > config_.rope_orig_ctx) return rope_table_long_.range();
+        return rope_table_.range();
     }
     // Positions the model can encode: its RoPE table's, or its learned position table's rows.
     uint32_t max_positions() const { return max_positions_; }
@@ -48,7 +52,7 @@ class Model {
     models::ModelWeights weights_;
     std::vector<gpu::Buffer> weight_arenas_;  // the device memory holding weights_' ranges
     std::shared_ptr<const tokenizer::Tokenizer> tokenizer_;
-    gpu::Buffer rope_table_, rope_table_swa_;
+    gpu::Buffer rope_table_, rope_table_swa_, rope_table_long_;
     uint32_t max_positions_ = 0;
     uint64_t rope_table_builds_ = 0;
     uint64_t file_bytes_ = 0;

@@ -193,7 +193,7 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
             gpu::KvRope rope;
             if (s.rope == models::Rope::KAndQ)
                 rope = {c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
-                        model_.rope_table(s.layer),
+                        model_.rope_table(s.layer, opt_.n_ctx),
                         c.rot_dim,
                         model_.max_positions(),
                         act(Act::Q, rows),

@@ -151,7 +151,9 @@ struct RopeScaling {
     uint32_t orig_ctx = 0;  // the training context before extension
     double ext_factor = 1;  // how much of the ramp applies (ggml's ext_factor)
     double beta_fast = 32, beta_slow = 1;
-    double attn_factor = 1;  // times 1 + 0.1 ln(factor): the magnitude of cos and sin
+    // The magnitude of cos and sin (ggml's attn_factor: Phi-3's LongRoPE attention factor), times
+    // 1 + 0.1 ln(factor) with YaRN.
+    double attn_factor = 1;
     std::vector<float> freq_factors;
 };
 

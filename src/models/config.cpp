@@ -26,10 +26,12 @@ ModelConfig read_config(const format::GgufFile &f) {
         c.arch = Arch::GptOss;
     else if (c.arch_name == "gemma3")
         c.arch = Arch::Gemma3;
+    else if (c.arch_name == "phi3")
+        c.arch = Arch::Phi3;
     else
         fail(VKLLM_ERR_UNSUPPORTED,
              "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3, gpt2, qwen2moe, "
-             "gpt-oss, gemma3 are)",
+             "gpt-oss, gemma3, phi3 are)",
              path, c.arch_name.c_str());
 
     const std::string p = c.arch_name + ".";
@@ -136,6 +138,27 @@ ModelConfig read_config(const format::GgufFile &f) {
         c.embd_scale = std::sqrt(float(c.n_embd));
         c.post_norms = true;
         c.gelu_gate = true;
+    }
+    if (c.arch == Arch::Phi3) {
+        // llama.cpp (src/models/phi3.cpp) turns Phi's sliding window off ("Phi SWA is currently
+        // disabled", PR 13676): every layer attends over the whole context, whatever
+        // attention.sliding_window says, and so does vkllm. The converter writes no
+        // rope.scaling.type: the angles are unscaled but for the LongRoPE factors.
+        if (auto type = f.get_string(p + "rope.scaling.type"); type && *type != "none")
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: RoPE scaling \"%s\" is not supported for phi3", path,
+                 std::string(*type).c_str());
+        const format::TensorInfo *lf = f.find_tensor("rope_factors_long.weight");
+        const format::TensorInfo *sf = f.find_tensor("rope_factors_short.weight");
+        if (bool(lf) != bool(sf))
+            fail(VKLLM_ERR_FORMAT, "%s: %s without %s", path,
+                 lf ? "rope_factors_long.weight" : "rope_factors_short.weight",
+                 lf ? "rope_factors_short.weight" : "rope_factors_long.weight");
+        c.longrope = lf != nullptr;
+        c.rope_orig_ctx = opt("rope.scaling.original_context_length", c.n_ctx_train);
+        // sqrt(1 + ln(context / original) / ln(original)) from the converter; llama.cpp
+        // multiplies it into the attn_factor its RoPE scales cos and sin by (ext_factor is 0
+        // without YaRN, so nothing else changes their magnitude).
+        c.rope_attn_factor = positive("rope.scaling.attn_factor", 1.0);
     }
     c.attn_scale = 1.0f / std::sqrt(float(c.head_dim));
     // GGUF llama files carry q/k rows permuted for adjacent-pair RoPE; Qwen ones are NEOX.

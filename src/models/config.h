@@ -8,7 +8,7 @@
 
 namespace vkllm::models {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gpt2, Qwen2Moe, GptOss, Gemma3 };
+enum class Arch { Llama, Qwen2, Qwen3, Gpt2, Qwen2Moe, GptOss, Gemma3, Phi3 };
 
 struct ModelConfig {
     Arch arch = Arch::Llama;
@@ -54,6 +54,15 @@ struct ModelConfig {
     float embd_scale = 1;
     bool post_norms = false;
     bool gelu_gate = false;
+    // Phi-3 LongRoPE (Phi-3.5-mini, Phi-4-mini): the file's rope_factors_long / rope_factors_short
+    // (per-pair divisors of the angle, as Llama 3.1's rope_freqs). As llama.cpp chooses them, a
+    // session whose context (per sequence) exceeds rope_orig_ctx
+    // (rope.scaling.original_context_length, else context_length) takes the long ones, any
+    // other the short ones; cos and sin are times rope_attn_factor (rope.scaling.attn_factor,
+    // any model; 1 when absent) whichever table a session takes.
+    bool longrope = false;
+    uint32_t rope_orig_ctx = 0;
+    float rope_attn_factor = 1;
 
     bool moe() const { return n_expert > 0; }
     // Whether layer `il` attends over a sliding window.

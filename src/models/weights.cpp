@@ -270,12 +270,20 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
             continue;
         }
         L.attn_norm = l.vector(b + "attn_norm.weight", c.n_embd);
-        L.wq = l.matrix(b + "attn_q.weight", c.n_embd, c.q_dim());
-        L.wk = l.matrix(b + "attn_k.weight", c.n_embd, c.kv_dim());
-        L.wv = l.matrix(b + "attn_v.weight", c.n_embd, c.kv_dim());
-        L.bq = l.vector(b + "attn_q.bias", c.q_dim(), true);
-        L.bk = l.vector(b + "attn_k.bias", c.kv_dim(), true);
-        L.bv = l.vector(b + "attn_v.bias", c.kv_dim(), true);
+        if (c.arch == Arch::Phi3 && f.find_tensor(b + "attn_qkv.weight")) {
+            // Phi-3's qkv_proj (no bias): Q's rows, then K's, then V's, uploaded as three row
+            // blocks back to back, so the stacked projection below reads them in one pass.
+            std::vector<gpu::Matrix> qkv =
+                l.matrices(b + "attn_qkv.weight", c.n_embd, {c.q_dim(), c.kv_dim(), c.kv_dim()});
+            L.wq = qkv[0], L.wk = qkv[1], L.wv = qkv[2];
+        } else {
+            L.wq = l.matrix(b + "attn_q.weight", c.n_embd, c.q_dim());
+            L.wk = l.matrix(b + "attn_k.weight", c.n_embd, c.kv_dim());
+            L.wv = l.matrix(b + "attn_v.weight", c.n_embd, c.kv_dim());
+            L.bq = l.vector(b + "attn_q.bias", c.q_dim(), true);
+            L.bk = l.vector(b + "attn_k.bias", c.kv_dim(), true);
+            L.bv = l.vector(b + "attn_v.bias", c.kv_dim(), true);
+        }
         if (c.qk_norm) {
             L.q_norm = l.vector(b + "attn_q_norm.weight", c.head_dim);
             L.k_norm = l.vector(b + "attn_k_norm.weight", c.head_dim);
@@ -286,8 +294,18 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
             L.post_attn_norm = l.vector(b + "post_attention_norm.weight", c.n_embd);
             L.post_ffn_norm = l.vector(b + "post_ffw_norm.weight", c.n_embd);
         }
-        L.gate = l.matrix(b + "ffn_gate.weight", c.n_embd, c.n_ff);
-        L.up = l.matrix(b + "ffn_up.weight", c.n_embd, c.n_ff);
+        if (c.arch == Arch::Phi3) {
+            // Phi-3's gate_up_proj: ffn_up of 2 n_ff rows, the gate's first (Phi3MLP's chunk(2),
+            // llama.cpp's swiglu of the split row), uploaded as two row blocks: the fused SwiGLU
+            // reads them as it reads separate gate and up tensors, for every weight type, and
+            // splits each by rows where it exceeds a binding.
+            std::vector<gpu::Matrix> gate_up =
+                l.matrices(b + "ffn_up.weight", c.n_embd, {c.n_ff, c.n_ff});
+            L.gate = gate_up[0], L.up = gate_up[1];
+        } else {
+            L.gate = l.matrix(b + "ffn_gate.weight", c.n_embd, c.n_ff);
+            L.up = l.matrix(b + "ffn_up.weight", c.n_embd, c.n_ff);
+        }
         L.down = l.matrix(b + "ffn_down.weight", c.n_ff, c.n_embd);
         w.layers.push_back(L);
     }

@@ -162,17 +162,21 @@ double yarn_corr_dim(double n_dims, double n_ctx_orig, double n_rot, double base
 void rope(const ModelRef &m, const LayerRef &L, double *head, int pos) {
     uint32_t half = m.rot_dim / 2;
     double base = m.gemma3 ? L.rope_base : m.rope_base;
+    const Vec *factors = &m.rope_freqs;
+    if (!m.rope_long.empty())
+        factors =
+            (m.n_ctx ? m.n_ctx : m.n_ctx_train) > m.rope_orig_ctx ? &m.rope_long : &m.rope_short;
     for (uint32_t i = 0; i < half; ++i) {
         double angle = pos / L.rope_linear * std::pow(base, -2.0 * i / m.rot_dim);
-        if (!m.rope_freqs.empty()) angle /= m.rope_freqs[i];
-        double mscale = 1.0;
+        if (!factors->empty()) angle /= (*factors)[i];
+        double mscale = m.rope_attn_factor;
         if (m.yarn) {
             double interpolated = angle / m.yarn_factor;
             double low = m.yarn_corr_dims[0], high = m.yarn_corr_dims[1];
             double y = (double(i) - low) / std::max(0.001, high - low);
             double mix = (1.0 - std::clamp(y, 0.0, 1.0)) * m.yarn_ext_factor;
             angle = interpolated * (1.0 - mix) + angle * mix;
-            mscale = m.yarn_attn_factor;
+            mscale *= m.yarn_attn_factor;
             if (m.yarn_ext_factor != 0.0) mscale *= 1.0 + 0.1 * std::log(m.yarn_factor);
         }
         double c = std::cos(angle) * mscale, s = std::sin(angle) * mscale;
@@ -315,6 +319,12 @@ void feed_forward(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x) {
     }
 }
 
+// Rows [first, first + n) of m.
+Matrix row_block(const Matrix &m, uint32_t first, uint32_t n) {
+    auto at = [&](uint32_t r) { return m.w.begin() + std::ptrdiff_t(size_t(r) * m.cols); };
+    return Matrix{n, m.cols, Vec(at(first), at(first + n))};
+}
+
 // GPT-2's fused attn_qkv: rows [0, q_dim) are Q, then K, then V (so for its bias).
 void read_gpt2_layer(const GgufFile &f, const ModelRef &m, const std::string &b, LayerRef &L) {
     uint32_t d = m.n_embd;
@@ -345,13 +355,15 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     GgufFile f(gguf_path);
     auto m = std::make_unique<ModelRef>();
     m->arch = std::string(f.get_string("general.architecture").value_or(""));
-    const std::vector<std::string> known = {"llama",    "qwen2",   "qwen3", "gpt2",
-                                            "qwen2moe", "gpt-oss", "gemma3"};
+    const std::vector<std::string> known = {"llama",    "qwen2",   "qwen3",  "gpt2",
+                                            "qwen2moe", "gpt-oss", "gemma3", "phi3"};
     if (std::find(known.begin(), known.end(), m->arch) == known.end())
         bad(f, "architecture \"" + m->arch +
-                   "\" (llama, qwen2, qwen3, gpt2, qwen2moe, gpt-oss and gemma3 are supported)");
+                   "\" (llama, qwen2, qwen3, gpt2, qwen2moe, gpt-oss, gemma3 and phi3 are "
+                   "supported)");
     m->gpt2 = m->arch == "gpt2";
     m->gemma3 = m->arch == "gemma3";
+    m->phi3 = m->arch == "phi3";
     const bool qwen2moe = m->arch == "qwen2moe", gpt_oss = m->arch == "gpt-oss";
     const std::string a = m->arch + ".";
     m->n_embd = key_u32(f, a + "embedding_length", std::nullopt);
@@ -372,6 +384,18 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
         if (m->n_expert_used > m->n_expert) bad(f, "expert_used_count > expert_count");
     }
     m->rope_base = f.get_float(a + "rope.freq_base").value_or(10000.0);
+    m->n_ctx_train = key_u32(f, a + "context_length", 4096);
+    if (m->phi3) {
+        // llama.cpp's n_ctx_orig_yarn: rope.scaling.original_context_length, else the
+        // training context.
+        m->rope_orig_ctx = key_u32(f, a + "rope.scaling.original_context_length", m->n_ctx_train);
+        m->rope_attn_factor = f.get_float(a + "rope.scaling.attn_factor").value_or(1.0);
+        if (f.find_tensor("rope_factors_long.weight") ||
+            f.find_tensor("rope_factors_short.weight")) {
+            m->rope_long = read_vector(f, "rope_factors_long.weight", m->rot_dim / 2);
+            m->rope_short = read_vector(f, "rope_factors_short.weight", m->rot_dim / 2);
+        }
+    }
     if (f.find_tensor("rope_freqs.weight"))
         m->rope_freqs = read_vector(f, "rope_freqs.weight", m->rot_dim / 2);
     std::string eps_key =
@@ -446,6 +470,28 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
             continue;
         }
         L.attn_norm = read_vector(f, b + "attn_norm.weight", m->n_embd);
+        if (m->phi3) {
+            if (f.find_tensor(b + "attn_qkv.weight")) {
+                // Phi3Attention's qkv_proj: rows [0, q_dim) are Q, then K, then V.
+                Matrix qkv = read_matrix(f, b + "attn_qkv.weight", m->n_embd, q_dim + 2 * kv_dim);
+                L.wq = row_block(qkv, 0, q_dim);
+                L.wk = row_block(qkv, q_dim, kv_dim);
+                L.wv = row_block(qkv, q_dim + kv_dim, kv_dim);
+            } else {  // llama.cpp also takes them apart
+                L.wq = read_matrix(f, b + "attn_q.weight", m->n_embd, q_dim);
+                L.wk = read_matrix(f, b + "attn_k.weight", m->n_embd, kv_dim);
+                L.wv = read_matrix(f, b + "attn_v.weight", m->n_embd, kv_dim);
+            }
+            L.wo = read_matrix(f, b + "attn_output.weight", q_dim, m->n_embd);
+            L.ffn_norm = read_vector(f, b + "ffn_norm.weight", m->n_embd);
+            // Phi3MLP: gate_up_proj's output chunked in two, gate first.
+            Matrix gate_up = read_matrix(f, b + "ffn_up.weight", m->n_embd, 2 * m->n_ff);
+            L.gate = row_block(gate_up, 0, m->n_ff);
+            L.up = row_block(gate_up, m->n_ff, m->n_ff);
+            L.down = read_matrix(f, b + "ffn_down.weight", m->n_ff, m->n_embd);
+            m->layers.push_back(std::move(L));
+            continue;
+        }
         L.wq = read_matrix(f, b + "attn_q.weight", m->n_embd, q_dim);
         L.wk = read_matrix(f, b + "attn_k.weight", m->n_embd, kv_dim);
         L.wv = read_matrix(f, b + "attn_v.weight", m->n_embd, kv_dim);

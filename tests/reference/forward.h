@@ -104,6 +104,22 @@ struct ModelRef {
     // queries scaled by 1/sqrt(query_pre_attn_scalar) = 1/sqrt(head_dim) for the sizes read.
     bool gemma3 = false;
     double embd_scale = 1.0;
+    // phi3 (Phi3ForCausalLM; llama.cpp's phi3): Q, K, V from one attn_qkv (no biases), gate and
+    // up from one ffn_up of 2 n_ff rows (gate first: Phi3MLP's chunk(2)), NEOX RoPE over the
+    // first rot_dim dims of each head, untied or tied output. LongRoPE (rope_factors_long /
+    // rope_factors_short.weight): pair i's angle divided by factor i of the long table when the
+    // run's context exceeds rope_orig_ctx (rope.scaling.original_context_length), of the short
+    // one otherwise, and cos and sin times rope_attn_factor (rope.scaling.attn_factor, HF's
+    // attention_factor) with either. The file's attention.sliding_window is ignored, as
+    // llama.cpp does (it turns Phi's sliding window off; HF would apply it).
+    bool phi3 = false;
+    std::vector<double> rope_long, rope_short;
+    uint32_t rope_orig_ctx = 0;
+    double rope_attn_factor = 1.0;
+    uint32_t n_ctx_train = 0;  // context_length
+    // The context per sequence the logits are for (what chooses a LongRoPE table, as a
+    // llama.cpp context or a vkllm session of that size would); 0: n_ctx_train.
+    uint32_t n_ctx = 0;
     Matrix token_embd;     // row t: the embedding of token t
     Matrix position_embd;  // gpt2: row p is added at position p
     std::vector<double> output_norm_b;
@@ -112,8 +128,8 @@ struct ModelRef {
     std::vector<LayerRef> layers;
 };
 
-// Loads architecture "llama", "qwen2", "qwen3", "gpt2", "qwen2moe", "gpt-oss" or "gemma3" with
-// tensors of any type format::can_dequantize() reads (MXFP4 experts included). Throws
+// Loads architecture "llama", "qwen2", "qwen3", "gpt2", "qwen2moe", "gpt-oss", "gemma3" or "phi3"
+// with tensors of any type format::can_dequantize() reads (MXFP4 experts included). Throws
 // std::runtime_error naming what is missing or malformed (vkllm::Error for an unreadable file).
 std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path);
 

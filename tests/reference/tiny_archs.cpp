@@ -55,6 +55,23 @@ std::vector<TinyArch> make() {
         s.seed = 14;
         a.push_back({"gemma3", s});
     }
+    {
+        // Fused Q/K/V and gate/up, partial NEOX rotation (12 of 16 dims), LongRoPE tables
+        // (original context 256 of 1024: a context above 256 takes the long factors, one up to
+        // 256 the short ones; llama.cpp pads its context to a multiple of 256, so an original
+        // context of 256 lets its choice be either), the attention factor, a sliding_window key
+        // that llama.cpp ignores, an untied output.
+        TinyModelSpec s = base();
+        s.arch = "phi3";
+        s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 96;
+        s.n_layer = 3;
+        s.rot_dim = 12;
+        s.n_ctx = 1024;
+        s.rope_orig_ctx = 256;
+        s.sliding_window = 16;
+        s.seed = 15;
+        a.push_back({"phi3", s});
+    }
     return a;
 }
 

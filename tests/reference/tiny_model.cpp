@@ -94,7 +94,7 @@ class TensorWriter {
 
 void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     const std::string &arch = spec.arch;
-    if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma3")
+    if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma3" && arch != "phi3")
         throw std::runtime_error("write_tiny_model: architecture \"" + arch + "\"");
     if (!vkllm::format::can_quantize(spec.weight_type))
         throw std::runtime_error("write_tiny_model: weight type " +
@@ -105,22 +105,39 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
         spec.n_head_kv == 0 || spec.n_head % spec.n_head_kv != 0 || head_dim == 0 ||
         head_dim % 2 != 0 || (spec.byte_tokens && n_tokens < 3 + 256))
         throw std::runtime_error("write_tiny_model: inconsistent shape");
+    const bool phi3 = arch == "phi3";
+    uint32_t rot_dim = spec.rot_dim ? spec.rot_dim : head_dim;
+    if (rot_dim > head_dim || rot_dim % 2 || (phi3 && head_dim * spec.n_head != spec.n_embd) ||
+        (spec.rope_orig_ctx && (!phi3 || spec.rope_orig_ctx >= spec.n_ctx)))
+        throw std::runtime_error("write_tiny_model: inconsistent phi3 options");
 
     GgufBuilder b;
     b.kv_string("general.architecture", arch);
-    b.kv_string("general.name", "tiny-" + arch + "-seed" + std::to_string(spec.seed));
+    // llama.cpp gives the special tokens of a model whose name contains "phi3" or "phi-3"
+    // Phi-3's stripping rules, looking up "</s>", "<unk>", "<s>" and "<|endoftext|>" by text,
+    // which this vocabulary lacks: the tiny phi3 is named "phi" to stay clear of that.
+    b.kv_string("general.name",
+                "tiny-" + (phi3 ? std::string("phi") : arch) + "-seed" + std::to_string(spec.seed));
     b.kv_u32(arch + ".context_length", spec.n_ctx);
     b.kv_u32(arch + ".embedding_length", spec.n_embd);
     b.kv_u32(arch + ".block_count", spec.n_layer);
     b.kv_u32(arch + ".feed_forward_length", spec.n_ff);
     b.kv_u32(arch + ".attention.head_count", spec.n_head);
     b.kv_u32(arch + ".attention.head_count_kv", spec.n_head_kv);
-    b.kv_u32(arch + ".attention.key_length", head_dim);
-    b.kv_u32(arch + ".attention.value_length", head_dim);
-    b.kv_u32(arch + ".rope.dimension_count", head_dim);
+    if (!phi3) {  // Phi3MiniModel writes no head sizes: n_embd / n_head
+        b.kv_u32(arch + ".attention.key_length", head_dim);
+        b.kv_u32(arch + ".attention.value_length", head_dim);
+    }
+    b.kv_u32(arch + ".rope.dimension_count", rot_dim);
     b.kv_f32(arch + ".rope.freq_base", spec.rope_base);
     b.kv_f32(arch + ".attention.layer_norm_rms_epsilon", spec.rms_eps);
     if (spec.sliding_window) b.kv_u32(arch + ".attention.sliding_window", spec.sliding_window);
+    if (spec.rope_orig_ctx) {
+        b.kv_u32(arch + ".rope.scaling.original_context_length", spec.rope_orig_ctx);
+        double scale = double(spec.n_ctx) / spec.rope_orig_ctx;
+        b.kv_f32(arch + ".rope.scaling.attn_factor",
+                 float(std::sqrt(1 + std::log(scale) / std::log(double(spec.rope_orig_ctx)))));
+    }
     if (spec.rope_linear_factor > 0) {
         b.kv_string(arch + ".rope.scaling.type", "linear");
         b.kv_f32(arch + ".rope.scaling.factor", spec.rope_linear_factor);
@@ -155,6 +172,14 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     for (uint32_t i = 0; i < spec.n_layer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
         w.norm(p + "attn_norm.weight", spec.n_embd);
+        if (phi3) {  // Q, K and V stacked, gate and up stacked (gate first)
+            w.matrix(p + "attn_qkv.weight", spec.n_embd, q_dim + 2 * kv_dim);
+            w.matrix(p + "attn_output.weight", q_dim, spec.n_embd);
+            w.norm(p + "ffn_norm.weight", spec.n_embd);
+            w.matrix(p + "ffn_up.weight", spec.n_embd, 2 * spec.n_ff);
+            w.matrix(p + "ffn_down.weight", spec.n_ff, spec.n_embd);
+            continue;
+        }
         w.matrix(p + "attn_q.weight", spec.n_embd, q_dim);
         w.matrix(p + "attn_k.weight", spec.n_embd, kv_dim);
         w.matrix(p + "attn_v.weight", spec.n_embd, kv_dim);
@@ -185,6 +210,17 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
         b.tensor("rope_freqs.weight", 0, {f.size()}, encode(f, 0));
     }
 
+    if (spec.rope_orig_ctx) {
+        // Long factors growing with the pair (stretching the slow pairs, as LongRoPE's do), short
+        // ones near 1: each table rotates every pair but the first differently.
+        std::vector<float> longf(rot_dim / 2), shortf(rot_dim / 2);
+        for (size_t i = 0; i < longf.size(); ++i) {
+            longf[i] = 1.0f + 1.5f * float(i);
+            shortf[i] = 1.0f + 0.25f * float(i % 3) + 0.05f * float(i);
+        }
+        b.tensor("rope_factors_long.weight", 0, {longf.size()}, encode(longf, 0));
+        b.tensor("rope_factors_short.weight", 0, {shortf.size()}, encode(shortf, 0));
+    }
     std::vector<uint8_t> bytes = b.finish();
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));

@@ -7,8 +7,9 @@
 #include <string>
 
 struct TinyModelSpec {
-    // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms) or "gemma3" (q/k norms, post-norms,
-    // local layers with sliding_window and global ones in a pattern of 6; tied output)
+    // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms), "gemma3" (q/k norms, post-norms,
+    // local layers with sliding_window and global ones in a pattern of 6; tied output) or
+    // "phi3" (below)
     std::string arch = "llama";
     uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
     // Tokens of the vocabulary; 0: n_vocab. Fewer pads the embedding past the vocabulary, as
@@ -26,8 +27,17 @@ struct TinyModelSpec {
     bool tied_output = false;  // omit output.weight
     bool rope_freqs = false;   // write Llama 3.1-style rope_freqs.weight (factors 1, 2, 4, ...)
     float rope_base = 10000.0f, rms_eps = 1e-5f;
-    uint32_t sliding_window = 0;   // gemma3: the local layers' window (0: none, all global)
+    // gemma3: the local layers' window (0: none, all global); phi3: the key the converter
+    // writes, which llama.cpp (and so vkllm) ignores
+    uint32_t sliding_window = 0;
     float rope_linear_factor = 0;  // gemma3: the global layers' linear RoPE scaling (0: none)
+    // phi3 (fused attn_qkv and ffn_up, no key_length as its converter writes): the rotated
+    // dims of each head (0: all), and LongRoPE: with rope_orig_ctx > 0,
+    // rope.scaling.original_context_length, rope_factors_long / rope_factors_short.weight
+    // (distinct, neither all ones) and the converter's rope.scaling.attn_factor
+    // sqrt(1 + ln(n_ctx / rope_orig_ctx) / ln(rope_orig_ctx)).
+    uint32_t rot_dim = 0;
+    uint32_t rope_orig_ctx = 0;
     uint32_t seed = 1;
 };
 

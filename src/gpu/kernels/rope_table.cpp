@@ -12,7 +12,7 @@ std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base,
     // YaRN: pairs below `low` keep their angle (extrapolation), above `high` take angle /
     // factor (interpolation), a linear ramp between; the dimension where a pair turns n_rot
     // times over the original context is rot_dim ln(orig_ctx / (2 pi n_rot)) / (2 ln base).
-    double low = 0, high = 0, mscale = 1;
+    double low = 0, high = 0, mscale = yarn.attn_factor;
     if (yarn.factor > 0) {
         const double pi = 3.14159265358979323846;
         auto corr_dim = [&](double n_rot) {
@@ -20,7 +20,6 @@ std::vector<float> rope_table(uint32_t n_pos, uint32_t rot_dim, double base,
         };
         low = std::max(0.0, std::floor(corr_dim(yarn.beta_fast)));
         high = std::min(double(rot_dim - 1), std::ceil(corr_dim(yarn.beta_slow)));
-        mscale = yarn.attn_factor;
         if (yarn.ext_factor != 0) mscale *= 1 + 0.1 * std::log(yarn.factor);
     }
     for (uint32_t i = 0; i < half; ++i) {
