@@ -34,11 +34,11 @@ std::vector<std::string> byte_tokens() {
     return tokens;
 }
 
-constexpr int32_t kNormal = 1, kControl = 3;  // llama.cpp's token types
+constexpr int32_t kNormal = 1, kControl = 3, kUnused = 5;  // llama.cpp's token types
 
 }  // namespace
 
-size_t write_byte_vocab(const VocabStyle &style, vkllm::format::GgufWriter &w) {
+size_t write_byte_vocab(const VocabStyle &style, size_t n_vocab, vkllm::format::GgufWriter &w) {
     std::vector<std::string> tokens = byte_tokens();
     // "Ġ" is the space byte: the commonest English merges, ending in " the".
     const std::vector<std::string> merges = {"Ġ t", "h e", "i n", "Ġ a", "e r", "Ġt he"};
@@ -52,6 +52,10 @@ size_t write_byte_vocab(const VocabStyle &style, vkllm::format::GgufWriter &w) {
     for (const char *c : style.control) {
         tokens.push_back(c);
         types.push_back(kControl);
+    }
+    while (tokens.size() < n_vocab) {
+        tokens.push_back("<|unused_" + std::to_string(tokens.size()) + "|>");
+        types.push_back(kUnused);
     }
     w.set_string("tokenizer.ggml.model", "gpt2");
     w.set_string("tokenizer.ggml.pre", style.pre);

@@ -183,7 +183,7 @@ int make_model(const Options &o) {
     vkllm_tool::write_hparams(p, n_layers, writer);
     writer.set_u32("general.file_type", o.target->ftype);
     writer.set_u32("general.quantization_version", 2);  // ggml's GGML_QNT_VERSION
-    size_t n_tokens = o.vocab.empty() ? vkllm_tool::write_byte_vocab(p.vocab, writer)
+    size_t n_tokens = o.vocab.empty() ? vkllm_tool::write_byte_vocab(p.vocab, p.n_vocab, writer)
                                       : copy_vocab(o.vocab, writer);
     // A smaller vocabulary is fine (ids past it are never produced by the tokenizer), a larger
     // one could produce ids the embedding does not have.
