@@ -7,8 +7,10 @@
 #include <string>
 
 struct TinyModelSpec {
-    // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms) or "gemma3" (q/k norms, post-norms,
-    // local layers with sliding_window and global ones in a pattern of 6; tied output)
+    // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms), "gemma3" (q/k norms, post-norms,
+    // local layers with sliding_window and global ones in a pattern of 6), "gemma2" (post-norms,
+    // even layers local with sliding_window, soft caps) or "olmo2" (no pre-norms, post-norms,
+    // q/k norms over whole rows)
     std::string arch = "llama";
     uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
     // Tokens of the vocabulary; 0: n_vocab. Fewer pads the embedding past the vocabulary, as
@@ -25,6 +27,9 @@ struct TinyModelSpec {
     float rope_base = 10000.0f, rms_eps = 1e-5f;
     uint32_t sliding_window = 0;   // gemma3: the local layers' window (0: none, all global)
     float rope_linear_factor = 0;  // gemma3: the global layers' linear RoPE scaling (0: none)
+    // gemma2: attn_logit_softcapping and final_logit_softcapping (0: not written; a negative
+    // one is, for refusal tests); gemma3: the final one.
+    float attn_softcap = 0, final_softcap = 0;
     uint32_t seed = 1;
 };
 
