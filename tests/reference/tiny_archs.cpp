@@ -56,9 +56,10 @@ std::vector<TinyArch> make() {
         a.push_back({"gemma3", s});
     }
     {
-        TinyModelSpec s;  // local layers (0, 2) with a window of 6 and global ones (1, 3),
-                          // attention scores capped at 3 and logits at 4 (both bite on these
-                          // weights), post-norms, GELU gate, heads of 32 apart from n_embd / n_head
+        // Local layers (0, 2) with a window of 6 and global ones (1, 3), attention scores capped
+        // at 3 and logits at 4 (both bite on these weights), post-norms, GELU gate, heads of 32
+        // apart from n_embd / n_head, tied output.
+        TinyModelSpec s = base();
         s.arch = "gemma2";
         s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.head_dim = 32, s.n_ff = 96;
         s.n_layer = 4;
@@ -71,8 +72,9 @@ std::vector<TinyArch> make() {
         a.push_back({"gemma2", s});
     }
     {
-        TinyModelSpec s;  // no pre-norms, post-norms, QK-norm over whole rows of different
-                          // widths (GQA), an output head of its own
+        // No pre-norms, post-norms, QK-norm over whole rows of different widths (GQA), an
+        // output head of its own.
+        TinyModelSpec s = base();
         s.arch = "olmo2";
         s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 96;
         s.n_layer = 3;
