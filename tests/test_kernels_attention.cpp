@@ -86,8 +86,10 @@ class AttentionTest : public GpuTest {
     }
 
     AttentionShape shape(const ref::AttnShape &s, uint32_t n_tokens, KvType kv) {
-        return AttentionShape{n_tokens,   s.n_heads, s.n_kv_heads, s.head_dim,
-                              s.capacity, s.n_sink,  kv,           float(s.scale)};
+        AttentionShape sh{n_tokens,   s.n_heads, s.n_kv_heads, s.head_dim,
+                          s.capacity, s.n_sink,  kv,           float(s.scale)};
+        sh.softcap = float(s.softcap);
+        return sh;
     }
 
     // GPT-OSS-like sink logits per query head: random, scaled to matter next to the scores.
@@ -214,6 +216,23 @@ TEST_F(AttentionTest, SmallAndOddHeadSizesMatchTheReference) {
     check_both(ref::AttnShape{4, 2, 20, 32, 2, 0}, 1, st, "head_dim 20");
     check_both(ref::AttnShape{2, 1, 48, 32, 2, 0}, 1, st, "head_dim 48");
     check_both(ref::AttnShape{2, 1, 192, 32, 2, 0}, 1, st, "head_dim 192");
+}
+
+// Gemma 2's attention-logit soft-capping: queries 6 times larger so the scores reach ~20 and a
+// cap of 5 bends them hard (tanh saturates), through the fast kernel (heads of 64, one pass,
+// split and tiled) and the small-head one (Gemma 2's heads of 256), every cache type.
+TEST_F(AttentionTest, SoftCappedScoresMatchTheReference) {
+    for (uint32_t dim : {64u, 256u}) {
+        ref::AttnShape s{4, 2, dim, 40, 0, 0};
+        s.softcap = 5.0;
+        Step st{{3, 17, 39}, {0, 0, 0}, {0, 0, 0}};
+        for (KvType kv : kv_types(dim))
+            check(s, 1, st, kv, dim == 64 ? "soft cap" : "soft cap, heads of 256",
+                  [](std::vector<float> &q, std::vector<float> &, std::vector<float> &) {
+                      for (float &x : q)
+                          x *= 6.0f;
+                  });
+    }
 }
 
 TEST_F(AttentionTest, SeveralSequencesInOneStepLikeABatchedDecode) {

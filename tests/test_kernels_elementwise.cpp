@@ -59,6 +59,20 @@ TEST_F(GpuTest, SiluAndGeluMatchReferenceIncludingLargeInputs) {
     expect_close(download(gb, kN), gelu, 1e-5, 1e-6, "gelu");
 }
 
+// Gemma 2's final-logit soft-capping: cap * tanh(x / cap), odd, within (-cap, cap), and
+// saturating without NaN far past the cap.
+TEST_F(GpuTest, SoftCapIsCapTimesTanhOfXOverCap) {
+    std::vector<float> x = ref::random(kN, 19, -60, 60);
+    x[0] = 1e30f, x[1] = -1e30f, x[2] = 0.0f;
+    const float cap = 30.0f;
+    Buffer xb = upload(x), yb = floats(kN);
+    run([&](Recording &r) { kernels().unary(r, Unary::SoftCap, xb.range(), yb.range(), kN, cap); });
+    std::vector<float> want(kN);
+    for (uint32_t i = 0; i < kN; ++i)
+        want[i] = float(cap * std::tanh(double(x[i]) / cap));
+    expect_close(download(yb, kN), want, 1e-5, 1e-5, "softcap");
+}
+
 TEST_F(GpuTest, SwigluIsSiluOfGateTimesUp) {
     std::vector<float> g = ref::random(kN, 6, -6, 6), u = ref::random(kN, 7);
     Buffer gb = upload(g), ub = upload(u), yb = floats(kN);

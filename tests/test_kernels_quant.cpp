@@ -195,11 +195,12 @@ TEST_F(QuantKernelTest, GroupedQ8_0WeightLargerThanStorageBufferRangeIsSplitOnGr
     check_product(WeightType::Q8_0_G8, rows, cols, 1, false);
 }
 
-// linear_swiglu: silu(gate x) * (up x), fused into one texel matvec for the grouped types
-// (decode, and lavapipe's prefill in groups of 8 rows), or two products and the element-wise
-// SwiGLU (K-quants; the tiled matmul on GPUs). Either way it must equal the CPU reference
-// within the bound the two products carry through the SwiGLU.
-TEST_F(QuantKernelTest, FusedSwiGluEqualsTheTwoProjectionsThenSwiGlu) {
+// linear_swiglu: silu(gate x) * (up x), and Gemma's gelu_tanh(gate x) * (up x), fused into one
+// texel matvec for the grouped types (decode, and lavapipe's prefill in groups of 8 rows), or
+// two products and the element-wise unit (K-quants; the tiled matmul on GPUs). Either way it
+// must equal the CPU reference within the bound the two products carry through the unit (the
+// slope of silu and of gelu_tanh stays below 1.2).
+TEST_F(QuantKernelTest, FusedSwiGluAndGeGluEqualTheTwoProjectionsThenTheGatedUnit) {
     const uint32_t rows = 70;
     for (WeightType t :
          {WeightType::Q8_0_G8, WeightType::Q4_0_G8, WeightType::Q5_0_G8, WeightType::Q6_K_G8,
@@ -218,18 +219,25 @@ TEST_F(QuantKernelTest, FusedSwiGluEqualsTheTwoProjectionsThenSwiGlu) {
             std::vector<float> u = ref::matmul(uw, x, rows, cols, n, &us);
             Buffer xb = upload(x), yb = floats(g.size()), upb = floats(g.size());
             for (Kernels *k : variants()) {
-                run([&](Recording &rec) {
-                    k->linear_swiglu(rec, gate, up, xb.range(), yb.range(), upb.range(), n);
-                });
-                std::vector<float> got = download(yb, g.size());
-                for (size_t i = 0; i < got.size(); ++i) {
-                    double gd = g[i], silu = gd / (1 + std::exp(-gd)), want = silu * u[i];
-                    double bound = 1.1 * std::fabs(u[i]) * (1e-5 * gs[i] + 1e-6) +
-                                   std::fabs(silu) * (1e-5 * us[i] + 1e-6) +
-                                   1e-6 * std::fabs(want) + 1e-7;
-                    ASSERT_LE(std::fabs(got[i] - want), bound)
-                        << name(t) << " output " << i << " n=" << n
-                        << (k->cpu_shapes() ? " lavapipe shapes" : " GPU shapes");
+                for (Binary glu : {Binary::SwiGLU, Binary::GeGLU}) {
+                    run([&](Recording &rec) {
+                        k->linear_swiglu(rec, gate, up, xb.range(), yb.range(), upb.range(), n, {},
+                                         glu);
+                    });
+                    std::vector<float> got = download(yb, g.size());
+                    for (size_t i = 0; i < got.size(); ++i) {
+                        double gd = g[i];
+                        double act =
+                            glu == Binary::GeGLU ? ref::gelu_tanh(gd) : gd / (1 + std::exp(-gd));
+                        double want = act * u[i];
+                        double bound = 1.2 * std::fabs(u[i]) * (1e-5 * gs[i] + 1e-6) +
+                                       std::fabs(act) * (1e-5 * us[i] + 1e-6) +
+                                       1e-6 * std::fabs(want) + 1e-7;
+                        ASSERT_LE(std::fabs(got[i] - want), bound)
+                            << name(t) << (glu == Binary::GeGLU ? " GeGLU" : " SwiGLU")
+                            << " output " << i << " n=" << n
+                            << (k->cpu_shapes() ? " lavapipe shapes" : " GPU shapes");
+                    }
                 }
             }
         }

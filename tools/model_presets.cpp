@@ -212,6 +212,105 @@ const Preset kPresets[] = {
      kPhi4MiniLongFactors,
      kPhi4MiniShortFactors,
      4096},  // original context
+    // Gemma 2 2B (google/gemma-2-2b, Gemma2Model): heads of 256 over a 2304-wide stream, even
+    // layers local over 4096 positions, attention scores capped at 50 and logits at 30, a tied
+    // output; Gemma's special tokens.
+    {"gemma2-2b",
+     "gemma2",
+     "Gemma 2 2B (random weights)",
+     2304,
+     26,
+     8,
+     4,
+     9216,
+     256000,
+     8192,
+     10000.0,  // not written: the converter writes no RoPE base for gemma2
+     1e-6,
+     false,
+     0.0,
+     {"default", {"<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>"}, 2, 1, 0, 1},
+     false,  // tied output
+     256,    // head_dim
+     0,
+     0,
+     0,
+     0,
+     4096,  // sliding window
+     0.0,
+     0,
+     0,        // all dims rotated
+     nullptr,  // no LongRoPE
+     nullptr,
+     0,
+     50.0,   // attention-logit soft cap
+     30.0},  // final-logit soft cap
+    // Gemma 3 270M (google/gemma-3-270m, Gemma3Model): 4 query heads of 256 sharing one KV
+    // head over a 640-wide stream, five local layers (window 512, RoPE base 10^4) then a
+    // global one (base 10^6), a tied output; the metadata keys of the real GGUF file.
+    {"gemma3-270m",
+     "gemma3",
+     "Gemma 3 270M (random weights)",
+     640,
+     18,
+     4,
+     1,
+     2048,
+     262144,
+     32768,
+     1e6,
+     1e-6,
+     false,
+     0.0,
+     {"default", {"<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>"}, 2, 1, 0, 1},
+     false,  // tied output
+     256,    // head_dim
+     0,
+     0,
+     0,
+     0,
+     512},  // sliding window
+    // Gemma 3 1B (google/gemma-3-1b-it): as 270M, 1152 wide, 26 layers, FFN 6912.
+    {"gemma3-1b",
+     "gemma3",
+     "Gemma 3 1B (random weights)",
+     1152,
+     26,
+     4,
+     1,
+     6912,
+     262144,
+     32768,
+     1e6,
+     1e-6,
+     false,
+     0.0,
+     {"default", {"<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>"}, 2, 1, 0, 1},
+     false,  // tied output
+     256,    // head_dim
+     0,
+     0,
+     0,
+     0,
+     512},  // sliding window
+    // OLMo 2 1B (allenai/OLMo-2-0425-1B, Olmo2Model): 16 heads of 128, no pre-norms, QK-norm
+    // over whole rows, post-norms, an output head of its own; the cl100k-style vocabulary.
+    {"olmo2-1b",
+     "olmo2",
+     "OLMo 2 1B (random weights)",
+     2048,
+     16,
+     16,
+     16,
+     8192,
+     100352,
+     4096,
+     500000.0,
+     1e-6,
+     false,
+     0.0,
+     {"dbrx", {"<|endoftext|>", "<|pad|>"}, 0, 0, 1, -1},
+     true},  // output.weight
 };
 
 }  // namespace
@@ -235,6 +334,8 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
     const bool gpt2 = std::string(p.arch) == "gpt2";
     const bool oss = std::string(p.arch) == "gpt-oss";
     const bool phi3 = std::string(p.arch) == "phi3";
+    const bool gemma = std::string(p.arch) == "gemma2" || std::string(p.arch) == "gemma3";
+    const bool olmo2 = std::string(p.arch) == "olmo2";
     std::vector<TensorSpec> t;
     auto add = [&](const std::string &name, std::vector<uint64_t> dims, Fill fill) {
         t.push_back(TensorSpec{name, std::move(dims), fill});
@@ -250,7 +351,7 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
     if (gpt2) add("position_embd.weight", {d, p.n_ctx}, Fill::Matrix);
     for (uint32_t i = 0; i < n_layers; ++i) {
         const std::string b = "blk." + std::to_string(i) + ".";
-        add(b + "attn_norm.weight", {d}, Fill::NormWeight);
+        if (!olmo2) add(b + "attn_norm.weight", {d}, Fill::NormWeight);
         if (gpt2) {
             add(b + "attn_norm.bias", {d}, Fill::Bias);
             add(b + "attn_qkv.weight", {d, q_dim + 2 * kv_dim}, Fill::Matrix);
@@ -279,7 +380,21 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
         if (p.qkv_bias) add(b + "attn_k.bias", {kv_dim}, Fill::Bias);
         add(b + "attn_v.weight", {d, kv_dim}, Fill::Matrix);
         if (p.qkv_bias) add(b + "attn_v.bias", {kv_dim}, Fill::Bias);
+        // Gemma 3: RMSNorm of each head of q and k; OLMo 2: of their whole rows.
+        if (std::string(p.arch) == "gemma3" || olmo2) {
+            add(b + "attn_q_norm.weight", {olmo2 ? q_dim : head_dim}, Fill::NormWeight);
+            add(b + "attn_k_norm.weight", {olmo2 ? kv_dim : head_dim}, Fill::NormWeight);
+        }
         add(b + "attn_output.weight", {q_dim, d}, Fill::Matrix);
+        if (gemma || olmo2) {
+            add(b + "post_attention_norm.weight", {d}, Fill::NormWeight);
+            if (!olmo2) add(b + "ffn_norm.weight", {d}, Fill::NormWeight);
+            add(b + "ffn_gate.weight", {d, p.n_ff}, Fill::Matrix);
+            add(b + "ffn_up.weight", {d, p.n_ff}, Fill::Matrix);
+            add(b + "ffn_down.weight", {p.n_ff, d}, Fill::Matrix);
+            add(b + "post_ffw_norm.weight", {d}, Fill::NormWeight);
+            continue;
+        }
         if (oss) {
             add(b + "attn_output.bias", {d}, Fill::Bias);
             add(b + "attn_sinks.weight", {p.n_head}, Fill::Bias);  // a logit per head
@@ -348,11 +463,40 @@ void write_hparams(const Preset &p, uint32_t n_layers, vkllm::format::GgufWriter
         }
         return;
     }
-    w.set_u32(a + "block_count", n_layers);
-    w.set_u32(a + "context_length", p.n_ctx);
-    w.set_u32(a + "embedding_length", p.n_embd);
+    if (std::string(p.arch) == "gemma2" || std::string(p.arch) == "gemma3") {
+        // The Gemma converters write the context first.
+        w.set_u32(a + "context_length", p.n_ctx);
+        w.set_u32(a + "embedding_length", p.n_embd);
+        w.set_u32(a + "block_count", n_layers);
+    } else {
+        w.set_u32(a + "block_count", n_layers);
+        w.set_u32(a + "context_length", p.n_ctx);
+        w.set_u32(a + "embedding_length", p.n_embd);
+    }
     w.set_u32(a + "feed_forward_length", p.n_ff);
     w.set_u32(a + "attention.head_count", p.n_head);
+    if (std::string(p.arch) == "gemma2") {
+        // Gemma2Model.set_gguf_parameters: no RoPE keys; the soft caps and the window.
+        w.set_u32(a + "attention.head_count_kv", p.n_head_kv);
+        w.set_f32(a + "attention.layer_norm_rms_epsilon", float(p.norm_eps));
+        w.set_u32(a + "attention.key_length", p.head_dim);
+        w.set_u32(a + "attention.value_length", p.head_dim);
+        w.set_f32(a + "attn_logit_softcapping", float(p.attn_softcap));
+        w.set_f32(a + "final_logit_softcapping", float(p.final_softcap));
+        w.set_u32(a + "attention.sliding_window", p.sliding_window);
+        return;
+    }
+    if (std::string(p.arch) == "gemma3") {
+        // As the real Gemma 3 270M file has them (Gemma3Model; no final_logit_softcapping
+        // where the config has none).
+        w.set_f32(a + "attention.layer_norm_rms_epsilon", float(p.norm_eps));
+        w.set_u32(a + "attention.key_length", p.head_dim);
+        w.set_u32(a + "attention.value_length", p.head_dim);
+        w.set_f32(a + "rope.freq_base", float(p.rope_base));
+        w.set_u32(a + "attention.sliding_window", p.sliding_window);
+        w.set_u32(a + "attention.head_count_kv", p.n_head_kv);
+        return;
+    }
     if (p.rope_base == 0) {
         // GPT-2's converter writes neither KV heads nor RoPE, and a LayerNorm epsilon.
         w.set_f32(a + "attention.layer_norm_epsilon", float(p.norm_eps));

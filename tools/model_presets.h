@@ -36,7 +36,8 @@ struct Preset {
     uint32_t n_expert_used = 0;   // chosen per token,
     uint32_t n_ff_exp = 0;        // each expert's FFN width,
     uint32_t n_ff_shexp = 0;      // and Qwen2-MoE's shared expert's
-    uint32_t sliding_window = 0;  // gpt-oss: the window of its even layers
+    uint32_t sliding_window = 0;  // gpt-oss, gemma2: the window of the even layers (gemma3:
+                                  // of five layers in six)
     double yarn_factor = 0;       // > 0: rope.scaling.type "yarn" with this factor
     uint32_t yarn_orig_ctx = 0;   // and this original context
     // phi3: the rotated dims of each head (0: all of them) and LongRoPE: rot_dim / 2 long and
@@ -44,6 +45,8 @@ struct Preset {
     uint32_t rot_dim = 0;
     const float *longrope_long = nullptr, *longrope_short = nullptr;
     uint32_t longrope_orig_ctx = 0;
+    double attn_softcap = 0;   // gemma2: attn_logit_softcapping
+    double final_softcap = 0;  // gemma2: final_logit_softcapping
 };
 
 const Preset *find_preset(const std::string &name);

@@ -92,6 +92,7 @@ void visit(uint row) {
     [[unroll]] for (uint g = 0; g < G; ++g) {
         s[g] = 0.0;
         [[unroll]] for (uint i = 0; i < HD4; ++i) s[g] += dot(qv[g * D4 + i], r[i]);
+        s[g] = soft_capped(s[g]);
     }
     float corr[MAXG];
     float w[MAXG];

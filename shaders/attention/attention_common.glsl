@@ -12,6 +12,13 @@ layout(binding = AttentionBindings_seq_ids) readonly buffer SeqIds { int seq_ids
 layout(binding = AttentionBindings_kv_begin) readonly buffer KvBegin { int kv_begin[]; };
 layout(binding = AttentionBindings_sinks) readonly buffer Sinks { float sinks[]; };  // [n_heads] when has_sinks
 
+// Gemma 2's attention-logit soft-capping where SOFTCAP is set (a specialization constant:
+// other models compile without it): softcap * tanh(s / softcap). The argument is clamped where
+// tanh is already +-1 in float (some drivers' exp-based tanh overflows to inf / inf).
+float soft_capped(float s) {
+    return SOFTCAP != 0u ? p.softcap * tanh(clamp(s / p.softcap, -10.0, 10.0)) : s;
+}
+
 const float NO_MAX = -3.0e38;  // running max before any key (finite: exp(NO_MAX - NO_MAX) = 1)
 
 // uvec4 per K or V row

@@ -15,6 +15,7 @@ VKLLM_PUSH_BEGIN(AttentionPush)
     float scale;
     uint window;     // 0: all positions the ring holds
     uint has_sinks;
+    float softcap;  // with SOFTCAP: scores = softcap * tanh(scores / softcap) (Gemma 2)
 VKLLM_PUSH_END(AttentionPush)
 VKLLM_BINDINGS_BEGIN(AttentionBindings)
 VKLLM_BINDING(AttentionBindings, 0, q)

@@ -27,6 +27,11 @@ layout(binding = AttentionSmallHeadBindings_sinks) readonly buffer Sinks { float
 
 shared float partial[WG];
 
+// Gemma 2's attention-logit soft-capping (attention_common.glsl's soft_capped).
+float soft_capped(float s) {
+    return SOFTCAP != 0u ? p.softcap * tanh(clamp(s / p.softcap, -10.0, 10.0)) : s;
+}
+
 // Value d of K/V row `row` (rows of head_dim values, gpu::KvType's layouts).
 float cache_value(bool is_k, uint row, uint d) {
     if (KV_TYPE == 2u) {
@@ -74,7 +79,7 @@ void main() {
             if (lane < s) partial[lane] += partial[lane + s];
             barrier();
         }
-        float score = partial[0];
+        float score = soft_capped(partial[0]);
         barrier();
         float m_new = max(m, score);
         float corr = exp(m - m_new);

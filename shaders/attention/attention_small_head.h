@@ -8,6 +8,7 @@
 VKLLM_SPEC_BEGIN(AttentionSmallHeadSpec)
 VKLLM_SPEC(0, uint, WG, 32)
 VKLLM_SPEC(1, uint, KV_TYPE, 1)  // gpu::KvType
+VKLLM_SPEC(2, uint, SOFTCAP, 0)  // 1: soft-cap the scores by the push constant softcap
 VKLLM_SPEC_END(AttentionSmallHeadSpec)
 VKLLM_PUSH_BEGIN(AttentionSmallHeadPush)
     uint n_tokens;
@@ -19,6 +20,7 @@ VKLLM_PUSH_BEGIN(AttentionSmallHeadPush)
     float scale;
     uint window;  // 0: none; else positions [pos - window + 1, pos] (sliding-window layers)
     uint has_sinks;
+    float softcap;  // with SOFTCAP: scores = softcap * tanh(scores / softcap) (Gemma 2)
 VKLLM_PUSH_END(AttentionSmallHeadPush)
 VKLLM_BINDINGS_BEGIN(AttentionSmallHeadBindings)
 VKLLM_BINDING(AttentionSmallHeadBindings, 0, q)

@@ -149,7 +149,7 @@ void main() {
                 bool seen_key = kp >= 0 && my_seq == seq && (kp < my_ns || (kp >= my_lo && kp <= my_pos));
                 float s = 0.0;
                 [[unroll]] for (uint d = 0; d < HD4; ++d) s += dot(qs[r * HD4 + d], ks[c * HD4 + d]);
-                scores[r * BC + c] = seen_key ? s : NO_MAX;
+                scores[r * BC + c] = seen_key ? soft_capped(s) : NO_MAX;
             }
             barrier();
             float tile_max = NO_MAX;

@@ -9,6 +9,7 @@
 VKLLM_SPEC_BEGIN(AttentionTiledSpec)
 VKLLM_SPEC(0, uint, HEAD_DIM, 64)  // 32, 64, 80, 96 or 128
 VKLLM_SPEC(1, uint, KV_TYPE, 1)    // gpu::KvType
+VKLLM_SPEC(2, uint, SOFTCAP, 0)    // 1: soft-cap the scores by the push constant softcap
 VKLLM_SPEC_END(AttentionTiledSpec)
 
 #endif

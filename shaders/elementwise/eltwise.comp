@@ -6,6 +6,7 @@
 //   4 swiglu: y = silu(a) * b
 //   5 swiglu_oai (GPT-OSS): g = min(a, 7), u = clamp(b, -7, 7), y = (u + 1) * g * sigmoid(1.702 g)
 //   6 geglu (Gemma): y = gelu(a) * b, GELU's tanh form
+//   7 softcap (Gemma 2's final logits): y = param * tanh(a / param)
 // b is read at i % nb, so a vector can be broadcast over rows (a bias, a gain); unary ops
 // ignore it. y may alias a or b.
 #include "common.glsl"
@@ -34,6 +35,9 @@ void main() {
         y[i] = silu(av);
     } else if (OP == 3u) {
         y[i] = gelu(av);
+    } else if (OP == 7u) {
+        // Clamped where tanh is +-1 in float, as gelu's argument.
+        y[i] = p.param * tanh(clamp(av / p.param, -10.0, 10.0));
     } else {
         float bv = b[i % p.nb];
         if (OP == 5u) {

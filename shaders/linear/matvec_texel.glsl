@@ -6,32 +6,40 @@
 #include "matvec_texel.h"
 layout(local_size_x_id = 0) in;
 
-const uint MATS = SWIGLU ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
+const bool GATED = GLU != 0u;
+const uint MATS = GATED ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
 
 layout(binding = MatvecTexelBindings_w) uniform utextureBuffer W;  // RGBA32UI
 layout(binding = MatvecTexelBindings_x) uniform textureBuffer X;   // RGBA32F, [n][cols]
 layout(binding = MatvecTexelBindings_y) buffer Output { float y[]; };  // [n][y_stride]
 #define LINEAR_BIAS_BINDING MatvecTexelBindings_bias
 #include "linear_epilogue.glsl"
-layout(binding = MatvecTexelBindings_w2) uniform utextureBuffer W2;  // RGBA32UI, SWIGLU only
+layout(binding = MatvecTexelBindings_w2) uniform utextureBuffer W2;  // RGBA32UI, GATED only
 layout(binding = MatvecTexelBindings_g) uniform textureBuffer G;    // RGBA32F, [cols], NORM only
 layout(binding = MatvecTexelBindings_yk) writeonly buffer OutputK { float yk[]; };  // QKV only
 layout(binding = MatvecTexelBindings_yv) writeonly buffer OutputV { float yv[]; };
 
 uint row0, b0;  // the workgroup's first row and first vector
 
-float gate_sum;  // SWIGLU: the gate output of the row being emitted
+float gate_sum;  // GATED: the gate output of the row being emitted
+
+// GELU's tanh form, as eltwise.comp computes it (its argument clamped where tanh is +-1).
+float gelu(float v) {
+    float t = clamp(0.7978845608028654 * (v + 0.044715 * v * v * v), -10.0, 10.0);
+    return 0.5 * v * (1.0 + tanh(t));
+}
 float nscale[NB];  // NORM: each vector's 1 / sqrt(mean(x^2) + eps)
 
 // Output i of the workgroup: matrix i % MATS of row i / (NB MATS) of vector i / MATS % NB.
 void emit(uint i, float sum) {
     if (NORM) sum *= nscale[(i / MATS) % NB];
     uint r = row0 + i / (NB * MATS), b = b0 + (i / MATS) % NB;
-    if (SWIGLU && i % 2u == 0u) {
+    if (GATED && i % 2u == 0u) {
         gate_sum = sum;  // the up output follows from the same lane (matvec_reduce.glsl)
         return;
     }
-    if (SWIGLU) sum *= gate_sum / (1.0 + exp(-gate_sum));
+    if (GLU == 1u) sum *= gate_sum / (1.0 + exp(-gate_sum));
+    if (GLU == 2u) sum *= gelu(gate_sum);
     if (r >= p.rows || b >= p.n) return;
     uint row = p.y_offset + r;  // in the whole matrix
     if (!QKV) {

@@ -12,9 +12,10 @@ VKLLM_SPEC(2, uint, WTYPE, 0)
 VKLLM_SPEC(3, uint, NB, 1)
 VKLLM_SPEC(4, uint, EPILOGUE, 0)      // see linear_epilogue.glsl
 VKLLM_SPEC(5, bool, SPLIT_TAIL, false)  // cols / 32 % WG == WG / 2: see main
-// SwiGLU fused in: y = silu(W x) * (W2 x), W the gate and W2 the up projection (same type and
-// shape), both read in one pass over x, with no epilogue.
-VKLLM_SPEC(6, bool, SWIGLU, false)
+// A gated unit fused in: y = act(W x) * (W2 x), W the gate and W2 the up projection (same type
+// and shape), both read in one pass over x, with no epilogue. GLU 0: none; 1: SwiGLU (act =
+// silu); 2: GeGLU (act = GELU's tanh form, Gemma).
+VKLLM_SPEC(6, uint, GLU, 0)
 // One vector (NB 1) and at most X_UNITS units of K per lane: the rows are walked one after
 // another instead (walk_rows; 0: not). Only in matvec_texel_subgroup.comp.
 VKLLM_SPEC(7, uint, X_UNITS, 0)

@@ -143,6 +143,7 @@ gpu::AttentionShape Session::attention_shape(uint32_t n, uint32_t layer, bool pr
     s.scale = c.attn_scale;
     s.window = c.swa_layer(layer) ? c.sliding_window : 0;
     s.prefill = prefill;
+    s.softcap = c.attn_softcap;
     return s;
 }
 
@@ -241,6 +242,10 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
             rec.copy(acts_[size_t(t.in)].range((rows - 1) * row_bytes, row_bytes), act(t.out, 1));
             rec.barrier();
             rows = 1;
+        },
+        [&](const op::SoftCap &sc) {
+            k.unary(rec, gpu::Unary::SoftCap, act(sc.io, rows), act(sc.io, rows),
+                    rows * width(sc.io), sc.cap);
         },
         [&](const op::Argmax &am) {
             k.argmax(rec, act(am.in, rows), ids_.range(0, uint64_t(rows) * 4), rows, width(am.in),

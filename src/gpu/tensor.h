@@ -117,6 +117,8 @@ struct AttentionShape {
     // The step's tokens come in runs of one sequence (prompt processing) rather than a token
     // or two per sequence (decoding): attention() may then tile them (attention_tiled).
     bool prefill = false;
+    // > 0: each score (after the scale) becomes softcap * tanh(score / softcap) (Gemma 2).
+    float softcap = 0;
 };
 // Where position p lives: p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink).
 // (n_sink = 0 gives the plain ring slot p % capacity.)
@@ -160,7 +162,8 @@ struct RopeScaling {
 // SwiGLUOai: GPT-OSS's clamped form, (clamp(b, -7, 7) + 1) * g * sigmoid(1.702 g), g = min(a, 7).
 // GeGLU (Gemma): gelu(a) * b, GELU's tanh form.
 enum class Binary : uint32_t { Add = 0, Mul = 1, SwiGLU = 4, SwiGLUOai = 5, GeGLU = 6 };
-enum class Unary : uint32_t { SiLU = 2, GELU = 3 };
+// SoftCap: y = param * tanh(x / param) (Gemma 2's final logits; param > 0).
+enum class Unary : uint32_t { SiLU = 2, GELU = 3, SoftCap = 7 };
 
 // How a router's logits choose k experts: Qwen2-MoE takes the softmax over all experts then the
 // k largest (optionally renormalised); GPT-OSS the k largest logits then a softmax over them.

@@ -24,14 +24,18 @@ ModelConfig read_config(const format::GgufFile &f) {
         c.arch = Arch::Qwen2Moe;
     else if (c.arch_name == "gpt-oss")
         c.arch = Arch::GptOss;
+    else if (c.arch_name == "gemma2")
+        c.arch = Arch::Gemma2;
     else if (c.arch_name == "gemma3")
         c.arch = Arch::Gemma3;
+    else if (c.arch_name == "olmo2")
+        c.arch = Arch::Olmo2;
     else if (c.arch_name == "phi3")
         c.arch = Arch::Phi3;
     else
         fail(VKLLM_ERR_UNSUPPORTED,
              "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3, gpt2, qwen2moe, "
-             "gpt-oss, gemma3, phi3 are)",
+             "gpt-oss, gemma2, gemma3, olmo2, phi3 are)",
              path, c.arch_name.c_str());
 
     const std::string p = c.arch_name + ".";
@@ -120,7 +124,8 @@ ModelConfig read_config(const format::GgufFile &f) {
         // llama.cpp: with a window, five local layers (RoPE base 10000, unscaled) then a global
         // one (the file's base, and its linear scaling where it has one); queries scaled by
         // 1/sqrt(head_dim) (query_pre_attn_scalar for every size but 27B, which is refused
-        // below since its scalar is n_embd / n_head instead).
+        // below since its scalar is n_embd / n_head instead); final logits soft-capped where
+        // the file says.
         c.sliding_window = opt("attention.sliding_window", 0);
         c.swa_pattern = 6;
         c.rope_base_swa = 10000.0f;
@@ -133,8 +138,23 @@ ModelConfig read_config(const format::GgufFile &f) {
         if (c.n_layer == 62)
             fail(VKLLM_ERR_UNSUPPORTED,
                  "%s: Gemma 3 27B scales queries by n_embd / n_head, which is not supported", path);
+        // The converter writes final_logit_softcapping only where the config has one; 0: none.
         if (f.get_float(p + "final_logit_softcapping").value_or(0) != 0)
-            fail(VKLLM_ERR_UNSUPPORTED, "%s: final logit soft-capping is not supported", path);
+            c.final_softcap = positive("final_logit_softcapping", 0);
+    }
+    if (c.arch == Arch::Gemma2) {
+        // llama.cpp: every other layer local (set_swa_pattern(2): layers 0, 2, 4, ...; HF's
+        // is_sliding = not layer_idx % 2), its window 4096 unless the file says; one RoPE base
+        // for all layers; scores and final logits soft-capped (50 and 30 unless the file says).
+        c.sliding_window = opt("attention.sliding_window", 4096);
+        c.swa_pattern = 2;
+        c.attn_softcap = positive("attn_logit_softcapping", 50.0);
+        c.final_softcap = positive("final_logit_softcapping", 30.0);
+        if (auto type = f.get_string(p + "rope.scaling.type"); type && *type != "none")
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: RoPE scaling \"%s\" is not supported for gemma2", path,
+                 std::string(*type).c_str());
+    }
+    if (c.arch == Arch::Gemma2 || c.arch == Arch::Gemma3) {
         c.embd_scale = std::sqrt(float(c.n_embd));
         c.post_norms = true;
         c.gelu_gate = true;
@@ -160,10 +180,28 @@ ModelConfig read_config(const format::GgufFile &f) {
         // without YaRN, so nothing else changes their magnitude).
         c.rope_attn_factor = positive("rope.scaling.attn_factor", 1.0);
     }
+    if (c.arch == Arch::Olmo2) {
+        // llama.cpp's olmo2 (and HF's Olmo2): no pre-norms, the sublayers' outputs RMS-normed
+        // before the residual add, q and k RMS-normed over their whole rows before RoPE.
+        // OLMo 3 files (olmo2 with a sliding window) are not supported.
+        if (f.find(p + "attention.sliding_window"))
+            fail(VKLLM_ERR_UNSUPPORTED,
+                 "%s: olmo2 with attention.sliding_window (OLMo 3) is not supported", path);
+        if (auto type = f.get_string(p + "rope.scaling.type"); type && *type != "none")
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: RoPE scaling \"%s\" is not supported for olmo2", path,
+                 std::string(*type).c_str());
+        c.pre_norms = false;
+        c.post_norms = true;
+        c.qk_norm_whole = true;
+    }
     c.attn_scale = 1.0f / std::sqrt(float(c.head_dim));
+    // Gemma 2 27B (46 layers) scales queries by query_pre_attn_scalar = n_embd / n_head, the
+    // others by head_dim (llama.cpp's f_attention_scale).
+    if (c.arch == Arch::Gemma2 && c.n_layer == 46)
+        c.attn_scale = 1.0f / std::sqrt(float(c.n_embd / c.n_head));
     // GGUF llama files carry q/k rows permuted for adjacent-pair RoPE; Qwen ones are NEOX.
     c.neox = c.arch != Arch::Llama;
-    c.qk_norm = c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3;
+    c.qk_norm = c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3 || c.arch == Arch::Olmo2;
     const format::TensorInfo *embd = f.find_tensor("token_embd.weight");
     if (!embd) fail(VKLLM_ERR_FORMAT, "%s: token_embd.weight is missing", path);
     if (embd->n_dims != 2 || embd->dims[0] != c.n_embd || embd->dims[1] > (1u << 24))

@@ -8,7 +8,7 @@
 
 namespace vkllm::models {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gpt2, Qwen2Moe, GptOss, Gemma3, Phi3 };
+enum class Arch { Llama, Qwen2, Qwen3, Gpt2, Qwen2Moe, GptOss, Gemma2, Gemma3, Olmo2, Phi3 };
 
 struct ModelConfig {
     Arch arch = Arch::Llama;
@@ -40,17 +40,21 @@ struct ModelConfig {
     float yarn_ext_factor = 1, yarn_attn_factor = 1, yarn_beta_fast = 32, yarn_beta_slow = 1;
 
     // Sliding-window layers in a pattern of swa_pattern layers: all of a group but its last
-    // (llama.cpp's set_swa_pattern; GPT-OSS: 2, every even layer; Gemma 3: 6, five local layers
-    // then a global one).
+    // (llama.cpp's set_swa_pattern; GPT-OSS and Gemma 2: 2, every even layer; Gemma 3: 6, five
+    // local layers then a global one).
     uint32_t swa_pattern = 0;
     // Gemma 3: the sliding-window layers' RoPE base (0: rope_base, as every layer's), and the
     // global layers' linear RoPE scaling factor (0: none; positions divided by it).
     float rope_base_swa = 0;
     float rope_linear_factor = 0;
-    // The attention's logit scale (1 / sqrt(head_dim), or Gemma 3's query_pre_attn_scalar).
+    // The attention's logit scale (1 / sqrt(head_dim), or Gemma's query_pre_attn_scalar).
     float attn_scale = 0;
-    // Gemma 3: the embeddings times sqrt(n_embd); norms of the attention's and the FFN's output
-    // before the residual add (post_attention_norm, post_ffw_norm); a GELU-tanh gate.
+    // Gemma 2: soft-capping of the attention's scores and of the final logits, x -> cap *
+    // tanh(x / cap) (0: none; Gemma 3 files may carry the final one too).
+    float attn_softcap = 0, final_softcap = 0;
+    // Gemma 2 and 3: the embeddings times sqrt(n_embd); norms of the attention's and the FFN's
+    // output before the residual add (post_attention_norm, post_ffw_norm; OLMo 2 too); a
+    // GELU-tanh gate.
     float embd_scale = 1;
     bool post_norms = false;
     bool gelu_gate = false;
@@ -63,18 +67,24 @@ struct ModelConfig {
     bool longrope = false;
     uint32_t rope_orig_ctx = 0;
     float rope_attn_factor = 1;
+    // OLMo 2: no norm before the attention or the FFN (attn_norm, ffn_norm): only post-norms.
+    bool pre_norms = true;
 
     bool moe() const { return n_expert > 0; }
     // Whether layer `il` attends over a sliding window.
     bool swa_layer(uint32_t il) const {
         return sliding_window > 0 && swa_pattern > 0 && il % swa_pattern < swa_pattern - 1;
     }
-    bool neox = false;         // RoPE pairs (i, i + rot/2) rather than (2i, 2i+1)
-    bool qk_norm = false;      // per-head RMSNorm of q and k (Qwen3)
-    bool tied_output = false;  // no output.weight: the embedding is the output head
+    bool neox = false;           // RoPE pairs (i, i + rot/2) rather than (2i, 2i+1)
+    bool qk_norm = false;        // RMSNorm of q and k (Qwen3, Gemma 3: per head; OLMo 2: whole)
+    bool qk_norm_whole = false;  // OLMo 2: over q's and k's whole rows, not per head
+    bool tied_output = false;    // no output.weight: the embedding is the output head
 
     uint32_t q_dim() const { return n_head * head_dim; }
     uint32_t kv_dim() const { return n_head_kv * head_dim; }
+    // The width of the q and k norms' weights (and of the rows they normalise).
+    uint32_t q_norm_dim() const { return qk_norm_whole ? q_dim() : head_dim; }
+    uint32_t k_norm_dim() const { return qk_norm_whole ? kv_dim() : head_dim; }
 };
 
 // VKLLM_ERR_UNSUPPORTED names an architecture this build does not run; VKLLM_ERR_FORMAT names a

@@ -121,6 +121,7 @@ class Builder {
             add(op::LayerNorm{in, Act::H, weight, bias});
             return {Act::H, {}};
         }
+        if (!weight.size) return {in, {}};  // OLMo 2: no pre-norm
         bool fold = bool(fusable_);
         for (const gpu::Matrix *m : readers)
             fold = fold && fusable_(*m, in, rows, weight);
@@ -129,8 +130,9 @@ class Builder {
         return {Act::H, {}};
     }
 
-    // X += the attention block of layer i: norm, Q/K/V projections (one op where they are
-    // stacked), Qwen3's per-head norms, the cache, attention, the output projection.
+    // X += the attention block of layer i: norm (none for OLMo 2), Q/K/V projections (one op
+    // where they are stacked), QK-norm (per head, or OLMo 2's over whole rows), the cache,
+    // attention, the output projection (post-normed for Gemma and OLMo 2).
     void attention(uint32_t i) {
         const LayerWeights &L = w_.layers[i];
         NormedInput h = normed(Act::X, L.attn_norm, L.attn_norm_b, shape_.n_tokens, qkv_readers(L));
@@ -142,15 +144,15 @@ class Builder {
             add(op::Linear{L.wv, h.in, Act::V, L.bv, Write::Replace, h.norm});
         }
         if (c_.qk_norm) {
-            add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c_.head_dim});
-            add(op::RmsNorm{Act::K, Act::K, L.k_norm, c_.head_dim});
+            add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c_.q_norm_dim()});
+            add(op::RmsNorm{Act::K, Act::K, L.k_norm, c_.k_norm_dim()});
         }
         add(op::StoreKv{i, family_.rope});
         add(op::Attend{i, L.sinks});
         residual(L.wo, Act::Attn, L.bo, L.post_attn_norm);
     }
 
-    // X += W in (+ bias), or with a post-norm (Gemma 3) X += rmsnorm(W in) * post_norm.
+    // X += W in (+ bias), or with a post-norm (Gemma, OLMo 2) X += rmsnorm(W in) * post_norm.
     void residual(const gpu::Matrix &w, Act in, const gpu::BufferRange &bias,
                   const gpu::BufferRange &post_norm) {
         if (!post_norm.size) {
@@ -212,6 +214,7 @@ class Builder {
         }
         NormedInput o = normed(from, w_.output_norm, w_.output_norm_b, rows, {&w_.output});
         add(op::Linear{w_.output, o.in, Act::Logits, {}, Write::Replace, o.norm});
+        if (c_.final_softcap > 0) add(op::SoftCap{Act::Logits, c_.final_softcap});
         add(op::Argmax{Act::Logits});
     }
 

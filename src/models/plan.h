@@ -101,6 +101,10 @@ struct AddPositions {  // X[t] += table row of the position of token t (learned 
 struct Gelu {  // in place
     Act io;
 };
+struct SoftCap {  // in place: x = cap * tanh(x / cap) (Gemma 2's final logits)
+    Act io;
+    float cap;
+};
 struct Linear {  // out = W in (+ bias), or out += that (Write::Accumulate)
     gpu::Matrix w;
     Act in, out;
@@ -165,10 +169,10 @@ struct Argmax {
 
 // Every op a plan may hold. The engine interprets it with std::visit and one handler per op, so
 // an op added here and not there does not compile.
-using Op =
-    std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu, op::Linear,
-                 op::LinearQkv, op::Add, op::StoreKv, op::Attend, op::LinearSwiGlu, op::TakeLast,
-                 op::MoeRoute, op::MoeSwiGlu, op::MoeLinear, op::MoeCombine, op::Argmax>;
+using Op = std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu,
+                        op::Linear, op::LinearQkv, op::Add, op::StoreKv, op::Attend,
+                        op::LinearSwiGlu, op::TakeLast, op::MoeRoute, op::MoeSwiGlu, op::MoeLinear,
+                        op::MoeCombine, op::SoftCap, op::Argmax>;
 
 struct Plan {
     std::vector<Op> ops;
@@ -184,10 +188,12 @@ using NormFusable =
 
 // The decoder-only transformer of llama, qwen2 and qwen3 (pre-norm, RoPE, GQA, SwiGLU) and of
 // gpt2 (pre-LayerNorm, learned positions, GELU MLP, biases), and the mixture-of-experts
-// qwen2moe and gpt-oss (routed experts grouped by expert; sinks and sliding windows), and
+// qwen2moe and gpt-oss (routed experts grouped by expert; sinks and sliding windows),
 // gemma3 (scaled embeddings, QK-norm, the attention's and the FFN's outputs RMS-normed before
-// the residual add, a GELU gate; its local layers' RoPE base is the engine's table choice). A
-// step that produces logits ends with their Argmax.
+// the residual add, a GELU gate; its local layers' RoPE base is the engine's table choice),
+// gemma2 (gemma3's layer without QK-norm, its attention scores soft-capped by the Attend op's
+// shape, its final logits by a SoftCap op) and olmo2 (no pre-norms, post-norms, QK-norm over
+// whole rows). A step that produces logits ends with their Argmax.
 //
 // An RMS norm whose every reader is a linear layer the kernels can normalise for is folded
 // into them (their `norm`) where `fusable` says so: no RmsNorm op, and they read its input.

@@ -269,7 +269,7 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
             w.layers.push_back(L);
             continue;
         }
-        L.attn_norm = l.vector(b + "attn_norm.weight", c.n_embd);
+        if (c.pre_norms) L.attn_norm = l.vector(b + "attn_norm.weight", c.n_embd);
         if (c.arch == Arch::Phi3 && f.find_tensor(b + "attn_qkv.weight")) {
             // Phi-3's qkv_proj (no bias): Q's rows, then K's, then V's, uploaded as three row
             // blocks back to back, so the stacked projection below reads them in one pass.
@@ -285,11 +285,11 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
             L.bv = l.vector(b + "attn_v.bias", c.kv_dim(), true);
         }
         if (c.qk_norm) {
-            L.q_norm = l.vector(b + "attn_q_norm.weight", c.head_dim);
-            L.k_norm = l.vector(b + "attn_k_norm.weight", c.head_dim);
+            L.q_norm = l.vector(b + "attn_q_norm.weight", c.q_norm_dim());
+            L.k_norm = l.vector(b + "attn_k_norm.weight", c.k_norm_dim());
         }
         L.wo = l.matrix(b + "attn_output.weight", c.q_dim(), c.n_embd);
-        L.ffn_norm = l.vector(b + "ffn_norm.weight", c.n_embd);
+        if (c.pre_norms) L.ffn_norm = l.vector(b + "ffn_norm.weight", c.n_embd);
         if (c.post_norms) {
             L.post_attn_norm = l.vector(b + "post_attention_norm.weight", c.n_embd);
             L.post_ffn_norm = l.vector(b + "post_ffw_norm.weight", c.n_embd);

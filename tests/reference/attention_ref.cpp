@@ -63,6 +63,7 @@ std::vector<float> attention(const std::vector<float> &q, const std::vector<floa
                 for (size_t i = 0; i < d; ++i)
                     dot += double(qh[i]) * k_cache[row + i];
                 score[j] = dot * s.scale;
+                if (s.softcap > 0) score[j] = s.softcap * std::tanh(score[j] / s.softcap);
                 big = std::max(big, score[j]);
             }
             double sum = 0;

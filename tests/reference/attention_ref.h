@@ -13,6 +13,7 @@ struct AttnShape {
     uint32_t capacity;  // KV slots per sequence
     uint32_t n_sink;    // positions [0, n_sink) live in slots [0, n_sink)
     double scale;
+    double softcap = 0;  // > 0: each scaled score s becomes softcap * tanh(s / softcap)
 };
 
 // The slot of position p: p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink).
@@ -30,7 +31,8 @@ void kv_store(const std::vector<float> &k, const std::vector<float> &v,
               const AttnShape &s, uint32_t n_seq, std::vector<float> &k_cache,
               std::vector<float> &v_cache);
 
-// out[t][h] = sum over visible p of softmax(scale * q[t][h] . K[p]) V[p], K/V of KV head
+// out[t][h] = sum over visible p of softmax(scale * q[t][h] . K[p]) V[p] (the score soft-capped
+// where s.softcap > 0), K/V of KV head
 // h / (n_heads / n_kv_heads) of sequence seq_ids[t]; zeros for a token with no visible key.
 std::vector<float> attention(const std::vector<float> &q, const std::vector<float> &k_cache,
                              const std::vector<float> &v_cache,

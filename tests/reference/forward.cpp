@@ -142,8 +142,10 @@ Vec layer_normed(Vec x, const Vec &w, const Vec &b, double eps) {
     return x;
 }
 
-// The model's pre-norm: LayerNorm with bias for gpt2, RMSNorm otherwise.
+// The model's pre-norm: LayerNorm with bias for gpt2, RMSNorm otherwise; none for olmo2 (no
+// weight).
 Vec normed(const ModelRef &m, const Vec &x, const Vec &w, const Vec &b) {
+    if (w.empty()) return x;
     return m.gpt2 ? layer_normed(x, w, b, m.norm_eps) : rms_normed(x, w, m.norm_eps);
 }
 
@@ -216,17 +218,21 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
         q[t] = project(L.wq, h, L.bq);
         k[t] = project(L.wk, h, L.bk);
         v[t] = project(L.wv, h, L.bv);
+        if (m.olmo2) {  // over the whole projections, before the heads are split
+            q[t] = rms_normed(q[t], L.q_norm, m.norm_eps);
+            k[t] = rms_normed(k[t], L.k_norm, m.norm_eps);
+        }
         for (uint32_t head = 0; head < m.n_head; ++head) {
-            if (!L.q_norm.empty()) rms_norm(&q[t][head * hd], hd, L.q_norm, m.norm_eps);
+            if (!m.olmo2 && !L.q_norm.empty()) rms_norm(&q[t][head * hd], hd, L.q_norm, m.norm_eps);
             rope(m, L, &q[t][head * hd], int(t));
         }
         for (uint32_t head = 0; head < m.n_head_kv; ++head) {
-            if (!L.k_norm.empty()) rms_norm(&k[t][head * hd], hd, L.k_norm, m.norm_eps);
+            if (!m.olmo2 && !L.k_norm.empty()) rms_norm(&k[t][head * hd], hd, L.k_norm, m.norm_eps);
             rope(m, L, &k[t][head * hd], int(t));
         }
     }
     uint32_t group = m.n_head / m.n_head_kv;
-    double scale = 1.0 / std::sqrt(double(hd));
+    double scale = m.attn_scale;
     for (size_t t = 0; t < n; ++t) {
         Vec out(size_t(m.n_head) * hd, 0.0);
         for (uint32_t head = 0; head < m.n_head; ++head) {
@@ -240,7 +246,9 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
                     dot += qh[i] * k[s][kv * hd + i];
                 bool in_window = L.window == 0 || t - s < L.window;
                 bool seen = in_window && visible(uint32_t(t), uint32_t(s));
-                score[s] = seen ? dot * scale : -INFINITY;
+                double sc = dot * scale;
+                if (m.attn_softcap > 0) sc = m.attn_softcap * std::tanh(sc / m.attn_softcap);
+                score[s] = seen ? sc : -INFINITY;
                 max_score = std::max(max_score, score[s]);
             }
             double sum = L.sinks.empty() ? 0.0 : std::exp(L.sinks[head] - max_score);
@@ -310,7 +318,7 @@ void feed_forward(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x) {
         } else {
             Vec gate = project(L.gate, h), up = project(L.up, h);
             for (uint32_t i = 0; i < m.n_ff; ++i)
-                act[i] = (m.gemma3 ? gelu_tanh(gate[i]) : silu(gate[i])) * up[i];
+                act[i] = (m.gemma3 || m.gemma2 ? gelu_tanh(gate[i]) : silu(gate[i])) * up[i];
         }
         Vec down = project(L.down, act, L.b_down);
         if (!L.post_ffn_norm.empty()) down = rms_normed(down, L.post_ffn_norm, m.norm_eps);
@@ -355,15 +363,17 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     GgufFile f(gguf_path);
     auto m = std::make_unique<ModelRef>();
     m->arch = std::string(f.get_string("general.architecture").value_or(""));
-    const std::vector<std::string> known = {"llama",    "qwen2",   "qwen3",  "gpt2",
-                                            "qwen2moe", "gpt-oss", "gemma3", "phi3"};
+    const std::vector<std::string> known = {"llama",   "qwen2",  "qwen3",  "gpt2",  "qwen2moe",
+                                            "gpt-oss", "gemma2", "gemma3", "olmo2", "phi3"};
     if (std::find(known.begin(), known.end(), m->arch) == known.end())
         bad(f, "architecture \"" + m->arch +
-                   "\" (llama, qwen2, qwen3, gpt2, qwen2moe, gpt-oss, gemma3 and phi3 are "
-                   "supported)");
+                   "\" (llama, qwen2, qwen3, gpt2, qwen2moe, gpt-oss, gemma2, gemma3, olmo2 and "
+                   "phi3 are supported)");
     m->gpt2 = m->arch == "gpt2";
+    m->gemma2 = m->arch == "gemma2";
     m->gemma3 = m->arch == "gemma3";
     m->phi3 = m->arch == "phi3";
+    m->olmo2 = m->arch == "olmo2";
     const bool qwen2moe = m->arch == "qwen2moe", gpt_oss = m->arch == "gpt-oss";
     const std::string a = m->arch + ".";
     m->n_embd = key_u32(f, a + "embedding_length", std::nullopt);
@@ -444,7 +454,20 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     // global one (pattern 6: il % 6 < 5 slides), when the file has a window.
     uint32_t window = gpt_oss ? key_u32(f, a + "attention.sliding_window", std::nullopt) : 0;
     if (m->gemma3) window = key_u32(f, a + "attention.sliding_window", 0);
-    if (m->gemma3) m->embd_scale = std::sqrt(double(m->n_embd));
+    // gemma2: Gemma2Config's defaults where the file is silent (window 4096, caps 50 and 30);
+    // layer i slides when i is even (HF: is_sliding = not layer_idx % 2).
+    if (m->gemma2) {
+        window = key_u32(f, a + "attention.sliding_window", 4096);
+        m->attn_softcap = f.get_float(a + "attn_logit_softcapping").value_or(50.0);
+        m->final_softcap = f.get_float(a + "final_logit_softcapping").value_or(30.0);
+        if (m->attn_softcap <= 0 || m->final_softcap <= 0)
+            bad(f, "a soft cap that is not positive");
+    }
+    if (m->gemma3) m->final_softcap = f.get_float(a + "final_logit_softcapping").value_or(0.0);
+    if (m->gemma2 || m->gemma3) m->embd_scale = std::sqrt(double(m->n_embd));
+    // query_pre_attn_scalar: head_dim, but n_embd / n_head for Gemma 2 27B (46 layers).
+    m->attn_scale = 1.0 / std::sqrt(double(m->gemma2 && m->n_layer == 46 ? m->n_embd / m->n_head
+                                                                         : m->head_dim));
 
     const TensorInfo &embd = tensor(f, "token_embd.weight");
     if (embd.n_dims != 2) bad(f, "token_embd.weight is " + shape(embd));
@@ -469,7 +492,7 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
             m->layers.push_back(std::move(L));
             continue;
         }
-        L.attn_norm = read_vector(f, b + "attn_norm.weight", m->n_embd);
+        if (!m->olmo2) L.attn_norm = read_vector(f, b + "attn_norm.weight", m->n_embd);
         if (m->phi3) {
             if (f.find_tensor(b + "attn_qkv.weight")) {
                 // Phi3Attention's qkv_proj: rows [0, q_dim) are Q, then K, then V.
@@ -503,6 +526,15 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
             L.q_norm = read_vector(f, b + "attn_q_norm.weight", m->head_dim);
             L.k_norm = read_vector(f, b + "attn_k_norm.weight", m->head_dim);
         }
+        if (m->olmo2) {
+            L.q_norm = read_vector(f, b + "attn_q_norm.weight", q_dim);
+            L.k_norm = read_vector(f, b + "attn_k_norm.weight", kv_dim);
+        }
+        if (m->gemma2 || m->olmo2) {
+            L.window = m->gemma2 && i % 2 == 0 ? window : 0;
+            L.post_attn_norm = read_vector(f, b + "post_attention_norm.weight", m->n_embd);
+            L.post_ffn_norm = read_vector(f, b + "post_ffw_norm.weight", m->n_embd);
+        }
         if (m->gemma3) {
             bool local = window > 0 && i % 6 < 5;
             L.window = local ? window : 0;
@@ -517,7 +549,7 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
             L.window = i % 2 == 0 ? window : 0;
         }
         if (m->routing == Routing::none) {
-            L.ffn_norm = read_vector(f, b + "ffn_norm.weight", m->n_embd);
+            if (!m->olmo2) L.ffn_norm = read_vector(f, b + "ffn_norm.weight", m->n_embd);
             L.gate = read_matrix(f, b + "ffn_gate.weight", m->n_embd, m->n_ff);
             L.up = read_matrix(f, b + "ffn_up.weight", m->n_embd, m->n_ff);
             L.down = read_matrix(f, b + "ffn_down.weight", m->n_ff, m->n_embd);
@@ -589,8 +621,12 @@ std::vector<std::vector<double>> forward_logits_masked_f64(const ModelRef &m,
         feed_forward(m, L, x);
     }
     std::vector<Vec> logits;
-    for (const Vec &xt : x)
+    for (const Vec &xt : x) {
         logits.push_back(project(m.output, normed(m, xt, m.output_norm, m.output_norm_b)));
+        if (m.final_softcap > 0)
+            for (double &z : logits.back())
+                z = m.final_softcap * std::tanh(z / m.final_softcap);
+    }
     return logits;
 }
 

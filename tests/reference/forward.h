@@ -31,8 +31,9 @@ struct Matrix {
 struct LayerRef {
     std::vector<double> attn_norm;
     Matrix wq, wk, wv, wo;
-    std::vector<double> bq, bk, bv;      // empty when the file has no such bias (llama, qwen3)
-    std::vector<double> q_norm, k_norm;  // qwen3: RMSNorm weights over each head's head_dim
+    std::vector<double> bq, bk, bv;  // empty when the file has no such bias (llama, qwen3)
+    // qwen3, gemma3: RMSNorm weights over each head's head_dim; olmo2: over the whole rows.
+    std::vector<double> q_norm, k_norm;
     std::vector<double> ffn_norm;
     Matrix gate, up, down;
     // gpt2 (empty otherwise): LayerNorm biases and the projection biases; wq/wk/wv/bq/bk/bv
@@ -120,6 +121,21 @@ struct ModelRef {
     // The context per sequence the logits are for (what chooses a LongRoPE table, as a
     // llama.cpp context or a vkllm session of that size would); 0: n_ctx_train.
     uint32_t n_ctx = 0;
+    // gemma2 (Gemma2ForCausalLM; llama.cpp's gemma2-iswa): gemma3's embedding scale, GELU gate
+    // and post-norms, no QK-norm, one RoPE base, sliding-window attention on even layers
+    // (LayerRef::window), and soft-capping: each scaled attention score s becomes
+    // attn_softcap * tanh(s / attn_softcap) before the mask and softmax, each final logit z
+    // final_softcap * tanh(z / final_softcap) (0: none; gemma3 files may set the final one).
+    bool gemma2 = false;
+    double attn_softcap = 0.0, final_softcap = 0.0;
+    // The attention's score scale: 1/sqrt(query_pre_attn_scalar), which is 1/sqrt(head_dim)
+    // except for Gemma 2 27B (n_embd / n_head).
+    double attn_scale = 0.0;
+    // olmo2 (Olmo2ForCausalLM; llama.cpp's olmo2): no norm before the attention or the MLP
+    // (attn_norm, ffn_norm empty), post-norms on both outputs before the residual add, and
+    // q_norm / k_norm RMSNorms over q's and k's whole rows (n_head * head_dim, n_head_kv *
+    // head_dim) before RoPE rather than per head; an output head of its own.
+    bool olmo2 = false;
     Matrix token_embd;     // row t: the embedding of token t
     Matrix position_embd;  // gpt2: row p is added at position p
     std::vector<double> output_norm_b;
@@ -128,9 +144,10 @@ struct ModelRef {
     std::vector<LayerRef> layers;
 };
 
-// Loads architecture "llama", "qwen2", "qwen3", "gpt2", "qwen2moe", "gpt-oss", "gemma3" or "phi3"
-// with tensors of any type format::can_dequantize() reads (MXFP4 experts included). Throws
-// std::runtime_error naming what is missing or malformed (vkllm::Error for an unreadable file).
+// Loads architecture "llama", "qwen2", "qwen3", "gpt2", "qwen2moe", "gpt-oss", "gemma2", "gemma3",
+// "olmo2" or "phi3" with tensors of any type format::can_dequantize() reads (MXFP4 experts
+// included). Throws std::runtime_error naming what is missing or malformed (vkllm::Error for an
+// unreadable file).
 std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path);
 
 // result[i]: the n_vocab logits after tokens[0..i] at positions 0..i, predicting token i+1.

@@ -72,6 +72,34 @@ std::vector<TinyArch> make() {
         s.seed = 15;
         a.push_back({"phi3", s});
     }
+    {
+        // Local layers (0, 2) with a window of 6 and global ones (1, 3), attention scores capped
+        // at 3 and logits at 4 (both bite on these weights), post-norms, GELU gate, heads of 32
+        // apart from n_embd / n_head, tied output.
+        TinyModelSpec s = base();
+        s.arch = "gemma2";
+        s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.head_dim = 32, s.n_ff = 96;
+        s.n_layer = 4;
+        s.sliding_window = 6;
+        s.attn_softcap = 3;
+        s.final_softcap = 4;
+        s.rms_eps = 1e-6f;
+        s.tied_output = true;
+        s.seed = 15;
+        a.push_back({"gemma2", s});
+    }
+    {
+        // No pre-norms, post-norms, QK-norm over whole rows of different widths (GQA), an
+        // output head of its own.
+        TinyModelSpec s = base();
+        s.arch = "olmo2";
+        s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.n_ff = 96;
+        s.n_layer = 3;
+        s.rope_base = 500000.0f;
+        s.rms_eps = 1e-6f;
+        s.seed = 16;
+        a.push_back({"olmo2", s});
+    }
     return a;
 }
 

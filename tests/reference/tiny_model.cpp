@@ -94,7 +94,8 @@ class TensorWriter {
 
 void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     const std::string &arch = spec.arch;
-    if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma3" && arch != "phi3")
+    if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma2" &&
+        arch != "gemma3" && arch != "olmo2" && arch != "phi3")
         throw std::runtime_error("write_tiny_model: architecture \"" + arch + "\"");
     if (!vkllm::format::can_quantize(spec.weight_type))
         throw std::runtime_error("write_tiny_model: weight type " +
@@ -138,6 +139,8 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
         b.kv_f32(arch + ".rope.scaling.attn_factor",
                  float(std::sqrt(1 + std::log(scale) / std::log(double(spec.rope_orig_ctx)))));
     }
+    if (spec.attn_softcap != 0) b.kv_f32(arch + ".attn_logit_softcapping", spec.attn_softcap);
+    if (spec.final_softcap != 0) b.kv_f32(arch + ".final_logit_softcapping", spec.final_softcap);
     if (spec.rope_linear_factor > 0) {
         b.kv_string(arch + ".rope.scaling.type", "linear");
         b.kv_f32(arch + ".rope.scaling.factor", spec.rope_linear_factor);
@@ -171,6 +174,9 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
              spec.tied_output ? n_tokens : UINT32_MAX, kPaddingGain);
     for (uint32_t i = 0; i < spec.n_layer; ++i) {
         const std::string p = "blk." + std::to_string(i) + ".";
+        const bool olmo2 = arch == "olmo2",
+                   post_norms = olmo2 || arch == "gemma2" || arch == "gemma3";
+        if (!olmo2) w.norm(p + "attn_norm.weight", spec.n_embd);
         w.norm(p + "attn_norm.weight", spec.n_embd);
         if (phi3) {  // Q, K and V stacked, gate and up stacked (gate first)
             w.matrix(p + "attn_qkv.weight", spec.n_embd, q_dim + 2 * kv_dim);
@@ -192,10 +198,14 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
             w.norm(p + "attn_q_norm.weight", head_dim);
             w.norm(p + "attn_k_norm.weight", head_dim);
         }
+        if (olmo2) {  // over the whole q and k rows
+            w.norm(p + "attn_q_norm.weight", q_dim);
+            w.norm(p + "attn_k_norm.weight", kv_dim);
+        }
         w.matrix(p + "attn_output.weight", q_dim, spec.n_embd);
-        if (arch == "gemma3") w.norm(p + "post_attention_norm.weight", spec.n_embd);
-        w.norm(p + "ffn_norm.weight", spec.n_embd);
-        if (arch == "gemma3") w.norm(p + "post_ffw_norm.weight", spec.n_embd);
+        if (post_norms) w.norm(p + "post_attention_norm.weight", spec.n_embd);
+        if (!olmo2) w.norm(p + "ffn_norm.weight", spec.n_embd);
+        if (post_norms) w.norm(p + "post_ffw_norm.weight", spec.n_embd);
         w.matrix(p + "ffn_gate.weight", spec.n_embd, spec.n_ff);
         w.matrix(p + "ffn_up.weight", spec.n_embd, spec.n_ff);
         w.matrix(p + "ffn_down.weight", spec.n_ff, spec.n_embd);

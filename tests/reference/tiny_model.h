@@ -8,8 +8,9 @@
 
 struct TinyModelSpec {
     // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms), "gemma3" (q/k norms, post-norms,
-    // local layers with sliding_window and global ones in a pattern of 6; tied output) or
-    // "phi3" (below)
+    // local layers with sliding_window and global ones in a pattern of 6), "gemma2" (post-norms,
+    // even layers local with sliding_window, soft caps), "olmo2" (no pre-norms, post-norms,
+    // q/k norms over whole rows) or "phi3" (below)
     std::string arch = "llama";
     uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
     // Tokens of the vocabulary; 0: n_vocab. Fewer pads the embedding past the vocabulary, as
@@ -38,6 +39,9 @@ struct TinyModelSpec {
     // sqrt(1 + ln(n_ctx / rope_orig_ctx) / ln(rope_orig_ctx)).
     uint32_t rot_dim = 0;
     uint32_t rope_orig_ctx = 0;
+    // gemma2: attn_logit_softcapping and final_logit_softcapping (0: not written; a negative
+    // one is, for refusal tests); gemma3: the final one.
+    float attn_softcap = 0, final_softcap = 0;
     uint32_t seed = 1;
 };
 

@@ -186,13 +186,14 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
         attention_small_head(rec, q, k_cache, v_cache, out, step, shape, sinks);
         return;
     }
-    shaders::AttentionPush push{shape.n_tokens, shape.n_heads, shape.n_kv_heads,
-                                shape.capacity, shape.n_sink,  n_seq,
-                                shape.scale,    shape.window,  sinks.size > 0};
+    shaders::AttentionPush push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity,
+                                shape.n_sink,   n_seq,         shape.scale,      shape.window,
+                                sinks.size > 0, shape.softcap};
     if (attention_tiled(shape)) {
         shaders::AttentionTiledSpec spec;
         spec.HEAD_DIM = shape.head_dim;
         spec.KV_TYPE = uint32_t(shape.kv_type);
+        spec.SOFTCAP = shape.softcap > 0;
         const Pipeline &p =
             env_.pipelines.get<shaders::AttentionBindings>(shaders::attention_tiled, spec);
         shaders::AttentionBindings b;
@@ -236,6 +237,7 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     spec.KV_TYPE = uint32_t(shape.kv_type);
     spec.G = g;
     spec.SPLITS = splits;
+    spec.SOFTCAP = shape.softcap > 0;
     const Pipeline &p =
         env_.pipelines.get<shaders::AttentionSplitBindings>(shaders::attention, spec);
     shaders::AttentionSplitBindings b;
@@ -277,13 +279,14 @@ void AttentionKernels::attention_small_head(Recording &rec, const BufferRange &q
     shaders::AttentionSmallHeadSpec spec;
     spec.WG = wg;
     spec.KV_TYPE = uint32_t(shape.kv_type);
+    spec.SOFTCAP = shape.softcap > 0;
     const Pipeline &p = env_.pipelines.get<shaders::AttentionSmallHeadBindings>(
         shaders::attention_small_head, spec);
     shaders::AttentionSmallHeadBindings b;
     bind_attention(b, q, k_cache, v_cache, out, step, sinks);
-    shaders::AttentionSmallHeadPush push{shape.n_tokens, shape.n_heads,  shape.n_kv_heads,
-                                         shape.head_dim, shape.capacity, shape.n_sink,
-                                         shape.scale,    shape.window,   sinks.size > 0};
+    shaders::AttentionSmallHeadPush push{
+        shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.head_dim, shape.capacity,
+        shape.n_sink,   shape.scale,   shape.window,     sinks.size > 0, shape.softcap};
     if (shape.n_tokens > 0) rec.dispatch(p, b, &push, sizeof push, shape.n_heads, shape.n_tokens);
     rec.barrier();
 }

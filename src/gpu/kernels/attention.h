@@ -29,7 +29,8 @@ class AttentionKernels {
     // [kv_begin[t], positions[t]] of sequence seq_ids[t], read from their slots; query head h
     // reads KV head h / (n_heads / n_kv_heads). q and out are F32 [n_tokens][n_heads][head_dim].
     // A token with no visible key (a sequence outside the cache) gets zeros. `sinks` (F32 per
-    // query head, GPT-OSS) adds a logit without a value to each head's softmax.
+    // query head, GPT-OSS) adds a logit without a value to each head's softmax. With
+    // shape.softcap > 0 (Gemma 2) each scaled score s becomes softcap * tanh(s / softcap) first.
     //
     // Where a step has too few workgroups to fill the device (a decode on a GPU), the keys are
     // split into slices, each a workgroup, merged by a second pass (split-K, "flash

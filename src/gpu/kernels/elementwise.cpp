@@ -1,5 +1,6 @@
 #include "gpu/kernels/elementwise.h"
 
+#include <cmath>
 #include <cstdint>
 
 #include "elementwise/eltwise.h"
@@ -87,7 +88,9 @@ void ElementwiseKernels::binary(Recording &rec, Binary op, const BufferRange &a,
 }
 
 void ElementwiseKernels::unary(Recording &rec, Unary op, const BufferRange &x, const BufferRange &y,
-                               uint32_t n) {
+                               uint32_t n, float param) {
+    if (op == Unary::SoftCap && !(param > 0 && std::isfinite(param)))
+        fail(VKLLM_ERR_INTERNAL, "unary: a soft cap of %g", double(param));
     require(x, uint64_t(n) * 4, "unary", "x");
     require(y, uint64_t(n) * 4, "unary", "y");
     shaders::EltwiseSpec spec;
@@ -97,7 +100,7 @@ void ElementwiseKernels::unary(Recording &rec, Unary op, const BufferRange &x, c
     b.a = x;
     b.b = x;  // never read by a unary operation
     b.y = y;
-    shaders::EltwisePush push{n, n};
+    shaders::EltwisePush push{n, n, param};
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (uint64_t(n) + 63) / 64);
     rec.barrier();
 }

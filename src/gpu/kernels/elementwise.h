@@ -23,7 +23,9 @@ class ElementwiseKernels {
     // y[i] = a[i] op b[i % nb].
     void binary(Recording &rec, Binary op, const BufferRange &a, const BufferRange &b,
                 const BufferRange &y, uint32_t n, uint32_t nb);
-    void unary(Recording &rec, Unary op, const BufferRange &x, const BufferRange &y, uint32_t n);
+    // y[i] = op(x[i]); `param` is SoftCap's cap (> 0).
+    void unary(Recording &rec, Unary op, const BufferRange &x, const BufferRange &y, uint32_t n,
+               float param = 0);
     // out[t][:] = table[ids[t]][:] * scale (rows of ids outside the table are zero).
     void get_rows(Recording &rec, const Matrix &table, const BufferRange &ids,
                   const BufferRange &out, uint32_t n_ids, float scale = 1.0f);

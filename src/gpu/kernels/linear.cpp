@@ -109,7 +109,7 @@ void LinearKernels::linear_qkv(Recording &rec, const Matrix &w, const BufferRang
 void LinearKernels::matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up,
                                       const BufferRange &x, const BufferRange &y, uint32_t n,
                                       const Epilogue &end, const InputNorm &norm,
-                                      const StackedOutputs *qkv) {
+                                      const StackedOutputs *qkv, Binary glu) {
     uint32_t y_rows = qkv ? qkv->q_rows : w.rows;
     require(x, uint64_t(n) * w.cols * 4, "linear", "x");
     require(y, uint64_t(n) * y_rows * 4, "linear", "y");
@@ -126,7 +126,7 @@ void LinearKernels::matvec_row_groups(Recording &rec, const Matrix &w, const Mat
             out = StackedOutputs{slice(qkv->k, r, m, qkv->kv_rows),
                                  slice(qkv->v, r, m, qkv->kv_rows), qkv->q_rows, qkv->kv_rows};
         matvec(rec, w, up, slice(x, r, m, w.cols), slice(y, r, m, y_rows), m, end, norm,
-               qkv ? &out : nullptr);
+               qkv ? &out : nullptr, glu);
     }
 }
 
@@ -138,9 +138,9 @@ void LinearKernels::linear_swiglu(Recording &rec, const Matrix &gate, const Matr
         fail(VKLLM_ERR_INTERNAL, "linear_swiglu: %u is not a gated unit", uint32_t(glu));
     // Fused only in the texel kernel: every group's x must also start on a texel boundary.
     uint64_t x_step = uint64_t(kRowGroup) * gate.cols * 4;
-    if (glu == Binary::SwiGLU && row_groups_fit(gate, n) &&
-        x_step % env_.device.caps().texel_offset_align == 0 && fusable_swiglu(gate, up, x))
-        return matvec_row_groups(rec, gate, &up, x, y, n, Epilogue{}, norm);
+    if (row_groups_fit(gate, n) && x_step % env_.device.caps().texel_offset_align == 0 &&
+        fusable_swiglu(gate, up, x))
+        return matvec_row_groups(rec, gate, &up, x, y, n, Epilogue{}, norm, nullptr, glu);
     linear(rec, gate, x, y, n, Epilogue{}, norm);
     linear(rec, up, x, up_out, n, Epilogue{}, norm);
     eltwise_.binary(rec, glu, y, up_out, y, n * gate.rows, n * gate.rows);
@@ -148,7 +148,7 @@ void LinearKernels::linear_swiglu(Recording &rec, const Matrix &gate, const Matr
 
 void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
                            const BufferRange &y, uint32_t n, const Epilogue &end,
-                           const InputNorm &norm, const StackedOutputs *qkv) {
+                           const InputNorm &norm, const StackedOutputs *qkv, Binary glu) {
     require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
     require(y, uint64_t(n) * (qkv ? qkv->q_rows : w.rows) * 4, "matvec", "y");
     if (qkv) {
@@ -175,7 +175,7 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             texel && env_.matvec_subgroup && nb == 1 && units <= env_.matvec_wg * kWalkUnits;
         uint32_t rows = walk ? kWalkRows : env_.matvec_rows;
         if (up && !(texel && fusable_swiglu(w, *up, x) && !epilogue))
-            fail(VKLLM_ERR_INTERNAL, "matvec: SwiGLU fused where the texel kernel cannot");
+            fail(VKLLM_ERR_INTERNAL, "matvec: a gated unit fused where the texel kernel cannot");
         if (!texel && normed)
             fail(VKLLM_ERR_INTERNAL, "matvec: a norm fused where the texel kernel cannot read");
         const Pipeline *pipeline;
@@ -189,7 +189,7 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             // Rows of whole lane rounds plus half a round end with a split round.
             spec.SPLIT_TAIL = env_.matvec_wg % 2 == 0 && rows % 2 == 0 &&
                               units % env_.matvec_wg == env_.matvec_wg / 2;
-            spec.SWIGLU = up != nullptr;
+            spec.GLU = !up ? 0 : glu == Binary::GeGLU ? 2 : 1;
             spec.X_UNITS = walk ? (units + env_.matvec_wg - 1) / env_.matvec_wg : 0;
             spec.NORM = normed;
             spec.QKV = qkv != nullptr;

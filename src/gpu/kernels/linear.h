@@ -32,7 +32,7 @@ class LinearKernels {
     // prefill), one pass over x computes both projections and the product per row; otherwise
     // two linear() and the element-wise SwiGLU, with `up_out` holding the up projection.
     // An InputNorm needs norm_fusable for both matrices. `glu` Binary::GeGLU (Gemma's
-    // gelu(gate) * up) is never fused: the two products, then the element-wise GeGLU.
+    // gelu(gate) * up) is fused alike (the texel kernel's GLU 2).
     void linear_swiglu(Recording &rec, const Matrix &gate, const Matrix &up, const BufferRange &x,
                        const BufferRange &y, const BufferRange &up_out, uint32_t n,
                        const InputNorm &norm = {}, Binary glu = Binary::SwiGLU);
@@ -67,15 +67,16 @@ class LinearKernels {
     };
     // Whether every group of n rows takes the texel kernel (matvec_row_groups' x slices too).
     bool texel_groups(const Matrix &w, const BufferRange &x, uint32_t n) const;
-    // matvec, and with `up` the fused SwiGLU of linear_swiglu.
+    // matvec, and with `up` the fused gated unit `glu` (SwiGLU or GeGLU) of linear_swiglu.
     void matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
                 const BufferRange &y, uint32_t n, const Epilogue &end, const InputNorm &norm,
-                const StackedOutputs *qkv = nullptr);
+                const StackedOutputs *qkv = nullptr, Binary glu = Binary::SwiGLU);
     // Whether n rows of x may go through matvec in groups of 8 (always for up to 8), and doing so.
     bool row_groups_fit(const Matrix &w, uint32_t n) const;
     void matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
                            const BufferRange &y, uint32_t n, const Epilogue &end,
-                           const InputNorm &norm, const StackedOutputs *qkv = nullptr);
+                           const InputNorm &norm, const StackedOutputs *qkv = nullptr,
+                           Binary glu = Binary::SwiGLU);
 
     KernelEnv &env_;
     ElementwiseKernels &eltwise_;
