@@ -132,6 +132,29 @@ const Preset kPresets[] = {
      4,      // used per token
      1408,   // expert FFN width
      5632},  // shared expert FFN width
+    // Qwen3-30B-A3B (Qwen3MoeModel): 128 experts of 768, 8 per token, their weights
+    // renormalised; 32 query heads of 128 (not 2048 / 32) with per-head q/k norms, 4 KV heads;
+    // no shared expert; an output head of its own.
+    {"qwen3-30b-a3b",
+     "qwen3moe",
+     "Qwen3-30B-A3B (random weights)",
+     2048,
+     48,
+     32,
+     4,
+     6144,
+     151936,
+     40960,
+     1e6,
+     1e-6,
+     false,
+     0.0,
+     {"qwen2", {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}, 0, 2, 0, 0},
+     true,  // output.weight
+     128,   // head_dim
+     128,   // experts
+     8,     // used per token
+     768},  // expert FFN width
     // Not a real model: GPT-OSS-20B's attention, vocabulary and parameter count with the 32
     // experts of each layer merged into one dense SwiGLU FFN of 32 x 2880 (the same FFN
     // weights, all of them read for every token), as a qwen2 file. Against gpt-oss-20b it shows
@@ -181,6 +204,8 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
     const uint64_t q_dim = p.n_head * head_dim, kv_dim = p.n_head_kv * head_dim;
     const bool gpt2 = std::string(p.arch) == "gpt2";
     const bool oss = std::string(p.arch) == "gpt-oss";
+    // Qwen3's per-head RMS norms of q and k.
+    const bool qk_norm = std::string(p.arch) == "qwen3" || std::string(p.arch) == "qwen3moe";
     std::vector<TensorSpec> t;
     auto add = [&](const std::string &name, std::vector<uint64_t> dims, Fill fill) {
         t.push_back(TensorSpec{name, std::move(dims), fill});
@@ -212,6 +237,10 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
         if (p.qkv_bias) add(b + "attn_k.bias", {kv_dim}, Fill::Bias);
         add(b + "attn_v.weight", {d, kv_dim}, Fill::Matrix);
         if (p.qkv_bias) add(b + "attn_v.bias", {kv_dim}, Fill::Bias);
+        if (qk_norm) {
+            add(b + "attn_q_norm.weight", {head_dim}, Fill::NormWeight);
+            add(b + "attn_k_norm.weight", {head_dim}, Fill::NormWeight);
+        }
         add(b + "attn_output.weight", {q_dim, d}, Fill::Matrix);
         if (oss) {
             add(b + "attn_output.bias", {d}, Fill::Bias);

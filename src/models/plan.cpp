@@ -145,16 +145,18 @@ class Builder {
             add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c_.head_dim});
             add(op::RmsNorm{Act::K, Act::K, L.k_norm, c_.head_dim});
         }
-        add(op::StoreKv{i, family_.rope});
+        // SmolLM3's NoPE layers store K and use Q as they are.
+        add(op::StoreKv{i, c_.rope_layer(i) ? family_.rope : Rope::None});
         add(op::Attend{i, L.sinks});
         residual(L.wo, Act::Attn, L.bo, L.post_attn_norm);
     }
 
-    // X += W in (+ bias), or with a post-norm (Gemma 3) X += rmsnorm(W in) * post_norm.
+    // X += W in (+ bias) (Granite: times residual_scale), or with a post-norm (Gemma 3)
+    // X += rmsnorm(W in) * post_norm.
     void residual(const gpu::Matrix &w, Act in, const gpu::BufferRange &bias,
                   const gpu::BufferRange &post_norm) {
         if (!post_norm.size) {
-            add(op::Linear{w, in, Act::X, bias, Write::Accumulate});
+            add(op::Linear{w, in, Act::X, bias, Write::Accumulate, {}, c_.residual_scale});
             return;
         }
         add(op::Linear{w, in, Act::H, bias});
@@ -211,7 +213,8 @@ class Builder {
             rows = 1;
         }
         NormedInput o = normed(from, w_.output_norm, w_.output_norm_b, rows, {&w_.output});
-        add(op::Linear{w_.output, o.in, Act::Logits, {}, Write::Replace, o.norm});
+        add(op::Linear{
+            w_.output, o.in, Act::Logits, {}, Write::Replace, o.norm, 1.0f / c_.logit_scale});
         add(op::Argmax{Act::Logits});
     }
 

@@ -58,7 +58,7 @@ enum class Write {
 // What a StoreKv rotates on the way into the cache (K rotated as it is stored: slots never
 // need re-rotation; Q in the same dispatch: no Rope op of its own).
 enum class Rope {
-    None,  // learned positions: nothing to rotate
+    None,  // learned positions, or a layer without RoPE (SmolLM3's NoPE): nothing to rotate
     KAndQ,
 };
 
@@ -101,12 +101,15 @@ struct AddPositions {  // X[t] += table row of the position of token t (learned 
 struct Gelu {  // in place
     Act io;
 };
-struct Linear {  // out = W in (+ bias), or out += that (Write::Accumulate)
+struct Linear {  // out = scale (W in (+ bias)), or out += that (Write::Accumulate)
     gpu::Matrix w;
     Act in, out;
     gpu::BufferRange bias;  // size 0: none
     Write write = Write::Replace;
     gpu::BufferRange norm;  // size 0: none; else in is RMS-normalised by this weight on the way
+    // Granite's residual scale (on the blocks' outputs) and 1 / logit_scale (on the logits):
+    // applied in the kernel's epilogue, no pass of its own.
+    float scale = 1;
 };
 struct Add {  // out = a + b
     Act a, b, out;
@@ -186,8 +189,10 @@ using NormFusable =
 // gpt2 (pre-LayerNorm, learned positions, GELU MLP, biases), and the mixture-of-experts
 // qwen2moe and gpt-oss (routed experts grouped by expert; sinks and sliding windows), and
 // gemma3 (scaled embeddings, QK-norm, the attention's and the FFN's outputs RMS-normed before
-// the residual add, a GELU gate; its local layers' RoPE base is the engine's table choice). A
-// step that produces logits ends with their Argmax.
+// the residual add, a GELU gate; its local layers' RoPE base is the engine's table choice), and
+// qwen3moe (qwen2moe's experts with QK-norm, renormalised weights, no shared expert), and
+// smollm3 (llama with no RoPE on every fourth layer), and granite (llama with its embedding,
+// residual, attention and logit scales). A step that produces logits ends with their Argmax.
 //
 // An RMS norm whose every reader is a linear layer the kernels can normalise for is folded
 // into them (their `norm`) where `fusable` says so: no RmsNorm op, and they read its input.

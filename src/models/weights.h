@@ -25,7 +25,7 @@ struct LayerWeights {
     // placed them back to back (it always tries); no data where it could not.
     gpu::Matrix wqkv;
     gpu::BufferRange bqkv;
-    gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3 or Gemma 3
+    gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3, Qwen3-MoE or Gemma 3
     // Gemma 3: norms of the attention's and the FFN's output (size 0 otherwise).
     gpu::BufferRange post_attn_norm, post_ffn_norm;
     gpu::Matrix gate, up, down;  // no gate for GPT-2

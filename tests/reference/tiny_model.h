@@ -7,8 +7,11 @@
 #include <string>
 
 struct TinyModelSpec {
-    // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms) or "gemma3" (q/k norms, post-norms,
-    // local layers with sliding_window and global ones in a pattern of 6; tied output)
+    // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms), "gemma3" (q/k norms, post-norms,
+    // local layers with sliding_window and global ones in a pattern of 6; tied output) or
+    // "qwen3moe" (q/k norms, n_expert routed experts instead of the dense FFN), "smollm3"
+    // (llama's tensors; every fourth layer without RoPE) or "granite" (llama's tensors and the
+    // four multipliers below)
     std::string arch = "llama";
     uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
     // Tokens of the vocabulary; 0: n_vocab. Fewer pads the embedding past the vocabulary, as
@@ -25,6 +28,12 @@ struct TinyModelSpec {
     float rope_base = 10000.0f, rms_eps = 1e-5f;
     uint32_t sliding_window = 0;   // gemma3: the local layers' window (0: none, all global)
     float rope_linear_factor = 0;  // gemma3: the global layers' linear RoPE scaling (0: none)
+    // qwen3moe: n_expert experts of n_ff_exp rows, n_expert_used per token (the router is
+    // written F32, as llama.cpp's quantizer leaves it; n_ff is written but unused).
+    uint32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+    // granite: granite.embedding_scale, residual_scale, attention.scale and logit_scale, each
+    // written where it is not 0 (llama.cpp requires logit_scale).
+    float embedding_scale = 0, residual_scale = 0, attention_scale = 0, logit_scale = 0;
     uint32_t seed = 1;
 };
 
