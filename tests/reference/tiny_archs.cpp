@@ -2,10 +2,18 @@
 
 namespace {
 
+// A vocabulary llama.cpp loads (byte tokens), just past them.
+TinyModelSpec base() {
+    TinyModelSpec s;
+    s.n_vocab = 272;
+    s.byte_tokens = true;
+    return s;
+}
+
 std::vector<TinyArch> make() {
     std::vector<TinyArch> a;
     {
-        TinyModelSpec s;  // Llama 3.1+: frequency factors, an output head of its own
+        TinyModelSpec s = base();  // Llama 3.1+: frequency factors, an output head of its own
         s.arch = "llama";
         s.rope_freqs = true;
         s.n_layer = 3;
@@ -13,7 +21,7 @@ std::vector<TinyArch> make() {
         a.push_back({"llama", s});
     }
     {
-        TinyModelSpec s;  // q/k/v biases, NEOX RoPE, tied output
+        TinyModelSpec s = base();  // q/k/v biases, NEOX RoPE, tied output
         s.arch = "qwen2";
         s.n_layer = 3;
         s.tied_output = true;
@@ -23,7 +31,7 @@ std::vector<TinyArch> make() {
         a.push_back({"qwen2", s});
     }
     {
-        TinyModelSpec s;  // per-head q/k norms, head_dim apart from n_embd / n_head
+        TinyModelSpec s = base();  // per-head q/k norms, head_dim apart from n_embd / n_head
         s.arch = "qwen3";
         s.n_layer = 3;
         s.head_dim = 16;
@@ -33,8 +41,9 @@ std::vector<TinyArch> make() {
         a.push_back({"qwen3", s});
     }
     {
-        TinyModelSpec s;  // five local layers then a global one (and one more), both RoPE bases,
-                          // linear scaling of the global ones, QK-norm, post-norms, GELU gate
+        TinyModelSpec s =
+            base();  // five local layers then a global one (and one more), both RoPE bases,
+                     // linear scaling of the global ones, QK-norm, post-norms, GELU gate
         s.arch = "gemma3";
         s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.head_dim = 32, s.n_ff = 96;
         s.n_layer = 7;

@@ -3,6 +3,7 @@
 #include "reference/cpu_ops.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -120,7 +121,7 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     uint32_t n_tokens = spec.n_tokens ? spec.n_tokens : spec.n_vocab;
     if (spec.n_vocab < 3 || n_tokens < 3 || n_tokens > spec.n_vocab || spec.n_head == 0 ||
         spec.n_head_kv == 0 || spec.n_head % spec.n_head_kv != 0 || head_dim == 0 ||
-        head_dim % 2 != 0)
+        head_dim % 2 != 0 || (spec.byte_tokens && n_tokens < 3 + 256))
         throw std::runtime_error("write_tiny_model: inconsistent shape");
     if (moe && (spec.n_expert == 0 || spec.n_expert_used == 0 ||
                 spec.n_expert_used > spec.n_expert || spec.n_ff_exp == 0))
@@ -159,9 +160,12 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     std::vector<float> scores;
     std::vector<int32_t> types;
     for (uint32_t i = 0; i < n_tokens; ++i) {
-        tokens.push_back("t" + std::to_string(i));
+        bool byte = spec.byte_tokens && i >= 3 && i < 3 + 256;
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "<0x%02X>", (i - 3) & 0xffu);
+        tokens.push_back(byte ? std::string(hex) : "t" + std::to_string(i));
         scores.push_back(-float(i));
-        types.push_back(i == 0 ? 2 : i <= 2 ? 3 : 1);  // UNKNOWN, CONTROL, NORMAL
+        types.push_back(i == 0 ? 2 : i <= 2 ? 3 : byte ? 6 : 1);  // UNKNOWN, CONTROL, BYTE, NORMAL
     }
     b.kv_string("tokenizer.ggml.model", "llama");
     b.kv_strings("tokenizer.ggml.tokens", tokens);

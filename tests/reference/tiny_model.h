@@ -19,6 +19,9 @@ struct TinyModelSpec {
     // (an argmax or a sampler that looked at them would choose them).
     uint32_t n_tokens = 0;
     uint32_t head_dim = 0;  // 0: n_embd / n_head
+    // Tokens 3..258 are SentencePiece's byte tokens <0x00>..<0xFF> (n_tokens of 259 or more):
+    // llama.cpp tokenizes text as it loads a model, and that needs them.
+    bool byte_tokens = false;
     uint32_t n_ctx = 128;
     uint32_t weight_type = 0;  // ggml type of the matrices: F32, F16, BF16 or any type
                                // format::can_quantize() takes (rows of whole blocks); norms
