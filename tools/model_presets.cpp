@@ -155,6 +155,64 @@ const Preset kPresets[] = {
      128,   // experts
      8,     // used per token
      768},  // expert FFN width
+    // SmolLM3-3B (SmolLM3Model, Llama's converter): Llama 3's vocabulary, no RoPE on every
+    // fourth layer (fixed by the architecture: no key), a tied output; ChatML's tokens.
+    {"smollm3-3b",
+     "smollm3",
+     "SmolLM3 3B (random weights)",
+     2048,
+     36,
+     16,
+     4,
+     11008,
+     128256,
+     65536,
+     5e6,
+     1e-6,
+     false,
+     0.0,
+     {"llama-bpe",
+      {"<|begin_of_text|>", "<|end_of_text|>", "<|im_start|>", "<|im_end|>"},
+      0,
+      3,
+      -1,
+      0}},
+    // Granite 3.3 2B Instruct (GraniteModel, Llama's converter): embeddings times 12, each
+    // block's output times 0.22, an attention logit scale of 1/64, logits divided by 8; a tied
+    // output; Granite's role tokens.
+    {"granite-3.3-2b",
+     "granite",
+     "Granite 3.3 2B Instruct (random weights)",
+     2048,
+     40,
+     32,
+     8,
+     8192,
+     49159,
+     131072,
+     1e7,
+     1e-5,
+     false,
+     0.0,
+     {"refact",
+      {"<|end_of_text|>", "<|start_of_role|>", "<|end_of_role|>", "<|tool_call|>"},
+      0,
+      0,
+      0,
+      0},
+     false,  // tied output
+     0,      // head_dim: n_embd / n_head
+     0,
+     0,
+     0,
+     0,
+     0,
+     0.0,
+     0,
+     12.0,      // embedding_multiplier
+     0.22,      // residual_multiplier
+     0.015625,  // attention_multiplier
+     8.0},      // logits_scaling
     // Not a real model: GPT-OSS-20B's attention, vocabulary and parameter count with the 32
     // experts of each layer merged into one dense SwiGLU FFN of 32 x 2880 (the same FFN
     // weights, all of them read for every token), as a qwen2 file. Against gpt-oss-20b it shows
@@ -303,7 +361,9 @@ void write_hparams(const Preset &p, uint32_t n_layers, vkllm::format::GgufWriter
         w.set_u32(a + "attention.key_length", p.head_dim);
         w.set_u32(a + "attention.value_length", p.head_dim);
     }
-    if (std::string(p.arch) == "llama") {
+    // Llama's converter (and SmolLM3's and Granite's, built on it) writes these two.
+    const std::string arch = p.arch;
+    if (arch == "llama" || arch == "smollm3" || arch == "granite") {
         w.set_u32(a + "vocab_size", p.n_vocab);
         w.set_u32(a + "rope.dimension_count", p.n_embd / p.n_head);
     }
@@ -314,6 +374,10 @@ void write_hparams(const Preset &p, uint32_t n_layers, vkllm::format::GgufWriter
         if (p.n_ff_shexp) w.set_u32(a + "expert_shared_feed_forward_length", p.n_ff_shexp);
     }
     if (p.sliding_window) w.set_u32(a + "attention.sliding_window", p.sliding_window);
+    if (p.embedding_scale > 0) w.set_f32(a + "embedding_scale", float(p.embedding_scale));
+    if (p.residual_scale > 0) w.set_f32(a + "residual_scale", float(p.residual_scale));
+    if (p.attention_scale > 0) w.set_f32(a + "attention.scale", float(p.attention_scale));
+    if (p.logit_scale > 0) w.set_f32(a + "logit_scale", float(p.logit_scale));
     if (p.yarn_factor > 0) {
         w.set_string(a + "rope.scaling.type", "yarn");
         w.set_f32(a + "rope.scaling.factor", float(p.yarn_factor));

@@ -39,6 +39,10 @@ struct Preset {
     uint32_t sliding_window = 0;  // gpt-oss: the window of its even layers
     double yarn_factor = 0;       // > 0: rope.scaling.type "yarn" with this factor
     uint32_t yarn_orig_ctx = 0;   // and this original context
+    // granite: embedding_scale, residual_scale, attention.scale and logit_scale (0: not
+    // written; HF's embedding_multiplier, residual_multiplier, attention_multiplier and
+    // logits_scaling, as GraniteModel's converter writes them).
+    double embedding_scale = 0, residual_scale = 0, attention_scale = 0, logit_scale = 0;
 };
 
 const Preset *find_preset(const std::string &name);

@@ -56,8 +56,9 @@ std::vector<TinyArch> make() {
         a.push_back({"gemma3", s});
     }
     {
-        TinyModelSpec s;  // 6 routed experts, 2 per token, renormalised; QK-norm, heads of 32
-                          // that are not n_embd / n_head, NEOX RoPE, an output head of its own
+        // 6 routed experts, 2 per token, renormalised; QK-norm, heads of 32
+        // that are not n_embd / n_head, NEOX RoPE, an output head of its own
+        TinyModelSpec s = base();
         s.arch = "qwen3moe";
         s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.head_dim = 32, s.n_ff = 96;
         s.n_expert = 6, s.n_expert_used = 2, s.n_ff_exp = 32;
@@ -68,8 +69,9 @@ std::vector<TinyArch> make() {
         a.push_back({"qwen3moe", s});
     }
     {
-        TinyModelSpec s;  // five layers: the fourth (il 3) without RoPE; adjacent-pair RoPE on
-                          // the converter's permuted q/k; tied output
+        // five layers: the fourth (il 3) without RoPE; adjacent-pair RoPE on
+        // the converter's permuted q/k; tied output
+        TinyModelSpec s = base();
         s.arch = "smollm3";
         s.n_layer = 5;
         s.tied_output = true;
@@ -79,8 +81,9 @@ std::vector<TinyArch> make() {
         a.push_back({"smollm3", s});
     }
     {
-        TinyModelSpec s;  // the four multipliers away from 1 (and the attention's from
-                          // 1/sqrt(head_dim)), adjacent-pair RoPE, tied output
+        // the four multipliers away from 1 (and the attention's from
+        // 1/sqrt(head_dim)), adjacent-pair RoPE, tied output
+        TinyModelSpec s = base();
         s.arch = "granite";
         s.n_layer = 3;
         s.tied_output = true;
