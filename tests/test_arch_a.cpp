@@ -133,7 +133,7 @@ TinyModelSpec smollm3_spec() {
     return s;
 }
 
-// Granite: embeddings times 12, each block's output times 0.22 before the residual add, an
+// Granite: embeddings times 0.5, each block's output times 0.8 before the residual add, an
 // attention logit scale of 0.6 (not 1/sqrt(16)), logits divided by 8; adjacent-pair RoPE at
 // base 1e7; a tied output.
 TinyModelSpec granite_spec() {
@@ -143,7 +143,7 @@ TinyModelSpec granite_spec() {
     s.n_layer = 3;
     s.tied_output = true;
     s.rope_base = 1e7f;
-    s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.attention_scale = 0.6f;
+    s.embedding_scale = 0.5f, s.residual_scale = 0.8f, s.attention_scale = 0.6f;
     s.logit_scale = 8.0f;
     s.seed = 17;
     return s;

@@ -88,7 +88,7 @@ std::vector<TinyArch> make() {
         s.n_layer = 3;
         s.tied_output = true;
         s.rope_base = 1e7f;
-        s.embedding_scale = 12.0f, s.residual_scale = 0.22f, s.attention_scale = 0.6f;
+        s.embedding_scale = 0.5f, s.residual_scale = 0.8f, s.attention_scale = 0.6f;
         s.logit_scale = 8.0f;
         s.seed = 17;
         a.push_back({"granite", s});
