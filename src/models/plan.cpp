@@ -18,7 +18,9 @@ uint32_t act_width(const ModelConfig &c, Act a) {
             return c.kv_dim();
         case Act::Gate:
         case Act::Up:
-            return std::max(c.n_ff, c.n_ff_shexp);
+            // Mixture of experts: only a shared expert uses them (feed_forward_length is then
+            // not a width anything has: Qwen3-30B-A3B's 6144).
+            return c.moe() ? c.n_ff_shexp : c.n_ff;
         case Act::Logits:
             return c.n_vocab;
         case Act::Router:
