@@ -234,10 +234,11 @@ TEST_F(MatmulTest, LongRowsAreNotTruncated) {
     check_product(WeightType::F16, Shape{20, 40001, 4}, false);
 }
 
-// The fused end of a linear layer: y = W x + bias + y (a residual added in place), on every
-// kernel that computes a linear layer (single and batched matvec on each variant, the lavapipe
-// prefill path over groups of 8 rows, the tiled matmul), with each part on its own and both.
-TEST_F(MatmulTest, EpilogueAddsBiasAndAccumulatesIntoTheOutput) {
+// The fused end of a linear layer: y = s (W x + bias) + y (a residual added in place, scaled as
+// Granite's are), on every kernel that computes a linear layer (single and batched matvec on
+// each variant, the lavapipe prefill path over groups of 8 rows, the tiled matmul), with each
+// part on its own and every combination.
+TEST_F(MatmulTest, EpilogueAddsBiasScalesAndAccumulatesIntoTheOutput) {
     const uint32_t rows = 45;
     // Rows of whole 32-weight units (texel kernels) and not (storage-buffer kernels).
     for (auto [cols, n] : {std::pair{96u, 1u}, std::pair{70u, 3u}, std::pair{96u, 20u}}) {
@@ -249,11 +250,13 @@ TEST_F(MatmulTest, EpilogueAddsBiasAndAccumulatesIntoTheOutput) {
         std::vector<double> scale;
         std::vector<float> product = ref::matmul(w, x, rows, cols, n, &scale);
         Buffer xb = upload(x), bb = upload(bias), yb = floats(y0.size());
-        for (int parts = 1; parts <= 3; ++parts) {
-            Epilogue end{parts & 1 ? bb.range() : BufferRange{}, (parts & 2) != 0};
+        for (int parts = 1; parts <= 7; ++parts) {
+            const float s = parts & 4 ? 0.22f : 1.0f;
+            Epilogue end{parts & 1 ? bb.range() : BufferRange{}, (parts & 2) != 0, s};
             std::vector<float> want(product);
             for (size_t i = 0; i < want.size(); ++i)
-                want[i] += (parts & 1 ? bias[i % rows] : 0.0f) + (parts & 2 ? y0[i] : 0.0f);
+                want[i] = s * (want[i] + (parts & 1 ? bias[i % rows] : 0.0f)) +
+                          (parts & 2 ? y0[i] : 0.0f);
             std::vector<std::function<void(Recording &)>> paths;
             for (Kernels *k : variants()) {
                 paths.push_back(

@@ -33,9 +33,10 @@ class MoeTest : public GpuTest {
     }
 
     Routed cpu_route(const std::vector<float> &l, uint32_t n_tokens, uint32_t n_expert, uint32_t k,
-                     ref::Routing routing) {
+                     ref::Routing routing, bool norm_topk = false) {
         ref::ModelRef m;
         m.routing = routing;
+        m.norm_topk = norm_topk;
         m.n_expert = n_expert;
         m.n_expert_used = k;
         Routed r;
@@ -97,6 +98,36 @@ class MoeTest : public GpuTest {
 };
 
 }  // namespace
+
+// Qwen3-MoE's routing (Qwen3-30B-A3B: 8 of 128 experts, softmax then top-k, the k weights
+// renormalised to sum to 1) against the reference's.
+TEST_F(MoeTest, RenormalisedRoutingWeightsSumToOneAsTheReferenceDoes) {
+    const uint32_t n_expert = 128, k = 8;
+    for (uint32_t n_tokens : {1u, 9u}) {
+        std::vector<float> l = logits(n_tokens, n_expert, 40 + n_tokens);
+        Routed want = cpu_route(l, n_tokens, n_expert, k, ref::Routing::softmax_then_top_k, true);
+        uint64_t words = moe_route_words(n_tokens, k, n_expert);
+        Buffer lb = upload(l), rb = floats(words);
+        run([&](Recording &r) {
+            kernels().moe_route(r, lb.range(), rb.range(), n_tokens, n_expert, k,
+                                Gating::SoftmaxTopK, true);
+        });
+        std::vector<int32_t> got = read_route(rb, words);
+        uint32_t nk = n_tokens * k;
+        for (uint32_t t = 0; t < n_tokens; ++t) {
+            double sum = 0;
+            for (uint32_t j = 0; j < k; ++j) {
+                uint32_t e = t * k + j;
+                ASSERT_EQ(got[e], want.experts[e]) << "entry " << e;
+                float w;
+                std::memcpy(&w, &got[nk + e], 4);
+                ASSERT_NEAR(w, want.weights[e], 1e-6) << "entry " << e;
+                sum += w;
+            }
+            EXPECT_NEAR(sum, 1.0, 1e-5) << "token " << t;
+        }
+    }
+}
 
 TEST_F(MoeTest, RouterPicksTheArchitecturesExpertsAndGroupsThem) {
     const uint32_t n_expert = 32, k = 4;

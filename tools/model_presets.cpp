@@ -148,6 +148,93 @@ const Preset kPresets[] = {
      4,      // used per token
      1408,   // expert FFN width
      5632},  // shared expert FFN width
+    // Qwen3-30B-A3B (Qwen3MoeModel): 128 experts of 768, 8 per token, their weights
+    // renormalised; 32 query heads of 128 (not 2048 / 32) with per-head q/k norms, 4 KV heads;
+    // no shared expert; an output head of its own.
+    {"qwen3-30b-a3b",
+     "qwen3moe",
+     "Qwen3-30B-A3B (random weights)",
+     2048,
+     48,
+     32,
+     4,
+     6144,
+     151936,
+     40960,
+     1e6,
+     1e-6,
+     false,
+     0.0,
+     {"qwen2", {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}, 0, 2, 0, 0},
+     true,  // output.weight
+     128,   // head_dim
+     128,   // experts
+     8,     // used per token
+     768},  // expert FFN width
+    // SmolLM3-3B (SmolLM3Model, Llama's converter): Llama 3's vocabulary, no RoPE on every
+    // fourth layer (fixed by the architecture: no key), a tied output; ChatML's tokens.
+    {"smollm3-3b",
+     "smollm3",
+     "SmolLM3 3B (random weights)",
+     2048,
+     36,
+     16,
+     4,
+     11008,
+     128256,
+     65536,
+     5e6,
+     1e-6,
+     false,
+     0.0,
+     {"llama-bpe",
+      {"<|begin_of_text|>", "<|end_of_text|>", "<|im_start|>", "<|im_end|>"},
+      0,
+      3,
+      -1,
+      0}},
+    // Granite 3.3 2B Instruct (GraniteModel, Llama's converter): embeddings times 12, each
+    // block's output times 0.22, an attention logit scale of 1/64, logits divided by 8; a tied
+    // output; Granite's role tokens.
+    {"granite-3.3-2b",
+     "granite",
+     "Granite 3.3 2B Instruct (random weights)",
+     2048,
+     40,
+     32,
+     8,
+     8192,
+     49159,
+     131072,
+     1e7,
+     1e-5,
+     false,
+     0.0,
+     {"refact",
+      {"<|end_of_text|>", "<|start_of_role|>", "<|end_of_role|>", "<|tool_call|>"},
+      0,
+      0,
+      0,
+      0},
+     false,  // tied output
+     0,      // head_dim: n_embd / n_head
+     0,
+     0,
+     0,
+     0,
+     0,
+     0.0,
+     0,
+     0,        // all dims rotated
+     nullptr,  // no LongRoPE
+     nullptr,
+     0,
+     0.0,  // no soft caps
+     0.0,
+     12.0,      // embedding_multiplier
+     0.22,      // residual_multiplier
+     0.015625,  // attention_multiplier
+     8.0},      // logits_scaling
     // Not a real model: GPT-OSS-20B's attention, vocabulary and parameter count with the 32
     // experts of each layer merged into one dense SwiGLU FFN of 32 x 2880 (the same FFN
     // weights, all of them read for every token), as a qwen2 file. Against gpt-oss-20b it shows
@@ -336,6 +423,8 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
     const bool phi3 = std::string(p.arch) == "phi3";
     const bool gemma = std::string(p.arch) == "gemma2" || std::string(p.arch) == "gemma3";
     const bool olmo2 = std::string(p.arch) == "olmo2";
+    // Qwen3's per-head RMS norms of q and k.
+    const bool qk_norm = std::string(p.arch) == "qwen3" || std::string(p.arch) == "qwen3moe";
     std::vector<TensorSpec> t;
     auto add = [&](const std::string &name, std::vector<uint64_t> dims, Fill fill) {
         t.push_back(TensorSpec{name, std::move(dims), fill});
@@ -380,8 +469,8 @@ std::vector<TensorSpec> preset_tensors(const Preset &p, uint32_t n_layers) {
         if (p.qkv_bias) add(b + "attn_k.bias", {kv_dim}, Fill::Bias);
         add(b + "attn_v.weight", {d, kv_dim}, Fill::Matrix);
         if (p.qkv_bias) add(b + "attn_v.bias", {kv_dim}, Fill::Bias);
-        // Gemma 3: RMSNorm of each head of q and k; OLMo 2: of their whole rows.
-        if (std::string(p.arch) == "gemma3" || olmo2) {
+        // Qwen3 and Gemma 3: RMSNorm of each head of q and k; OLMo 2: of their whole rows.
+        if (qk_norm || std::string(p.arch) == "gemma3" || olmo2) {
             add(b + "attn_q_norm.weight", {olmo2 ? q_dim : head_dim}, Fill::NormWeight);
             add(b + "attn_k_norm.weight", {olmo2 ? kv_dim : head_dim}, Fill::NormWeight);
         }
@@ -509,7 +598,9 @@ void write_hparams(const Preset &p, uint32_t n_layers, vkllm::format::GgufWriter
         w.set_u32(a + "attention.key_length", p.head_dim);
         w.set_u32(a + "attention.value_length", p.head_dim);
     }
-    if (std::string(p.arch) == "llama") {
+    // Llama's converter (and SmolLM3's and Granite's, built on it) writes these two.
+    const std::string arch = p.arch;
+    if (arch == "llama" || arch == "smollm3" || arch == "granite") {
         w.set_u32(a + "vocab_size", p.n_vocab);
         w.set_u32(a + "rope.dimension_count", p.n_embd / p.n_head);
     }
@@ -520,6 +611,10 @@ void write_hparams(const Preset &p, uint32_t n_layers, vkllm::format::GgufWriter
         if (p.n_ff_shexp) w.set_u32(a + "expert_shared_feed_forward_length", p.n_ff_shexp);
     }
     if (p.sliding_window) w.set_u32(a + "attention.sliding_window", p.sliding_window);
+    if (p.embedding_scale > 0) w.set_f32(a + "embedding_scale", float(p.embedding_scale));
+    if (p.residual_scale > 0) w.set_f32(a + "residual_scale", float(p.residual_scale));
+    if (p.attention_scale > 0) w.set_f32(a + "attention.scale", float(p.attention_scale));
+    if (p.logit_scale > 0) w.set_f32(a + "logit_scale", float(p.logit_scale));
     if (p.yarn_factor > 0) {
         w.set_string(a + "rope.scaling.type", "yarn");
         w.set_f32(a + "rope.scaling.factor", float(p.yarn_factor));

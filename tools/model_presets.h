@@ -47,6 +47,10 @@ struct Preset {
     uint32_t longrope_orig_ctx = 0;
     double attn_softcap = 0;   // gemma2: attn_logit_softcapping
     double final_softcap = 0;  // gemma2: final_logit_softcapping
+    // granite: embedding_scale, residual_scale, attention.scale and logit_scale (0: not
+    // written; HF's embedding_multiplier, residual_multiplier, attention_multiplier and
+    // logits_scaling, as GraniteModel's converter writes them).
+    double embedding_scale = 0, residual_scale = 0, attention_scale = 0, logit_scale = 0;
 };
 
 const Preset *find_preset(const std::string &name);

@@ -15,6 +15,7 @@ VKLLM_PUSH_BEGIN(MatmulPush)
     uint k;
     uint ldy;  // row stride of Y
     uint y_col0;
+    float scale;  // EPILOGUE bit 2
 VKLLM_PUSH_END(MatmulPush)
 VKLLM_BINDINGS_BEGIN(MatmulBindings)
 VKLLM_BINDING(MatmulBindings, 0, w)

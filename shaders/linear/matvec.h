@@ -18,6 +18,7 @@ VKLLM_PUSH_BEGIN(MatvecPush)
     uint y_offset;
     uint n;         // vectors in the batch
     uint y_stride;  // floats between the outputs of consecutive vectors
+    float scale;    // EPILOGUE bit 2
 VKLLM_PUSH_END(MatvecPush)
 VKLLM_BINDINGS_BEGIN(MatvecBindings)
 VKLLM_BINDING(MatvecBindings, 0, w)

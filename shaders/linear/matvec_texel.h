@@ -38,6 +38,7 @@ VKLLM_PUSH_BEGIN(MatvecTexelPush)
     float eps;      // NORM
     uint k_row0;    // QKV
     uint v_row0;
+    float scale;  // EPILOGUE bit 2 (not with QKV)
 VKLLM_PUSH_END(MatvecTexelPush)
 VKLLM_BINDINGS_BEGIN(MatvecTexelBindings)
 VKLLM_TEXEL_BINDING(MatvecTexelBindings, 0, w, R32G32B32A32_UINT)

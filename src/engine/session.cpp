@@ -180,7 +180,7 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
         },
         [&](const op::Linear &l) {
             k.linear(rec, l.w, act(l.in, rows), act(l.out, rows), rows,
-                     {l.bias, l.write == models::Write::Accumulate}, {l.norm, c.norm_eps});
+                     {l.bias, l.write == models::Write::Accumulate, l.scale}, {l.norm, c.norm_eps});
         },
         [&](const op::LinearQkv &qkv) {
             k.linear_qkv(rec, qkv.w, act(qkv.in, rows), act(Act::Q, rows), act(Act::K, rows),

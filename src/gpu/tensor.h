@@ -181,6 +181,7 @@ inline uint64_t moe_route_words(uint32_t n_tokens, uint32_t k, uint32_t n_expert
 struct Epilogue {
     BufferRange bias;
     bool accumulate = false;
+    float scale = 1;  // the product (and its bias) times this before it is stored or added
 };
 
 // The optional start of a linear layer: x holds the un-normalised input and the kernel applies

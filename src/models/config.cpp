@@ -32,10 +32,16 @@ ModelConfig read_config(const format::GgufFile &f) {
         c.arch = Arch::Olmo2;
     else if (c.arch_name == "phi3")
         c.arch = Arch::Phi3;
+    else if (c.arch_name == "qwen3moe")
+        c.arch = Arch::Qwen3Moe;
+    else if (c.arch_name == "smollm3")
+        c.arch = Arch::SmolLM3;
+    else if (c.arch_name == "granite")
+        c.arch = Arch::Granite;
     else
         fail(VKLLM_ERR_UNSUPPORTED,
              "%s: architecture \"%s\" is not supported (llama, qwen2, qwen3, gpt2, qwen2moe, "
-             "gpt-oss, gemma2, gemma3, olmo2, phi3 are)",
+             "gpt-oss, gemma2, gemma3, olmo2, phi3, qwen3moe, smollm3, granite are)",
              path, c.arch_name.c_str());
 
     const std::string p = c.arch_name + ".";
@@ -82,7 +88,7 @@ ModelConfig read_config(const format::GgufFile &f) {
     if (auto v = f.get_int(p + "attention.value_length"); v && *v != int64_t(c.head_dim))
         fail(VKLLM_ERR_UNSUPPORTED, "%s: value heads of %lld differ from key heads of %u", path,
              (long long)*v, c.head_dim);
-    if (c.arch == Arch::Qwen2Moe || c.arch == Arch::GptOss) {
+    if (c.arch == Arch::Qwen2Moe || c.arch == Arch::GptOss || c.arch == Arch::Qwen3Moe) {
         c.n_expert = need("expert_count");
         c.n_expert_used = need("expert_used_count");
         c.n_ff_exp = need("expert_feed_forward_length");
@@ -90,6 +96,9 @@ ModelConfig read_config(const format::GgufFile &f) {
             c.n_ff_shexp = need("expert_shared_feed_forward_length");
             c.norm_topk = f.get_int(p + "expert_weights_norm").value_or(0) != 0;
         }
+        // llama.cpp's qwen3moe graph always renormalises the top-k weights (its norm_w is
+        // fixed, expert_weights_norm is not read): Qwen3-MoE's norm_topk_prob.
+        if (c.arch == Arch::Qwen3Moe) c.norm_topk = true;
         if (c.n_expert > 256 || c.n_expert_used > 8 || c.n_expert_used > c.n_expert)
             fail(VKLLM_ERR_UNSUPPORTED, "%s: %u of %u experts per token (at most 8 of 256)", path,
                  c.n_expert_used, c.n_expert);
@@ -199,9 +208,34 @@ ModelConfig read_config(const format::GgufFile &f) {
     // others by head_dim (llama.cpp's f_attention_scale).
     if (c.arch == Arch::Gemma2 && c.n_layer == 46)
         c.attn_scale = 1.0f / std::sqrt(float(c.n_embd / c.n_head));
-    // GGUF llama files carry q/k rows permuted for adjacent-pair RoPE; Qwen ones are NEOX.
-    c.neox = c.arch != Arch::Llama;
-    c.qk_norm = c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3 || c.arch == Arch::Olmo2;
+    // SmolLM3: every fourth layer has no RoPE (NoPE; HF's no_rope_layers, llama.cpp's
+    // n_no_rope_layer_step = 4).
+    if (c.arch == Arch::SmolLM3) c.no_rope_step = 4;
+    if (c.arch == Arch::Granite) {
+        // llama.cpp's granite: embeddings times embedding_scale, each block's output times
+        // residual_scale, attention.scale as the attention's logit scale (each optional, 0 or
+        // absent: not applied), the logits divided by logit_scale (required); RoPE unless
+        // rope.scaling.finetuned is false.
+        auto scale = [&](const char *key) -> float {
+            double v = f.get_float(p + key).value_or(0);
+            if (!std::isfinite(float(v)) || v < 0)
+                fail(VKLLM_ERR_FORMAT, "%s: %s%s = %g must be a finite number >= 0", path,
+                     p.c_str(), key, v);
+            return float(v);
+        };
+        if (float s = scale("embedding_scale"); s != 0) c.embd_scale = s;
+        if (float s = scale("residual_scale"); s != 0) c.residual_scale = s;
+        if (float s = scale("attention.scale"); s != 0) c.attn_scale = s;
+        if (!f.find(p + "logit_scale"))
+            fail(VKLLM_ERR_FORMAT, "%s: %slogit_scale is missing", path, p.c_str());
+        c.logit_scale = positive("logit_scale", 1.0);
+        if (!f.get_bool(p + "rope.scaling.finetuned").value_or(true)) c.no_rope_step = 1;
+    }
+    // GGUF files of Llama's converter (llama, smollm3, granite) carry q/k rows permuted for
+    // adjacent-pair RoPE (llama.cpp's LLAMA_ROPE_TYPE_NORM); Qwen, Gemma and GPT-OSS are NEOX.
+    c.neox = c.arch != Arch::Llama && c.arch != Arch::SmolLM3 && c.arch != Arch::Granite;
+    c.qk_norm = c.arch == Arch::Qwen3 || c.arch == Arch::Gemma3 || c.arch == Arch::Olmo2 ||
+                c.arch == Arch::Qwen3Moe;
     const format::TensorInfo *embd = f.find_tensor("token_embd.weight");
     if (!embd) fail(VKLLM_ERR_FORMAT, "%s: token_embd.weight is missing", path);
     if (embd->n_dims != 2 || embd->dims[0] != c.n_embd || embd->dims[1] > (1u << 24))

@@ -8,7 +8,21 @@
 
 namespace vkllm::models {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gpt2, Qwen2Moe, GptOss, Gemma2, Gemma3, Olmo2, Phi3 };
+enum class Arch {
+    Llama,
+    Qwen2,
+    Qwen3,
+    Gpt2,
+    Qwen2Moe,
+    GptOss,
+    Gemma2,
+    Gemma3,
+    Olmo2,
+    Phi3,
+    Qwen3Moe,
+    SmolLM3,
+    Granite
+};
 
 struct ModelConfig {
     Arch arch = Arch::Llama;
@@ -27,10 +41,13 @@ struct ModelConfig {
     // GPT-2: learned position embeddings (n_ctx_train rows), LayerNorm with bias, a fused QKV
     // projection and a GELU MLP, biases everywhere; the others: RoPE, RMSNorm, SwiGLU.
     bool learned_positions = false;
-    // Mixture of experts (Qwen2-MoE, GPT-OSS): n_expert experts of n_ff_exp, n_expert_used per
-    // token; Qwen2-MoE adds a shared expert of n_ff_shexp behind a sigmoid gate.
+    // Mixture of experts (Qwen2-MoE, GPT-OSS, Qwen3-MoE): n_expert experts of n_ff_exp,
+    // n_expert_used per token; Qwen2-MoE adds a shared expert of n_ff_shexp behind a sigmoid
+    // gate.
     uint32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
-    bool norm_topk = false;  // renormalise the chosen experts' probabilities (Qwen2-MoE option)
+    // Renormalise the chosen experts' probabilities to sum to 1 (Qwen2-MoE's option; always
+    // for Qwen3-MoE).
+    bool norm_topk = false;
     // GPT-OSS: attention sinks, sliding-window attention on even layers, YaRN RoPE scaling.
     bool attn_sinks = false;
     uint32_t sliding_window = 0;  // 0: none
@@ -47,7 +64,8 @@ struct ModelConfig {
     // global layers' linear RoPE scaling factor (0: none; positions divided by it).
     float rope_base_swa = 0;
     float rope_linear_factor = 0;
-    // The attention's logit scale (1 / sqrt(head_dim), or Gemma's query_pre_attn_scalar).
+    // The attention's logit scale (1 / sqrt(head_dim), Gemma's query_pre_attn_scalar, or
+    // Granite's attention.scale).
     float attn_scale = 0;
     // Gemma 2: soft-capping of the attention's scores and of the final logits, x -> cap *
     // tanh(x / cap) (0: none; Gemma 3 files may carry the final one too).
@@ -55,9 +73,17 @@ struct ModelConfig {
     // Gemma 2 and 3: the embeddings times sqrt(n_embd); norms of the attention's and the FFN's
     // output before the residual add (post_attention_norm, post_ffw_norm; OLMo 2 too); a
     // GELU-tanh gate.
-    float embd_scale = 1;
+    float embd_scale = 1;  // Granite: granite.embedding_scale
     bool post_norms = false;
     bool gelu_gate = false;
+    // Granite: each block's output (attention and FFN) times residual_scale before it is added
+    // to the residual stream; the logits divided by logit_scale.
+    float residual_scale = 1, logit_scale = 1;
+
+    // Layers without RoPE: those il with (il + 1) % no_rope_step == 0 (SmolLM3: 4, llama.cpp's
+    // n_no_rope_layer_step, set by the architecture, no GGUF key; Granite files whose
+    // rope.scaling.finetuned is false: 1, none rotates). 0: every layer rotates.
+    uint32_t no_rope_step = 0;
     // Phi-3 LongRoPE (Phi-3.5-mini, Phi-4-mini): the file's rope_factors_long / rope_factors_short
     // (per-pair divisors of the angle, as Llama 3.1's rope_freqs). As llama.cpp chooses them, a
     // session whose context (per sequence) exceeds rope_orig_ctx
@@ -71,6 +97,10 @@ struct ModelConfig {
     bool pre_norms = true;
 
     bool moe() const { return n_expert > 0; }
+    // Whether layer `il` rotates its queries and keys.
+    bool rope_layer(uint32_t il) const {
+        return rot_dim > 0 && !(no_rope_step > 0 && (il + 1) % no_rope_step == 0);
+    }
     // Whether layer `il` attends over a sliding window.
     bool swa_layer(uint32_t il) const {
         return sliding_window > 0 && swa_pattern > 0 && il % swa_pattern < swa_pattern - 1;

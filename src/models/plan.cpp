@@ -18,7 +18,9 @@ uint32_t act_width(const ModelConfig &c, Act a) {
             return c.kv_dim();
         case Act::Gate:
         case Act::Up:
-            return std::max(c.n_ff, c.n_ff_shexp);
+            // Mixture of experts: only a shared expert uses them (feed_forward_length is then
+            // not a width anything has: Qwen3-30B-A3B's 6144).
+            return c.moe() ? c.n_ff_shexp : c.n_ff;
         case Act::Logits:
             return c.n_vocab;
         case Act::Router:
@@ -147,16 +149,18 @@ class Builder {
             add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c_.q_norm_dim()});
             add(op::RmsNorm{Act::K, Act::K, L.k_norm, c_.k_norm_dim()});
         }
-        add(op::StoreKv{i, family_.rope});
+        // SmolLM3's NoPE layers store K and use Q as they are.
+        add(op::StoreKv{i, c_.rope_layer(i) ? family_.rope : Rope::None});
         add(op::Attend{i, L.sinks});
         residual(L.wo, Act::Attn, L.bo, L.post_attn_norm);
     }
 
-    // X += W in (+ bias), or with a post-norm (Gemma, OLMo 2) X += rmsnorm(W in) * post_norm.
+    // X += W in (+ bias) (Granite: times residual_scale), or with a post-norm (Gemma, OLMo 2)
+    // X += rmsnorm(W in) * post_norm.
     void residual(const gpu::Matrix &w, Act in, const gpu::BufferRange &bias,
                   const gpu::BufferRange &post_norm) {
         if (!post_norm.size) {
-            add(op::Linear{w, in, Act::X, bias, Write::Accumulate});
+            add(op::Linear{w, in, Act::X, bias, Write::Accumulate, {}, c_.residual_scale});
             return;
         }
         add(op::Linear{w, in, Act::H, bias});
@@ -213,7 +217,8 @@ class Builder {
             rows = 1;
         }
         NormedInput o = normed(from, w_.output_norm, w_.output_norm_b, rows, {&w_.output});
-        add(op::Linear{w_.output, o.in, Act::Logits, {}, Write::Replace, o.norm});
+        add(op::Linear{
+            w_.output, o.in, Act::Logits, {}, Write::Replace, o.norm, 1.0f / c_.logit_scale});
         if (c_.final_softcap > 0) add(op::SoftCap{Act::Logits, c_.final_softcap});
         add(op::Argmax{Act::Logits});
     }

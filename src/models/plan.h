@@ -58,7 +58,7 @@ enum class Write {
 // What a StoreKv rotates on the way into the cache (K rotated as it is stored: slots never
 // need re-rotation; Q in the same dispatch: no Rope op of its own).
 enum class Rope {
-    None,  // learned positions: nothing to rotate
+    None,  // learned positions, or a layer without RoPE (SmolLM3's NoPE): nothing to rotate
     KAndQ,
 };
 
@@ -105,12 +105,15 @@ struct SoftCap {  // in place: x = cap * tanh(x / cap) (Gemma 2's final logits)
     Act io;
     float cap;
 };
-struct Linear {  // out = W in (+ bias), or out += that (Write::Accumulate)
+struct Linear {  // out = scale (W in (+ bias)), or out += that (Write::Accumulate)
     gpu::Matrix w;
     Act in, out;
     gpu::BufferRange bias;  // size 0: none
     Write write = Write::Replace;
     gpu::BufferRange norm;  // size 0: none; else in is RMS-normalised by this weight on the way
+    // Granite's residual scale (on the blocks' outputs) and 1 / logit_scale (on the logits):
+    // applied in the kernel's epilogue, no pass of its own.
+    float scale = 1;
 };
 struct Add {  // out = a + b
     Act a, b, out;
@@ -193,7 +196,10 @@ using NormFusable =
 // the residual add, a GELU gate; its local layers' RoPE base is the engine's table choice),
 // gemma2 (gemma3's layer without QK-norm, its attention scores soft-capped by the Attend op's
 // shape, its final logits by a SoftCap op) and olmo2 (no pre-norms, post-norms, QK-norm over
-// whole rows). A step that produces logits ends with their Argmax.
+// whole rows), qwen3moe (qwen2moe's experts with QK-norm, renormalised weights, no shared
+// expert), smollm3 (llama with no RoPE on every fourth layer) and granite (llama with its
+// embedding, residual, attention and logit scales). A step that produces logits ends with
+// their Argmax.
 //
 // An RMS norm whose every reader is a linear layer the kernels can normalise for is folded
 // into them (their `norm`) where `fusable` says so: no RmsNorm op, and they read its input.

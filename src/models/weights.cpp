@@ -195,8 +195,9 @@ class Loader {
     uint64_t used_ = 0;  // bytes used in the last arena
 };
 
-// Qwen2-MoE and GPT-OSS: attention as qwen2 (GPT-OSS adds an output bias and sinks), then a
-// router over n_expert experts (Qwen2-MoE also a shared expert; GPT-OSS expert biases).
+// Qwen2-MoE, GPT-OSS and Qwen3-MoE: attention as qwen2 (GPT-OSS adds an output bias and sinks;
+// Qwen3-MoE per-head q/k norms), then a router over n_expert experts (Qwen2-MoE also a shared
+// expert; GPT-OSS expert biases).
 void load_moe_layer(Loader &l, const ModelConfig &c, const std::string &b, LayerWeights &L) {
     uint32_t d = c.n_embd;
     bool oss = c.arch == Arch::GptOss;
@@ -207,6 +208,10 @@ void load_moe_layer(Loader &l, const ModelConfig &c, const std::string &b, Layer
     L.bq = l.vector(b + "attn_q.bias", c.q_dim(), true);
     L.bk = l.vector(b + "attn_k.bias", c.kv_dim(), true);
     L.bv = l.vector(b + "attn_v.bias", c.kv_dim(), true);
+    if (c.qk_norm) {
+        L.q_norm = l.vector(b + "attn_q_norm.weight", c.head_dim);
+        L.k_norm = l.vector(b + "attn_k_norm.weight", c.head_dim);
+    }
     L.wo = l.matrix(b + "attn_output.weight", c.q_dim(), d);
     L.bo = l.vector(b + "attn_output.bias", d, true);
     if (oss) L.sinks = l.vector(b + "attn_sinks.weight", c.n_head);
@@ -289,6 +294,14 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
             L.k_norm = l.vector(b + "attn_k_norm.weight", c.k_norm_dim());
         }
         L.wo = l.matrix(b + "attn_output.weight", c.q_dim(), c.n_embd);
+        if (c.arch == Arch::Granite) {
+            // Granite's optional output bias is served; its optional FFN biases are not.
+            L.bo = l.vector(b + "attn_output.bias", c.n_embd, true);
+            for (const char *t : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"})
+                if (f.find_tensor(b + t))
+                    fail(VKLLM_ERR_UNSUPPORTED, "%s: tensor %s%s (an FFN bias) is not supported",
+                         f.path().c_str(), b.c_str(), t);
+        }
         if (c.pre_norms) L.ffn_norm = l.vector(b + "ffn_norm.weight", c.n_embd);
         if (c.post_norms) {
             L.post_attn_norm = l.vector(b + "post_attention_norm.weight", c.n_embd);

@@ -25,7 +25,8 @@ struct LayerWeights {
     // placed them back to back (it always tries); no data where it could not.
     gpu::Matrix wqkv;
     gpu::BufferRange bqkv;
-    gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3, Gemma 3 (per head) or OLMo 2 (rows)
+    gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3, Qwen3-MoE, Gemma 3 (per head) or
+                                      // OLMo 2 (rows)
     // Gemma 2 and 3, OLMo 2: norms of the attention's and the FFN's output (size 0 otherwise).
     // OLMo 2 has no attn_norm or ffn_norm (size 0).
     gpu::BufferRange post_attn_norm, post_ffn_norm;

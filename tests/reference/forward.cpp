@@ -224,15 +224,15 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
         }
         for (uint32_t head = 0; head < m.n_head; ++head) {
             if (!m.olmo2 && !L.q_norm.empty()) rms_norm(&q[t][head * hd], hd, L.q_norm, m.norm_eps);
-            rope(m, L, &q[t][head * hd], int(t));
+            if (L.rope) rope(m, L, &q[t][head * hd], int(t));
         }
         for (uint32_t head = 0; head < m.n_head_kv; ++head) {
             if (!m.olmo2 && !L.k_norm.empty()) rms_norm(&k[t][head * hd], hd, L.k_norm, m.norm_eps);
-            rope(m, L, &k[t][head * hd], int(t));
+            if (L.rope) rope(m, L, &k[t][head * hd], int(t));
         }
     }
     uint32_t group = m.n_head / m.n_head_kv;
-    double scale = m.attn_scale;
+    double scale = m.attn_scale > 0 ? m.attn_scale : 1.0 / std::sqrt(double(hd));
     for (size_t t = 0; t < n; ++t) {
         Vec out(size_t(m.n_head) * hd, 0.0);
         for (uint32_t head = 0; head < m.n_head; ++head) {
@@ -263,7 +263,7 @@ void attention(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x,
         Vec o = project(L.wo, out, L.bo);
         if (!L.post_attn_norm.empty()) o = rms_normed(o, L.post_attn_norm, m.norm_eps);
         for (uint32_t i = 0; i < m.n_embd; ++i)
-            x[t][i] += o[i];
+            x[t][i] += m.residual_scale * o[i];
     }
 }
 
@@ -323,7 +323,7 @@ void feed_forward(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x) {
         Vec down = project(L.down, act, L.b_down);
         if (!L.post_ffn_norm.empty()) down = rms_normed(down, L.post_ffn_norm, m.norm_eps);
         for (uint32_t i = 0; i < m.n_embd; ++i)
-            xt[i] += down[i];
+            xt[i] += m.residual_scale * down[i];
     }
 }
 
@@ -363,18 +363,20 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     GgufFile f(gguf_path);
     auto m = std::make_unique<ModelRef>();
     m->arch = std::string(f.get_string("general.architecture").value_or(""));
-    const std::vector<std::string> known = {"llama",   "qwen2",  "qwen3",  "gpt2",  "qwen2moe",
-                                            "gpt-oss", "gemma2", "gemma3", "olmo2", "phi3"};
+    const std::vector<std::string> known = {"llama",    "qwen2",   "qwen3",  "gpt2",  "qwen2moe",
+                                            "gpt-oss",  "gemma2",  "gemma3", "olmo2", "phi3",
+                                            "qwen3moe", "smollm3", "granite"};
     if (std::find(known.begin(), known.end(), m->arch) == known.end())
         bad(f, "architecture \"" + m->arch +
-                   "\" (llama, qwen2, qwen3, gpt2, qwen2moe, gpt-oss, gemma2, gemma3, olmo2 and "
-                   "phi3 are supported)");
+                   "\" (llama, qwen2, qwen3, gpt2, qwen2moe, gpt-oss, gemma2, gemma3, olmo2, phi3, "
+                   "qwen3moe, smollm3 and granite are supported)");
     m->gpt2 = m->arch == "gpt2";
     m->gemma2 = m->arch == "gemma2";
     m->gemma3 = m->arch == "gemma3";
     m->phi3 = m->arch == "phi3";
     m->olmo2 = m->arch == "olmo2";
     const bool qwen2moe = m->arch == "qwen2moe", gpt_oss = m->arch == "gpt-oss";
+    const bool qwen3moe = m->arch == "qwen3moe";
     const std::string a = m->arch + ".";
     m->n_embd = key_u32(f, a + "embedding_length", std::nullopt);
     m->n_layer = key_u32(f, a + "block_count", std::nullopt);
@@ -383,8 +385,9 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     m->head_dim = key_u32(f, a + "attention.key_length", m->n_embd / m->n_head);
     m->rot_dim = m->gpt2 ? 0 : key_u32(f, a + "rope.dimension_count", m->head_dim);
     m->n_ff = key_u32(f, a + "feed_forward_length", std::nullopt);
-    if (qwen2moe || gpt_oss) {
-        m->routing = qwen2moe ? Routing::softmax_then_top_k : Routing::top_k_then_softmax;
+    if (qwen2moe || gpt_oss || qwen3moe) {
+        m->routing = gpt_oss ? Routing::top_k_then_softmax : Routing::softmax_then_top_k;
+        m->norm_topk = qwen3moe;
         m->n_expert = key_u32(f, a + "expert_count", std::nullopt);
         m->n_expert_used = key_u32(f, a + "expert_used_count", std::nullopt);
         m->n_ff_exp = key_u32(f, a + "expert_feed_forward_length", std::nullopt);
@@ -413,7 +416,26 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     std::optional<double> eps = f.get_float(eps_key);
     if (!eps) bad(f, "no key " + eps_key);
     m->norm_eps = *eps;
-    m->neox_rope = m->arch != "llama";
+    // Llama's converter (llama, smollm3, granite) permutes q/k rows for llama.cpp's
+    // adjacent-pair RoPE.
+    m->neox_rope = m->arch != "llama" && m->arch != "smollm3" && m->arch != "granite";
+    const bool granite = m->arch == "granite";
+    bool granite_rope = true;  // granite.rope.scaling.finetuned: false turns RoPE off
+    if (granite) {
+        // llama.cpp reads the multipliers as optional, 0 meaning none, except logit_scale.
+        auto scale = [&](const std::string &key, bool required) {
+            std::optional<double> v = f.get_float(a + key);
+            if (!v && required) bad(f, "no key " + a + key);
+            if (v && !(*v >= 0)) bad(f, a + key + " is negative");
+            return v.value_or(0.0);
+        };
+        if (double s = scale("embedding_scale", false); s != 0) m->embd_scale = s;
+        if (double s = scale("residual_scale", false); s != 0) m->residual_scale = s;
+        m->attn_scale = scale("attention.scale", false);
+        m->logit_scale = scale("logit_scale", true);
+        if (m->logit_scale == 0) bad(f, "granite.logit_scale is 0");
+        granite_rope = f.get_bool(a + "rope.scaling.finetuned").value_or(true);
+    }
     if (m->n_head % m->n_head_kv != 0) bad(f, "head_count is not a multiple of head_count_kv");
     if (m->rot_dim % 2 != 0 || m->rot_dim > m->head_dim)
         bad(f, "rope.dimension_count " + std::to_string(m->rot_dim) + " for head_dim " +
@@ -465,9 +487,11 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     }
     if (m->gemma3) m->final_softcap = f.get_float(a + "final_logit_softcapping").value_or(0.0);
     if (m->gemma2 || m->gemma3) m->embd_scale = std::sqrt(double(m->n_embd));
-    // query_pre_attn_scalar: head_dim, but n_embd / n_head for Gemma 2 27B (46 layers).
-    m->attn_scale = 1.0 / std::sqrt(double(m->gemma2 && m->n_layer == 46 ? m->n_embd / m->n_head
-                                                                         : m->head_dim));
+    // query_pre_attn_scalar: head_dim, but n_embd / n_head for Gemma 2 27B (46 layers); Granite's
+    // attention.scale where its file has one (read above).
+    if (!(m->attn_scale > 0))
+        m->attn_scale = 1.0 / std::sqrt(double(m->gemma2 && m->n_layer == 46 ? m->n_embd / m->n_head
+                                                                             : m->head_dim));
 
     const TensorInfo &embd = tensor(f, "token_embd.weight");
     if (embd.n_dims != 2) bad(f, "token_embd.weight is " + shape(embd));
@@ -522,7 +546,7 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
         L.bk = read_optional_vector(f, b + "attn_k.bias", kv_dim);
         L.bv = read_optional_vector(f, b + "attn_v.bias", kv_dim);
         L.wo = read_matrix(f, b + "attn_output.weight", q_dim, m->n_embd);
-        if (m->arch == "qwen3" || m->gemma3) {
+        if (m->arch == "qwen3" || m->gemma3 || qwen3moe) {
             L.q_norm = read_vector(f, b + "attn_q_norm.weight", m->head_dim);
             L.k_norm = read_vector(f, b + "attn_k_norm.weight", m->head_dim);
         }
@@ -542,6 +566,11 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
             L.rope_linear = local ? 1.0 : global_linear;
             L.post_attn_norm = read_vector(f, b + "post_attention_norm.weight", m->n_embd);
             L.post_ffn_norm = read_vector(f, b + "post_ffw_norm.weight", m->n_embd);
+        }
+        if (m->arch == "smollm3") L.rope = (i + 1) % 4 != 0;
+        if (granite) {
+            L.rope = granite_rope;
+            L.bo = read_optional_vector(f, b + "attn_output.bias", m->n_embd);
         }
         if (gpt_oss) {
             L.bo = read_vector(f, b + "attn_output.bias", m->n_embd);
@@ -623,6 +652,8 @@ std::vector<std::vector<double>> forward_logits_masked_f64(const ModelRef &m,
     std::vector<Vec> logits;
     for (const Vec &xt : x) {
         logits.push_back(project(m.output, normed(m, xt, m.output_norm, m.output_norm_b)));
+        for (double &l : logits.back())
+            l /= m.logit_scale;
         if (m.final_softcap > 0)
             for (double &z : logits.back())
                 z = m.final_softcap * std::tanh(z / m.final_softcap);
@@ -668,8 +699,11 @@ void route(const ModelRef &m, const std::vector<double> &logits, std::vector<int
     if (m.routing == Routing::softmax_then_top_k) {
         Vec probs = softmax(logits);
         *experts = top_k(probs, m.n_expert_used);
+        double sum = 0;
         for (int e : *experts)
-            weights->push_back(probs[e]);
+            sum += probs[e];
+        for (int e : *experts)
+            weights->push_back(m.norm_topk ? probs[e] / sum : probs[e]);
     } else {
         *experts = top_k(logits, m.n_expert_used);
         Vec chosen;

@@ -8,6 +8,9 @@
 //   qwen2moe: probs = softmax(W_router x) over all experts; the top-k probs, not renormalised,
 //             weight silu(gate_e x) * up_e x through down_e; plus a shared expert scaled by
 //             sigmoid(w_shexp . x).
+//   qwen3moe: as qwen2moe with no shared expert, the k probabilities renormalised to sum to 1
+//             (norm_topk_prob; llama.cpp's qwen3moe build_moe_ffn with norm_w), and qwen3's
+//             per-head q/k RMSNorm before RoPE (NEOX).
 //   gpt-oss:  logits = W_router x + b; the top-k logits, softmaxed over those k, weight
 //             down_e(swiglu_oai(gate_e x + bg, up_e x + bu)) + bd. Attention has biases
 //             (output included), a learned sink logit per head in every softmax's denominator,
@@ -46,6 +49,9 @@ struct LayerRef {
     // gemma3: this layer's RoPE base (local layers 10000, global ones the file's) and linear
     // scaling factor (positions divided by it: the global layers' rope.scaling.factor, else 1).
     double rope_base = 10000.0, rope_linear = 1.0;
+    // smollm3: false on its NoPE layers (il + 1 a multiple of 4: HF's no_rope_layers), whose
+    // queries and keys are not rotated.
+    bool rope = true;
     // gemma3: RMSNorm weights of the attention's and the FFN's outputs, applied before each is
     // added to the residual stream (empty otherwise).
     std::vector<double> post_attn_norm, post_ffn_norm;
@@ -70,7 +76,8 @@ struct LayerRef {
 // How router logits become the chosen experts' weights.
 enum class Routing {
     none,                // a dense FFN
-    softmax_then_top_k,  // qwen2moe: softmax over all experts, the top k probabilities as is
+    softmax_then_top_k,  // qwen2moe, qwen3moe: softmax over all experts, the top k probabilities
+                         // (qwen3moe: divided by their sum, norm_topk)
     top_k_then_softmax,  // gpt-oss: the top k logits, softmaxed over those k
 };
 
@@ -96,6 +103,7 @@ struct ModelRef {
     Routing routing = Routing::none;
     uint32_t n_expert = 0, n_expert_used = 0;
     uint32_t n_ff_exp = 0, n_ff_shexp = 0;  // each expert's and the shared expert's width
+    bool norm_topk = false;   // qwen3moe: the chosen probabilities renormalised to sum to 1
     bool swiglu_oai = false;  // gpt-oss experts: (clamp(u,-7,7)+1) * g*sigmoid(1.702 g), g=min(g,7)
     bool neox_rope = false;   // pairs (i, i + rot_dim/2) rather than (2i, 2i+1)
     bool tied_output = false;  // the file has no output.weight; `output` is token_embd's copy
@@ -136,6 +144,13 @@ struct ModelRef {
     // q_norm / k_norm RMSNorms over q's and k's whole rows (n_head * head_dim, n_head_kv *
     // head_dim) before RoPE rather than per head; an output head of its own.
     bool olmo2 = false;
+    // granite (GraniteForCausalLM; llama.cpp's granite): embeddings times embedding_multiplier
+    // (embd_scale above, granite.embedding_scale), each attention and MLP output times
+    // residual_multiplier before it is added (residual_scale), attention_multiplier as the
+    // attention's logit scale (attn_scale; 0: 1/sqrt(head_dim)), the logits divided by
+    // logits_scaling (logit_scale); adjacent-pair RoPE on the converter's permuted q/k.
+    // (attn_scale is gemma2's, above.)
+    double residual_scale = 1.0, logit_scale = 1.0;
     Matrix token_embd;     // row t: the embedding of token t
     Matrix position_embd;  // gpt2: row p is added at position p
     std::vector<double> output_norm_b;
@@ -145,9 +160,9 @@ struct ModelRef {
 };
 
 // Loads architecture "llama", "qwen2", "qwen3", "gpt2", "qwen2moe", "gpt-oss", "gemma2", "gemma3",
-// "olmo2" or "phi3" with tensors of any type format::can_dequantize() reads (MXFP4 experts
-// included). Throws std::runtime_error naming what is missing or malformed (vkllm::Error for an
-// unreadable file).
+// "olmo2", "phi3", "qwen3moe", "smollm3" or "granite" with tensors of any type
+// format::can_dequantize() reads (MXFP4 experts included). Throws std::runtime_error naming what is
+// missing or malformed (vkllm::Error for an unreadable file).
 std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path);
 
 // result[i]: the n_vocab logits after tokens[0..i] at positions 0..i, predicting token i+1.
@@ -172,9 +187,10 @@ std::vector<std::vector<double>> forward_logits_f64(const ModelRef &m,
                                                     const std::vector<int32_t> &tokens);
 
 // The experts chosen for one token's router logits and their weights, in the architecture's
-// order (qwen2moe: softmax then top-k; gpt-oss: top-k then softmax over the chosen). Experts
-// come in decreasing order of logit, the lower index first on ties; `logits` has n_expert
-// values (bias included). Throws std::invalid_argument for a dense model or a wrong size.
+// order (qwen2moe, qwen3moe: softmax then top-k, qwen3moe renormalised; gpt-oss: top-k then softmax
+// over the chosen). Experts come in decreasing order of logit, the lower index first on ties;
+// `logits` has n_expert values (bias included). Throws std::invalid_argument for a dense model or a
+// wrong size.
 void route(const ModelRef &m, const std::vector<double> &logits, std::vector<int> *experts,
            std::vector<double> *weights);
 

@@ -100,6 +100,44 @@ std::vector<TinyArch> make() {
         s.seed = 16;
         a.push_back({"olmo2", s});
     }
+    {
+        // 6 routed experts, 2 per token, renormalised; QK-norm, heads of 32
+        // that are not n_embd / n_head, NEOX RoPE, an output head of its own
+        TinyModelSpec s = base();
+        s.arch = "qwen3moe";
+        s.n_embd = 64, s.n_head = 4, s.n_head_kv = 2, s.head_dim = 32, s.n_ff = 96;
+        s.n_expert = 6, s.n_expert_used = 2, s.n_ff_exp = 32;
+        s.n_layer = 3;
+        s.rope_base = 1e6f;
+        s.rms_eps = 1e-6f;
+        s.seed = 15;
+        a.push_back({"qwen3moe", s});
+    }
+    {
+        // five layers: the fourth (il 3) without RoPE; adjacent-pair RoPE on
+        // the converter's permuted q/k; tied output
+        TinyModelSpec s = base();
+        s.arch = "smollm3";
+        s.n_layer = 5;
+        s.tied_output = true;
+        s.rope_base = 5e6f;
+        s.rms_eps = 1e-6f;
+        s.seed = 16;
+        a.push_back({"smollm3", s});
+    }
+    {
+        // the four multipliers away from 1 (and the attention's from
+        // 1/sqrt(head_dim)), adjacent-pair RoPE, tied output
+        TinyModelSpec s = base();
+        s.arch = "granite";
+        s.n_layer = 3;
+        s.tied_output = true;
+        s.rope_base = 1e7f;
+        s.embedding_scale = 0.5f, s.residual_scale = 0.8f, s.attention_scale = 0.6f;
+        s.logit_scale = 8.0f;
+        s.seed = 17;
+        a.push_back({"granite", s});
+    }
     return a;
 }
 

@@ -73,6 +73,22 @@ class TensorWriter {
             v[i] = a * rng_.symmetric() * (i / cols >= loud_from ? loud_gain : 1.0f);
         b_.tensor(name, spec_.weight_type, {cols, rows}, encode(v, spec_.weight_type));
     }
+    // n [cols, rows] matrices stacked as a [cols, rows, n] tensor (a layer's experts).
+    void experts(const std::string &name, uint32_t cols, uint32_t rows, uint32_t n) {
+        float a = std::sqrt(3.0f / float(cols));
+        std::vector<float> v(size_t(cols) * rows * n);
+        for (float &x : v)
+            x = a * rng_.symmetric();
+        b_.tensor(name, spec_.weight_type, {cols, rows, n}, encode(v, spec_.weight_type));
+    }
+    // A router's [cols, rows] matrix, F32 whatever the weight type.
+    void router(const std::string &name, uint32_t cols, uint32_t rows) {
+        float a = std::sqrt(3.0f / float(cols));
+        std::vector<float> v(size_t(cols) * rows);
+        for (float &x : v)
+            x = a * rng_.symmetric();
+        b_.tensor(name, 0, {cols, rows}, encode(v, 0));
+    }
     // RMSNorm gains near 1, as trained models have.
     void norm(const std::string &name, uint32_t n) { filled(name, n, 1.0f, 0.2f); }
     void bias(const std::string &name, uint32_t n) { filled(name, n, 0.0f, 0.05f); }
@@ -94,8 +110,10 @@ class TensorWriter {
 
 void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     const std::string &arch = spec.arch;
+    const bool moe = arch == "qwen3moe";
     if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma2" &&
-        arch != "gemma3" && arch != "olmo2" && arch != "phi3")
+        arch != "gemma3" && arch != "olmo2" && arch != "phi3" && arch != "smollm3" &&
+        arch != "granite" && !moe)
         throw std::runtime_error("write_tiny_model: architecture \"" + arch + "\"");
     if (!vkllm::format::can_quantize(spec.weight_type))
         throw std::runtime_error("write_tiny_model: weight type " +
@@ -111,6 +129,9 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     if (rot_dim > head_dim || rot_dim % 2 || (phi3 && head_dim * spec.n_head != spec.n_embd) ||
         (spec.rope_orig_ctx && (!phi3 || spec.rope_orig_ctx >= spec.n_ctx)))
         throw std::runtime_error("write_tiny_model: inconsistent phi3 options");
+    if (moe && (spec.n_expert == 0 || spec.n_expert_used == 0 ||
+                spec.n_expert_used > spec.n_expert || spec.n_ff_exp == 0))
+        throw std::runtime_error("write_tiny_model: inconsistent experts");
 
     GgufBuilder b;
     b.kv_string("general.architecture", arch);
@@ -145,6 +166,15 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
         b.kv_string(arch + ".rope.scaling.type", "linear");
         b.kv_f32(arch + ".rope.scaling.factor", spec.rope_linear_factor);
     }
+    if (spec.embedding_scale != 0) b.kv_f32(arch + ".embedding_scale", spec.embedding_scale);
+    if (spec.residual_scale != 0) b.kv_f32(arch + ".residual_scale", spec.residual_scale);
+    if (spec.attention_scale != 0) b.kv_f32(arch + ".attention.scale", spec.attention_scale);
+    if (spec.logit_scale != 0) b.kv_f32(arch + ".logit_scale", spec.logit_scale);
+    if (moe) {  // the keys of convert_hf_to_gguf.py's Qwen2MoeModel (Qwen3MoeModel's base)
+        b.kv_u32(arch + ".expert_count", spec.n_expert);
+        b.kv_u32(arch + ".expert_used_count", spec.n_expert_used);
+        b.kv_u32(arch + ".expert_feed_forward_length", spec.n_ff_exp);
+    }
 
     std::vector<std::string> tokens;
     std::vector<float> scores;
@@ -177,7 +207,6 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
         const bool olmo2 = arch == "olmo2",
                    post_norms = olmo2 || arch == "gemma2" || arch == "gemma3";
         if (!olmo2) w.norm(p + "attn_norm.weight", spec.n_embd);
-        w.norm(p + "attn_norm.weight", spec.n_embd);
         if (phi3) {  // Q, K and V stacked, gate and up stacked (gate first)
             w.matrix(p + "attn_qkv.weight", spec.n_embd, q_dim + 2 * kv_dim);
             w.matrix(p + "attn_output.weight", q_dim, spec.n_embd);
@@ -194,7 +223,7 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
             w.bias(p + "attn_k.bias", kv_dim);
             w.bias(p + "attn_v.bias", kv_dim);
         }
-        if (arch == "qwen3" || arch == "gemma3") {
+        if (arch == "qwen3" || arch == "gemma3" || moe) {
             w.norm(p + "attn_q_norm.weight", head_dim);
             w.norm(p + "attn_k_norm.weight", head_dim);
         }
@@ -206,6 +235,13 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
         if (post_norms) w.norm(p + "post_attention_norm.weight", spec.n_embd);
         if (!olmo2) w.norm(p + "ffn_norm.weight", spec.n_embd);
         if (post_norms) w.norm(p + "post_ffw_norm.weight", spec.n_embd);
+        if (moe) {
+            w.router(p + "ffn_gate_inp.weight", spec.n_embd, spec.n_expert);
+            w.experts(p + "ffn_gate_exps.weight", spec.n_embd, spec.n_ff_exp, spec.n_expert);
+            w.experts(p + "ffn_up_exps.weight", spec.n_embd, spec.n_ff_exp, spec.n_expert);
+            w.experts(p + "ffn_down_exps.weight", spec.n_ff_exp, spec.n_embd, spec.n_expert);
+            continue;
+        }
         w.matrix(p + "ffn_gate.weight", spec.n_embd, spec.n_ff);
         w.matrix(p + "ffn_up.weight", spec.n_embd, spec.n_ff);
         w.matrix(p + "ffn_down.weight", spec.n_ff, spec.n_embd);

@@ -10,7 +10,9 @@ struct TinyModelSpec {
     // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms), "gemma3" (q/k norms, post-norms,
     // local layers with sliding_window and global ones in a pattern of 6), "gemma2" (post-norms,
     // even layers local with sliding_window, soft caps), "olmo2" (no pre-norms, post-norms,
-    // q/k norms over whole rows) or "phi3" (below)
+    // q/k norms over whole rows), "phi3" (below), "qwen3moe" (q/k norms, n_expert routed experts
+    // instead of the dense FFN), "smollm3" (llama's tensors; every fourth layer without RoPE) or
+    // "granite" (llama's tensors and the four multipliers below)
     std::string arch = "llama";
     uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
     // Tokens of the vocabulary; 0: n_vocab. Fewer pads the embedding past the vocabulary, as
@@ -42,6 +44,12 @@ struct TinyModelSpec {
     // gemma2: attn_logit_softcapping and final_logit_softcapping (0: not written; a negative
     // one is, for refusal tests); gemma3: the final one.
     float attn_softcap = 0, final_softcap = 0;
+    // qwen3moe: n_expert experts of n_ff_exp rows, n_expert_used per token (the router is
+    // written F32, as llama.cpp's quantizer leaves it; n_ff is written but unused).
+    uint32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+    // granite: granite.embedding_scale, residual_scale, attention.scale and logit_scale, each
+    // written where it is not 0 (llama.cpp requires logit_scale).
+    float embedding_scale = 0, residual_scale = 0, attention_scale = 0, logit_scale = 0;
     uint32_t seed = 1;
 };
 

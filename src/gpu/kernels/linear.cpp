@@ -20,7 +20,7 @@ bool LinearKernels::texel_matvec(const Matrix &w, const BufferRange &x) const {
 // The epilogue's specialization constant.
 static uint32_t epilogue_bits(const Epilogue &end, const Matrix &w, const char *kernel) {
     if (end.bias.size) require(end.bias, uint64_t(w.rows) * 4, kernel, "bias");
-    return (end.bias.size ? 1u : 0u) | (end.accumulate ? 2u : 0u);
+    return (end.bias.size ? 1u : 0u) | (end.accumulate ? 2u : 0u) | (end.scale != 1.0f ? 4u : 0u);
 }
 
 // The bias binding of a chunk. Without a bias it is bound, never read, to the chunk's own
@@ -154,7 +154,7 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
     if (qkv) {
         require(qkv->k, uint64_t(n) * qkv->kv_rows * 4, "matvec", "k");
         require(qkv->v, uint64_t(n) * qkv->kv_rows * 4, "matvec", "v");
-        if (end.accumulate || up || !texel_matvec(w, x))
+        if (end.accumulate || end.scale != 1.0f || up || !texel_matvec(w, x))
             fail(VKLLM_ERR_INTERNAL, "matvec: stacked outputs where the texel kernel cannot");
     }
     uint32_t epilogue = epilogue_bits(end, w, "matvec");
@@ -215,8 +215,9 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
         std::vector<KernelEnv::Chunk> up_chunks = up ? env_.split_rows(*up, max_range) : chunks;
         for (size_t i = 0; i < chunks.size(); ++i) {
             const KernelEnv::Chunk &c = chunks[i];
-            shaders::MatvecPush push{c.rows, w.cols, c.row0, n, w.rows};
+            shaders::MatvecPush push{c.rows, w.cols, c.row0, n, w.rows, end.scale};
             shaders::MatvecTexelPush texel_push{c.rows, w.cols, c.row0, n, w.rows, norm.eps};
+            texel_push.scale = end.scale;
             // Stacked outputs: where K's and V's rows start.
             if (qkv)
                 texel_push.k_row0 = qkv->q_rows, texel_push.v_row0 = qkv->q_rows + qkv->kv_rows;
@@ -276,7 +277,7 @@ void LinearKernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x
     uint32_t tiles_m = (n + 31) / 32;
     if (tiles_m > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u rows is too many", n);
     for (const KernelEnv::Chunk &c : env_.split_rows(w)) {
-        shaders::MatmulPush push{n, c.rows, w.cols, w.rows, c.row0};
+        shaders::MatmulPush push{n, c.rows, w.cols, w.rows, c.row0, end.scale};
         uint32_t tiles_n = (c.rows + 31) / 32;
         if (tiles_n > env_.device.caps().max_groups_x)
             fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u output rows is too many", c.rows);
