@@ -28,6 +28,7 @@ LAYERS = {
     "engine": 3,
     "models": 2,
     "tokenizer": 2,
+    "chat": 2,
     "gpu": 1,
     "format": 1,
     "common": 0,

@@ -1,0 +1,57 @@
+// The tree-walking evaluator of a parsed template: scopes as jinja2 has them (a for loop's
+// body, a macro and a call block each get their own; if does not), loop.* variables,
+// break/continue, macros and caller(), and the render's budget of steps, output and depth.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "chat/jinja.h"
+#include "chat/jinja_ast.h"
+
+namespace vkllm::chat {
+
+struct Frame {
+    std::shared_ptr<Frame> parent;
+    std::unordered_map<std::string, Value> vars;
+    const Value *find(const std::string &name) const;
+};
+
+class Interpreter {
+  public:
+    explicit Interpreter(const RenderOptions &options);
+
+    // Renders body with the given root scope (globals and context).
+    std::string render(const Body &body, std::shared_ptr<Frame> root);
+
+    // Calls a callable value (macros, globals, methods); anything else is a TypeError.
+    Value call(const Value &callee, CallArgs &args);
+    // Counts work against the budget; throws when it is spent.
+    void step(uint64_t n = 1);
+    const RenderOptions &options() const { return options_; }
+    size_t max_bytes() const { return options_.max_output_bytes; }
+
+    // Internal to the evaluator's files.
+    enum class Flow { Normal, Break, Continue };
+    Flow exec(const Body &body, std::string &out);
+    Value eval(const Expr &e);
+    std::shared_ptr<Frame> scope;
+    int call_depth = 0;
+
+  private:
+    const RenderOptions &options_;
+    uint64_t steps_ = 0;
+
+    Flow exec_node(const Node &n, std::string &out);
+    void exec_for(const Node &n, std::string &out);
+    void exec_set(const Node &n);
+    void define_macro(const Node &n);
+    void exec_call_block(const Node &n, std::string &out);
+    void append(std::string &out, const std::string &text);
+    std::string render_scoped(const Body &body);
+    Value eval_call(const Expr &e);
+    Value eval_filter_or_test(const Expr &e);
+};
+
+}  // namespace vkllm::chat

@@ -1,0 +1,323 @@
+#include "chat/jinja_lexer.h"
+
+#include <cstring>
+
+#include "chat/jinja_text.h"
+#include "common/error.h"
+
+namespace vkllm::chat {
+
+std::string position_of(std::string_view text, size_t offset) {
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else if ((uint8_t(text[i]) & 0xc0) != 0x80) {
+            ++column;
+        }
+    }
+    return sformat("line %zu, column %zu", line, column);
+}
+
+namespace {
+
+bool blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+bool name_start(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+bool digit(char c) { return c >= '0' && c <= '9'; }
+
+std::string normalise(std::string_view in) {
+    std::string out;
+    out.reserve(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (in[i] == '\r') {
+            out += '\n';
+            if (i + 1 < in.size() && in[i + 1] == '\n') ++i;
+        } else {
+            out += in[i];
+        }
+    }
+    if (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+}
+
+class Lexer {
+  public:
+    explicit Lexer(std::string_view source) { result_.source = normalise(source); }
+
+    LexedTemplate run() {
+        const std::string &s = result_.source;
+        size_t pos = 0;
+        bool line_starting = true;
+        while (pos < s.size()) {
+            size_t start = find_tag(pos);
+            if (start == std::string::npos) {
+                emit_text(s.substr(pos));
+                break;
+            }
+            std::string text = s.substr(pos, start - pos);
+            char kind = s[start + 1];
+            size_t p = start + 2;
+            if (p < s.size() && s[p] == '-') {
+                while (!text.empty() && blank(text.back()))
+                    text.pop_back();
+                ++p;
+            } else if (kind != '{' && p < s.size() && s[p] == '+') {
+                ++p;  // "{%+": no lstrip
+            } else if (kind != '{') {
+                lstrip(text, line_starting);
+            }
+            emit_text(text);
+            if (kind == '#') {
+                size_t end = s.find("#}", p);
+                if (end == std::string::npos) error(start, "unterminated comment");
+                bool minus = end > p && s[end - 1] == '-';
+                bool keep = end > p && s[end - 1] == '+';
+                pos = after_tag(end + 2, minus, !keep, line_starting);
+                continue;
+            }
+            if (kind == '%' && raw_block(start, p, pos, line_starting)) continue;
+            push(kind == '{' ? Token::Type::VarBegin : Token::Type::BlockBegin, "", start);
+            pos = tag(p, kind == '{', line_starting);
+        }
+        push(Token::Type::End, "", s.size());
+        return std::move(result_);
+    }
+
+  private:
+    LexedTemplate result_;
+
+    [[noreturn]] void error(size_t offset, const char *what) {
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: %s", position_of(result_.source, offset).c_str(), what);
+    }
+
+    void push(Token::Type type, std::string text, size_t offset) {
+        result_.tokens.push_back(Token{type, std::move(text), offset});
+    }
+
+    void emit_text(std::string text) {
+        if (!text.empty()) push(Token::Type::Text, std::move(text), 0);
+    }
+
+    size_t find_tag(size_t from) const {
+        const std::string &s = result_.source;
+        for (size_t i = s.find('{', from); i != std::string::npos; i = s.find('{', i + 1))
+            if (i + 1 < s.size() && (s[i + 1] == '{' || s[i + 1] == '%' || s[i + 1] == '#'))
+                return i;
+        return std::string::npos;
+    }
+
+    // lstrip_blocks: blanks between the line's start and a block or comment tag go.
+    static void lstrip(std::string &text, bool line_starting) {
+        size_t l_pos = text.rfind('\n');
+        l_pos = l_pos == std::string::npos ? 0 : l_pos + 1;
+        if (l_pos == 0 && !line_starting) return;
+        if (l_pos == text.size()) return;
+        for (size_t i = l_pos; i < text.size(); ++i)
+            if (!blank(text[i])) return;
+        text.resize(l_pos);
+    }
+
+    // After a tag's closing delimiter: "-" eats all following whitespace, trim_blocks one
+    // newline (block and comment tags only). Returns the position of the next text.
+    size_t after_tag(size_t pos, bool minus, bool trim, bool &line_starting) {
+        const std::string &s = result_.source;
+        size_t start = pos;
+        if (minus) {
+            while (pos < s.size() && blank(s[pos]))
+                ++pos;
+        } else if (trim && pos < s.size() && s[pos] == '\n') {
+            ++pos;
+        }
+        line_starting = pos > start && s[pos - 1] == '\n';
+        return pos;
+    }
+
+    // {% raw %}...{% endraw %}: the inside is text. Returns false when the tag is not "raw".
+    bool raw_block(size_t start, size_t p, size_t &pos, bool &line_starting) {
+        const std::string &s = result_.source;
+        size_t q = p;
+        while (q < s.size() && blank(s[q]))
+            ++q;
+        if (s.compare(q, 3, "raw") != 0 || (q + 3 < s.size() && (name_start(s[q + 3]) || digit(s[q + 3]))))
+            return false;
+        q += 3;
+        while (q < s.size() && blank(s[q]))
+            ++q;
+        bool minus = s.compare(q, 3, "-%}") == 0;
+        if (!minus && s.compare(q, 2, "%}") != 0) error(q, "expected '%}' after 'raw'");
+        size_t body = after_tag(q + (minus ? 3 : 2), minus, true, line_starting);
+        for (size_t e = s.find("{%", body); e != std::string::npos; e = s.find("{%", e + 2)) {
+            size_t r = e + 2;
+            bool strip_before = r < s.size() && s[r] == '-';
+            if (r < s.size() && (s[r] == '-' || s[r] == '+')) ++r;
+            while (r < s.size() && blank(s[r]))
+                ++r;
+            if (s.compare(r, 6, "endraw") != 0) continue;
+            r += 6;
+            while (r < s.size() && blank(s[r]))
+                ++r;
+            bool end_minus = s.compare(r, 3, "-%}") == 0;
+            if (!end_minus && s.compare(r, 2, "%}") != 0) continue;
+            std::string text = s.substr(body, e - body);
+            if (strip_before)
+                while (!text.empty() && blank(text.back()))
+                    text.pop_back();
+            emit_text(text);
+            pos = after_tag(r + (end_minus ? 3 : 2), end_minus, true, line_starting);
+            return true;
+        }
+        error(start, "unterminated raw block");
+    }
+
+    // The tokens of one {{ }} or {% %} tag; returns the position after it.
+    size_t tag(size_t p, bool variable, bool &line_starting) {
+        const std::string &s = result_.source;
+        int depth = 0;  // open brackets: "}}" inside {{ {'a': {'b': 1}} }} does not end the tag
+        for (;;) {
+            while (p < s.size() && blank(s[p]))
+                ++p;
+            if (p >= s.size()) error(p, variable ? "unexpected end of template, expected '}}'"
+                                                 : "unexpected end of template, expected '%}'");
+            if (depth == 0) {
+                const char *close = variable ? "}}" : "%}";
+                bool minus = s[p] == '-' && s.compare(p + 1, 2, close) == 0;
+                bool plus = !variable && s[p] == '+' && s.compare(p + 1, 2, close) == 0;
+                if (minus || plus || s.compare(p, 2, close) == 0) {
+                    push(variable ? Token::Type::VarEnd : Token::Type::BlockEnd, "", p);
+                    size_t end = p + (minus || plus ? 3 : 2);
+                    return after_tag(end, minus, !variable && !plus, line_starting);
+                }
+            }
+            char c = s[p];
+            if (name_start(c)) {
+                size_t q = p;
+                while (q < s.size() && (name_start(s[q]) || digit(s[q])))
+                    ++q;
+                push(Token::Type::Name, s.substr(p, q - p), p);
+                p = q;
+            } else if (digit(c)) {
+                p = number(p);
+            } else if (c == '\'' || c == '"') {
+                p = string(p);
+            } else {
+                static const char *two[] = {"**", "//", "==", "!=", "<=", ">="};
+                std::string op(1, c);
+                for (const char *t : two)
+                    if (s.compare(p, 2, t) == 0) op = t;
+                if (op.size() == 1 && !std::strchr("+-*/%~()[]{}<>=.:|,", c))
+                    error(p, sformat("unexpected char '%c'", c).c_str());
+                if (op == "(" || op == "[" || op == "{") ++depth;
+                if ((op == ")" || op == "]" || op == "}") && depth > 0) --depth;
+                push(Token::Type::Op, op, p);
+                p += op.size();
+            }
+        }
+    }
+
+    size_t number(size_t p) {
+        const std::string &s = result_.source;
+        size_t q = p;
+        auto digits = [&] {
+            while (q < s.size() && (digit(s[q]) || (s[q] == '_' && q + 1 < s.size() && digit(s[q + 1]))))
+                ++q;
+        };
+        digits();
+        // After "." (x.0.1) a number is an index, never a float.
+        bool after_dot = !result_.tokens.empty() && result_.tokens.back().type == Token::Type::Op &&
+                         result_.tokens.back().text == ".";
+        bool is_float = false;
+        if (!after_dot && q + 1 < s.size() && s[q] == '.' && digit(s[q + 1])) {
+            ++q;
+            digits();
+            is_float = true;
+        }
+        if (!after_dot && q < s.size() && (s[q] == 'e' || s[q] == 'E')) {
+            size_t r = q + 1;
+            if (r < s.size() && (s[r] == '+' || s[r] == '-')) ++r;
+            if (r < s.size() && digit(s[r])) {
+                q = r;
+                digits();
+                is_float = true;
+            }
+        }
+        std::string text;
+        for (size_t i = p; i < q; ++i)
+            if (s[i] != '_') text += s[i];
+        push(is_float ? Token::Type::Float : Token::Type::Int, text, p);
+        return q;
+    }
+
+    // A quoted string with Python's escapes (\n \t \xhh \uXXXX ...; unknown ones kept).
+    size_t string(size_t p) {
+        const std::string &s = result_.source;
+        char quote = s[p];
+        std::string out;
+        size_t q = p + 1;
+        for (;;) {
+            if (q >= s.size()) error(p, "unterminated string");
+            char c = s[q];
+            if (c == quote) break;
+            if (c != '\\') {
+                out += c;
+                ++q;
+                continue;
+            }
+            if (q + 1 >= s.size()) error(p, "unterminated string");
+            char e = s[q + 1];
+            q += 2;
+            switch (e) {
+            case '\n': break;
+            case '\\': out += '\\'; break;
+            case '\'': out += '\''; break;
+            case '"': out += '"'; break;
+            case 'a': out += '\a'; break;
+            case 'b': out += '\b'; break;
+            case 'f': out += '\f'; break;
+            case 'n': out += '\n'; break;
+            case 'r': out += '\r'; break;
+            case 't': out += '\t'; break;
+            case 'v': out += '\v'; break;
+            case 'x':
+            case 'u':
+            case 'U': {
+                size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+                char32_t v = 0;
+                for (size_t i = 0; i < n; ++i) {
+                    char h = q + i < s.size() ? s[q + i] : '\0';
+                    int d = digit(h) ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10
+                                               : (h >= 'A' && h <= 'F') ? h - 'A' + 10 : -1;
+                    if (d < 0) error(q - 2, "truncated \\x, \\u or \\U escape");
+                    v = v * 16 + char32_t(d);
+                }
+                if (v > 0x10ffff) error(q - 2, "illegal Unicode character");
+                q += n;
+                utf8_append(out, v);
+                break;
+            }
+            default:
+                if (e >= '0' && e <= '7') {
+                    char32_t v = char32_t(e - '0');
+                    for (int i = 0; i < 2 && q < s.size() && s[q] >= '0' && s[q] <= '7'; ++i)
+                        v = v * 8 + char32_t(s[q++] - '0');
+                    utf8_append(out, v);
+                } else {
+                    out += '\\';
+                    out += e;
+                }
+            }
+        }
+        push(Token::Type::String, out, p);
+        return q + 1;
+    }
+};
+
+}  // namespace
+
+LexedTemplate lex_template(std::string_view source) { return Lexer(source).run(); }
+
+}  // namespace vkllm::chat

@@ -1,0 +1,37 @@
+// Python's operators on template values: arithmetic (int and float as Python, with int64
+// overflow an error rather than a bignum), comparisons, `in`, iteration, indexing and slicing
+// (strings by code point). Failures throw vkllm::Error with Python's message
+// ("TypeError: ...", "UndefinedError: ...").
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "chat/jinja_value.h"
+
+namespace vkllm::chat {
+
+[[noreturn]] void type_error(const std::string &message);
+// The error for using an undefined value where a value is needed.
+[[noreturn]] void undefined_error(const Value &v);
+
+// op: + - * / // % **. Results longer than max_bytes (str * n, list + list) are refused.
+Value binary_op(const std::string &op, const Value &a, const Value &b, size_t max_bytes);
+Value negate(const Value &v);
+// op: == != < <= > >=
+bool compare(const std::string &op, const Value &a, const Value &b);
+// Python's `item in container`.
+bool contains(const Value &container, const Value &item);
+// The items a for loop visits: a list's items, a dict's keys, a string's characters;
+// undefined is empty; anything else is "TypeError: 'X' object is not iterable".
+List iterate(const Value &v);
+// len(v), or nullopt when v has no length.
+std::optional<int64_t> length_of(const Value &v);
+// v[key] for lists, tuples and strings (negative indices count from the end); an index out of
+// range is undefined, as jinja2 makes it.
+Value index(const Value &v, const Value &key);
+// v[start:stop:step] (null Values: omitted).
+Value slice(const Value &v, const Value &start, const Value &stop, const Value &step);
+
+}  // namespace vkllm::chat

@@ -1,0 +1,447 @@
+#include "chat/jinja_strings.h"
+
+#include "chat/jinja_builtins.h"
+#include "chat/jinja_ops.h"
+#include "chat/jinja_text.h"
+#include "common/error.h"
+
+namespace vkllm::chat {
+
+std::string py_strip(const std::string &s, const std::optional<std::string> &chars, StripSide side) {
+    std::u32string cs = utf8_decode(s);
+    std::u32string set = chars ? utf8_decode(*chars) : std::u32string();
+    auto strip = [&](char32_t c) {
+        return chars ? set.find(c) != std::u32string::npos : is_python_space(c);
+    };
+    size_t lo = 0, hi = cs.size();
+    if (side != StripSide::Right)
+        while (lo < hi && strip(cs[lo]))
+            ++lo;
+    if (side != StripSide::Left)
+        while (hi > lo && strip(cs[hi - 1]))
+            --hi;
+    return utf8_encode(std::u32string_view(cs).substr(lo, hi - lo));
+}
+
+std::vector<std::string> py_split(const std::string &s, const std::optional<std::string> &sep,
+                                  int64_t maxsplit, bool from_right) {
+    std::vector<std::string> out;
+    if (sep) {
+        if (sep->empty()) fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: empty separator");
+        if (!from_right) {
+            size_t pos = 0;
+            for (;;) {
+                size_t hit = maxsplit >= 0 && int64_t(out.size()) >= maxsplit ? std::string::npos
+                                                                               : s.find(*sep, pos);
+                if (hit == std::string::npos) {
+                    out.push_back(s.substr(pos));
+                    return out;
+                }
+                out.push_back(s.substr(pos, hit - pos));
+                pos = hit + sep->size();
+            }
+        }
+        size_t end = s.size();
+        for (;;) {
+            size_t hit = std::string::npos;
+            if (!(maxsplit >= 0 && int64_t(out.size()) >= maxsplit) && end >= sep->size())
+                hit = s.rfind(*sep, end - sep->size());
+            if (hit == std::string::npos) {
+                out.insert(out.begin(), s.substr(0, end));
+                return out;
+            }
+            out.insert(out.begin(), s.substr(hit + sep->size(), end - hit - sep->size()));
+            end = hit;
+        }
+    }
+    // Runs of whitespace separate; leading and trailing whitespace yields no empty strings.
+    std::u32string cs = utf8_decode(s);
+    if (!from_right) {
+        size_t i = 0;
+        while (i < cs.size()) {
+            while (i < cs.size() && is_python_space(cs[i]))
+                ++i;
+            if (i == cs.size()) break;
+            if (maxsplit >= 0 && int64_t(out.size()) >= maxsplit) {
+                size_t end = cs.size();
+                while (end > i && is_python_space(cs[end - 1]))
+                    --end;
+                out.push_back(utf8_encode(std::u32string_view(cs).substr(i, end - i)));
+                break;
+            }
+            size_t j = i;
+            while (j < cs.size() && !is_python_space(cs[j]))
+                ++j;
+            out.push_back(utf8_encode(std::u32string_view(cs).substr(i, j - i)));
+            i = j;
+        }
+        return out;
+    }
+    size_t i = cs.size();
+    while (i > 0) {
+        while (i > 0 && is_python_space(cs[i - 1]))
+            --i;
+        if (i == 0) break;
+        if (maxsplit >= 0 && int64_t(out.size()) >= maxsplit) {
+            size_t start = 0;
+            while (start < i && is_python_space(cs[start]))
+                ++start;
+            out.insert(out.begin(), utf8_encode(std::u32string_view(cs).substr(start, i - start)));
+            break;
+        }
+        size_t j = i;
+        while (j > 0 && !is_python_space(cs[j - 1]))
+            --j;
+        out.insert(out.begin(), utf8_encode(std::u32string_view(cs).substr(j, i - j)));
+        i = j;
+    }
+    return out;
+}
+
+std::vector<std::string> py_splitlines(const std::string &s, bool keepends) {
+    std::u32string cs = utf8_decode(s);
+    std::vector<std::string> out;
+    size_t start = 0, i = 0;
+    while (i < cs.size()) {
+        char32_t c = cs[i];
+        bool brk = c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= 0x1c && c <= 0x1e) ||
+                   c == 0x85 || c == 0x2028 || c == 0x2029;
+        if (!brk) {
+            ++i;
+            continue;
+        }
+        size_t end = i;
+        ++i;
+        if (c == '\r' && i < cs.size() && cs[i] == '\n') ++i;
+        out.push_back(utf8_encode(std::u32string_view(cs).substr(start, (keepends ? i : end) - start)));
+        start = i;
+    }
+    if (start < cs.size()) out.push_back(utf8_encode(std::u32string_view(cs).substr(start)));
+    return out;
+}
+
+std::string py_replace(const std::string &s, const std::string &old, const std::string &with,
+                       int64_t count, size_t max_bytes) {
+    std::string out;
+    auto grow = [&](const std::string &piece) {
+        if (out.size() + piece.size() > max_bytes)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", max_bytes);
+        out += piece;
+    };
+    if (old.empty()) {
+        // Python inserts `with` before every character and at the end.
+        std::u32string cs = utf8_decode(s);
+        int64_t n = 0;
+        for (char32_t c : cs) {
+            if (count < 0 || n < count) {
+                grow(with);
+                ++n;
+            }
+            std::string ch;
+            utf8_append(ch, c);
+            grow(ch);
+        }
+        if (count < 0 || n < count) grow(with);
+        return out;
+    }
+    size_t pos = 0;
+    int64_t n = 0;
+    for (;;) {
+        size_t hit = count >= 0 && n >= count ? std::string::npos : s.find(old, pos);
+        if (hit == std::string::npos) break;
+        grow(s.substr(pos, hit - pos));
+        grow(with);
+        pos = hit + old.size();
+        ++n;
+    }
+    grow(s.substr(pos));
+    return out;
+}
+
+std::string py_lower(const std::string &s) {
+    std::string out = s;
+    for (char &c : out)
+        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+    return out;
+}
+
+std::string py_upper(const std::string &s) {
+    std::string out = s;
+    for (char &c : out)
+        if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
+    return out;
+}
+
+namespace {
+
+bool ascii_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+}  // namespace
+
+std::string py_title(const std::string &s) {
+    std::string out = s;
+    bool prev_cased = false;
+    for (char &c : out) {
+        if (ascii_alpha(c)) {
+            c = prev_cased ? py_lower(std::string(1, c))[0] : py_upper(std::string(1, c))[0];
+            prev_cased = true;
+        } else {
+            prev_cased = uint8_t(c) >= 0x80 && prev_cased;
+        }
+    }
+    return out;
+}
+
+std::string py_capitalize(const std::string &s) {
+    std::string out = py_lower(s);
+    if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = char(out[0] - 'a' + 'A');
+    return out;
+}
+
+namespace {
+
+std::optional<std::string> opt_str(Args &a, size_t i, const char *name) {
+    std::optional<Value> v = a.get(i, name);
+    if (!v || v->is_none()) return std::nullopt;
+    if (!v->is_str()) type_error(std::string(name) + " must be str or None, not " + type_name(*v));
+    return v->str();
+}
+
+std::string req_str(Args &a, size_t i, const char *name) {
+    std::optional<Value> v = a.get(i, name);
+    if (!v) type_error(std::string("missing required argument '") + name + "'");
+    if (!v->is_str()) type_error(std::string("must be str, not ") + type_name(*v));
+    return v->str();
+}
+
+int64_t opt_int(Args &a, size_t i, const char *name, int64_t fallback) {
+    std::optional<Value> v = a.get(i, name);
+    if (!v || v->is_none()) return fallback;
+    if (!(v->is_int() || v->kind() == Value::Kind::Bool))
+        type_error(std::string("'") + type_name(*v) + "' object cannot be interpreted as an integer");
+    return v->as_int();
+}
+
+Value string_list(const std::vector<std::string> &parts) {
+    List out;
+    for (const std::string &p : parts)
+        out.emplace_back(p);
+    return Value(std::move(out));
+}
+
+// startswith/endswith take a string or a tuple of strings.
+bool affix(const std::string &s, const Value &what, bool prefix) {
+    auto one = [&](const Value &v) {
+        if (!v.is_str()) type_error("startswith first arg must be str or a tuple of str");
+        const std::string &p = v.str();
+        if (p.size() > s.size()) return false;
+        return prefix ? s.compare(0, p.size(), p) == 0 : s.compare(s.size() - p.size(), p.size(), p) == 0;
+    };
+    if (what.is_list()) {
+        for (const Value &v : what.list())
+            if (one(v)) return true;
+        return false;
+    }
+    return one(what);
+}
+
+bool all_chars(const std::string &s, bool (*pred)(char32_t)) {
+    std::u32string cs = utf8_decode(s);
+    if (cs.empty()) return false;
+    for (char32_t c : cs)
+        if (!pred(c)) return false;
+    return true;
+}
+
+// str.format with {} / {0} / {name} fields (no format specs).
+std::string format(Interpreter &in, const std::string &s, CallArgs &args) {
+    std::string out;
+    size_t auto_index = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+        char c = s[i];
+        if (c == '{' && i + 1 < s.size() && s[i + 1] == '{') {
+            out += '{';
+            ++i;
+        } else if (c == '}' && i + 1 < s.size() && s[i + 1] == '}') {
+            out += '}';
+            ++i;
+        } else if (c == '{') {
+            size_t end = s.find('}', i);
+            if (end == std::string::npos)
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: Single '{' encountered in format string");
+            std::string field = s.substr(i + 1, end - i - 1);
+            if (field.find_first_of(":!.[") != std::string::npos)
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "format: field '%s' is not supported", field.c_str());
+            const Value *v = nullptr;
+            if (field.empty() || (field[0] >= '0' && field[0] <= '9')) {
+                size_t k = field.empty() ? auto_index++ : size_t(std::stoul(field));
+                if (k >= args.positional.size())
+                    fail(VKLLM_ERR_INVALID_ARGUMENT, "IndexError: Replacement index %zu out of range", k);
+                v = &args.positional[k];
+            } else {
+                for (const auto &kv : args.keywords)
+                    if (kv.first == field) v = &kv.second;
+                if (!v) fail(VKLLM_ERR_INVALID_ARGUMENT, "KeyError: '%s'", field.c_str());
+            }
+            out += to_str(*v, in.max_bytes());
+            if (out.size() > in.max_bytes())
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", in.max_bytes());
+            i = end;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<Value> string_method(const std::string &s, const std::string &name) {
+    using Fn = std::function<Value(Interpreter &, Args &)>;
+    auto method = [&](Fn fn) {
+        std::string n = name;
+        return make_native("str." + name, [s, n, fn](Interpreter &in, CallArgs &call) {
+            Args a(n.c_str(), call);
+            return fn(in, a);
+        });
+    };
+    auto strip_method = [&](StripSide side) {
+        return method([s, side](Interpreter &, Args &a) {
+            auto chars = opt_str(a, 0, "chars");
+            a.done(1);
+            return Value(py_strip(s, chars, side));
+        });
+    };
+    if (name == "strip") return strip_method(StripSide::Both);
+    if (name == "lstrip") return strip_method(StripSide::Left);
+    if (name == "rstrip") return strip_method(StripSide::Right);
+    if (name == "split" || name == "rsplit") {
+        bool right = name == "rsplit";
+        return method([s, right](Interpreter &, Args &a) {
+            auto sep = opt_str(a, 0, "sep");
+            int64_t maxsplit = opt_int(a, 1, "maxsplit", -1);
+            a.done(2);
+            return string_list(py_split(s, sep, maxsplit, right));
+        });
+    }
+    if (name == "splitlines")
+        return method([s](Interpreter &, Args &a) {
+            bool keep = a.get_or(0, "keepends", Value(false)).truthy();
+            a.done(1);
+            return string_list(py_splitlines(s, keep));
+        });
+    if (name == "startswith" || name == "endswith") {
+        bool prefix = name == "startswith";
+        return method([s, prefix](Interpreter &, Args &a) {
+            std::optional<Value> what = a.get(0, prefix ? "prefix" : "suffix");
+            a.done(1);
+            if (!what) type_error("missing argument");
+            return Value(affix(s, *what, prefix));
+        });
+    }
+    if (name == "replace")
+        return method([s](Interpreter &in, Args &a) {
+            std::string old = req_str(a, 0, "old"), with = req_str(a, 1, "new");
+            int64_t count = opt_int(a, 2, "count", -1);
+            a.done(3);
+            return Value(py_replace(s, old, with, count, in.max_bytes()));
+        });
+    if (name == "removeprefix" || name == "removesuffix") {
+        bool prefix = name == "removeprefix";
+        return method([s, prefix](Interpreter &, Args &a) {
+            std::string p = req_str(a, 0, prefix ? "prefix" : "suffix");
+            a.done(1);
+            if (!affix(s, Value(p), prefix)) return Value(s);
+            return Value(prefix ? s.substr(p.size()) : s.substr(0, s.size() - p.size()));
+        });
+    }
+    using Transform = std::string (*)(const std::string &);
+    auto transform = [&](Transform t) {
+        return method([s, t](Interpreter &, Args &a) {
+            a.done(0);
+            return Value(t(s));
+        });
+    };
+    if (name == "lower") return transform(py_lower);
+    if (name == "upper") return transform(py_upper);
+    if (name == "title") return transform(py_title);
+    if (name == "capitalize") return transform(py_capitalize);
+    if (name == "find" || name == "rfind" || name == "index" || name == "rindex" || name == "count") {
+        std::string n = name;
+        return method([s, n](Interpreter &, Args &a) {
+            std::string sub = req_str(a, 0, "sub");
+            a.done(1);
+            if (n == "count") {
+                if (sub.empty()) return Value(int64_t(utf8_length(s) + 1));
+                int64_t c = 0;
+                for (size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size()))
+                    ++c;
+                return Value(c);
+            }
+            size_t p = n[0] == 'r' ? s.rfind(sub) : s.find(sub);
+            if (p == std::string::npos) {
+                if (n == "index" || n == "rindex")
+                    fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: substring not found");
+                return Value(int64_t(-1));
+            }
+            return Value(int64_t(utf8_length(s.substr(0, p))));
+        });
+    }
+    if (name == "join")
+        return method([s](Interpreter &in, Args &a) {
+            std::optional<Value> items = a.get(0, "iterable");
+            a.done(1);
+            if (!items) type_error("join() takes exactly one argument");
+            std::string out;
+            bool first = true;
+            for (const Value &v : iterate(*items)) {
+                if (!v.is_str()) type_error("sequence item: expected str instance, " + type_name(v) + " found");
+                if (!first) out += s;
+                first = false;
+                out += v.str();
+                if (out.size() > in.max_bytes())
+                    fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", in.max_bytes());
+            }
+            return Value(std::move(out));
+        });
+    if (name == "format")
+        return make_native("str.format", [s](Interpreter &in, CallArgs &call) {
+            return Value(format(in, s, call));
+        });
+    using Pred = bool (*)(char32_t);
+    auto predicate = [&](Pred p) {
+        return method([s, p](Interpreter &, Args &a) {
+            a.done(0);
+            return Value(all_chars(s, p));
+        });
+    };
+    if (name == "isspace") return predicate(is_python_space);
+    if (name == "isdigit")
+        return predicate([](char32_t c) { return c >= '0' && c <= '9'; });
+    if (name == "isalpha")
+        return predicate([](char32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); });
+    if (name == "isalnum")
+        return predicate([](char32_t c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        });
+    if (name == "islower" || name == "isupper") {
+        bool lower = name == "islower";
+        return method([s, lower](Interpreter &, Args &a) {
+            a.done(0);
+            bool cased = false;
+            for (char c : s) {
+                if (c >= 'a' && c <= 'z') {
+                    if (!lower) return Value(false);
+                    cased = true;
+                } else if (c >= 'A' && c <= 'Z') {
+                    if (lower) return Value(false);
+                    cased = true;
+                }
+            }
+            return Value(cased);
+        });
+    }
+    return std::nullopt;
+}
+
+}  // namespace vkllm::chat

@@ -1,0 +1,82 @@
+// jinja2's tests (`x is defined`, `x is divisibleby 3`, and the ones select() names).
+#include "chat/jinja_builtins.h"
+#include "chat/jinja_ops.h"
+#include "common/error.h"
+
+namespace vkllm::chat {
+
+namespace {
+
+Value argument(Args &a, const char *name) {
+    std::optional<Value> v = a.get(0, name);
+    a.done(1);
+    if (!v) type_error(std::string("test needs an argument '") + name + "'");
+    return *v;
+}
+
+bool lower_or_upper(const Value &v, bool lower) {
+    if (!v.is_str()) return false;
+    bool cased = false;
+    for (char c : v.str()) {
+        if ((c >= 'a' && c <= 'z' && !lower) || (c >= 'A' && c <= 'Z' && lower)) return false;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) cased = true;
+    }
+    return cased;
+}
+
+}  // namespace
+
+bool call_test(Interpreter &, const std::string &name, const Value &v, CallArgs &args) {
+    using K = Value::Kind;
+    Args a(name.c_str(), args);
+    auto no_args = [&](bool result) {
+        a.done(0);
+        return result;
+    };
+    if (name == "defined") return no_args(!v.is_undefined());
+    if (name == "undefined") return no_args(v.is_undefined());
+    if (name == "none") return no_args(v.is_none());
+    if (name == "boolean") return no_args(v.kind() == K::Bool);
+    if (name == "true") return no_args(v.kind() == K::Bool && v.as_bool());
+    if (name == "false") return no_args(v.kind() == K::Bool && !v.as_bool());
+    if (name == "integer") return no_args(v.kind() == K::Int);
+    if (name == "float") return no_args(v.kind() == K::Float);
+    if (name == "number") return no_args(v.is_number());
+    if (name == "string") return no_args(v.is_str());
+    if (name == "mapping") return no_args(v.is_dict());
+    if (name == "iterable")
+        return no_args(v.is_str() || v.is_list() || v.is_dict() || v.is_undefined());
+    if (name == "sequence") return no_args(v.is_str() || v.is_list() || v.is_dict());
+    if (name == "callable") return no_args(v.kind() == K::Callable);
+    if (name == "escaped") return no_args(false);
+    if (name == "lower") return no_args(lower_or_upper(v, true));
+    if (name == "upper") return no_args(lower_or_upper(v, false));
+    if (name == "odd" || name == "even") {
+        a.done(0);
+        if (!(v.is_int() || v.kind() == K::Bool)) type_error("odd/even need an integer");
+        return (v.as_int() % 2 != 0) == (name == "odd");
+    }
+    if (name == "divisibleby") {
+        Value n = argument(a, "num");
+        if (!v.is_number() || !n.is_number()) type_error("divisibleby needs numbers");
+        if (n.as_int() == 0) fail(VKLLM_ERR_INVALID_ARGUMENT, "ZeroDivisionError: integer division or modulo by zero");
+        return equal(binary_op("%", v, n, 1), Value(int64_t(0)));
+    }
+    if (name == "sameas") {
+        Value other = argument(a, "other");
+        if (v.kind() != other.kind()) return false;
+        if (v.is_none() || v.kind() == K::Bool) return equal(v, other);
+        return (v.is_dict() || v.kind() == K::Namespace) && v.dict_ptr() == other.dict_ptr();
+    }
+    if (name == "in") return contains(argument(a, "seq"), v);
+    static const std::pair<const char *, const char *> comparisons[] = {
+        {"eq", "=="}, {"equalto", "=="}, {"==", "=="}, {"ne", "!="}, {"!=", "!="},
+        {"lt", "<"},  {"lessthan", "<"}, {"<", "<"},   {"le", "<="}, {"<=", "<="},
+        {"gt", ">"},  {"greaterthan", ">"}, {">", ">"}, {"ge", ">="}, {">=", ">="},
+    };
+    for (const auto &c : comparisons)
+        if (name == c.first) return compare(c.second, v, argument(a, "other"));
+    fail(VKLLM_ERR_INVALID_ARGUMENT, "TemplateAssertionError: No test named '%s'.", name.c_str());
+}
+
+}  // namespace vkllm::chat

@@ -1,0 +1,121 @@
+// The values a chat template computes with, shaped like Python's: none, bool, int, float, str,
+// list (and tuple), dict (insertion-ordered), plus jinja2's lenient undefined, namespace objects
+// and callables (macros, globals, bound methods). Lists and dicts are shared and never mutated
+// once built (the sandbox is immutable); a namespace is the one mutable object, shared by
+// reference as in Python.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace vkllm::chat {
+
+class Value;
+struct Dict;
+struct Callable;
+
+using List = std::vector<Value>;
+
+class Value {
+  public:
+    // Sequence: a list or a tuple.
+    enum class Kind { Undefined, None, Bool, Int, Float, Str, Sequence, Dict, Namespace, Callable };
+
+    Value() = default;  // undefined
+    static Value none();
+    static Value undefined(std::string hint);
+    Value(bool b);
+    Value(int64_t i);
+    Value(int i) : Value(int64_t(i)) {}
+    Value(double f);
+    Value(std::string s);
+    Value(const char *s) : Value(std::string(s)) {}
+    Value(List items, bool tuple = false);
+    Value(std::shared_ptr<Dict> dict, Kind kind = Kind::Dict);
+    Value(std::shared_ptr<Callable> callable);
+
+    Kind kind() const { return kind_; }
+    bool is_undefined() const { return kind_ == Kind::Undefined; }
+    bool is_none() const { return kind_ == Kind::None; }
+    bool is_str() const { return kind_ == Kind::Str; }
+    bool is_int() const { return kind_ == Kind::Int; }  // bool is not an int here
+    bool is_number() const {
+        return kind_ == Kind::Int || kind_ == Kind::Float || kind_ == Kind::Bool;
+    }
+    bool is_list() const { return kind_ == Kind::Sequence; }
+    bool is_tuple() const { return kind_ == Kind::Sequence && tuple_; }
+    bool is_dict() const { return kind_ == Kind::Dict; }
+
+    bool as_bool() const { return b_; }
+    int64_t as_int() const { return kind_ == Kind::Bool ? int64_t(b_) : i_; }
+    double as_float() const;
+    const std::string &str() const { return *s_; }
+    const List &list() const { return *l_; }
+    Dict &dict() const { return *d_; }
+    const std::shared_ptr<Dict> &dict_ptr() const { return d_; }
+    Callable &callable() const { return *c_; }
+    // For undefined values: why it is undefined ("'x' is undefined"), for error messages.
+    const std::string &undefined_name() const { return s_ ? *s_ : empty_; }
+
+    // Python truthiness (undefined is false).
+    bool truthy() const;
+
+  private:
+    Kind kind_ = Kind::Undefined;
+    bool b_ = false;
+    bool tuple_ = false;
+    int64_t i_ = 0;
+    double f_ = 0;
+    std::shared_ptr<const std::string> s_;
+    std::shared_ptr<const List> l_;
+    std::shared_ptr<Dict> d_;
+    std::shared_ptr<Callable> c_;
+    static const std::string empty_;
+};
+
+// Insertion-ordered mapping. Lookup is linear: template dicts hold a handful of keys.
+struct Dict {
+    std::vector<std::pair<Value, Value>> items;
+
+    const Value *find(const Value &key) const;
+    const Value *find(const std::string &key) const;
+    void set(const Value &key, Value value);
+};
+
+struct CallArgs {
+    std::vector<Value> positional;
+    std::vector<std::pair<std::string, Value>> keywords;
+};
+
+class Interpreter;
+
+// Something a template can call: a macro, a global function, a bound method.
+struct Callable {
+    virtual ~Callable() = default;
+    virtual Value call(Interpreter &interp, CallArgs &args) = 0;
+    virtual std::string name() const = 0;
+};
+
+// A callable made of a C++ function; `self` carries a bound method's object.
+struct NativeCallable : Callable {
+    using Fn = std::function<Value(Interpreter &, CallArgs &)>;
+    NativeCallable(std::string n, Fn f) : name_(std::move(n)), fn(std::move(f)) {}
+    Value call(Interpreter &interp, CallArgs &args) override { return fn(interp, args); }
+    std::string name() const override { return name_; }
+    std::string name_;
+    Fn fn;
+};
+
+Value make_dict(std::vector<std::pair<Value, Value>> items = {});
+Value make_native(std::string name, NativeCallable::Fn fn);
+
+// Python's equality (1 == 1.0 == True, lists and dicts element-wise).
+bool equal(const Value &a, const Value &b);
+// Python's type name, for messages ("str", "NoneType", "list", ...).
+std::string type_name(const Value &v);
+
+}  // namespace vkllm::chat
