@@ -214,26 +214,24 @@ Value f_replace(Interpreter &in, const Value &v, Args &a) {
     return Value(py_replace(text(in, v), old, with, count.is_none() ? -1 : count.as_int(), in.max_bytes()));
 }
 
-Value f_safe(Interpreter &, const Value &v, Args &a) {
+Value f_safe(Interpreter &in, const Value &v, Args &a) {
     a.done(0);
-    return v;
+    return Value::markup(text(in, v));
 }
 
 Value f_escape(Interpreter &in, const Value &v, Args &a) {
     a.done(0);
-    std::string out;
-    for (char c : text(in, v)) {
-        switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&#34;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
-        }
-    }
+    if (v.is_markup()) return v;
+    std::string out = html_escape(text(in, v));
     check_size(in, out);
-    return Value(std::move(out));
+    return Value::markup(std::move(out));
+}
+
+Value f_forceescape(Interpreter &in, const Value &v, Args &a) {
+    a.done(0);
+    std::string out = html_escape(text(in, v));
+    check_size(in, out);
+    return Value::markup(std::move(out));
 }
 
 Value f_reverse(Interpreter &, const Value &v, Args &a) {
@@ -298,6 +296,7 @@ Value select(Interpreter &in, const Value &v, CallArgs &call, bool attr, bool ke
     test_args.positional.assign(call.positional.begin() + std::ptrdiff_t(k), call.positional.end());
     test_args.keywords = call.keywords;
     List out;
+    if (!v.truthy()) return Value(std::move(out));  // jinja2 visits a falsy sequence as empty
     for (const Value &item : iterate(v)) {
         in.step();
         Value subject = attr ? attribute_path(in, item, attribute) : item;
@@ -310,6 +309,7 @@ Value select(Interpreter &in, const Value &v, CallArgs &call, bool attr, bool ke
 
 Value f_map(Interpreter &in, const Value &v, CallArgs &call) {
     List out;
+    if (!v.truthy()) return Value(std::move(out));  // jinja2 maps a falsy sequence to nothing
     Value attribute, fallback;
     bool by_attribute = false;
     for (const auto &kv : call.keywords) {
@@ -478,7 +478,7 @@ const std::map<std::string, Filter> &filters() {
         {"first", f_first},         {"last", f_last},         {"lower", f_lower},
         {"upper", f_upper},         {"title", f_title},       {"capitalize", f_capitalize},
         {"replace", f_replace},     {"safe", f_safe},         {"escape", f_escape},
-        {"e", f_escape},            {"forceescape", f_escape}, {"reverse", f_reverse},
+        {"e", f_escape},            {"forceescape", f_forceescape}, {"reverse", f_reverse},
         {"unique", f_unique},       {"sort", f_sort},         {"int", f_int},
         {"float", f_float},         {"abs", f_abs},           {"round", f_round},
         {"sum", f_sum},             {"min", f_min},           {"max", f_max},

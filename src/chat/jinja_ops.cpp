@@ -23,13 +23,12 @@ namespace {
                type_name(b) + "'");
 }
 
-int64_t checked(bool overflow, int64_t v) {
+void check_overflow(bool overflow) {
     if (overflow) fail(VKLLM_ERR_INVALID_ARGUMENT, "OverflowError: integer result out of range");
-    return v;
 }
 
 int64_t floor_div(int64_t a, int64_t b) {
-    if (b == -1 && a == INT64_MIN) checked(true, 0);
+    check_overflow(b == -1 && a == INT64_MIN);
     int64_t q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
@@ -71,12 +70,21 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
     int64_t x = numbers ? a.as_int() : 0, y = numbers ? b.as_int() : 0, r = 0;
     double fx = a.as_float(), fy = b.as_float();
     if (op == "+") {
-        if (ints) return Value(checked(__builtin_add_overflow(x, y, &r), r));
+        if (ints) {
+            check_overflow(__builtin_add_overflow(x, y, &r));
+            return Value(r);
+        }
         if (numbers) return Value(fx + fy);
         if (a.is_str() && b.is_str()) {
             if (a.str().size() + b.str().size() > max_bytes)
                 fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", max_bytes);
-            return Value(a.str() + b.str());
+            if (a.is_markup() == b.is_markup())
+                return a.is_markup() ? Value::markup(a.str() + b.str()) : Value(a.str() + b.str());
+            // Markup + str escapes the str (functionary's `"..."|safe + tojson` relies on it).
+            std::string joined = a.is_markup() ? a.str() + html_escape(b.str()) : html_escape(a.str()) + b.str();
+            if (joined.size() > max_bytes)
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", max_bytes);
+            return Value::markup(std::move(joined));
         }
         if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
             if (a.list().size() + b.list().size() > max_bytes / 16)
@@ -92,12 +100,18 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
         unsupported("+", a, b);
     }
     if (op == "-") {
-        if (ints) return Value(checked(__builtin_sub_overflow(x, y, &r), r));
+        if (ints) {
+            check_overflow(__builtin_sub_overflow(x, y, &r));
+            return Value(r);
+        }
         if (numbers) return Value(fx - fy);
         unsupported("-", a, b);
     }
     if (op == "*") {
-        if (ints) return Value(checked(__builtin_mul_overflow(x, y, &r), r));
+        if (ints) {
+            check_overflow(__builtin_mul_overflow(x, y, &r));
+            return Value(r);
+        }
         if (numbers) return Value(fx * fy);
         if ((a.is_str() || a.is_list()) && (b.is_int() || b.kind() == Value::Kind::Bool))
             return repeat(a, b.as_int(), max_bytes);
@@ -128,8 +142,8 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
         if (ints && y >= 0) {
             int64_t result = 1, base = x;
             for (int64_t e = y; e > 0; e >>= 1) {
-                if (e & 1) checked(__builtin_mul_overflow(result, base, &result), 0);
-                if (e > 1) checked(__builtin_mul_overflow(base, base, &base), 0);
+                if (e & 1) check_overflow(__builtin_mul_overflow(result, base, &result));
+                if (e > 1) check_overflow(__builtin_mul_overflow(base, base, &base));
             }
             return Value(result);
         }
@@ -144,7 +158,7 @@ Value negate(const Value &v) {
     if (v.is_undefined()) undefined_error(v);
     if (v.kind() == Value::Kind::Float) return Value(-v.as_float());
     if (v.is_number()) {
-        if (v.as_int() == INT64_MIN) checked(true, 0);
+        check_overflow(v.as_int() == INT64_MIN);
         return Value(-v.as_int());
     }
     type_error("bad operand type for unary -: '" + type_name(v) + "'");

@@ -136,6 +136,21 @@ std::string to_repr(const Value &v, size_t max_bytes) {
     return out;
 }
 
+std::string html_escape(const std::string &s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&#34;"; break;
+        case '\'': out += "&#39;"; break;
+        default: out += c;
+        }
+    }
+    return out;
+}
+
 std::u32string utf8_decode(std::string_view s) {
     std::u32string out;
     out.reserve(s.size());

@@ -18,6 +18,9 @@ std::string python_float(double f);
 std::string to_str(const Value &v, size_t max_bytes);
 std::string to_repr(const Value &v, size_t max_bytes);
 
+// markupsafe's escape: & < > " ' as HTML entities.
+std::string html_escape(const std::string &s);
+
 // Invalid UTF-8 bytes decode to U+FFFD's place as themselves (0xDC80 + byte, as Python's
 // surrogateescape does), so that decode and encode round-trip any bytes.
 std::u32string utf8_decode(std::string_view s);

@@ -16,6 +16,12 @@ Value Value::undefined(std::string hint) {
     return v;
 }
 
+Value Value::markup(std::string s) {
+    Value v(std::move(s));
+    v.markup_ = true;
+    return v;
+}
+
 Value::Value(bool b) : kind_(Kind::Bool), b_(b) {}
 Value::Value(int64_t i) : kind_(Kind::Int), i_(i) {}
 Value::Value(double f) : kind_(Kind::Float), f_(f) {}

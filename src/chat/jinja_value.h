@@ -28,6 +28,9 @@ class Value {
     Value() = default;  // undefined
     static Value none();
     static Value undefined(std::string hint);
+    // A string marked safe (jinja2's Markup, from `safe` or `escape`): `+` with a plain string
+    // HTML-escapes the plain one.
+    static Value markup(std::string s);
     Value(bool b);
     Value(int64_t i);
     Value(int i) : Value(int64_t(i)) {}
@@ -49,6 +52,7 @@ class Value {
     bool is_list() const { return kind_ == Kind::Sequence; }
     bool is_tuple() const { return kind_ == Kind::Sequence && tuple_; }
     bool is_dict() const { return kind_ == Kind::Dict; }
+    bool is_markup() const { return kind_ == Kind::Str && markup_; }
 
     bool as_bool() const { return b_; }
     int64_t as_int() const { return kind_ == Kind::Bool ? int64_t(b_) : i_; }
@@ -68,6 +72,7 @@ class Value {
     Kind kind_ = Kind::Undefined;
     bool b_ = false;
     bool tuple_ = false;
+    bool markup_ = false;
     int64_t i_ = 0;
     double f_ = 0;
     std::shared_ptr<const std::string> s_;
