@@ -86,7 +86,7 @@ struct Macro : Callable {
                 vars[node.params[i].name] = node.params[i].default_value
                                                 ? in.eval(*node.params[i].default_value)
                                                 : Value::undefined("'" + node.params[i].name + "' is undefined");
-        vars["varargs"] = Value(std::move(varargs));
+        vars["varargs"] = Value(std::move(varargs), true);
         vars["kwargs"] = Value(kwargs);
         std::string out;
         in.exec(node.body, out);
@@ -187,33 +187,62 @@ void bind_targets(Frame &frame, const std::vector<std::string> &targets, const V
         frame.vars[targets[i]] = items[i];
 }
 
-// loop.cycle(a, b, ...) and loop.changed(x), which keep state across iterations.
-Value loop_object(const List &items, size_t i, const std::shared_ptr<Value> &last_changed) {
-    int64_t n = int64_t(items.size()), k = int64_t(i);
-    auto d = std::make_shared<Dict>();
-    d->set(Value("index"), Value(k + 1));
-    d->set(Value("index0"), Value(k));
-    d->set(Value("revindex"), Value(n - k));
-    d->set(Value("revindex0"), Value(n - k - 1));
-    d->set(Value("first"), Value(k == 0));
-    d->set(Value("last"), Value(k == n - 1));
-    d->set(Value("length"), Value(n));
-    d->set(Value("depth"), Value(int64_t(1)));
-    d->set(Value("depth0"), Value(int64_t(0)));
-    d->set(Value("previtem"), k > 0 ? items[i - 1] : Value::undefined("there is no previous item"));
-    d->set(Value("nextitem"), k + 1 < n ? items[i + 1] : Value::undefined("there is no next item"));
-    d->set(Value("cycle"), make_native("cycle", [k](Interpreter &, CallArgs &a) {
-               if (a.positional.empty()) type_error("no items for cycling given");
-               return a.positional[size_t(k) % a.positional.size()];
-           }));
-    d->set(Value("changed"), make_native("changed", [last_changed](Interpreter &, CallArgs &a) {
-               Value now(a.positional);
-               if (last_changed->is_list() && equal(*last_changed, now)) return Value(false);
-               *last_changed = now;
-               return Value(true);
-           }));
-    return Value(d);
-}
+// The `loop` variable: one dict per loop, updated in place each iteration (as jinja2's loop
+// context is one object), so an iteration costs no allocation. cycle() and changed() read
+// the shared position and history.
+class LoopObject {
+  public:
+    explicit LoopObject(const List &items) : items_(items), state_(std::make_shared<State>()) {
+        static const char *keys[] = {"index",    "index0",   "revindex", "revindex0", "first", "last",
+                                     "length",   "previtem", "nextitem", "depth",     "depth0"};
+        auto d = std::make_shared<Dict>();
+        for (const char *k : keys)
+            d->items.emplace_back(Value(k), Value());
+        std::shared_ptr<State> state = state_;
+        d->items.emplace_back(Value("cycle"), make_native("cycle", [state](Interpreter &, CallArgs &a) {
+                                  if (a.positional.empty()) type_error("no items for cycling given");
+                                  return a.positional[state->index % a.positional.size()];
+                              }));
+        d->items.emplace_back(Value("changed"), make_native("changed", [state](Interpreter &in, CallArgs &a) {
+                                  Value now(a.positional);
+                                  uint64_t work = 0;
+                                  bool same = state->last_changed.is_list() &&
+                                              equal(state->last_changed, now, &work);
+                                  in.step(work);
+                                  if (same) return Value(false);
+                                  state->last_changed = now;
+                                  return Value(true);
+                              }));
+        value_ = Value(d);
+    }
+
+    const Value &at(size_t i) {
+        state_->index = i;
+        int64_t n = int64_t(items_.size()), k = int64_t(i);
+        auto &it = value_.dict().items;
+        it[0].second = Value(k + 1);
+        it[1].second = Value(k);
+        it[2].second = Value(n - k);
+        it[3].second = Value(n - k - 1);
+        it[4].second = Value(k == 0);
+        it[5].second = Value(k == n - 1);
+        it[6].second = Value(n);
+        it[7].second = k > 0 ? items_[i - 1] : Value::undefined("there is no previous item");
+        it[8].second = k + 1 < n ? items_[i + 1] : Value::undefined("there is no next item");
+        it[9].second = Value(int64_t(1));
+        it[10].second = Value(int64_t(0));
+        return value_;
+    }
+
+  private:
+    struct State {
+        size_t index = 0;
+        Value last_changed;
+    };
+    const List &items_;
+    std::shared_ptr<State> state_;
+    Value value_;
+};
 
 }  // namespace
 
@@ -235,13 +264,13 @@ void Interpreter::exec_for(const Node &n, std::string &out) {
         if (!n.else_body.empty()) append(out, render_scoped(n.else_body));
         return;
     }
-    auto last_changed = std::make_shared<Value>();
+    LoopObject loop(items);
     std::shared_ptr<Frame> outer = scope;
     for (size_t i = 0; i < items.size(); ++i) {
         step();
         ChildScope child(*this, outer);
         bind_targets(*scope, n.targets, items[i]);
-        scope->vars["loop"] = loop_object(items, i, last_changed);
+        scope->vars["loop"] = loop.at(i);
         if (exec(n.body, out) == Flow::Break) break;
     }
 }
@@ -336,6 +365,7 @@ Value Interpreter::eval(const Expr &e) {
         auto d = std::make_shared<Dict>();
         for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
             Value key = eval(*e.args[i]);
+            if (!hashable(key)) type_error("unhashable type: '" + type_name(key) + "'");
             d->set(key, eval(*e.args[i + 1]));
         }
         return Value(d);
@@ -381,9 +411,11 @@ Value Interpreter::eval(const Expr &e) {
         for (size_t i = 0; i < e.ops.size(); ++i) {
             Value right = eval(*e.args[i + 1]);
             const std::string &op = e.ops[i];
-            bool ok = op == "in"      ? contains(right, left)
-                      : op == "notin" ? !contains(right, left)
-                                      : compare(op, left, right);
+            uint64_t work = 0;
+            bool ok = op == "in"      ? contains(right, left, &work)
+                      : op == "notin" ? !contains(right, left, &work)
+                                      : compare(op, left, right, &work);
+            step(work);
             if (!ok) return Value(false);
             left = std::move(right);
         }

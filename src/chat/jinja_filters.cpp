@@ -124,7 +124,11 @@ Value f_dictsort(Interpreter &in, const Value &v, Args &a) {
     in.step(items.size() * 8);
     std::stable_sort(items.begin(), items.end(), [&](const auto &x, const auto &y) {
         const Value &kx = pos ? x.second : x.first, &ky = pos ? y.second : y.first;
-        return compare("<", sort_key(reverse ? ky : kx, case_sensitive), sort_key(reverse ? kx : ky, case_sensitive));
+        uint64_t work = 0;
+        bool less = compare("<", sort_key(reverse ? ky : kx, case_sensitive),
+                            sort_key(reverse ? kx : ky, case_sensitive), &work);
+        in.step(work);
+        return less;
     });
     List out;
     for (auto &kv : items)
@@ -253,10 +257,11 @@ Value f_unique(Interpreter &in, const Value &v, Args &a) {
     List out, seen;
     for (const Value &item : iterate(v)) {
         Value key = sort_key(attribute.is_none() ? item : attribute_path(in, item, attribute), case_sensitive);
-        in.step(seen.size() + 1);
+        uint64_t work = 0;
         bool dup = false;
         for (const Value &s : seen)
-            if (equal(s, key)) dup = true;
+            if (!dup && equal(s, key, &work)) dup = true;
+        in.step(work + 1);
         if (dup) continue;
         seen.push_back(key);
         out.push_back(item);
@@ -274,7 +279,10 @@ Value f_sort(Interpreter &in, const Value &v, Args &a) {
     std::stable_sort(items.begin(), items.end(), [&](const Value &x, const Value &y) {
         Value kx = sort_key(attribute.is_none() ? x : attribute_path(in, x, attribute), case_sensitive);
         Value ky = sort_key(attribute.is_none() ? y : attribute_path(in, y, attribute), case_sensitive);
-        return reverse ? compare("<", ky, kx) : compare("<", kx, ky);
+        uint64_t work = 0;
+        bool less = reverse ? compare("<", ky, kx, &work) : compare("<", kx, ky, &work);
+        in.step(work);
+        return less;
     });
     return Value(std::move(items));
 }
@@ -386,12 +394,14 @@ Value f_abs(Interpreter &, const Value &v, Args &a) {
 
 Value f_round(Interpreter &, const Value &v, Args &a) {
     int64_t precision = a.get_or(0, "precision", Value(int64_t(0))).as_int();
-    std::string method = a.get_or(1, "method", Value("common")).is_str() ? a.get_or(1, "method", Value("common")).str() : "common";
+    Value method_value = a.get_or(1, "method", Value("common"));
+    std::string method = method_value.is_str() ? method_value.str() : "common";
     a.done(2);
     if (!v.is_number()) type_error("round needs a number");
     double scale = std::pow(10.0, double(std::clamp<int64_t>(precision, -300, 300)));
     double x = v.as_float() * scale;
-    double r = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::round(x);
+    // Python's round() takes halves to even, as nearbyint does in the default rounding mode.
+    double r = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::nearbyint(x);
     return Value(r / scale);
 }
 
@@ -417,7 +427,9 @@ Value min_max(Interpreter &in, const Value &v, Args &a, bool want_max) {
         in.step();
         Value k = sort_key(attribute.is_none() ? item : attribute_path(in, item, attribute), case_sensitive);
         Value b = sort_key(attribute.is_none() ? *best : attribute_path(in, *best, attribute), case_sensitive);
-        if (want_max ? compare(">", k, b) : compare("<", k, b)) best = &item;
+        uint64_t work = 0;
+        if (compare(want_max ? ">" : "<", k, b, &work)) best = &item;
+        in.step(work);
     }
     return *best;
 }

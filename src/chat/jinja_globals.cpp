@@ -48,6 +48,7 @@ std::shared_ptr<Dict> dict_from(CallArgs &call, bool check_names) {
     auto d = std::make_shared<Dict>();
     if (call.positional.size() > 1) type_error("dict expected at most 1 argument");
     auto put = [&](const Value &k, const Value &v) {
+        if (!hashable(k)) type_error("unhashable type: '" + type_name(k) + "'");
         if (check_names && k.is_str() && !k.str().empty() && k.str()[0] == '_')
             fail(VKLLM_ERR_INVALID_ARGUMENT,
                  "SecurityError: Chat templates cannot store underscore-prefixed attributes on a "

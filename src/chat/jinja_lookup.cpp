@@ -87,14 +87,17 @@ std::optional<Value> dict_method(const Value &obj, const std::string &name) {
 std::optional<Value> list_method(const Value &obj, const std::string &name) {
     if (name != "index" && name != "count") return std::nullopt;
     bool count = name == "count";
-    return make_native("list." + name, [obj, count](Interpreter &, CallArgs &call) {
+    return make_native("list." + name, [obj, count](Interpreter &in, CallArgs &call) {
         Args a(count ? "count" : "index", call);
         std::optional<Value> x = a.get(0, "value");
         a.done(1);
         if (!x) type_error("expected 1 argument, got 0");
         int64_t n = 0;
         for (size_t i = 0; i < obj.list().size(); ++i) {
-            if (!equal(obj.list()[i], *x)) continue;
+            uint64_t work = 0;
+            bool same = equal(obj.list()[i], *x, &work);
+            in.step(work);
+            if (!same) continue;
             if (!count) return Value(int64_t(i));
             ++n;
         }

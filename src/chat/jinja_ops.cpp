@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "chat/jinja_strings.h"
 #include "chat/jinja_text.h"
 #include "common/error.h"
 
@@ -17,6 +18,9 @@ void undefined_error(const Value &v) {
 }
 
 namespace {
+
+// The longest list `+` and `*` build (jinja2's sandbox caps range() the same way).
+constexpr size_t kMaxListItems = 100000;
 
 [[noreturn]] void unsupported(const std::string &op, const Value &a, const Value &b) {
     type_error("unsupported operand type(s) for " + op + ": '" + type_name(a) + "' and '" +
@@ -52,8 +56,8 @@ Value repeat(const Value &seq, int64_t n, size_t max_bytes) {
             out += seq.str();
         return Value(std::move(out));
     }
-    if (seq.list().size() * uint64_t(n) > max_bytes / 16 || uint64_t(n) > max_bytes)
-        fail(VKLLM_ERR_INVALID_ARGUMENT, "MemoryError: list too long");
+    if (seq.list().size() * uint64_t(n) > kMaxListItems || uint64_t(n) > kMaxListItems)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "MemoryError: a list longer than %zu items", kMaxListItems);
     List out;
     for (int64_t i = 0; i < n; ++i)
         out.insert(out.end(), seq.list().begin(), seq.list().end());
@@ -87,8 +91,8 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
             return Value::markup(std::move(joined));
         }
         if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
-            if (a.list().size() + b.list().size() > max_bytes / 16)
-                fail(VKLLM_ERR_INVALID_ARGUMENT, "MemoryError: list too long");
+            if (a.list().size() + b.list().size() > kMaxListItems)
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "MemoryError: a list longer than %zu items", kMaxListItems);
             List out = a.list();
             out.insert(out.end(), b.list().begin(), b.list().end());
             return Value(std::move(out), a.is_tuple());
@@ -126,7 +130,7 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
     }
     if (op == "//" || op == "%") {
         if (!numbers) {
-            if (op == "%" && a.is_str()) type_error("string formatting with % is not supported");
+            if (op == "%" && a.is_str()) return Value(py_percent(a.str(), b, max_bytes));
             unsupported(op, a, b);
         }
         if (ints ? y == 0 : fy == 0)
@@ -167,7 +171,7 @@ Value negate(const Value &v) {
 namespace {
 
 // -1, 0, 1 for a < b, a == b, a > b; TypeError when Python cannot order them.
-int order(const Value &a, const Value &b, const std::string &op) {
+int order(const Value &a, const Value &b, const std::string &op, uint64_t *work) {
     if (a.is_number() && b.is_number()) {
         if (a.kind() != Value::Kind::Float && b.kind() != Value::Kind::Float)
             return a.as_int() < b.as_int() ? -1 : a.as_int() > b.as_int();
@@ -181,7 +185,7 @@ int order(const Value &a, const Value &b, const std::string &op) {
     if (a.is_list() && b.is_list()) {
         const List &x = a.list(), &y = b.list();
         for (size_t i = 0; i < x.size() && i < y.size(); ++i)
-            if (!equal(x[i], y[i])) return order(x[i], y[i], op);
+            if (!equal(x[i], y[i], work)) return order(x[i], y[i], op, work);
         return x.size() < y.size() ? -1 : x.size() > y.size();
     }
     if (a.is_undefined()) undefined_error(a);
@@ -192,17 +196,17 @@ int order(const Value &a, const Value &b, const std::string &op) {
 
 }  // namespace
 
-bool compare(const std::string &op, const Value &a, const Value &b) {
-    if (op == "==") return equal(a, b);
-    if (op == "!=") return !equal(a, b);
-    int c = order(a, b, op);
+bool compare(const std::string &op, const Value &a, const Value &b, uint64_t *work) {
+    if (op == "==") return equal(a, b, work);
+    if (op == "!=") return !equal(a, b, work);
+    int c = order(a, b, op, work);
     if (op == "<") return c < 0;
     if (op == "<=") return c <= 0;
     if (op == ">") return c > 0;
     return c >= 0;
 }
 
-bool contains(const Value &container, const Value &item) {
+bool contains(const Value &container, const Value &item, uint64_t *work) {
     switch (container.kind()) {
     case Value::Kind::Str:
         if (!item.is_str())
@@ -210,10 +214,12 @@ bool contains(const Value &container, const Value &item) {
         return container.str().find(item.str()) != std::string::npos;
     case Value::Kind::Sequence:
         for (const Value &v : container.list())
-            if (equal(v, item)) return true;
+            if (equal(v, item, work)) return true;
         return false;
     case Value::Kind::Dict:
-    case Value::Kind::Namespace: return container.dict().find(item) != nullptr;
+    case Value::Kind::Namespace:
+        if (!hashable(item)) type_error("unhashable type: '" + type_name(item) + "'");
+        return container.dict().find(item) != nullptr;
     case Value::Kind::Undefined: return false;
     default: type_error("argument of type '" + type_name(container) + "' is not iterable");
     }

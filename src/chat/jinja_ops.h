@@ -16,13 +16,14 @@ namespace vkllm::chat {
 // The error for using an undefined value where a value is needed.
 [[noreturn]] void undefined_error(const Value &v);
 
-// op: + - * / // % **. Results longer than max_bytes (str * n, list + list) are refused.
+// op: + - * / // % **. Strings longer than max_bytes and lists longer than 100000 items are
+// refused; str % args formats as Python does for %s, %r, %d, %i, %f and %%.
 Value binary_op(const std::string &op, const Value &a, const Value &b, size_t max_bytes);
 Value negate(const Value &v);
-// op: == != < <= > >=
-bool compare(const std::string &op, const Value &a, const Value &b);
-// Python's `item in container`.
-bool contains(const Value &container, const Value &item);
+// op: == != < <= > >=. Adds the values visited to *work (see equal()).
+bool compare(const std::string &op, const Value &a, const Value &b, uint64_t *work = nullptr);
+// Python's `item in container`; adds the values visited to *work.
+bool contains(const Value &container, const Value &item, uint64_t *work = nullptr);
 // The items a for loop visits: a list's items, a dict's keys, a string's characters;
 // undefined is empty; anything else is "TypeError: 'X' object is not iterable".
 List iterate(const Value &v);

@@ -325,7 +325,7 @@ class Parser {
         auto t = make(E::TupleLiteral, offset);
         t->args.push_back(std::move(first));
         while (accept_op(",")) {
-            if (peek().type == T::BlockEnd || peek().type == T::VarEnd) break;
+            if (peek().type == T::BlockEnd || peek().type == T::VarEnd || is_op(")")) break;
             t->args.push_back(with_condexpr ? expression(true) : or_expr());
         }
         return t;

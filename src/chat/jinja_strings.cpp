@@ -1,5 +1,8 @@
 #include "chat/jinja_strings.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "chat/jinja_builtins.h"
 #include "chat/jinja_ops.h"
 #include "chat/jinja_text.h"
@@ -195,6 +198,52 @@ std::string py_title(const std::string &s) {
 std::string py_capitalize(const std::string &s) {
     std::string out = py_lower(s);
     if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = char(out[0] - 'a' + 'A');
+    return out;
+}
+
+std::string py_percent(const std::string &format, const Value &args, size_t max_bytes) {
+    List values = args.is_tuple() ? args.list() : List{args};
+    size_t next = 0;
+    std::string out;
+    for (size_t i = 0; i < format.size(); ++i) {
+        if (format[i] != '%') {
+            out += format[i];
+            continue;
+        }
+        if (++i == format.size()) fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: incomplete format");
+        int precision = -1;
+        if (format[i] == '.') {
+            precision = 0;
+            while (++i < format.size() && format[i] >= '0' && format[i] <= '9')
+                precision = std::min(precision * 10 + (format[i] - '0'), 100);
+            if (i == format.size()) fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: incomplete format");
+        }
+        char c = format[i];
+        if (c == '%') {
+            out += '%';
+            continue;
+        }
+        if (next >= values.size()) type_error("not enough arguments for format string");
+        const Value &v = values[next++];
+        if (c == 's') {
+            out += to_str(v, max_bytes);
+        } else if (c == 'r') {
+            out += to_repr(v, max_bytes);
+        } else if (c == 'd' || c == 'i') {
+            if (!v.is_number()) type_error("%d format: a real number is required, not " + type_name(v));
+            out += std::to_string(v.kind() == Value::Kind::Float ? int64_t(v.as_float()) : v.as_int());
+        } else if (c == 'f') {
+            if (!v.is_number()) type_error("must be real number, not " + type_name(v));
+            char buf[512];
+            std::snprintf(buf, sizeof buf, "%.*f", precision < 0 ? 6 : precision, v.as_float());
+            out += buf;
+        } else {
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: unsupported format character '%c'", c);
+        }
+        if (out.size() > max_bytes)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", max_bytes);
+    }
+    if (next < values.size()) type_error("not all arguments converted during string formatting");
     return out;
 }
 

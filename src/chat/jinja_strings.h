@@ -25,6 +25,9 @@ std::string py_upper(const std::string &s);
 std::string py_title(const std::string &s);
 std::string py_capitalize(const std::string &s);
 
+// Python's `format % args` for %s, %r, %d, %i, %f (with an optional precision) and %%.
+std::string py_percent(const std::string &format, const Value &args, size_t max_bytes);
+
 // The bound method `s.name`, or nullopt when str has no such (allowed) method.
 std::optional<Value> string_method(const std::string &s, const std::string &name);
 

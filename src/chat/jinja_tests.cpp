@@ -26,7 +26,7 @@ bool lower_or_upper(const Value &v, bool lower) {
 
 }  // namespace
 
-bool call_test(Interpreter &, const std::string &name, const Value &v, CallArgs &args) {
+bool call_test(Interpreter &in, const std::string &name, const Value &v, CallArgs &args) {
     using K = Value::Kind;
     Args a(name.c_str(), args);
     auto no_args = [&](bool result) {
@@ -65,17 +65,23 @@ bool call_test(Interpreter &, const std::string &name, const Value &v, CallArgs 
     if (name == "sameas") {
         Value other = argument(a, "other");
         if (v.kind() != other.kind()) return false;
-        if (v.is_none() || v.kind() == K::Bool) return equal(v, other);
+        // Python's `is`: None, booleans, small ints and literal strings are one object each.
+        if (v.is_none() || v.kind() == K::Bool || v.is_int() || v.is_str()) return equal(v, other);
         return (v.is_dict() || v.kind() == K::Namespace) && v.dict_ptr() == other.dict_ptr();
     }
-    if (name == "in") return contains(argument(a, "seq"), v);
+    uint64_t work = 0;
+    auto charged = [&](bool result) {
+        in.step(work);
+        return result;
+    };
+    if (name == "in") return charged(contains(argument(a, "seq"), v, &work));
     static const std::pair<const char *, const char *> comparisons[] = {
         {"eq", "=="}, {"equalto", "=="}, {"==", "=="}, {"ne", "!="}, {"!=", "!="},
         {"lt", "<"},  {"lessthan", "<"}, {"<", "<"},   {"le", "<="}, {"<=", "<="},
         {"gt", ">"},  {"greaterthan", ">"}, {">", ">"}, {"ge", ">="}, {">=", ">="},
     };
     for (const auto &c : comparisons)
-        if (name == c.first) return compare(c.second, v, argument(a, "other"));
+        if (name == c.first) return charged(compare(c.second, v, argument(a, "other"), &work));
     fail(VKLLM_ERR_INVALID_ARGUMENT, "TemplateAssertionError: No test named '%s'.", name.c_str());
 }
 

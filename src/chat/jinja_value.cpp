@@ -1,5 +1,7 @@
 #include "chat/jinja_value.h"
 
+#include "common/error.h"
+
 namespace vkllm::chat {
 
 const std::string Value::empty_;
@@ -59,6 +61,7 @@ bool Value::truthy() const {
 }
 
 const Value *Dict::find(const Value &key) const {
+    if (!hashable(key)) return nullptr;
     for (const auto &kv : items)
         if (equal(kv.first, key)) return &kv.second;
     return nullptr;
@@ -90,7 +93,12 @@ Value make_native(std::string name, NativeCallable::Fn fn) {
         std::make_shared<NativeCallable>(std::move(name), std::move(fn))));
 }
 
-bool equal(const Value &a, const Value &b) {
+namespace {
+
+bool equal_counted(const Value &a, const Value &b, uint64_t &visits) {
+    if (++visits > kMaxCompareVisits)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "a comparison visits more than %llu values",
+             static_cast<unsigned long long>(kMaxCompareVisits));
     using K = Value::Kind;
     if (a.is_number() && b.is_number()) {
         if (a.kind() != K::Float && b.kind() != K::Float) return a.as_int() == b.as_int();
@@ -102,21 +110,43 @@ bool equal(const Value &a, const Value &b) {
     case K::None: return true;
     case K::Str: return a.str() == b.str();
     case K::Sequence: {
+        if (a.same_list(b)) return a.is_tuple() == b.is_tuple();
         if (a.is_tuple() != b.is_tuple() || a.list().size() != b.list().size()) return false;
         for (size_t i = 0; i < a.list().size(); ++i)
-            if (!equal(a.list()[i], b.list()[i])) return false;
+            if (!equal_counted(a.list()[i], b.list()[i], visits)) return false;
         return true;
     }
     case K::Dict: {
+        if (a.dict_ptr() == b.dict_ptr()) return true;
         if (a.dict().items.size() != b.dict().items.size()) return false;
         for (const auto &kv : a.dict().items) {
             const Value *other = b.dict().find(kv.first);
-            if (!other || !equal(kv.second, *other)) return false;
+            if (!other || !equal_counted(kv.second, *other, visits)) return false;
         }
         return true;
     }
     case K::Namespace: return a.dict_ptr() == b.dict_ptr();
     case K::Callable: return &a.callable() == &b.callable();
+    default: return false;
+    }
+}
+
+}  // namespace
+
+bool equal(const Value &a, const Value &b, uint64_t *work) {
+    uint64_t visits = 0;
+    bool result = equal_counted(a, b, visits);
+    if (work) *work += visits;
+    return result;
+}
+
+bool hashable(const Value &v) {
+    switch (v.kind()) {
+    case Value::Kind::Str:
+    case Value::Kind::Int:
+    case Value::Kind::Float:
+    case Value::Kind::Bool:
+    case Value::Kind::None: return true;
     default: return false;
     }
 }

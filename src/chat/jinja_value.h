@@ -59,6 +59,8 @@ class Value {
     double as_float() const;
     const std::string &str() const { return *s_; }
     const List &list() const { return *l_; }
+    // Whether two sequences are one object (Python's `is`).
+    bool same_list(const Value &other) const { return l_ == other.l_; }
     Dict &dict() const { return *d_; }
     const std::shared_ptr<Dict> &dict_ptr() const { return d_; }
     Callable &callable() const { return *c_; }
@@ -118,8 +120,14 @@ struct NativeCallable : Callable {
 Value make_dict(std::vector<std::pair<Value, Value>> items = {});
 Value make_native(std::string name, NativeCallable::Fn fn);
 
-// Python's equality (1 == 1.0 == True, lists and dicts element-wise).
-bool equal(const Value &a, const Value &b);
+// Python's equality (1 == 1.0 == True, lists and dicts element-wise; a list is equal to
+// itself without a look inside, as in Python). Adds the values visited to *work when given,
+// so that callers charge it to the render's budget; one comparison visiting more than
+// kMaxCompareVisits values fails (shared sublists describe exponentially large trees).
+bool equal(const Value &a, const Value &b, uint64_t *work = nullptr);
+inline constexpr uint64_t kMaxCompareVisits = 1'000'000;
+// Dict keys are what Python hashes: str, int, float, bool, None (tuples are not allowed).
+bool hashable(const Value &v);
 // Python's type name, for messages ("str", "NoneType", "list", ...).
 std::string type_name(const Value &v);
 
