@@ -31,7 +31,9 @@ std::string data_dir() {
     return dir.empty() ? dir : dir + "/chat-templates";
 }
 
-const Value *member(const Value &dict, const char *key) { return dict.dict().find(std::string(key)); }
+const Value *member(const Value &dict, const char *key) {
+    return dict.dict().find(std::string(key));
+}
 
 struct Corpus {
     Value conversations;
@@ -125,7 +127,9 @@ INSTANTIATE_TEST_SUITE_P(Real, JinjaTemplates, ::testing::ValuesIn(template_name
 class Totals : public ::testing::Environment {
   public:
     void TearDown() override {
-        if (g_total) std::printf("chat templates: %d of %d template x conversation pairs as jinja2\n", g_passed, g_total);
+        if (g_total)
+            std::printf("chat templates: %d of %d template x conversation pairs as jinja2\n",
+                        g_passed, g_total);
     }
 };
 

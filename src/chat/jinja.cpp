@@ -9,7 +9,8 @@
 
 namespace vkllm::chat {
 
-std::string render_template(std::string_view source, const Value &context, const RenderOptions &options) {
+std::string render_template(std::string_view source, const Value &context,
+                            const RenderOptions &options) {
     try {
         ParsedTemplate parsed = parse_template(source, options.max_nesting);
         auto globals = std::make_shared<Frame>();

@@ -16,26 +16,26 @@ using ExprPtr = std::unique_ptr<Expr>;
 
 struct Expr {
     enum class Type {
-        Const,     // value
-        Name,      // name
+        Const,         // value
+        Name,          // name
         ListLiteral,   // args
         TupleLiteral,  // args
         DictLiteral,   // args: key, value, key, value...
-        Attr,      // args[0].name
-        Item,      // args[0][args[1]]
-        Slice,     // args: start, stop, step (null when absent)
-        Call,      // args[0](args[1..], kwargs)
-        Filter,    // args[0] | name(args[1..], kwargs)
-        Test,      // args[0] is name(args[1..], kwargs); negated when `is not`
-        Not,       // not args[0]
-        Neg,       // -args[0]
-        Pos,       // +args[0]
-        Binary,    // args[0] op args[1]: + - * / // % **
-        Concat,    // args joined with ~
-        Compare,   // args[0] ops[0] args[1] ops[1] args[2] ...: == != < <= > >= in notin
-        And,       // args[0] and args[1]
-        Or,        // args[0] or args[1]
-        CondExpr,  // args[1] if args[0] else args[2] (args[2] null: undefined)
+        Attr,          // args[0].name
+        Item,          // args[0][args[1]]
+        Slice,         // args: start, stop, step (null when absent)
+        Call,          // args[0](args[1..], kwargs)
+        Filter,        // args[0] | name(args[1..], kwargs)
+        Test,          // args[0] is name(args[1..], kwargs); negated when `is not`
+        Not,           // not args[0]
+        Neg,           // -args[0]
+        Pos,           // +args[0]
+        Binary,        // args[0] op args[1]: + - * / // % **
+        Concat,        // args joined with ~
+        Compare,       // args[0] ops[0] args[1] ops[1] args[2] ...: == != < <= > >= in notin
+        And,           // args[0] and args[1]
+        Or,            // args[0] or args[1]
+        CondExpr,      // args[1] if args[0] else args[2] (args[2] null: undefined)
     };
     Type type;
     size_t offset = 0;
@@ -86,6 +86,8 @@ struct Node {
 };
 
 // A filter chain (FilterBlock, SetBlock) applies to this name, bound to the body's text.
-inline constexpr const char *kBlockBodyName = "\x01" "body";
+inline constexpr const char *kBlockBodyName =
+    "\x01"
+    "body";
 
 }  // namespace vkllm::chat

@@ -24,7 +24,8 @@ using N = Node::Type;
 struct ChildScope {
     Interpreter &in;
     std::shared_ptr<Frame> saved;
-    explicit ChildScope(Interpreter &interp, std::shared_ptr<Frame> parent) : in(interp), saved(in.scope) {
+    explicit ChildScope(Interpreter &interp, std::shared_ptr<Frame> parent)
+        : in(interp), saved(in.scope) {
         auto f = std::make_shared<Frame>();
         f->parent = std::move(parent);
         in.scope = std::move(f);
@@ -83,9 +84,10 @@ struct Macro : Callable {
         }
         for (size_t i = 0; i < node.params.size(); ++i)
             if (!bound[i])
-                vars[node.params[i].name] = node.params[i].default_value
-                                                ? in.eval(*node.params[i].default_value)
-                                                : Value::undefined("'" + node.params[i].name + "' is undefined");
+                vars[node.params[i].name] =
+                    node.params[i].default_value
+                        ? in.eval(*node.params[i].default_value)
+                        : Value::undefined("'" + node.params[i].name + "' is undefined");
         vars["varargs"] = Value(std::move(varargs), true);
         vars["kwargs"] = Value(kwargs);
         std::string out;
@@ -138,33 +140,50 @@ Interpreter::Flow Interpreter::exec(const Body &body, std::string &out) {
 Interpreter::Flow Interpreter::exec_node(const Node &n, std::string &out) {
     step();
     switch (n.type) {
-    case N::Text: append(out, n.text); return Flow::Normal;
-    case N::Output: append(out, to_str(eval(*n.expr), options_.max_output_bytes)); return Flow::Normal;
-    case N::If: return exec(eval(*n.expr).truthy() ? n.body : n.else_body, out);
-    case N::For: exec_for(n, out); return Flow::Normal;
-    case N::Set:
-    case N::SetBlock: exec_set(n); return Flow::Normal;
-    case N::Macro: define_macro(n); return Flow::Normal;
-    case N::CallBlock: exec_call_block(n, out); return Flow::Normal;
-    case N::FilterBlock: {
-        std::string text = render_scoped(n.body);
-        ChildScope child(*this, scope);
-        scope->vars[kBlockBodyName] = Value(std::move(text));
-        append(out, to_str(eval(*n.filter), options_.max_output_bytes));
-        return Flow::Normal;
-    }
-    case N::With: {
-        std::vector<Value> values;
-        for (const ExprPtr &e : n.values)
-            values.push_back(eval(*e));
-        ChildScope child(*this, scope);
-        for (size_t i = 0; i < n.targets.size(); ++i)
-            scope->vars[n.targets[i]] = values[i];
-        return exec(n.body, out);
-    }
-    case N::Generation: append(out, render_scoped(n.body)); return Flow::Normal;
-    case N::Break: return Flow::Break;
-    case N::Continue: return Flow::Continue;
+        case N::Text:
+            append(out, n.text);
+            return Flow::Normal;
+        case N::Output:
+            append(out, to_str(eval(*n.expr), options_.max_output_bytes));
+            return Flow::Normal;
+        case N::If:
+            return exec(eval(*n.expr).truthy() ? n.body : n.else_body, out);
+        case N::For:
+            exec_for(n, out);
+            return Flow::Normal;
+        case N::Set:
+        case N::SetBlock:
+            exec_set(n);
+            return Flow::Normal;
+        case N::Macro:
+            define_macro(n);
+            return Flow::Normal;
+        case N::CallBlock:
+            exec_call_block(n, out);
+            return Flow::Normal;
+        case N::FilterBlock: {
+            std::string text = render_scoped(n.body);
+            ChildScope child(*this, scope);
+            scope->vars[kBlockBodyName] = Value(std::move(text));
+            append(out, to_str(eval(*n.filter), options_.max_output_bytes));
+            return Flow::Normal;
+        }
+        case N::With: {
+            std::vector<Value> values;
+            for (const ExprPtr &e : n.values)
+                values.push_back(eval(*e));
+            ChildScope child(*this, scope);
+            for (size_t i = 0; i < n.targets.size(); ++i)
+                scope->vars[n.targets[i]] = values[i];
+            return exec(n.body, out);
+        }
+        case N::Generation:
+            append(out, render_scoped(n.body));
+            return Flow::Normal;
+        case N::Break:
+            return Flow::Break;
+        case N::Continue:
+            return Flow::Continue;
     }
     return Flow::Normal;
 }
@@ -178,8 +197,9 @@ void bind_targets(Frame &frame, const std::vector<std::string> &targets, const V
     }
     List items = iterate(v);
     if (items.size() < targets.size())
-        fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: not enough values to unpack (expected %zu, got %zu)",
-             targets.size(), items.size());
+        fail(VKLLM_ERR_INVALID_ARGUMENT,
+             "ValueError: not enough values to unpack (expected %zu, got %zu)", targets.size(),
+             items.size());
     if (items.size() > targets.size())
         fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: too many values to unpack (expected %zu)",
              targets.size());
@@ -193,26 +213,28 @@ void bind_targets(Frame &frame, const std::vector<std::string> &targets, const V
 class LoopObject {
   public:
     explicit LoopObject(const List &items) : items_(items), state_(std::make_shared<State>()) {
-        static const char *keys[] = {"index",    "index0",   "revindex", "revindex0", "first", "last",
-                                     "length",   "previtem", "nextitem", "depth",     "depth0"};
+        static const char *keys[] = {"index",  "index0",   "revindex", "revindex0", "first", "last",
+                                     "length", "previtem", "nextitem", "depth",     "depth0"};
         auto d = std::make_shared<Dict>();
         for (const char *k : keys)
             d->items.emplace_back(Value(k), Value());
         std::shared_ptr<State> state = state_;
-        d->items.emplace_back(Value("cycle"), make_native("cycle", [state](Interpreter &, CallArgs &a) {
-                                  if (a.positional.empty()) type_error("no items for cycling given");
+        d->items.emplace_back(Value("cycle"),
+                              make_native("cycle", [state](Interpreter &, CallArgs &a) {
+                                  if (a.positional.empty())
+                                      type_error("no items for cycling given");
                                   return a.positional[state->index % a.positional.size()];
                               }));
-        d->items.emplace_back(Value("changed"), make_native("changed", [state](Interpreter &in, CallArgs &a) {
-                                  Value now(a.positional);
-                                  uint64_t work = 0;
-                                  bool same = state->last_changed.is_list() &&
-                                              equal(state->last_changed, now, &work);
-                                  in.step(work);
-                                  if (same) return Value(false);
-                                  state->last_changed = now;
-                                  return Value(true);
-                              }));
+        d->items.emplace_back(
+            Value("changed"), make_native("changed", [state](Interpreter &in, CallArgs &a) {
+                Value now(a.positional);
+                uint64_t work = 0;
+                bool same = state->last_changed.is_list() && equal(state->last_changed, now, &work);
+                in.step(work);
+                if (same) return Value(false);
+                state->last_changed = now;
+                return Value(true);
+            }));
         value_ = Value(d);
     }
 
@@ -290,7 +312,8 @@ void Interpreter::exec_set(const Node &n) {
     if (!n.attr.empty()) {
         const Value *ns = scope->find(n.targets[0]);
         if (!ns || ns->kind() != Value::Kind::Namespace)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "TemplateRuntimeError: cannot assign attribute on non-namespace object");
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "TemplateRuntimeError: cannot assign attribute on non-namespace object");
         if (n.attr[0] == '_')
             fail(VKLLM_ERR_INVALID_ARGUMENT,
                  "SecurityError: Chat templates cannot store underscore-prefixed attributes on a "
@@ -303,7 +326,8 @@ void Interpreter::exec_set(const Node &n) {
 }
 
 void Interpreter::define_macro(const Node &n) {
-    scope->vars[n.text] = Value(std::shared_ptr<Callable>(std::make_shared<Macro>(n, scope, n.text)));
+    scope->vars[n.text] =
+        Value(std::shared_ptr<Callable>(std::make_shared<Macro>(n, scope, n.text)));
 }
 
 void Interpreter::exec_call_block(const Node &n, std::string &out) {
@@ -349,89 +373,96 @@ Value Interpreter::eval_filter_or_test(const Expr &e) {
 Value Interpreter::eval(const Expr &e) {
     step();
     switch (e.type) {
-    case E::Const: return e.value;
-    case E::Name: {
-        const Value *v = scope->find(e.name);
-        return v ? *v : Value::undefined("'" + e.name + "' is undefined");
-    }
-    case E::ListLiteral:
-    case E::TupleLiteral: {
-        List items;
-        for (const ExprPtr &a : e.args)
-            items.push_back(eval(*a));
-        return Value(std::move(items), e.type == E::TupleLiteral);
-    }
-    case E::DictLiteral: {
-        auto d = std::make_shared<Dict>();
-        for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
-            Value key = eval(*e.args[i]);
-            if (!hashable(key)) type_error("unhashable type: '" + type_name(key) + "'");
-            d->set(key, eval(*e.args[i + 1]));
+        case E::Const:
+            return e.value;
+        case E::Name: {
+            const Value *v = scope->find(e.name);
+            return v ? *v : Value::undefined("'" + e.name + "' is undefined");
         }
-        return Value(d);
-    }
-    case E::Attr: return get_attr(*this, eval(*e.args[0]), e.name);
-    case E::Item: {
-        Value obj = eval(*e.args[0]);
-        const Expr &key = *e.args[1];
-        if (key.type != E::Slice) return get_item(*this, obj, eval(key));
-        auto bound = [&](size_t i) { return key.args[i] ? eval(*key.args[i]) : Value::none(); };
-        Value start = bound(0), stop = bound(1), stride = bound(2);
-        return slice(obj, start, stop, stride);
-    }
-    case E::Slice: type_error("slice outside of a subscript");
-    case E::Call: return eval_call(e);
-    case E::Filter:
-    case E::Test: return eval_filter_or_test(e);
-    case E::Not: return Value(!eval(*e.args[0]).truthy());
-    case E::Neg: return negate(eval(*e.args[0]));
-    case E::Pos: {
-        Value v = eval(*e.args[0]);
-        if (v.is_undefined()) undefined_error(v);
-        if (!v.is_number()) type_error("bad operand type for unary +: '" + type_name(v) + "'");
-        return v;
-    }
-    case E::Binary: {
-        Value a = eval(*e.args[0]);
-        Value b = eval(*e.args[1]);
-        return binary_op(e.name, a, b, options_.max_output_bytes);
-    }
-    case E::Concat: {
-        std::string s;
-        for (const ExprPtr &a : e.args) {
-            s += to_str(eval(*a), options_.max_output_bytes);
-            if (s.size() > options_.max_output_bytes)
-                fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes",
-                     options_.max_output_bytes);
+        case E::ListLiteral:
+        case E::TupleLiteral: {
+            List items;
+            for (const ExprPtr &a : e.args)
+                items.push_back(eval(*a));
+            return Value(std::move(items), e.type == E::TupleLiteral);
         }
-        return Value(std::move(s));
-    }
-    case E::Compare: {
-        Value left = eval(*e.args[0]);
-        for (size_t i = 0; i < e.ops.size(); ++i) {
-            Value right = eval(*e.args[i + 1]);
-            const std::string &op = e.ops[i];
-            uint64_t work = 0;
-            bool ok = op == "in"      ? contains(right, left, &work)
-                      : op == "notin" ? !contains(right, left, &work)
-                                      : compare(op, left, right, &work);
-            step(work);
-            if (!ok) return Value(false);
-            left = std::move(right);
+        case E::DictLiteral: {
+            auto d = std::make_shared<Dict>();
+            for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+                Value key = eval(*e.args[i]);
+                if (!hashable(key)) type_error("unhashable type: '" + type_name(key) + "'");
+                d->set(key, eval(*e.args[i + 1]));
+            }
+            return Value(d);
         }
-        return Value(true);
-    }
-    case E::And: {
-        Value a = eval(*e.args[0]);
-        return a.truthy() ? eval(*e.args[1]) : a;
-    }
-    case E::Or: {
-        Value a = eval(*e.args[0]);
-        return a.truthy() ? a : eval(*e.args[1]);
-    }
-    case E::CondExpr:
-        if (eval(*e.args[0]).truthy()) return eval(*e.args[1]);
-        return e.args[2] ? eval(*e.args[2]) : Value::undefined("");
+        case E::Attr:
+            return get_attr(*this, eval(*e.args[0]), e.name);
+        case E::Item: {
+            Value obj = eval(*e.args[0]);
+            const Expr &key = *e.args[1];
+            if (key.type != E::Slice) return get_item(*this, obj, eval(key));
+            auto bound = [&](size_t i) { return key.args[i] ? eval(*key.args[i]) : Value::none(); };
+            Value start = bound(0), stop = bound(1), stride = bound(2);
+            return slice(obj, start, stop, stride);
+        }
+        case E::Slice:
+            type_error("slice outside of a subscript");
+        case E::Call:
+            return eval_call(e);
+        case E::Filter:
+        case E::Test:
+            return eval_filter_or_test(e);
+        case E::Not:
+            return Value(!eval(*e.args[0]).truthy());
+        case E::Neg:
+            return negate(eval(*e.args[0]));
+        case E::Pos: {
+            Value v = eval(*e.args[0]);
+            if (v.is_undefined()) undefined_error(v);
+            if (!v.is_number()) type_error("bad operand type for unary +: '" + type_name(v) + "'");
+            return v;
+        }
+        case E::Binary: {
+            Value a = eval(*e.args[0]);
+            Value b = eval(*e.args[1]);
+            return binary_op(e.name, a, b, options_.max_output_bytes);
+        }
+        case E::Concat: {
+            std::string s;
+            for (const ExprPtr &a : e.args) {
+                s += to_str(eval(*a), options_.max_output_bytes);
+                if (s.size() > options_.max_output_bytes)
+                    fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes",
+                         options_.max_output_bytes);
+            }
+            return Value(std::move(s));
+        }
+        case E::Compare: {
+            Value left = eval(*e.args[0]);
+            for (size_t i = 0; i < e.ops.size(); ++i) {
+                Value right = eval(*e.args[i + 1]);
+                const std::string &op = e.ops[i];
+                uint64_t work = 0;
+                bool ok = op == "in"      ? contains(right, left, &work)
+                          : op == "notin" ? !contains(right, left, &work)
+                                          : compare(op, left, right, &work);
+                step(work);
+                if (!ok) return Value(false);
+                left = std::move(right);
+            }
+            return Value(true);
+        }
+        case E::And: {
+            Value a = eval(*e.args[0]);
+            return a.truthy() ? eval(*e.args[1]) : a;
+        }
+        case E::Or: {
+            Value a = eval(*e.args[0]);
+            return a.truthy() ? a : eval(*e.args[1]);
+        }
+        case E::CondExpr:
+            if (eval(*e.args[0]).truthy()) return eval(*e.args[1]);
+            return e.args[2] ? eval(*e.args[2]) : Value::undefined("");
     }
     return Value();
 }

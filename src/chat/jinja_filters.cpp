@@ -17,7 +17,9 @@ namespace {
 
 using Filter = Value (*)(Interpreter &, const Value &, Args &);
 
-std::string text(Interpreter &in, const Value &v) { return to_str(v, in.max_bytes()); }
+std::string text(Interpreter &in, const Value &v) {
+    return to_str(v, in.max_bytes());
+}
 
 void check_size(Interpreter &in, const std::string &s) {
     if (s.size() > in.max_bytes())
@@ -32,8 +34,10 @@ Value attribute_path(Interpreter &in, const Value &v, const Value &path) {
     size_t start = 0;
     for (;;) {
         size_t dot = p.find('.', start);
-        std::string part = p.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+        std::string part =
+            p.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        bool numeric = !part.empty() && std::all_of(part.begin(), part.end(),
+                                                    [](char c) { return c >= '0' && c <= '9'; });
         cur = numeric ? get_item(in, cur, Value(int64_t(std::strtoll(part.c_str(), nullptr, 10))))
                       : get_item(in, cur, Value(part));
         if (dot == std::string::npos) return cur;
@@ -52,14 +56,15 @@ Value f_tojson(Interpreter &in, const Value &v, Args &a) {
     if (indent.is_str()) {
         o.indent = indent.str();
     } else if (indent.is_int() || indent.kind() == Value::Kind::Bool) {
-        o.indent = std::string(size_t(std::max<int64_t>(0, std::min<int64_t>(indent.as_int(), 1024))), ' ');
+        o.indent = std::string(
+            size_t(std::max<int64_t>(0, std::min<int64_t>(indent.as_int(), 1024))), ' ');
     } else if (!indent.is_none()) {
         type_error("tojson: indent must be an int or a str");
     }
     if (o.indent) o.item_separator = ",";
     if (!separators.is_none()) {
-        if (!separators.is_list() || separators.list().size() != 2 || !separators.list()[0].is_str() ||
-            !separators.list()[1].is_str())
+        if (!separators.is_list() || separators.list().size() != 2 ||
+            !separators.list()[0].is_str() || !separators.list()[1].is_str())
             fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: separators must be a pair of strings");
         o.item_separator = separators.list()[0].str();
         o.key_separator = separators.list()[1].str();
@@ -98,7 +103,9 @@ Value f_default(Interpreter &, const Value &v, Args &a) {
 Value f_items(Interpreter &, const Value &v, Args &a) {
     a.done(0);
     if (v.is_undefined()) return Value(List{});
-    if (!v.is_dict()) fail(VKLLM_ERR_INVALID_ARGUMENT, "FilterArgumentError: Can only get item pairs from a mapping.");
+    if (!v.is_dict())
+        fail(VKLLM_ERR_INVALID_ARGUMENT,
+             "FilterArgumentError: Can only get item pairs from a mapping.");
     List out;
     for (const auto &kv : v.dict().items)
         out.emplace_back(List{kv.first, kv.second}, true);
@@ -116,10 +123,12 @@ Value f_dictsort(Interpreter &in, const Value &v, Args &a) {
     Value by = a.get_or(1, "by", Value("key"));
     bool reverse = a.get_or(2, "reverse", Value(false)).truthy();
     a.done(3);
-    if (!v.is_dict()) fail(VKLLM_ERR_INVALID_ARGUMENT, "FilterArgumentError: dictsort needs a mapping");
+    if (!v.is_dict())
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "FilterArgumentError: dictsort needs a mapping");
     size_t pos = by.is_str() && by.str() == "value" ? 1 : 0;
     if (by.is_str() && by.str() != "key" && by.str() != "value")
-        fail(VKLLM_ERR_INVALID_ARGUMENT, "FilterArgumentError: You can only sort by either 'key' or 'value'");
+        fail(VKLLM_ERR_INVALID_ARGUMENT,
+             "FilterArgumentError: You can only sort by either 'key' or 'value'");
     std::vector<std::pair<Value, Value>> items = v.dict().items;
     in.step(items.size() * 8);
     std::stable_sort(items.begin(), items.end(), [&](const auto &x, const auto &y) {
@@ -157,8 +166,9 @@ Value f_indent(Interpreter &in, const Value &v, Args &a) {
     bool first = a.get_or(1, "first", Value(false)).truthy();
     bool blank = a.get_or(2, "blank", Value(false)).truthy();
     a.done(3);
-    std::string indention = width.is_str() ? width.str()
-                                           : std::string(size_t(std::clamp<int64_t>(width.as_int(), 0, 1024)), ' ');
+    std::string indention =
+        width.is_str() ? width.str()
+                       : std::string(size_t(std::clamp<int64_t>(width.as_int(), 0, 1024)), ' ');
     std::vector<std::string> lines = py_splitlines(text(in, v) + "\n", false);
     std::string out;
     for (size_t i = 0; i < lines.size(); ++i) {
@@ -215,7 +225,8 @@ Value f_replace(Interpreter &in, const Value &v, Args &a) {
     std::string with = text(in, a.get_or(1, "new", Value(std::string())));
     Value count = a.get_or(2, "count", Value::none());
     a.done(3);
-    return Value(py_replace(text(in, v), old, with, count.is_none() ? -1 : count.as_int(), in.max_bytes()));
+    return Value(
+        py_replace(text(in, v), old, with, count.is_none() ? -1 : count.as_int(), in.max_bytes()));
 }
 
 Value f_safe(Interpreter &in, const Value &v, Args &a) {
@@ -256,7 +267,8 @@ Value f_unique(Interpreter &in, const Value &v, Args &a) {
     a.done(2);
     List out, seen;
     for (const Value &item : iterate(v)) {
-        Value key = sort_key(attribute.is_none() ? item : attribute_path(in, item, attribute), case_sensitive);
+        Value key = sort_key(attribute.is_none() ? item : attribute_path(in, item, attribute),
+                             case_sensitive);
         uint64_t work = 0;
         bool dup = false;
         for (const Value &s : seen)
@@ -277,8 +289,10 @@ Value f_sort(Interpreter &in, const Value &v, Args &a) {
     List items = iterate(v);
     in.step(items.size() * 8);
     std::stable_sort(items.begin(), items.end(), [&](const Value &x, const Value &y) {
-        Value kx = sort_key(attribute.is_none() ? x : attribute_path(in, x, attribute), case_sensitive);
-        Value ky = sort_key(attribute.is_none() ? y : attribute_path(in, y, attribute), case_sensitive);
+        Value kx =
+            sort_key(attribute.is_none() ? x : attribute_path(in, x, attribute), case_sensitive);
+        Value ky =
+            sort_key(attribute.is_none() ? y : attribute_path(in, y, attribute), case_sensitive);
         uint64_t work = 0;
         bool less = reverse ? compare("<", ky, kx, &work) : compare("<", kx, ky, &work);
         in.step(work);
@@ -336,7 +350,8 @@ Value f_map(Interpreter &in, const Value &v, CallArgs &call) {
         }
         return Value(std::move(out));
     }
-    if (call.positional.empty() || !call.positional[0].is_str()) type_error("map needs a filter name or attribute=");
+    if (call.positional.empty() || !call.positional[0].is_str())
+        type_error("map needs a filter name or attribute=");
     std::string name = call.positional[0].str();
     CallArgs rest;
     rest.positional.assign(call.positional.begin() + 1, call.positional.end());
@@ -401,7 +416,9 @@ Value f_round(Interpreter &, const Value &v, Args &a) {
     double scale = std::pow(10.0, double(std::clamp<int64_t>(precision, -300, 300)));
     double x = v.as_float() * scale;
     // Python's round() takes halves to even, as nearbyint does in the default rounding mode.
-    double r = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::nearbyint(x);
+    double r = method == "ceil"    ? std::ceil(x)
+               : method == "floor" ? std::floor(x)
+                                   : std::nearbyint(x);
     return Value(r / scale);
 }
 
@@ -411,7 +428,9 @@ Value f_sum(Interpreter &in, const Value &v, Args &a) {
     a.done(2);
     for (const Value &item : iterate(v)) {
         in.step();
-        total = binary_op("+", total, attribute.is_none() ? item : attribute_path(in, item, attribute), in.max_bytes());
+        total =
+            binary_op("+", total, attribute.is_none() ? item : attribute_path(in, item, attribute),
+                      in.max_bytes());
     }
     return total;
 }
@@ -425,8 +444,10 @@ Value min_max(Interpreter &in, const Value &v, Args &a, bool want_max) {
     const Value *best = &items[0];
     for (const Value &item : items) {
         in.step();
-        Value k = sort_key(attribute.is_none() ? item : attribute_path(in, item, attribute), case_sensitive);
-        Value b = sort_key(attribute.is_none() ? *best : attribute_path(in, *best, attribute), case_sensitive);
+        Value k = sort_key(attribute.is_none() ? item : attribute_path(in, item, attribute),
+                           case_sensitive);
+        Value b = sort_key(attribute.is_none() ? *best : attribute_path(in, *best, attribute),
+                           case_sensitive);
         uint64_t work = 0;
         if (compare(want_max ? ">" : "<", k, b, &work)) best = &item;
         in.step(work);
@@ -434,8 +455,12 @@ Value min_max(Interpreter &in, const Value &v, Args &a, bool want_max) {
     return *best;
 }
 
-Value f_min(Interpreter &in, const Value &v, Args &a) { return min_max(in, v, a, false); }
-Value f_max(Interpreter &in, const Value &v, Args &a) { return min_max(in, v, a, true); }
+Value f_min(Interpreter &in, const Value &v, Args &a) {
+    return min_max(in, v, a, false);
+}
+Value f_max(Interpreter &in, const Value &v, Args &a) {
+    return min_max(in, v, a, true);
+}
 
 Value f_attr(Interpreter &in, const Value &v, Args &a) {
     Value name = a.get_or(0, "name", Value::none());
@@ -450,7 +475,8 @@ Value f_wordcount(Interpreter &in, const Value &v, Args &a) {
 }
 
 Value f_center(Interpreter &in, const Value &v, Args &a) {
-    int64_t width = std::min<int64_t>(a.get_or(0, "width", Value(int64_t(80))).as_int(), int64_t(in.max_bytes()));
+    int64_t width = std::min<int64_t>(a.get_or(0, "width", Value(int64_t(80))).as_int(),
+                                      int64_t(in.max_bytes()));
     a.done(1);
     std::string s = text(in, v);
     int64_t n = int64_t(utf8_length(s));
@@ -483,18 +509,42 @@ Value f_batch(Interpreter &, const Value &v, Args &a) {
 
 const std::map<std::string, Filter> &filters() {
     static const std::map<std::string, Filter> table = {
-        {"tojson", f_tojson},       {"trim", f_trim},         {"length", f_length},
-        {"count", f_length},        {"string", f_string},     {"default", f_default},
-        {"d", f_default},           {"items", f_items},       {"dictsort", f_dictsort},
-        {"join", f_join},           {"indent", f_indent},     {"list", f_list},
-        {"first", f_first},         {"last", f_last},         {"lower", f_lower},
-        {"upper", f_upper},         {"title", f_title},       {"capitalize", f_capitalize},
-        {"replace", f_replace},     {"safe", f_safe},         {"escape", f_escape},
-        {"e", f_escape},            {"forceescape", f_forceescape}, {"reverse", f_reverse},
-        {"unique", f_unique},       {"sort", f_sort},         {"int", f_int},
-        {"float", f_float},         {"abs", f_abs},           {"round", f_round},
-        {"sum", f_sum},             {"min", f_min},           {"max", f_max},
-        {"attr", f_attr},           {"wordcount", f_wordcount}, {"center", f_center},
+        {"tojson", f_tojson},
+        {"trim", f_trim},
+        {"length", f_length},
+        {"count", f_length},
+        {"string", f_string},
+        {"default", f_default},
+        {"d", f_default},
+        {"items", f_items},
+        {"dictsort", f_dictsort},
+        {"join", f_join},
+        {"indent", f_indent},
+        {"list", f_list},
+        {"first", f_first},
+        {"last", f_last},
+        {"lower", f_lower},
+        {"upper", f_upper},
+        {"title", f_title},
+        {"capitalize", f_capitalize},
+        {"replace", f_replace},
+        {"safe", f_safe},
+        {"escape", f_escape},
+        {"e", f_escape},
+        {"forceescape", f_forceescape},
+        {"reverse", f_reverse},
+        {"unique", f_unique},
+        {"sort", f_sort},
+        {"int", f_int},
+        {"float", f_float},
+        {"abs", f_abs},
+        {"round", f_round},
+        {"sum", f_sum},
+        {"min", f_min},
+        {"max", f_max},
+        {"attr", f_attr},
+        {"wordcount", f_wordcount},
+        {"center", f_center},
         {"batch", f_batch},
     };
     return table;
@@ -509,7 +559,8 @@ Value call_filter(Interpreter &in, const std::string &name, const Value &v, Call
     }
     auto it = filters().find(name);
     if (it == filters().end())
-        fail(VKLLM_ERR_INVALID_ARGUMENT, "TemplateAssertionError: No filter named '%s'.", name.c_str());
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "TemplateAssertionError: No filter named '%s'.",
+             name.c_str());
     Args a(name.c_str(), args);
     return it->second(in, v, a);
 }

@@ -30,9 +30,10 @@ Value range(Interpreter &in, CallArgs &call) {
     double count = stride > 0 ? (double(stop) - double(start)) / double(stride)
                               : (double(start) - double(stop)) / double(-stride);
     if (count > double(kMaxRange))
-        fail(VKLLM_ERR_INVALID_ARGUMENT,
-             "OverflowError: Range too big. The sandbox blocks ranges larger than MAX_RANGE (%lld).",
-             static_cast<long long>(kMaxRange));
+        fail(
+            VKLLM_ERR_INVALID_ARGUMENT,
+            "OverflowError: Range too big. The sandbox blocks ranges larger than MAX_RANGE (%lld).",
+            static_cast<long long>(kMaxRange));
     List out;
     for (int64_t i = start; stride > 0 ? i < stop : i > stop; i += stride) {
         out.emplace_back(i);
@@ -66,7 +67,9 @@ std::shared_ptr<Dict> dict_from(CallArgs &call, bool check_names) {
                 List kv = iterate(pair);
                 if (kv.size() != 2)
                     fail(VKLLM_ERR_INVALID_ARGUMENT,
-                         "ValueError: dictionary update sequence element has length %zu; 2 is required", kv.size());
+                         "ValueError: dictionary update sequence element has length %zu; 2 is "
+                         "required",
+                         kv.size());
                 put(kv[0], kv[1]);
             }
         }
@@ -87,9 +90,11 @@ void put_int(std::string &out, int value, int width, char flag) {
 }  // namespace
 
 std::string format_time(const std::string &format, int64_t seconds) {
-    static const char *days[] = {"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"};
-    static const char *months[] = {"January", "February", "March",     "April",   "May",      "June",
-                                   "July",    "August",   "September", "October", "November", "December"};
+    static const char *days[] = {"Sunday",   "Monday", "Tuesday", "Wednesday",
+                                 "Thursday", "Friday", "Saturday"};
+    static const char *months[] = {"January",   "February", "March",    "April",
+                                   "May",       "June",     "July",     "August",
+                                   "September", "October",  "November", "December"};
     std::time_t t = std::time_t(seconds);
     std::tm tm{};
     gmtime_r(&t, &tm);
@@ -106,38 +111,92 @@ std::string format_time(const std::string &format, int64_t seconds) {
             c = format[++i];
         }
         switch (c) {
-        case 'Y': put_int(out, tm.tm_year + 1900, 4, flag); break;
-        case 'y': put_int(out, tm.tm_year % 100, 2, flag); break;
-        case 'm': put_int(out, tm.tm_mon + 1, 2, flag); break;
-        case 'd': put_int(out, tm.tm_mday, 2, flag); break;
-        case 'e': put_int(out, tm.tm_mday, 2, flag ? flag : '_'); break;
-        case 'H': put_int(out, tm.tm_hour, 2, flag); break;
-        case 'I': put_int(out, tm.tm_hour % 12 == 0 ? 12 : tm.tm_hour % 12, 2, flag); break;
-        case 'M': put_int(out, tm.tm_min, 2, flag); break;
-        case 'S': put_int(out, tm.tm_sec, 2, flag); break;
-        case 'j': put_int(out, tm.tm_yday + 1, 3, flag); break;
-        case 'w': put_int(out, tm.tm_wday, 1, flag); break;
-        case 'p': out += tm.tm_hour < 12 ? "AM" : "PM"; break;
-        case 'A': out += days[tm.tm_wday]; break;
-        case 'a': out += std::string(days[tm.tm_wday], 3); break;
-        case 'B': out += months[tm.tm_mon]; break;
-        case 'b':
-        case 'h': out += std::string(months[tm.tm_mon], 3); break;
-        case 'F': out += format_time("%Y-%m-%d", seconds); break;
-        case 'T': out += format_time("%H:%M:%S", seconds); break;
-        case 'D': out += format_time("%m/%d/%y", seconds); break;
-        case 'c': out += format_time("%a %b %e %H:%M:%S %Y", seconds); break;
-        case 'x': out += format_time("%m/%d/%y", seconds); break;
-        case 'X': out += format_time("%H:%M:%S", seconds); break;
-        case 'Z': out += "UTC"; break;
-        case 'z': out += "+0000"; break;
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case '%': out += '%'; break;
-        default:
-            out += '%';
-            if (flag) out += flag;
-            out += c;
+            case 'Y':
+                put_int(out, tm.tm_year + 1900, 4, flag);
+                break;
+            case 'y':
+                put_int(out, tm.tm_year % 100, 2, flag);
+                break;
+            case 'm':
+                put_int(out, tm.tm_mon + 1, 2, flag);
+                break;
+            case 'd':
+                put_int(out, tm.tm_mday, 2, flag);
+                break;
+            case 'e':
+                put_int(out, tm.tm_mday, 2, flag ? flag : '_');
+                break;
+            case 'H':
+                put_int(out, tm.tm_hour, 2, flag);
+                break;
+            case 'I':
+                put_int(out, tm.tm_hour % 12 == 0 ? 12 : tm.tm_hour % 12, 2, flag);
+                break;
+            case 'M':
+                put_int(out, tm.tm_min, 2, flag);
+                break;
+            case 'S':
+                put_int(out, tm.tm_sec, 2, flag);
+                break;
+            case 'j':
+                put_int(out, tm.tm_yday + 1, 3, flag);
+                break;
+            case 'w':
+                put_int(out, tm.tm_wday, 1, flag);
+                break;
+            case 'p':
+                out += tm.tm_hour < 12 ? "AM" : "PM";
+                break;
+            case 'A':
+                out += days[tm.tm_wday];
+                break;
+            case 'a':
+                out += std::string(days[tm.tm_wday], 3);
+                break;
+            case 'B':
+                out += months[tm.tm_mon];
+                break;
+            case 'b':
+            case 'h':
+                out += std::string(months[tm.tm_mon], 3);
+                break;
+            case 'F':
+                out += format_time("%Y-%m-%d", seconds);
+                break;
+            case 'T':
+                out += format_time("%H:%M:%S", seconds);
+                break;
+            case 'D':
+                out += format_time("%m/%d/%y", seconds);
+                break;
+            case 'c':
+                out += format_time("%a %b %e %H:%M:%S %Y", seconds);
+                break;
+            case 'x':
+                out += format_time("%m/%d/%y", seconds);
+                break;
+            case 'X':
+                out += format_time("%H:%M:%S", seconds);
+                break;
+            case 'Z':
+                out += "UTC";
+                break;
+            case 'z':
+                out += "+0000";
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 't':
+                out += '\t';
+                break;
+            case '%':
+                out += '%';
+                break;
+            default:
+                out += '%';
+                if (flag) out += flag;
+                out += c;
         }
     }
     return out;
@@ -145,16 +204,18 @@ std::string format_time(const std::string &format, int64_t seconds) {
 
 void add_globals(Frame &root, const RenderOptions &options) {
     root.vars["range"] = make_native("range", range);
-    root.vars["dict"] = make_native("dict", [](Interpreter &, CallArgs &call) {
-        return Value(dict_from(call, false));
-    });
+    root.vars["dict"] = make_native(
+        "dict", [](Interpreter &, CallArgs &call) { return Value(dict_from(call, false)); });
     root.vars["namespace"] = make_native("namespace", [](Interpreter &, CallArgs &call) {
         return Value(dict_from(call, true), Value::Kind::Namespace);
     });
-    root.vars["raise_exception"] = make_native("raise_exception", [](Interpreter &in, CallArgs &call) -> Value {
-        std::string message = call.positional.empty() ? std::string() : to_str(call.positional[0], in.max_bytes());
-        throw Error(VKLLM_ERR_INVALID_ARGUMENT, message);
-    });
+    root.vars["raise_exception"] =
+        make_native("raise_exception", [](Interpreter &in, CallArgs &call) -> Value {
+            std::string message = call.positional.empty()
+                                      ? std::string()
+                                      : to_str(call.positional[0], in.max_bytes());
+            throw Error(VKLLM_ERR_INVALID_ARGUMENT, message);
+        });
     std::optional<int64_t> now = options.now;
     root.vars["strftime_now"] = make_native("strftime_now", [now](Interpreter &, CallArgs &call) {
         Args a("strftime_now", call);

@@ -22,13 +22,17 @@ std::string position_of(std::string_view text, size_t offset) {
 
 namespace {
 
-bool blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool blank(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 bool name_start(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-bool digit(char c) { return c >= '0' && c <= '9'; }
+bool digit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 std::string normalise(std::string_view in) {
     std::string out;
@@ -92,7 +96,8 @@ class Lexer {
     LexedTemplate result_;
 
     [[noreturn]] void error(size_t offset, const char *what) {
-        fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: %s", position_of(result_.source, offset).c_str(), what);
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: %s", position_of(result_.source, offset).c_str(),
+             what);
     }
 
     void push(Token::Type type, std::string text, size_t offset) {
@@ -143,7 +148,8 @@ class Lexer {
         size_t q = p;
         while (q < s.size() && blank(s[q]))
             ++q;
-        if (s.compare(q, 3, "raw") != 0 || (q + 3 < s.size() && (name_start(s[q + 3]) || digit(s[q + 3]))))
+        if (s.compare(q, 3, "raw") != 0 ||
+            (q + 3 < s.size() && (name_start(s[q + 3]) || digit(s[q + 3]))))
             return false;
         q += 3;
         while (q < s.size() && blank(s[q]))
@@ -181,8 +187,9 @@ class Lexer {
         for (;;) {
             while (p < s.size() && blank(s[p]))
                 ++p;
-            if (p >= s.size()) error(p, variable ? "unexpected end of template, expected '}}'"
-                                                 : "unexpected end of template, expected '%}'");
+            if (p >= s.size())
+                error(p, variable ? "unexpected end of template, expected '}}'"
+                                  : "unexpected end of template, expected '%}'");
             if (depth == 0) {
                 const char *close = variable ? "}}" : "%}";
                 bool minus = s[p] == '-' && s.compare(p + 1, 2, close) == 0;
@@ -223,7 +230,8 @@ class Lexer {
         const std::string &s = result_.source;
         size_t q = p;
         auto digits = [&] {
-            while (q < s.size() && (digit(s[q]) || (s[q] == '_' && q + 1 < s.size() && digit(s[q + 1]))))
+            while (q < s.size() &&
+                   (digit(s[q]) || (s[q] == '_' && q + 1 < s.size() && digit(s[q + 1]))))
                 ++q;
         };
         digits();
@@ -271,44 +279,67 @@ class Lexer {
             char e = s[q + 1];
             q += 2;
             switch (e) {
-            case '\n': break;
-            case '\\': out += '\\'; break;
-            case '\'': out += '\''; break;
-            case '"': out += '"'; break;
-            case 'a': out += '\a'; break;
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
-            case 'v': out += '\v'; break;
-            case 'x':
-            case 'u':
-            case 'U': {
-                size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-                char32_t v = 0;
-                for (size_t i = 0; i < n; ++i) {
-                    char h = q + i < s.size() ? s[q + i] : '\0';
-                    int d = digit(h) ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10
-                                               : (h >= 'A' && h <= 'F') ? h - 'A' + 10 : -1;
-                    if (d < 0) error(q - 2, "truncated \\x, \\u or \\U escape");
-                    v = v * 16 + char32_t(d);
-                }
-                if (v > 0x10ffff) error(q - 2, "illegal Unicode character");
-                q += n;
-                utf8_append(out, v);
-                break;
-            }
-            default:
-                if (e >= '0' && e <= '7') {
-                    char32_t v = char32_t(e - '0');
-                    for (int i = 0; i < 2 && q < s.size() && s[q] >= '0' && s[q] <= '7'; ++i)
-                        v = v * 8 + char32_t(s[q++] - '0');
-                    utf8_append(out, v);
-                } else {
+                case '\n':
+                    break;
+                case '\\':
                     out += '\\';
-                    out += e;
+                    break;
+                case '\'':
+                    out += '\'';
+                    break;
+                case '"':
+                    out += '"';
+                    break;
+                case 'a':
+                    out += '\a';
+                    break;
+                case 'b':
+                    out += '\b';
+                    break;
+                case 'f':
+                    out += '\f';
+                    break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
+                case 'v':
+                    out += '\v';
+                    break;
+                case 'x':
+                case 'u':
+                case 'U': {
+                    size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+                    char32_t v = 0;
+                    for (size_t i = 0; i < n; ++i) {
+                        char h = q + i < s.size() ? s[q + i] : '\0';
+                        int d = digit(h)                 ? h - '0'
+                                : (h >= 'a' && h <= 'f') ? h - 'a' + 10
+                                : (h >= 'A' && h <= 'F') ? h - 'A' + 10
+                                                         : -1;
+                        if (d < 0) error(q - 2, "truncated \\x, \\u or \\U escape");
+                        v = v * 16 + char32_t(d);
+                    }
+                    if (v > 0x10ffff) error(q - 2, "illegal Unicode character");
+                    q += n;
+                    utf8_append(out, v);
+                    break;
                 }
+                default:
+                    if (e >= '0' && e <= '7') {
+                        char32_t v = char32_t(e - '0');
+                        for (int i = 0; i < 2 && q < s.size() && s[q] >= '0' && s[q] <= '7'; ++i)
+                            v = v * 8 + char32_t(s[q++] - '0');
+                        utf8_append(out, v);
+                    } else {
+                        out += '\\';
+                        out += e;
+                    }
             }
         }
         push(Token::Type::String, out, p);
@@ -318,6 +349,8 @@ class Lexer {
 
 }  // namespace
 
-LexedTemplate lex_template(std::string_view source) { return Lexer(source).run(); }
+LexedTemplate lex_template(std::string_view source) {
+    return Lexer(source).run();
+}
 
 }  // namespace vkllm::chat

@@ -26,7 +26,8 @@ Value Args::get_or(size_t i, const char *name, Value fallback) {
 void Args::done(size_t n) {
     if (args_.positional.size() > n)
         type_error(std::string(function_) + "() takes at most " + std::to_string(n) +
-                   " positional argument(s) (" + std::to_string(args_.positional.size()) + " given)");
+                   " positional argument(s) (" + std::to_string(args_.positional.size()) +
+                   " given)");
     if (keywords_used_ < args_.keywords.size())
         type_error(std::string(function_) + "() got an unexpected keyword argument");
 }
@@ -34,8 +35,8 @@ void Args::done(size_t n) {
 namespace {
 
 bool unsafe_method(const Value &obj, const std::string &name) {
-    static const char *list_mutators[] = {"append", "extend", "insert", "pop", "remove", "clear",
-                                          "sort", "reverse"};
+    static const char *list_mutators[] = {"append", "extend", "insert", "pop",
+                                          "remove", "clear",  "sort",   "reverse"};
     static const char *dict_mutators[] = {"update", "pop", "popitem", "setdefault", "clear"};
     if (obj.is_list() && !obj.is_tuple())
         for (const char *m : list_mutators)
@@ -113,8 +114,9 @@ Value get_attr(Interpreter &, const Value &obj, const std::string &name) {
     if (unsafe_method(obj, name)) {
         std::string type = type_name(obj);
         return make_native(name, [name, type](Interpreter &, CallArgs &) -> Value {
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "SecurityError: access to attribute '%s' of '%s' object is unsafe.",
-                 name.c_str(), type.c_str());
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "SecurityError: access to attribute '%s' of '%s' object is unsafe.", name.c_str(),
+                 type.c_str());
         });
     }
     std::optional<Value> method;

@@ -57,7 +57,8 @@ Value repeat(const Value &seq, int64_t n, size_t max_bytes) {
         return Value(std::move(out));
     }
     if (seq.list().size() * uint64_t(n) > kMaxListItems || uint64_t(n) > kMaxListItems)
-        fail(VKLLM_ERR_INVALID_ARGUMENT, "MemoryError: a list longer than %zu items", kMaxListItems);
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "MemoryError: a list longer than %zu items",
+             kMaxListItems);
     List out;
     for (int64_t i = 0; i < n; ++i)
         out.insert(out.end(), seq.list().begin(), seq.list().end());
@@ -81,26 +82,30 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
         if (numbers) return Value(fx + fy);
         if (a.is_str() && b.is_str()) {
             if (a.str().size() + b.str().size() > max_bytes)
-                fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", max_bytes);
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes",
+                     max_bytes);
             if (a.is_markup() == b.is_markup())
                 return a.is_markup() ? Value::markup(a.str() + b.str()) : Value(a.str() + b.str());
             // Markup + str escapes the str (functionary's `"..."|safe + tojson` relies on it).
-            std::string joined = a.is_markup() ? a.str() + html_escape(b.str()) : html_escape(a.str()) + b.str();
+            std::string joined =
+                a.is_markup() ? a.str() + html_escape(b.str()) : html_escape(a.str()) + b.str();
             if (joined.size() > max_bytes)
-                fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", max_bytes);
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes",
+                     max_bytes);
             return Value::markup(std::move(joined));
         }
         if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
             if (a.list().size() + b.list().size() > kMaxListItems)
-                fail(VKLLM_ERR_INVALID_ARGUMENT, "MemoryError: a list longer than %zu items", kMaxListItems);
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "MemoryError: a list longer than %zu items",
+                     kMaxListItems);
             List out = a.list();
             out.insert(out.end(), b.list().begin(), b.list().end());
             return Value(std::move(out), a.is_tuple());
         }
         if (a.is_str() || b.is_str())
-            type_error(a.is_str() ? "can only concatenate str (not \"" + type_name(b) + "\") to str"
-                                  : "unsupported operand type(s) for +: '" + type_name(a) +
-                                        "' and 'str'");
+            type_error(a.is_str()
+                           ? "can only concatenate str (not \"" + type_name(b) + "\") to str"
+                           : "unsupported operand type(s) for +: '" + type_name(a) + "' and 'str'");
         unsupported("+", a, b);
     }
     if (op == "-") {
@@ -134,7 +139,8 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
             unsupported(op, a, b);
         }
         if (ints ? y == 0 : fy == 0)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "ZeroDivisionError: integer division or modulo by zero");
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "ZeroDivisionError: integer division or modulo by zero");
         if (ints) return Value(op == "//" ? floor_div(x, y) : floor_mod(x, y));
         double m = std::fmod(fx, fy);
         if (m != 0 && ((m < 0) != (fy < 0))) m += fy;
@@ -152,7 +158,8 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
             return Value(result);
         }
         if (fx == 0 && fy < 0)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "ZeroDivisionError: 0.0 cannot be raised to a negative power");
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "ZeroDivisionError: 0.0 cannot be raised to a negative power");
         return Value(std::pow(fx, fy));
     }
     type_error("unknown operator " + op);
@@ -208,53 +215,63 @@ bool compare(const std::string &op, const Value &a, const Value &b, uint64_t *wo
 
 bool contains(const Value &container, const Value &item, uint64_t *work) {
     switch (container.kind()) {
-    case Value::Kind::Str:
-        if (!item.is_str())
-            type_error("'in <string>' requires string as left operand, not " + type_name(item));
-        return container.str().find(item.str()) != std::string::npos;
-    case Value::Kind::Sequence:
-        for (const Value &v : container.list())
-            if (equal(v, item, work)) return true;
-        return false;
-    case Value::Kind::Dict:
-    case Value::Kind::Namespace:
-        if (!hashable(item)) type_error("unhashable type: '" + type_name(item) + "'");
-        return container.dict().find(item) != nullptr;
-    case Value::Kind::Undefined: return false;
-    default: type_error("argument of type '" + type_name(container) + "' is not iterable");
+        case Value::Kind::Str:
+            if (!item.is_str())
+                type_error("'in <string>' requires string as left operand, not " + type_name(item));
+            return container.str().find(item.str()) != std::string::npos;
+        case Value::Kind::Sequence:
+            for (const Value &v : container.list())
+                if (equal(v, item, work)) return true;
+            return false;
+        case Value::Kind::Dict:
+        case Value::Kind::Namespace:
+            if (!hashable(item)) type_error("unhashable type: '" + type_name(item) + "'");
+            return container.dict().find(item) != nullptr;
+        case Value::Kind::Undefined:
+            return false;
+        default:
+            type_error("argument of type '" + type_name(container) + "' is not iterable");
     }
 }
 
 List iterate(const Value &v) {
     switch (v.kind()) {
-    case Value::Kind::Sequence: return v.list();
-    case Value::Kind::Dict: {
-        List keys;
-        for (const auto &kv : v.dict().items)
-            keys.push_back(kv.first);
-        return keys;
-    }
-    case Value::Kind::Str: {
-        List chars;
-        for (char32_t c : utf8_decode(v.str())) {
-            std::string s;
-            utf8_append(s, c);
-            chars.emplace_back(std::move(s));
+        case Value::Kind::Sequence:
+            return v.list();
+        case Value::Kind::Dict: {
+            List keys;
+            for (const auto &kv : v.dict().items)
+                keys.push_back(kv.first);
+            return keys;
         }
-        return chars;
-    }
-    case Value::Kind::Undefined: return {};
-    default: type_error("'" + type_name(v) + "' object is not iterable");
+        case Value::Kind::Str: {
+            List chars;
+            for (char32_t c : utf8_decode(v.str())) {
+                std::string s;
+                utf8_append(s, c);
+                chars.emplace_back(std::move(s));
+            }
+            return chars;
+        }
+        case Value::Kind::Undefined:
+            return {};
+        default:
+            type_error("'" + type_name(v) + "' object is not iterable");
     }
 }
 
 std::optional<int64_t> length_of(const Value &v) {
     switch (v.kind()) {
-    case Value::Kind::Str: return int64_t(utf8_length(v.str()));
-    case Value::Kind::Sequence: return int64_t(v.list().size());
-    case Value::Kind::Dict: return int64_t(v.dict().items.size());
-    case Value::Kind::Undefined: return 0;
-    default: return std::nullopt;
+        case Value::Kind::Str:
+            return int64_t(utf8_length(v.str()));
+        case Value::Kind::Sequence:
+            return int64_t(v.list().size());
+        case Value::Kind::Dict:
+            return int64_t(v.dict().items.size());
+        case Value::Kind::Undefined:
+            return 0;
+        default:
+            return std::nullopt;
     }
 }
 

@@ -56,17 +56,27 @@ class Parser {
 
     static std::string describe(const Token &t) {
         switch (t.type) {
-        case T::Text: return "text";
-        case T::VarBegin: return "'{{'";
-        case T::VarEnd: return "'}}'";
-        case T::BlockBegin: return "'{%'";
-        case T::BlockEnd: return "'%}'";
-        case T::Name: return "'" + t.text + "'";
-        case T::String: return "string";
-        case T::Int:
-        case T::Float: return "number";
-        case T::Op: return "'" + t.text + "'";
-        case T::End: return "end of template";
+            case T::Text:
+                return "text";
+            case T::VarBegin:
+                return "'{{'";
+            case T::VarEnd:
+                return "'}}'";
+            case T::BlockBegin:
+                return "'{%'";
+            case T::BlockEnd:
+                return "'%}'";
+            case T::Name:
+                return "'" + t.text + "'";
+            case T::String:
+                return "string";
+            case T::Int:
+            case T::Float:
+                return "number";
+            case T::Op:
+                return "'" + t.text + "'";
+            case T::End:
+                return "end of template";
         }
         return "token";
     }
@@ -94,7 +104,8 @@ class Parser {
             error(peek().offset, std::string("expected '") + op + "', got " + describe(peek()));
     }
     std::string expect_name() {
-        if (peek().type != T::Name) error(peek().offset, "expected a name, got " + describe(peek()));
+        if (peek().type != T::Name)
+            error(peek().offset, "expected a name, got " + describe(peek()));
         return next().text;
     }
     void expect_block_end() {
@@ -121,8 +132,8 @@ class Parser {
             const Token &t = peek();
             if (t.type == T::End) {
                 if (ends.size() == 0) return out;
-                error(t.offset, std::string("unexpected end of template, expected '") +
-                                    *ends.begin() + "'");
+                error(t.offset,
+                      std::string("unexpected end of template, expected '") + *ends.begin() + "'");
             }
             if (t.type == T::Text) {
                 auto n = std::make_unique<Node>();
@@ -136,7 +147,8 @@ class Parser {
                 n->offset = t.offset;
                 n->expr = tuple(true);
                 if (peek().type != T::VarEnd)
-                    error(peek().offset, "expected end of print statement, got " + describe(peek()));
+                    error(peek().offset,
+                          "expected end of print statement, got " + describe(peek()));
                 next();
                 out.push_back(std::move(n));
             } else if (t.type == T::BlockBegin) {
@@ -189,7 +201,8 @@ class Parser {
         }
         if (name == "include" || name == "import" || name == "from" || name == "extends" ||
             name == "block")
-            error(tag.offset, "'" + name + "' is not supported: a chat template reads no other template");
+            error(tag.offset,
+                  "'" + name + "' is not supported: a chat template reads no other template");
         error(tag.offset, "encountered unknown tag '" + name + "'");
     }
 
@@ -472,64 +485,67 @@ class Parser {
     ExprPtr primary() {
         const Token &t = peek();
         switch (t.type) {
-        case T::Name: {
-            next();
-            if (t.text == "true" || t.text == "True") return constant(Value(true), t.offset);
-            if (t.text == "false" || t.text == "False") return constant(Value(false), t.offset);
-            if (t.text == "none" || t.text == "None") return constant(Value::none(), t.offset);
-            auto n = make(E::Name, t.offset);
-            n->name = t.text;
-            return n;
-        }
-        case T::String: {
-            std::string s = next().text;
-            while (peek().type == T::String)  // adjacent literals join, as in Python
-                s += next().text;
-            return constant(Value(std::move(s)), t.offset);
-        }
-        case T::Int: {
-            next();
-            errno = 0;
-            long long v = std::strtoll(t.text.c_str(), nullptr, 10);
-            if (errno != 0) error(t.offset, "integer literal too large");
-            return constant(Value(int64_t(v)), t.offset);
-        }
-        case T::Float: next(); return constant(Value(std::strtod(t.text.c_str(), nullptr)), t.offset);
-        case T::Op:
-            if (t.text == "(") {
+            case T::Name: {
                 next();
-                if (accept_op(")")) return make(E::TupleLiteral, t.offset);
-                ExprPtr e = tuple(true);
-                if (e->type != E::TupleLiteral && is_op(",")) e = tuple(true);
-                expect_op(")");
-                return e;
+                if (t.text == "true" || t.text == "True") return constant(Value(true), t.offset);
+                if (t.text == "false" || t.text == "False") return constant(Value(false), t.offset);
+                if (t.text == "none" || t.text == "None") return constant(Value::none(), t.offset);
+                auto n = make(E::Name, t.offset);
+                n->name = t.text;
+                return n;
             }
-            if (t.text == "[") {
+            case T::String: {
+                std::string s = next().text;
+                while (peek().type == T::String)  // adjacent literals join, as in Python
+                    s += next().text;
+                return constant(Value(std::move(s)), t.offset);
+            }
+            case T::Int: {
                 next();
-                auto l = make(E::ListLiteral, t.offset);
-                while (!is_op("]")) {
-                    if (!l->args.empty()) expect_op(",");
-                    if (is_op("]")) break;
-                    l->args.push_back(expression(true));
+                errno = 0;
+                long long v = std::strtoll(t.text.c_str(), nullptr, 10);
+                if (errno != 0) error(t.offset, "integer literal too large");
+                return constant(Value(int64_t(v)), t.offset);
+            }
+            case T::Float:
+                next();
+                return constant(Value(std::strtod(t.text.c_str(), nullptr)), t.offset);
+            case T::Op:
+                if (t.text == "(") {
+                    next();
+                    if (accept_op(")")) return make(E::TupleLiteral, t.offset);
+                    ExprPtr e = tuple(true);
+                    if (e->type != E::TupleLiteral && is_op(",")) e = tuple(true);
+                    expect_op(")");
+                    return e;
                 }
-                expect_op("]");
-                return l;
-            }
-            if (t.text == "{") {
-                next();
-                auto d = make(E::DictLiteral, t.offset);
-                while (!is_op("}")) {
-                    if (!d->args.empty()) expect_op(",");
-                    if (is_op("}")) break;
-                    d->args.push_back(expression(true));
-                    expect_op(":");
-                    d->args.push_back(expression(true));
+                if (t.text == "[") {
+                    next();
+                    auto l = make(E::ListLiteral, t.offset);
+                    while (!is_op("]")) {
+                        if (!l->args.empty()) expect_op(",");
+                        if (is_op("]")) break;
+                        l->args.push_back(expression(true));
+                    }
+                    expect_op("]");
+                    return l;
                 }
-                expect_op("}");
-                return d;
-            }
-            break;
-        default: break;
+                if (t.text == "{") {
+                    next();
+                    auto d = make(E::DictLiteral, t.offset);
+                    while (!is_op("}")) {
+                        if (!d->args.empty()) expect_op(",");
+                        if (is_op("}")) break;
+                        d->args.push_back(expression(true));
+                        expect_op(":");
+                        d->args.push_back(expression(true));
+                    }
+                    expect_op("}");
+                    return d;
+                }
+                break;
+            default:
+                break;
         }
         error(t.offset, "unexpected " + describe(t));
     }
@@ -547,7 +563,8 @@ class Parser {
                 } else if (t.type == T::Int) {
                     auto it = make(E::Item, offset);
                     it->args.push_back(std::move(node));
-                    it->args.push_back(constant(Value(int64_t(std::strtoll(next().text.c_str(), nullptr, 10))), offset));
+                    it->args.push_back(constant(
+                        Value(int64_t(std::strtoll(next().text.c_str(), nullptr, 10))), offset));
                     node = std::move(it);
                 } else {
                     error(t.offset, "expected name or number after '.'");
@@ -598,7 +615,8 @@ class Parser {
                 next();
                 e.kwargs.emplace_back(key, expression(true));
             } else {
-                if (!e.kwargs.empty()) error(peek().offset, "positional argument after keyword argument");
+                if (!e.kwargs.empty())
+                    error(peek().offset, "positional argument after keyword argument");
                 e.args.push_back(expression(true));
             }
         }

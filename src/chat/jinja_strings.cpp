@@ -10,7 +10,8 @@
 
 namespace vkllm::chat {
 
-std::string py_strip(const std::string &s, const std::optional<std::string> &chars, StripSide side) {
+std::string py_strip(const std::string &s, const std::optional<std::string> &chars,
+                     StripSide side) {
     std::u32string cs = utf8_decode(s);
     std::u32string set = chars ? utf8_decode(*chars) : std::u32string();
     auto strip = [&](char32_t c) {
@@ -35,7 +36,7 @@ std::vector<std::string> py_split(const std::string &s, const std::optional<std:
             size_t pos = 0;
             for (;;) {
                 size_t hit = maxsplit >= 0 && int64_t(out.size()) >= maxsplit ? std::string::npos
-                                                                               : s.find(*sep, pos);
+                                                                              : s.find(*sep, pos);
                 if (hit == std::string::npos) {
                     out.push_back(s.substr(pos));
                     return out;
@@ -116,7 +117,8 @@ std::vector<std::string> py_splitlines(const std::string &s, bool keepends) {
         size_t end = i;
         ++i;
         if (c == '\r' && i < cs.size() && cs[i] == '\n') ++i;
-        out.push_back(utf8_encode(std::u32string_view(cs).substr(start, (keepends ? i : end) - start)));
+        out.push_back(
+            utf8_encode(std::u32string_view(cs).substr(start, (keepends ? i : end) - start)));
         start = i;
     }
     if (start < cs.size()) out.push_back(utf8_encode(std::u32string_view(cs).substr(start)));
@@ -177,7 +179,9 @@ std::string py_upper(const std::string &s) {
 
 namespace {
 
-bool ascii_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool ascii_alpha(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
 }  // namespace
 
@@ -216,7 +220,8 @@ std::string py_percent(const std::string &format, const Value &args, size_t max_
             precision = 0;
             while (++i < format.size() && format[i] >= '0' && format[i] <= '9')
                 precision = std::min(precision * 10 + (format[i] - '0'), 100);
-            if (i == format.size()) fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: incomplete format");
+            if (i == format.size())
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: incomplete format");
         }
         char c = format[i];
         if (c == '%') {
@@ -230,8 +235,10 @@ std::string py_percent(const std::string &format, const Value &args, size_t max_
         } else if (c == 'r') {
             out += to_repr(v, max_bytes);
         } else if (c == 'd' || c == 'i') {
-            if (!v.is_number()) type_error("%d format: a real number is required, not " + type_name(v));
-            out += std::to_string(v.kind() == Value::Kind::Float ? int64_t(v.as_float()) : v.as_int());
+            if (!v.is_number())
+                type_error("%d format: a real number is required, not " + type_name(v));
+            out +=
+                std::to_string(v.kind() == Value::Kind::Float ? int64_t(v.as_float()) : v.as_int());
         } else if (c == 'f') {
             if (!v.is_number()) type_error("must be real number, not " + type_name(v));
             char buf[512];
@@ -267,7 +274,8 @@ int64_t opt_int(Args &a, size_t i, const char *name, int64_t fallback) {
     std::optional<Value> v = a.get(i, name);
     if (!v || v->is_none()) return fallback;
     if (!(v->is_int() || v->kind() == Value::Kind::Bool))
-        type_error(std::string("'") + type_name(*v) + "' object cannot be interpreted as an integer");
+        type_error(std::string("'") + type_name(*v) +
+                   "' object cannot be interpreted as an integer");
     return v->as_int();
 }
 
@@ -284,7 +292,8 @@ bool affix(const std::string &s, const Value &what, bool prefix) {
         if (!v.is_str()) type_error("startswith first arg must be str or a tuple of str");
         const std::string &p = v.str();
         if (p.size() > s.size()) return false;
-        return prefix ? s.compare(0, p.size(), p) == 0 : s.compare(s.size() - p.size(), p.size(), p) == 0;
+        return prefix ? s.compare(0, p.size(), p) == 0
+                      : s.compare(s.size() - p.size(), p.size(), p) == 0;
     };
     if (what.is_list()) {
         for (const Value &v : what.list())
@@ -317,15 +326,18 @@ std::string format(Interpreter &in, const std::string &s, CallArgs &args) {
         } else if (c == '{') {
             size_t end = s.find('}', i);
             if (end == std::string::npos)
-                fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: Single '{' encountered in format string");
+                fail(VKLLM_ERR_INVALID_ARGUMENT,
+                     "ValueError: Single '{' encountered in format string");
             std::string field = s.substr(i + 1, end - i - 1);
             if (field.find_first_of(":!.[") != std::string::npos)
-                fail(VKLLM_ERR_INVALID_ARGUMENT, "format: field '%s' is not supported", field.c_str());
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "format: field '%s' is not supported",
+                     field.c_str());
             const Value *v = nullptr;
             if (field.empty() || (field[0] >= '0' && field[0] <= '9')) {
                 size_t k = field.empty() ? auto_index++ : size_t(std::stoul(field));
                 if (k >= args.positional.size())
-                    fail(VKLLM_ERR_INVALID_ARGUMENT, "IndexError: Replacement index %zu out of range", k);
+                    fail(VKLLM_ERR_INVALID_ARGUMENT,
+                         "IndexError: Replacement index %zu out of range", k);
                 v = &args.positional[k];
             } else {
                 for (const auto &kv : args.keywords)
@@ -334,7 +346,8 @@ std::string format(Interpreter &in, const std::string &s, CallArgs &args) {
             }
             out += to_str(*v, in.max_bytes());
             if (out.size() > in.max_bytes())
-                fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", in.max_bytes());
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes",
+                     in.max_bytes());
             i = end;
         } else {
             out += c;
@@ -415,7 +428,8 @@ std::optional<Value> string_method(const std::string &s, const std::string &name
     if (name == "upper") return transform(py_upper);
     if (name == "title") return transform(py_title);
     if (name == "capitalize") return transform(py_capitalize);
-    if (name == "find" || name == "rfind" || name == "index" || name == "rindex" || name == "count") {
+    if (name == "find" || name == "rfind" || name == "index" || name == "rindex" ||
+        name == "count") {
         std::string n = name;
         return method([s, n](Interpreter &, Args &a) {
             std::string sub = req_str(a, 0, "sub");
@@ -423,7 +437,8 @@ std::optional<Value> string_method(const std::string &s, const std::string &name
             if (n == "count") {
                 if (sub.empty()) return Value(int64_t(utf8_length(s) + 1));
                 int64_t c = 0;
-                for (size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size()))
+                for (size_t p = s.find(sub); p != std::string::npos;
+                     p = s.find(sub, p + sub.size()))
                     ++c;
                 return Value(c);
             }
@@ -444,12 +459,14 @@ std::optional<Value> string_method(const std::string &s, const std::string &name
             std::string out;
             bool first = true;
             for (const Value &v : iterate(*items)) {
-                if (!v.is_str()) type_error("sequence item: expected str instance, " + type_name(v) + " found");
+                if (!v.is_str())
+                    type_error("sequence item: expected str instance, " + type_name(v) + " found");
                 if (!first) out += s;
                 first = false;
                 out += v.str();
                 if (out.size() > in.max_bytes())
-                    fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes", in.max_bytes());
+                    fail(VKLLM_ERR_INVALID_ARGUMENT, "the template's text exceeds %zu bytes",
+                         in.max_bytes());
             }
             return Value(std::move(out));
         });
@@ -465,10 +482,10 @@ std::optional<Value> string_method(const std::string &s, const std::string &name
         });
     };
     if (name == "isspace") return predicate(is_python_space);
-    if (name == "isdigit")
-        return predicate([](char32_t c) { return c >= '0' && c <= '9'; });
+    if (name == "isdigit") return predicate([](char32_t c) { return c >= '0' && c <= '9'; });
     if (name == "isalpha")
-        return predicate([](char32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); });
+        return predicate(
+            [](char32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); });
     if (name == "isalnum")
         return predicate([](char32_t c) {
             return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');

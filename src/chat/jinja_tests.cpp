@@ -59,7 +59,9 @@ bool call_test(Interpreter &in, const std::string &name, const Value &v, CallArg
     if (name == "divisibleby") {
         Value n = argument(a, "num");
         if (!v.is_number() || !n.is_number()) type_error("divisibleby needs numbers");
-        if (n.as_int() == 0) fail(VKLLM_ERR_INVALID_ARGUMENT, "ZeroDivisionError: integer division or modulo by zero");
+        if (n.as_int() == 0)
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "ZeroDivisionError: integer division or modulo by zero");
         return equal(binary_op("%", v, n, 1), Value(int64_t(0)));
     }
     if (name == "sameas") {
@@ -76,9 +78,9 @@ bool call_test(Interpreter &in, const std::string &name, const Value &v, CallArg
     };
     if (name == "in") return charged(contains(argument(a, "seq"), v, &work));
     static const std::pair<const char *, const char *> comparisons[] = {
-        {"eq", "=="}, {"equalto", "=="}, {"==", "=="}, {"ne", "!="}, {"!=", "!="},
-        {"lt", "<"},  {"lessthan", "<"}, {"<", "<"},   {"le", "<="}, {"<=", "<="},
-        {"gt", ">"},  {"greaterthan", ">"}, {">", ">"}, {"ge", ">="}, {">=", ">="},
+        {"eq", "=="}, {"equalto", "=="},    {"==", "=="}, {"ne", "!="}, {"!=", "!="},
+        {"lt", "<"},  {"lessthan", "<"},    {"<", "<"},   {"le", "<="}, {"<=", "<="},
+        {"gt", ">"},  {"greaterthan", ">"}, {">", ">"},   {"ge", ">="}, {">=", ">="},
     };
     for (const auto &c : comparisons)
         if (name == c.first) return charged(compare(c.second, v, argument(a, "other"), &work));

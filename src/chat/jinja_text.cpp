@@ -31,7 +31,8 @@ std::string python_float(double f) {
         } else if (size_t(exponent) + 1 >= digits.size()) {
             out += digits + std::string(size_t(exponent) + 1 - digits.size(), '0') + ".0";
         } else {
-            out += digits.substr(0, size_t(exponent) + 1) + "." + digits.substr(size_t(exponent) + 1);
+            out +=
+                digits.substr(0, size_t(exponent) + 1) + "." + digits.substr(size_t(exponent) + 1);
         }
         return out;
     }
@@ -78,45 +79,58 @@ void repr_str(std::string &out, const std::string &s) {
 void write(std::string &out, const Value &v, bool repr, size_t max_bytes) {
     using K = Value::Kind;
     switch (v.kind()) {
-    case K::Undefined: break;
-    case K::None: out += "None"; break;
-    case K::Bool: out += v.as_bool() ? "True" : "False"; break;
-    case K::Int: out += std::to_string(v.as_int()); break;
-    case K::Float: out += python_float(v.as_float()); break;
-    case K::Str:
-        if (repr)
-            repr_str(out, v.str());
-        else
-            out += v.str();
-        break;
-    case K::Sequence: {
-        out += v.is_tuple() ? '(' : '[';
-        const List &l = v.list();
-        for (size_t i = 0; i < l.size(); ++i) {
-            if (i) out += ", ";
-            write(out, l[i], true, max_bytes);
-            check(out, max_bytes);
+        case K::Undefined:
+            break;
+        case K::None:
+            out += "None";
+            break;
+        case K::Bool:
+            out += v.as_bool() ? "True" : "False";
+            break;
+        case K::Int:
+            out += std::to_string(v.as_int());
+            break;
+        case K::Float:
+            out += python_float(v.as_float());
+            break;
+        case K::Str:
+            if (repr)
+                repr_str(out, v.str());
+            else
+                out += v.str();
+            break;
+        case K::Sequence: {
+            out += v.is_tuple() ? '(' : '[';
+            const List &l = v.list();
+            for (size_t i = 0; i < l.size(); ++i) {
+                if (i) out += ", ";
+                write(out, l[i], true, max_bytes);
+                check(out, max_bytes);
+            }
+            if (v.is_tuple() && l.size() == 1) out += ',';
+            out += v.is_tuple() ? ')' : ']';
+            break;
         }
-        if (v.is_tuple() && l.size() == 1) out += ',';
-        out += v.is_tuple() ? ')' : ']';
-        break;
-    }
-    case K::Dict: {
-        out += '{';
-        bool first = true;
-        for (const auto &kv : v.dict().items) {
-            if (!first) out += ", ";
-            first = false;
-            write(out, kv.first, true, max_bytes);
-            out += ": ";
-            write(out, kv.second, true, max_bytes);
-            check(out, max_bytes);
+        case K::Dict: {
+            out += '{';
+            bool first = true;
+            for (const auto &kv : v.dict().items) {
+                if (!first) out += ", ";
+                first = false;
+                write(out, kv.first, true, max_bytes);
+                out += ": ";
+                write(out, kv.second, true, max_bytes);
+                check(out, max_bytes);
+            }
+            out += '}';
+            break;
         }
-        out += '}';
-        break;
-    }
-    case K::Namespace: out += "<Namespace>"; break;
-    case K::Callable: out += "<function " + v.callable().name() + ">"; break;
+        case K::Namespace:
+            out += "<Namespace>";
+            break;
+        case K::Callable:
+            out += "<function " + v.callable().name() + ">";
+            break;
     }
     check(out, max_bytes);
 }
@@ -140,12 +154,23 @@ std::string html_escape(const std::string &s) {
     std::string out;
     for (char c : s) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&#34;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&#34;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
         }
     }
     return out;
@@ -165,9 +190,9 @@ std::u32string utf8_decode(std::string_view s) {
             if ((cc & 0xc0) != 0x80) ok = false;
             cp = (cp << 6) | (cc & 0x3f);
         }
-        if (ok && n > 0 && ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
-                            (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
-                            (cp >= 0xd800 && cp < 0xe000)))
+        if (ok && n > 0 &&
+            ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
+             (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp < 0xe000)))
             ok = false;
         if (!ok) {
             out += char32_t(0xdc00 + c);

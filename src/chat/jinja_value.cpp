@@ -32,30 +32,41 @@ Value::Value(std::string s)
 Value::Value(List items, bool tuple)
     : kind_(Kind::Sequence), tuple_(tuple), l_(std::make_shared<const List>(std::move(items))) {}
 Value::Value(std::shared_ptr<Dict> dict, Kind kind) : kind_(kind), d_(std::move(dict)) {}
-Value::Value(std::shared_ptr<Callable> callable)
-    : kind_(Kind::Callable), c_(std::move(callable)) {}
+Value::Value(std::shared_ptr<Callable> callable) : kind_(Kind::Callable), c_(std::move(callable)) {}
 
 double Value::as_float() const {
     switch (kind_) {
-    case Kind::Float: return f_;
-    case Kind::Int: return double(i_);
-    case Kind::Bool: return b_ ? 1.0 : 0.0;
-    default: return 0;
+        case Kind::Float:
+            return f_;
+        case Kind::Int:
+            return double(i_);
+        case Kind::Bool:
+            return b_ ? 1.0 : 0.0;
+        default:
+            return 0;
     }
 }
 
 bool Value::truthy() const {
     switch (kind_) {
-    case Kind::Undefined:
-    case Kind::None: return false;
-    case Kind::Bool: return b_;
-    case Kind::Int: return i_ != 0;
-    case Kind::Float: return f_ != 0;
-    case Kind::Str: return !s_->empty();
-    case Kind::Sequence: return !l_->empty();
-    case Kind::Dict: return !d_->items.empty();
-    case Kind::Namespace:
-    case Kind::Callable: return true;
+        case Kind::Undefined:
+        case Kind::None:
+            return false;
+        case Kind::Bool:
+            return b_;
+        case Kind::Int:
+            return i_ != 0;
+        case Kind::Float:
+            return f_ != 0;
+        case Kind::Str:
+            return !s_->empty();
+        case Kind::Sequence:
+            return !l_->empty();
+        case Kind::Dict:
+            return !d_->items.empty();
+        case Kind::Namespace:
+        case Kind::Callable:
+            return true;
     }
     return false;
 }
@@ -106,28 +117,33 @@ bool equal_counted(const Value &a, const Value &b, uint64_t &visits) {
     }
     if (a.kind() != b.kind()) return false;
     switch (a.kind()) {
-    case K::Undefined:
-    case K::None: return true;
-    case K::Str: return a.str() == b.str();
-    case K::Sequence: {
-        if (a.same_list(b)) return a.is_tuple() == b.is_tuple();
-        if (a.is_tuple() != b.is_tuple() || a.list().size() != b.list().size()) return false;
-        for (size_t i = 0; i < a.list().size(); ++i)
-            if (!equal_counted(a.list()[i], b.list()[i], visits)) return false;
-        return true;
-    }
-    case K::Dict: {
-        if (a.dict_ptr() == b.dict_ptr()) return true;
-        if (a.dict().items.size() != b.dict().items.size()) return false;
-        for (const auto &kv : a.dict().items) {
-            const Value *other = b.dict().find(kv.first);
-            if (!other || !equal_counted(kv.second, *other, visits)) return false;
+        case K::Undefined:
+        case K::None:
+            return true;
+        case K::Str:
+            return a.str() == b.str();
+        case K::Sequence: {
+            if (a.same_list(b)) return a.is_tuple() == b.is_tuple();
+            if (a.is_tuple() != b.is_tuple() || a.list().size() != b.list().size()) return false;
+            for (size_t i = 0; i < a.list().size(); ++i)
+                if (!equal_counted(a.list()[i], b.list()[i], visits)) return false;
+            return true;
         }
-        return true;
-    }
-    case K::Namespace: return a.dict_ptr() == b.dict_ptr();
-    case K::Callable: return &a.callable() == &b.callable();
-    default: return false;
+        case K::Dict: {
+            if (a.dict_ptr() == b.dict_ptr()) return true;
+            if (a.dict().items.size() != b.dict().items.size()) return false;
+            for (const auto &kv : a.dict().items) {
+                const Value *other = b.dict().find(kv.first);
+                if (!other || !equal_counted(kv.second, *other, visits)) return false;
+            }
+            return true;
+        }
+        case K::Namespace:
+            return a.dict_ptr() == b.dict_ptr();
+        case K::Callable:
+            return &a.callable() == &b.callable();
+        default:
+            return false;
     }
 }
 
@@ -142,27 +158,39 @@ bool equal(const Value &a, const Value &b, uint64_t *work) {
 
 bool hashable(const Value &v) {
     switch (v.kind()) {
-    case Value::Kind::Str:
-    case Value::Kind::Int:
-    case Value::Kind::Float:
-    case Value::Kind::Bool:
-    case Value::Kind::None: return true;
-    default: return false;
+        case Value::Kind::Str:
+        case Value::Kind::Int:
+        case Value::Kind::Float:
+        case Value::Kind::Bool:
+        case Value::Kind::None:
+            return true;
+        default:
+            return false;
     }
 }
 
 std::string type_name(const Value &v) {
     switch (v.kind()) {
-    case Value::Kind::Undefined: return "Undefined";
-    case Value::Kind::None: return "NoneType";
-    case Value::Kind::Bool: return "bool";
-    case Value::Kind::Int: return "int";
-    case Value::Kind::Float: return "float";
-    case Value::Kind::Str: return "str";
-    case Value::Kind::Sequence: return v.is_tuple() ? "tuple" : "list";
-    case Value::Kind::Dict: return "dict";
-    case Value::Kind::Namespace: return "Namespace";
-    case Value::Kind::Callable: return "function";
+        case Value::Kind::Undefined:
+            return "Undefined";
+        case Value::Kind::None:
+            return "NoneType";
+        case Value::Kind::Bool:
+            return "bool";
+        case Value::Kind::Int:
+            return "int";
+        case Value::Kind::Float:
+            return "float";
+        case Value::Kind::Str:
+            return "str";
+        case Value::Kind::Sequence:
+            return v.is_tuple() ? "tuple" : "list";
+        case Value::Kind::Dict:
+            return "dict";
+        case Value::Kind::Namespace:
+            return "Namespace";
+        case Value::Kind::Callable:
+            return "function";
     }
     return "object";
 }

@@ -34,7 +34,8 @@ class Reader {
     }
 
     void space() {
-        while (p_ < t_.size() && (t_[p_] == ' ' || t_[p_] == '\t' || t_[p_] == '\n' || t_[p_] == '\r'))
+        while (p_ < t_.size() &&
+               (t_[p_] == ' ' || t_[p_] == '\t' || t_[p_] == '\n' || t_[p_] == '\r'))
             ++p_;
     }
 
@@ -141,31 +142,48 @@ class Reader {
             if (p_ >= t_.size()) error("unterminated string");
             char e = t_[p_++];
             switch (e) {
-            case '"': out += '"'; break;
-            case '\\': out += '\\'; break;
-            case '/': out += '/'; break;
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
-            case 'u': {
-                char32_t cp = hex4();
-                if (cp >= 0xd800 && cp < 0xdc00 && t_.substr(p_, 2) == "\\u") {
-                    size_t save = p_;
-                    p_ += 2;
-                    unsigned low = hex4();
-                    if (low >= 0xdc00 && low < 0xe000)
-                        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
-                    else
-                        p_ = save;
+                case '"':
+                    out += '"';
+                    break;
+                case '\\':
+                    out += '\\';
+                    break;
+                case '/':
+                    out += '/';
+                    break;
+                case 'b':
+                    out += '\b';
+                    break;
+                case 'f':
+                    out += '\f';
+                    break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
+                case 'u': {
+                    char32_t cp = hex4();
+                    if (cp >= 0xd800 && cp < 0xdc00 && t_.substr(p_, 2) == "\\u") {
+                        size_t save = p_;
+                        p_ += 2;
+                        unsigned low = hex4();
+                        if (low >= 0xdc00 && low < 0xe000)
+                            cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+                        else
+                            p_ = save;
+                    }
+                    // A lone surrogate cannot be UTF-8; it becomes U+FFFD.
+                    if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd;
+                    utf8_append(out, cp);
+                    break;
                 }
-                // A lone surrogate cannot be UTF-8; it becomes U+FFFD.
-                if (cp >= 0xd800 && cp < 0xe000) cp = 0xfffd;
-                utf8_append(out, cp);
-                break;
-            }
-            default: error("bad escape");
+                default:
+                    error("bad escape");
             }
         }
     }
@@ -210,55 +228,67 @@ class Writer {
     void value(const Value &v, int level) {
         if (out.size() > o_.max_bytes)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "tojson: the text exceeds %zu bytes", o_.max_bytes);
-        if (level > 512) fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: Circular reference detected");
+        if (level > 512)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: Circular reference detected");
         using K = Value::Kind;
         switch (v.kind()) {
-        case K::None: out += "null"; return;
-        case K::Bool: out += v.as_bool() ? "true" : "false"; return;
-        case K::Int: out += std::to_string(v.as_int()); return;
-        case K::Float: out += number(v.as_float()); return;
-        case K::Str: string(v.str()); return;
-        case K::Sequence: {
-            if (v.list().empty()) {
-                out += "[]";
+            case K::None:
+                out += "null";
+                return;
+            case K::Bool:
+                out += v.as_bool() ? "true" : "false";
+                return;
+            case K::Int:
+                out += std::to_string(v.as_int());
+                return;
+            case K::Float:
+                out += number(v.as_float());
+                return;
+            case K::Str:
+                string(v.str());
+                return;
+            case K::Sequence: {
+                if (v.list().empty()) {
+                    out += "[]";
+                    return;
+                }
+                out += '[';
+                bool first = true;
+                for (const Value &item : v.list()) {
+                    separate(first, level + 1);
+                    value(item, level + 1);
+                }
+                newline(level);
+                out += ']';
                 return;
             }
-            out += '[';
-            bool first = true;
-            for (const Value &item : v.list()) {
-                separate(first, level + 1);
-                value(item, level + 1);
-            }
-            newline(level);
-            out += ']';
-            return;
-        }
-        case K::Dict: {
-            if (v.dict().items.empty()) {
-                out += "{}";
+            case K::Dict: {
+                if (v.dict().items.empty()) {
+                    out += "{}";
+                    return;
+                }
+                std::vector<std::pair<std::string, const Value *>> items;
+                for (const auto &kv : v.dict().items)
+                    items.emplace_back(key(kv.first), &kv.second);
+                if (o_.sort_keys)
+                    std::stable_sort(items.begin(), items.end(), [](const auto &a, const auto &b) {
+                        return a.first < b.first;
+                    });
+                out += '{';
+                bool first = true;
+                for (const auto &kv : items) {
+                    separate(first, level + 1);
+                    string(kv.first);
+                    out += o_.key_separator;
+                    value(*kv.second, level + 1);
+                }
+                newline(level);
+                out += '}';
                 return;
             }
-            std::vector<std::pair<std::string, const Value *>> items;
-            for (const auto &kv : v.dict().items)
-                items.emplace_back(key(kv.first), &kv.second);
-            if (o_.sort_keys)
-                std::stable_sort(items.begin(), items.end(),
-                                 [](const auto &a, const auto &b) { return a.first < b.first; });
-            out += '{';
-            bool first = true;
-            for (const auto &kv : items) {
-                separate(first, level + 1);
-                string(kv.first);
-                out += o_.key_separator;
-                value(*kv.second, level + 1);
-            }
-            newline(level);
-            out += '}';
-            return;
-        }
-        default:
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "TypeError: Object of type %s is not JSON serializable",
-                 type_name(v).c_str());
+            default:
+                fail(VKLLM_ERR_INVALID_ARGUMENT,
+                     "TypeError: Object of type %s is not JSON serializable", type_name(v).c_str());
         }
     }
 
@@ -286,15 +316,20 @@ class Writer {
 
     std::string key(const Value &k) {
         switch (k.kind()) {
-        case Value::Kind::Str: return k.str();
-        case Value::Kind::Bool: return k.as_bool() ? "true" : "false";
-        case Value::Kind::None: return "null";
-        case Value::Kind::Int: return std::to_string(k.as_int());
-        case Value::Kind::Float: return number(k.as_float());
-        default:
-            fail(VKLLM_ERR_INVALID_ARGUMENT,
-                 "TypeError: keys must be str, int, float, bool or None, not %s",
-                 type_name(k).c_str());
+            case Value::Kind::Str:
+                return k.str();
+            case Value::Kind::Bool:
+                return k.as_bool() ? "true" : "false";
+            case Value::Kind::None:
+                return "null";
+            case Value::Kind::Int:
+                return std::to_string(k.as_int());
+            case Value::Kind::Float:
+                return number(k.as_float());
+            default:
+                fail(VKLLM_ERR_INVALID_ARGUMENT,
+                     "TypeError: keys must be str, int, float, bool or None, not %s",
+                     type_name(k).c_str());
         }
     }
 
@@ -329,25 +364,41 @@ class Writer {
 
     void plain(char c) {
         switch (c) {
-        case '"': out += "\\\""; return;
-        case '\\': out += "\\\\"; return;
-        case '\n': out += "\\n"; return;
-        case '\r': out += "\\r"; return;
-        case '\t': out += "\\t"; return;
-        case '\b': out += "\\b"; return;
-        case '\f': out += "\\f"; return;
-        default:
-            if (uint8_t(c) < 0x20)
-                escape_unit(uint8_t(c));
-            else
-                out += c;
+            case '"':
+                out += "\\\"";
+                return;
+            case '\\':
+                out += "\\\\";
+                return;
+            case '\n':
+                out += "\\n";
+                return;
+            case '\r':
+                out += "\\r";
+                return;
+            case '\t':
+                out += "\\t";
+                return;
+            case '\b':
+                out += "\\b";
+                return;
+            case '\f':
+                out += "\\f";
+                return;
+            default:
+                if (uint8_t(c) < 0x20)
+                    escape_unit(uint8_t(c));
+                else
+                    out += c;
         }
     }
 };
 
 }  // namespace
 
-Value parse_json(std::string_view text, int max_depth) { return Reader(text, max_depth).document(); }
+Value parse_json(std::string_view text, int max_depth) {
+    return Reader(text, max_depth).document();
+}
 
 std::string to_json(const Value &v, const JsonOptions &options) {
     Writer w(options);
