@@ -127,28 +127,40 @@ int main(int argc, char **argv) {
         R"( "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],)"
         R"( "add_generation_prompt": true, "bos_token": "<s>"})";
     const char *templates[] = {
-        "{{ bos_token }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | trim }}<|im_end|>\n"
+        "{{ bos_token }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | trim "
+        "}}<|im_end|>\n"
         "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
         "{%- set ns = namespace(sys='', n=0) -%}\n{%- for m in messages if m.role != 'tool' -%}\n"
-        "  {%- if loop.first and m.role == 'system' %}{% set ns.sys = m.content %}{% continue %}{% endif -%}\n"
-        "  {%- set ns.n = ns.n + 1 -%}[{{ loop.index0 }}/{{ loop.length }} {{ m['role'] | upper }}]\n"
+        "  {%- if loop.first and m.role == 'system' %}{% set ns.sys = m.content %}{% continue %}{% "
+        "endif -%}\n"
+        "  {%- set ns.n = ns.n + 1 -%}[{{ loop.index0 }}/{{ loop.length }} {{ m['role'] | upper "
+        "}}]\n"
         "{%- endfor %}{{ ns.sys.strip().split(' ')[-1] }}{{ ns.n }}",
-        "{% macro render(v, indent=0) %}{% if v is mapping %}{% for k, x in v.items() %}{{ ' ' * indent }}"
-        "{{ k }}: {{ render(x, indent + 2) }}{% endfor %}{% elif v is iterable and v is not string %}"
+        "{% macro render(v, indent=0) %}{% if v is mapping %}{% for k, x in v.items() %}{{ ' ' * "
+        "indent }}"
+        "{{ k }}: {{ render(x, indent + 2) }}{% endfor %}{% elif v is iterable and v is not string "
+        "%}"
         "[{{ v | map('string') | join(', ') }}]{% else %}{{ v }}{% endif %}{% endmacro %}"
         "{% for t in tools %}{{ render(t.function) }}{{ t | tojson(indent=2) }}{% endfor %}",
         "{%- for m in messages %}{%- if m.tool_calls is defined and m.tool_calls is not none %}"
         "{%- for c in m.tool_calls %}{{ c.function.arguments | tojson(sort_keys=true) }}"
         "{{ c.id[:3] ~ c.id[-3:] ~ c.id[::-1] }}{% endfor %}{% endif %}{% endfor %}"
-        "{% if messages[0]['role'] != 'user' %}{{ raise_exception('first role: ' ~ messages[0].role) }}{% endif %}",
-        "{% set x %}{% filter upper %}{{ 'a' if true else 'b' }}{% endfilter %}{% endset %}{{ x ~ 7 // 2 ~ 2 ** 3 }}"
-        "{{ strftime_now('%d %B %Y') }}{{ (messages | selectattr('role', 'equalto', 'user') | list | length) }}"
-        "{{ {'b': 1, 'a': none} | dictsort }}{{ range(3) | sum }}{% raw %}{{ raw }}{% endraw %}{# c #}",
-        "{% macro w(a, b='d') %}<{{ caller(a) }}|{{ b }}>{% endmacro %}{% call(v) w(1) %}{{ v + 1 }}{% endcall %}"
-        "{% generation %}{{ messages[-1].content is none }}{% endgeneration %}{{ '%s=%d' % ('n', 3) }}",
+        "{% if messages[0]['role'] != 'user' %}{{ raise_exception('first role: ' ~ "
+        "messages[0].role) }}{% endif %}",
+        "{% set x %}{% filter upper %}{{ 'a' if true else 'b' }}{% endfilter %}{% endset %}{{ x ~ "
+        "7 // 2 ~ 2 ** 3 }}"
+        "{{ strftime_now('%d %B %Y') }}{{ (messages | selectattr('role', 'equalto', 'user') | list "
+        "| length) }}"
+        "{{ {'b': 1, 'a': none} | dictsort }}{{ range(3) | sum }}{% raw %}{{ raw }}{% endraw %}{# "
+        "c #}",
+        "{% macro w(a, b='d') %}<{{ caller(a) }}|{{ b }}>{% endmacro %}{% call(v) w(1) %}{{ v + 1 "
+        "}}{% endcall %}"
+        "{% generation %}{{ messages[-1].content is none }}{% endgeneration %}{{ '%s=%d' % ('n', "
+        "3) }}",
     };
     i = 0;
     for (const char *t : templates)
-        write(out + "/jinja/" + std::to_string(i++), std::string(t) + std::string(1, '\0') + messages);
+        write(out + "/jinja/" + std::to_string(i++),
+              std::string(t) + std::string(1, '\0') + messages);
     return 0;
 }

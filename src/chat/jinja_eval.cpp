@@ -1,5 +1,7 @@
 #include "chat/jinja_eval.h"
 
+#include <algorithm>
+
 #include "chat/jinja_builtins.h"
 #include "chat/jinja_ops.h"
 #include "chat/jinja_text.h"
@@ -99,6 +101,28 @@ struct Macro : Callable {
 }  // namespace
 
 Interpreter::Interpreter(const RenderOptions &options) : options_(options) {}
+
+Interpreter::~Interpreter() {
+    for (const auto &weak : closures_.items)
+        if (auto frame = weak.lock()) frame->vars.clear();
+    for (const auto &weak : namespaces_.items)
+        if (auto ns = weak.lock()) ns->items.clear();
+}
+
+template <typename T>
+void Interpreter::WeakList<T>::add(const std::shared_ptr<T> &p) {
+    if (items.size() >= next_sweep) {
+        items.erase(
+            std::remove_if(items.begin(), items.end(), [](const auto &w) { return w.expired(); }),
+            items.end());
+        next_sweep = std::max<size_t>(64, 2 * items.size());
+    }
+    items.push_back(p);
+}
+
+void Interpreter::track_namespace(const std::shared_ptr<Dict> &ns) {
+    namespaces_.add(ns);
+}
 
 void Interpreter::step(uint64_t n) {
     steps_ += n;
@@ -326,11 +350,13 @@ void Interpreter::exec_set(const Node &n) {
 }
 
 void Interpreter::define_macro(const Node &n) {
+    closures_.add(scope);
     scope->vars[n.text] =
         Value(std::shared_ptr<Callable>(std::make_shared<Macro>(n, scope, n.text)));
 }
 
 void Interpreter::exec_call_block(const Node &n, std::string &out) {
+    closures_.add(scope);
     Value caller(std::shared_ptr<Callable>(std::make_shared<Macro>(n, scope, "caller")));
     const Expr &call_expr = *n.expr;
     Value callee = eval(*call_expr.args[0]);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "chat/jinja.h"
 #include "chat/jinja_ast.h"
@@ -21,6 +22,11 @@ struct Frame {
 class Interpreter {
   public:
     explicit Interpreter(const RenderOptions &options);
+    // Breaks the reference cycles a render can make (a macro in the frame it closes over, a
+    // namespace holding itself): everything the render created is unreachable afterwards.
+    ~Interpreter();
+    Interpreter(const Interpreter &) = delete;
+    Interpreter &operator=(const Interpreter &) = delete;
 
     // Renders body with the given root scope (globals and context).
     std::string render(const Body &body, std::shared_ptr<Frame> root);
@@ -29,6 +35,8 @@ class Interpreter {
     Value call(const Value &callee, CallArgs &args);
     // Counts work against the budget; throws when it is spent.
     void step(uint64_t n = 1);
+    // Remembers a namespace, to be emptied when the render ends.
+    void track_namespace(const std::shared_ptr<Dict> &ns);
     const RenderOptions &options() const { return options_; }
     size_t max_bytes() const { return options_.max_output_bytes; }
 
@@ -42,6 +50,17 @@ class Interpreter {
   private:
     const RenderOptions &options_;
     uint64_t steps_ = 0;
+    // Objects to empty at the end. Entries of objects already gone are dropped whenever the
+    // list has doubled since the last sweep, so a loop making namespaces keeps it proportional
+    // to the live ones at constant amortised cost.
+    template <typename T>
+    struct WeakList {
+        std::vector<std::weak_ptr<T>> items;
+        size_t next_sweep = 64;
+        void add(const std::shared_ptr<T> &p);
+    };
+    WeakList<Frame> closures_;
+    WeakList<Dict> namespaces_;
 
     Flow exec_node(const Node &n, std::string &out);
     void exec_for(const Node &n, std::string &out);

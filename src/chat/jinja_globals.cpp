@@ -206,8 +206,10 @@ void add_globals(Frame &root, const RenderOptions &options) {
     root.vars["range"] = make_native("range", range);
     root.vars["dict"] = make_native(
         "dict", [](Interpreter &, CallArgs &call) { return Value(dict_from(call, false)); });
-    root.vars["namespace"] = make_native("namespace", [](Interpreter &, CallArgs &call) {
-        return Value(dict_from(call, true), Value::Kind::Namespace);
+    root.vars["namespace"] = make_native("namespace", [](Interpreter &in, CallArgs &call) {
+        std::shared_ptr<Dict> ns = dict_from(call, true);
+        in.track_namespace(ns);
+        return Value(ns, Value::Kind::Namespace);
     });
     root.vars["raise_exception"] =
         make_native("raise_exception", [](Interpreter &in, CallArgs &call) -> Value {
