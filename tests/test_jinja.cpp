@@ -441,6 +441,33 @@ TEST(Jinja, NamespaceRefusesUnderscoreNames) {
     expect_error("{% set ns = namespace(_y=1) %}", "SecurityError");
 }
 
+TEST(Jinja, ElifChainsAndFilterChainsOnBlocks) {
+    EXPECT_EQ(render("{% if x == 1 %}one{% elif x == 2 %}two{% elif x == 3 %}three{% else "
+                     "%}other{% endif %}",
+                     "{\"x\": 3}"),
+              "three");
+    EXPECT_EQ(render("{% filter upper | trim %}  hi  {% endfilter %}|{% set x | upper %}abc{% "
+                     "endset %}{{ x }}|"
+                     "{% set y | replace('a', 'b') | upper %}aaa{% endset %}{{ y }}"),
+              "HI|ABC|BBB");
+}
+
+TEST(Jinja, CaseMappingCoversLatinGreekAndCyrillic) {
+    EXPECT_EQ(render("{{ '\u00dcn\u00efc\u00f6d\u00e9 stra\u00dfe \u0141\u0142 "
+                     "\u03a9\u03bc\u03ad\u03b3\u03b1 "
+                     "\u041f\u0440\u0438\u0432\u0435\u0442 \u00ff' | upper }}"),
+              "\xc3\x9cN\xc3\x8f"
+              "C\xc3\x96"
+              "D\xc3\x89 STRASSE \xc5\x81\xc5\x81 "
+              "\xce\xa9\xce\x9c\xce\x88\xce\x93\xce\x91 "
+              "\xd0\x9f\xd0\xa0\xd0\x98\xd0\x92\xd0\x95\xd0\xa2 \xc5\xb8");
+    // Final sigma, and jinja2's title filter (words start after blanks, '-' and brackets only)
+    // unlike str.title().
+    EXPECT_EQ(render("{{ '\u03a3\u0391\u03a3' | lower }}|{{ \"they're x-y\" | title }}|{{ "
+                     "\"they're\".title() }}"),
+              "\xcf\x83\xce\xb1\xcf\x82|They're X-Y|They'Re");
+}
+
 TEST(Jinja, RaiseExceptionMessageIsTheTemplatesText) {
     try {
         render("{{ raise_exception('Conversation roles must alternate user/assistant') }}");
@@ -593,6 +620,49 @@ TEST_F(HostileTemplate, DeepNestingIsASyntaxError) {
     expect_fails_fast("{{ " + std::string(5000, '-') + "1 }}", "nesting too deep");
     expect_fails_fast("{{ " + std::string(20000, 'x') + std::string(20000, '.') + " }}",
                       "expected name");
+}
+
+TEST_F(HostileTemplate, LongChainsAreBoundedOrFlat) {
+    auto repeat = [](const std::string &s, int n) {
+        std::string out;
+        for (int i = 0; i < n; ++i)
+            out += s;
+        return out;
+    };
+    // Chains parsed in a loop would recurse as deep when evaluated and freed.
+    expect_fails_fast("{{ 1" + repeat(" + 1", 100000) + " }}", "nesting too deep");
+    expect_fails_fast("{{ x" + repeat(".a", 100000) + " }}", "nesting too deep");
+    expect_fails_fast("{{ x" + repeat("|trim", 100000) + " }}", "nesting too deep");
+    expect_fails_fast("{{ x" + repeat("()", 100000) + " }}", "nesting too deep");
+    expect_fails_fast("{{ 1" + repeat(" if 1", 100000) + " }}", "nesting too deep");
+    // Flat ones are fine however long.
+    EXPECT_EQ(
+        render("{% if false %}" + repeat("{% elif false %}", 100000) + "{% else %}end{% endif %}"),
+        "end");
+    EXPECT_EQ(render("{{ 1" + repeat(" ~ 1", 99999) + " }}"), std::string(100000, '1'));
+}
+
+TEST_F(HostileTemplate, ValuesNestedTooDeepAreRefused) {
+    expect_fails_fast(
+        "{% set ns = namespace(l=1) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor "
+        "%}",
+        "nested deeper");
+    expect_fails_fast(
+        "{% set ns = namespace() %}{% for i in range(100000) %}{% set ns.l = {'a': ns.l} %}{% "
+        "endfor %}",
+        "nested deeper");
+    EXPECT_THROW(parse_json(std::string(200, '[') + std::string(200, ']')), vkllm::Error);
+}
+
+TEST_F(HostileTemplate, SelfReferencesRenderAndAreFreed) {
+    // A namespace holding itself, a macro in the frame it closes over, loop.changed()
+    // remembering the loop: cycles the render breaks at its end (the sanitizer build checks).
+    EXPECT_EQ(
+        render(
+            "{% set ns = namespace() %}{% set ns.self = ns %}{% macro m() %}{{ ns.self.self is "
+            "defined }}"
+            "{% endmacro %}{{ m() }}{% for i in range(2) %}{{ loop.changed(loop) }}{% endfor %}"),
+        "TrueTrueTrue");
 }
 
 TEST_F(HostileTemplate, IntegerOverflowIsAnError) {

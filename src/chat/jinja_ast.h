@@ -39,6 +39,7 @@ struct Expr {
     };
     Type type;
     size_t offset = 0;
+    int depth = 1;  // of the tree below, this node included
     Value value;
     std::string name;
     bool negated = false;
@@ -58,14 +59,14 @@ struct MacroParam {
 
 struct Node {
     enum class Type {
-        Text,         // text
-        Output,       // {{ expr }}
-        If,           // if expr: body, else: else_body (elif nests an If there)
-        For,          // for targets in expr [if filter]: body, else: else_body
-        Set,          // set targets = expr; or set targets[0].attr = expr (namespace)
-        SetBlock,     // set targets[0] %}body{% endset; filter (may be null) applies to it
-        Macro,        // macro name(params): body
-        CallBlock,    // call(params) expr: body is `caller`
+        Text,       // text
+        Output,     // {{ expr }}
+        If,         // if values[0]: branches[0], elif values[1]: branches[1], ..., else: else_body
+        For,        // for targets in expr [if filter]: body, else: else_body
+        Set,        // set targets = expr; or set targets[0].attr = expr (namespace)
+        SetBlock,   // set targets[0] %}body{% endset; filter (may be null) applies to it
+        Macro,      // macro name(params): body
+        CallBlock,  // call(params) expr: body is `caller`
         FilterBlock,  // filter chain over body's text
         With,         // with targets = values: body
         Break,
@@ -79,7 +80,8 @@ struct Node {
     ExprPtr expr;
     ExprPtr filter;  // For's condition; SetBlock's and FilterBlock's filter chain
     std::vector<std::string> targets;
-    std::vector<ExprPtr> values;  // With
+    std::vector<ExprPtr> values;  // With's values, If's conditions
+    std::vector<Body> branches;   // If's
     std::vector<MacroParam> params;
     Body body;
     Body else_body;

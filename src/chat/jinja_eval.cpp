@@ -105,7 +105,7 @@ Interpreter::Interpreter(const RenderOptions &options) : options_(options) {}
 Interpreter::~Interpreter() {
     for (const auto &weak : closures_.items)
         if (auto frame = weak.lock()) frame->vars.clear();
-    for (const auto &weak : namespaces_.items)
+    for (const auto &weak : dicts_.items)
         if (auto ns = weak.lock()) ns->items.clear();
 }
 
@@ -120,8 +120,8 @@ void Interpreter::WeakList<T>::add(const std::shared_ptr<T> &p) {
     items.push_back(p);
 }
 
-void Interpreter::track_namespace(const std::shared_ptr<Dict> &ns) {
-    namespaces_.add(ns);
+void Interpreter::track(const std::shared_ptr<Dict> &dict) {
+    dicts_.add(dict);
 }
 
 void Interpreter::step(uint64_t n) {
@@ -171,7 +171,9 @@ Interpreter::Flow Interpreter::exec_node(const Node &n, std::string &out) {
             append(out, to_str(eval(*n.expr), options_.max_output_bytes));
             return Flow::Normal;
         case N::If:
-            return exec(eval(*n.expr).truthy() ? n.body : n.else_body, out);
+            for (size_t i = 0; i < n.values.size(); ++i)
+                if (eval(*n.values[i]).truthy()) return exec(n.branches[i], out);
+            return exec(n.else_body, out);
         case N::For:
             exec_for(n, out);
             return Flow::Normal;
@@ -231,63 +233,71 @@ void bind_targets(Frame &frame, const std::vector<std::string> &targets, const V
         frame.vars[targets[i]] = items[i];
 }
 
-// The `loop` variable: one dict per loop, updated in place each iteration (as jinja2's loop
-// context is one object), so an iteration costs no allocation. cycle() and changed() read
-// the shared position and history.
+// The `loop` variable: a fresh dict each iteration (values are immutable once built, which
+// keeps their nesting depth exact); its keys and the cycle() and changed() functions are made
+// once per loop. changed() remembers its last arguments in a dict the render empties at its
+// end, since they may hold the loop itself.
 class LoopObject {
   public:
-    explicit LoopObject(const List &items) : items_(items), state_(std::make_shared<State>()) {
-        static const char *keys[] = {"index",  "index0",   "revindex", "revindex0", "first", "last",
-                                     "length", "previtem", "nextitem", "depth",     "depth0"};
-        auto d = std::make_shared<Dict>();
+    LoopObject(Interpreter &in, const List &items)
+        : items_(items), state_(std::make_shared<State>()) {
+        static const char *keys[] = {"index",  "index0", "revindex", "revindex0", "first",
+                                     "last",   "length", "previtem", "nextitem",  "depth",
+                                     "depth0", "cycle",  "changed"};
         for (const char *k : keys)
-            d->items.emplace_back(Value(k), Value());
+            keys_.emplace_back(k);
+        in.track(state_->memory);
         std::shared_ptr<State> state = state_;
-        d->items.emplace_back(Value("cycle"),
-                              make_native("cycle", [state](Interpreter &, CallArgs &a) {
-                                  if (a.positional.empty())
-                                      type_error("no items for cycling given");
-                                  return a.positional[state->index % a.positional.size()];
-                              }));
-        d->items.emplace_back(
-            Value("changed"), make_native("changed", [state](Interpreter &in, CallArgs &a) {
-                Value now(a.positional);
-                uint64_t work = 0;
-                bool same = state->last_changed.is_list() && equal(state->last_changed, now, &work);
-                in.step(work);
-                if (same) return Value(false);
-                state->last_changed = now;
-                return Value(true);
-            }));
-        value_ = Value(d);
+        cycle_ = make_native("cycle", [state](Interpreter &, CallArgs &a) {
+            if (a.positional.empty()) type_error("no items for cycling given");
+            return a.positional[state->index % a.positional.size()];
+        });
+        changed_ = make_native("changed", [state](Interpreter &interp, CallArgs &a) {
+            Value now(a.positional);
+            auto &memory = state->memory->items;
+            uint64_t work = 0;
+            bool same = !memory.empty() && equal(memory[0].second, now, &work);
+            interp.step(work);
+            if (same) return Value(false);
+            memory.assign(1, {Value(), now});
+            return Value(true);
+        });
     }
 
-    const Value &at(size_t i) {
+    Value at(size_t i) {
         state_->index = i;
         int64_t n = int64_t(items_.size()), k = int64_t(i);
-        auto &it = value_.dict().items;
-        it[0].second = Value(k + 1);
-        it[1].second = Value(k);
-        it[2].second = Value(n - k);
-        it[3].second = Value(n - k - 1);
-        it[4].second = Value(k == 0);
-        it[5].second = Value(k == n - 1);
-        it[6].second = Value(n);
-        it[7].second = k > 0 ? items_[i - 1] : Value::undefined("there is no previous item");
-        it[8].second = k + 1 < n ? items_[i + 1] : Value::undefined("there is no next item");
-        it[9].second = Value(int64_t(1));
-        it[10].second = Value(int64_t(0));
-        return value_;
+        Value values[] = {
+            Value(k + 1),
+            Value(k),
+            Value(n - k),
+            Value(n - k - 1),
+            Value(k == 0),
+            Value(k == n - 1),
+            Value(n),
+            k > 0 ? items_[i - 1] : Value::undefined("there is no previous item"),
+            k + 1 < n ? items_[i + 1] : Value::undefined("there is no next item"),
+            Value(int64_t(1)),
+            Value(int64_t(0)),
+            cycle_,
+            changed_,
+        };
+        auto d = std::make_shared<Dict>();
+        d->items.reserve(keys_.size());
+        for (size_t j = 0; j < keys_.size(); ++j)
+            d->items.emplace_back(keys_[j], std::move(values[j]));
+        return Value(d);
     }
 
   private:
     struct State {
         size_t index = 0;
-        Value last_changed;
+        std::shared_ptr<Dict> memory = std::make_shared<Dict>();
     };
     const List &items_;
     std::shared_ptr<State> state_;
-    Value value_;
+    std::vector<Value> keys_;
+    Value cycle_, changed_;
 };
 
 }  // namespace
@@ -310,7 +320,7 @@ void Interpreter::exec_for(const Node &n, std::string &out) {
         if (!n.else_body.empty()) append(out, render_scoped(n.else_body));
         return;
     }
-    LoopObject loop(items);
+    LoopObject loop(*this, items);
     std::shared_ptr<Frame> outer = scope;
     for (size_t i = 0; i < items.size(); ++i) {
         step();

@@ -35,8 +35,9 @@ class Interpreter {
     Value call(const Value &callee, CallArgs &args);
     // Counts work against the budget; throws when it is spent.
     void step(uint64_t n = 1);
-    // Remembers a namespace, to be emptied when the render ends.
-    void track_namespace(const std::shared_ptr<Dict> &ns);
+    // Remembers a mutable dict (a namespace, loop.changed()'s memory), to be emptied when the
+    // render ends.
+    void track(const std::shared_ptr<Dict> &dict);
     const RenderOptions &options() const { return options_; }
     size_t max_bytes() const { return options_.max_output_bytes; }
 
@@ -60,7 +61,7 @@ class Interpreter {
         void add(const std::shared_ptr<T> &p);
     };
     WeakList<Frame> closures_;
-    WeakList<Dict> namespaces_;
+    WeakList<Dict> dicts_;
 
     Flow exec_node(const Node &n, std::string &out);
     void exec_for(const Node &n, std::string &out);

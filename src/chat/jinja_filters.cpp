@@ -212,7 +212,7 @@ Value f_upper(Interpreter &in, const Value &v, Args &a) {
 
 Value f_title(Interpreter &in, const Value &v, Args &a) {
     a.done(0);
-    return Value(py_title(text(in, v)));
+    return Value(jinja_title(text(in, v)));
 }
 
 Value f_capitalize(Interpreter &in, const Value &v, Args &a) {

@@ -208,7 +208,7 @@ void add_globals(Frame &root, const RenderOptions &options) {
         "dict", [](Interpreter &, CallArgs &call) { return Value(dict_from(call, false)); });
     root.vars["namespace"] = make_native("namespace", [](Interpreter &in, CallArgs &call) {
         std::shared_ptr<Dict> ns = dict_from(call, true);
-        in.track_namespace(ns);
+        in.track(ns);
         return Value(ns, Value::Kind::Namespace);
     });
     root.vars["raise_exception"] =

@@ -1,5 +1,6 @@
 #include "chat/jinja_parser.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <initializer_list>
@@ -9,6 +10,9 @@
 namespace vkllm::chat {
 
 namespace {
+
+// Deepest expression tree (operators, lookups, calls and brackets together).
+constexpr int kMaxExpressionDepth = 256;
 
 using T = Token::Type;
 using E = Expr::Type;
@@ -121,6 +125,27 @@ class Parser {
         return e;
     }
 
+    // Sets a composite expression's depth from its operands'. Chains the grammar builds in a
+    // loop (a + b + c..., x.a.b..., x | f | g...) need no recursion to parse, but evaluating
+    // (and freeing) them recurses as deep as they are: their depth is bounded too.
+    ExprPtr deepen(ExprPtr e) {
+        int d = 0;
+        for (const ExprPtr &a : e->args)
+            if (a) d = std::max(d, a->depth);
+        for (const auto &kv : e->kwargs)
+            d = std::max(d, kv.second->depth);
+        e->depth = d + 1;
+        if (e->depth > kMaxExpressionDepth) error(e->offset, "nesting too deep");
+        return e;
+    }
+
+    // The name a block's rendered text is bound to, for {% filter %} and {% set x | f %}.
+    static ExprPtr block_body_name(size_t offset) {
+        auto n = make(E::Name, offset);
+        n->name = kBlockBodyName;
+        return n;
+    }
+
     // ---- statements
 
     // Nodes until one of the given tags (or the end when none); the tag's name is consumed and
@@ -179,8 +204,7 @@ class Parser {
         if (name == "call") return call_statement(std::move(n));
         if (name == "filter") {
             n->type = Node::Type::FilterBlock;
-            n->filter = filter_chain(make(E::Name, tag.offset));
-            n->filter->args[0]->name = kBlockBodyName;
+            n->filter = filter_chain(block_body_name(tag.offset));
             expect_block_end();
             n->body = body({"endfilter"});
             expect_block_end();
@@ -206,17 +230,14 @@ class Parser {
         error(tag.offset, "encountered unknown tag '" + name + "'");
     }
 
+    // if / elif... / else is one node: a long elif chain nests nothing.
     NodePtr if_statement(NodePtr n) {
         n->type = Node::Type::If;
-        n->expr = expression(true);
-        expect_block_end();
-        n->body = body({"elif", "else", "endif"});
-        if (end_tag_ == "elif") {
-            auto elif = std::make_unique<Node>();
-            elif->offset = peek().offset;
-            n->else_body.push_back(if_statement(std::move(elif)));
-            return n;
-        }
+        do {
+            n->values.push_back(expression(true));
+            expect_block_end();
+            n->branches.push_back(body({"elif", "else", "endif"}));
+        } while (end_tag_ == "elif");
         if (end_tag_ == "else") {
             expect_block_end();
             n->else_body = body({"endif"});
@@ -269,10 +290,7 @@ class Parser {
         if (!n->attr.empty() || n->targets.size() != 1)
             error(peek().offset, "expected '=', got " + describe(peek()));
         n->type = Node::Type::SetBlock;
-        if (is_op("|")) {
-            n->filter = filter_chain(make(E::Name, peek().offset));
-            n->filter->args[0]->name = kBlockBodyName;
-        }
+        if (accept_op("|")) n->filter = filter_chain(block_body_name(peek().offset));
         expect_block_end();
         n->body = body({"endset"});
         expect_block_end();
@@ -341,7 +359,7 @@ class Parser {
             if (peek().type == T::BlockEnd || peek().type == T::VarEnd || is_op(")")) break;
             t->args.push_back(with_condexpr ? expression(true) : or_expr());
         }
-        return t;
+        return deepen(std::move(t));
     }
 
     ExprPtr expression(bool with_condexpr) {
@@ -354,7 +372,7 @@ class Parser {
             c->args.push_back(or_expr());
             c->args.push_back(std::move(e));
             c->args.push_back(accept_name("else") ? expression(true) : nullptr);
-            e = std::move(c);
+            e = deepen(std::move(c));
         }
         return e;
     }
@@ -364,7 +382,7 @@ class Parser {
         b->name = std::move(op);
         b->args.push_back(std::move(left));
         b->args.push_back(std::move(right));
-        return b;
+        return deepen(std::move(b));
     }
 
     ExprPtr or_expr() {
@@ -390,7 +408,7 @@ class Parser {
             Deeper d(*this, peek().offset);
             auto n = make(E::Not, next().offset);
             n->args.push_back(not_expr());
-            return n;
+            return deepen(std::move(n));
         }
         return compare();
     }
@@ -420,7 +438,7 @@ class Parser {
         }
         if (c->ops.empty()) return first;
         c->args.insert(c->args.begin(), std::move(first));
-        return c;
+        return deepen(std::move(c));
     }
 
     ExprPtr math1() {
@@ -440,7 +458,7 @@ class Parser {
         c->args.push_back(std::move(first));
         while (accept_op("~"))
             c->args.push_back(math2());
-        return c;
+        return deepen(std::move(c));
     }
 
     ExprPtr math2() {
@@ -468,6 +486,7 @@ class Parser {
             const Token &t = next();
             node = make(t.text == "-" ? E::Neg : E::Pos, t.offset);
             node->args.push_back(unary(false));
+            node = deepen(std::move(node));
         } else {
             node = primary();
         }
@@ -515,7 +534,6 @@ class Parser {
                     next();
                     if (accept_op(")")) return make(E::TupleLiteral, t.offset);
                     ExprPtr e = tuple(true);
-                    if (e->type != E::TupleLiteral && is_op(",")) e = tuple(true);
                     expect_op(")");
                     return e;
                 }
@@ -528,7 +546,7 @@ class Parser {
                         l->args.push_back(expression(true));
                     }
                     expect_op("]");
-                    return l;
+                    return deepen(std::move(l));
                 }
                 if (t.text == "{") {
                     next();
@@ -541,7 +559,7 @@ class Parser {
                         d->args.push_back(expression(true));
                     }
                     expect_op("}");
-                    return d;
+                    return deepen(std::move(d));
                 }
                 break;
             default:
@@ -559,13 +577,13 @@ class Parser {
                     auto a = make(E::Attr, offset);
                     a->name = next().text;
                     a->args.push_back(std::move(node));
-                    node = std::move(a);
+                    node = deepen(std::move(a));
                 } else if (t.type == T::Int) {
                     auto it = make(E::Item, offset);
                     it->args.push_back(std::move(node));
                     it->args.push_back(constant(
                         Value(int64_t(std::strtoll(next().text.c_str(), nullptr, 10))), offset));
-                    node = std::move(it);
+                    node = deepen(std::move(it));
                 } else {
                     error(t.offset, "expected name or number after '.'");
                 }
@@ -575,7 +593,7 @@ class Parser {
                 it->args.push_back(std::move(node));
                 it->args.push_back(subscript());
                 expect_op("]");
-                node = std::move(it);
+                node = deepen(std::move(it));
             } else if (is_op("(")) {
                 node = call(std::move(node));
             } else {
@@ -599,7 +617,7 @@ class Parser {
             s->args.push_back(is_op("]") ? nullptr : expression(true));
         else
             s->args.push_back(nullptr);
-        return s;
+        return deepen(std::move(s));
     }
 
     // (args) after a callee, a filter or a test: positional, then name=value.
@@ -627,7 +645,7 @@ class Parser {
         auto c = make(E::Call, peek().offset);
         c->args.push_back(std::move(callee));
         arguments(*c);
-        return c;
+        return deepen(std::move(c));
     }
 
     std::string dotted_name() {
@@ -645,7 +663,7 @@ class Parser {
             f->name = dotted_name();
             f->args.push_back(std::move(node));
             if (is_op("(")) arguments(*f);
-            node = std::move(f);
+            node = deepen(std::move(f));
         } while (accept_op("|"));
         return node;
     }
@@ -657,7 +675,7 @@ class Parser {
                 f->name = dotted_name();
                 f->args.push_back(std::move(node));
                 if (is_op("(")) arguments(*f);
-                node = std::move(f);
+                node = deepen(std::move(f));
             } else if (is_name("is")) {
                 auto t = make(E::Test, next().offset);
                 t->negated = accept_name("not");
@@ -669,7 +687,7 @@ class Parser {
                     ExprPtr arg = primary();
                     t->args.push_back(postfix(std::move(arg)));
                 }
-                node = std::move(t);
+                node = deepen(std::move(t));
             } else if (is_op("(")) {
                 node = call(std::move(node));
             } else {

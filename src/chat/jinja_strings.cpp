@@ -163,45 +163,133 @@ std::string py_replace(const std::string &s, const std::string &old, const std::
     return out;
 }
 
-std::string py_lower(const std::string &s) {
-    std::string out = s;
-    for (char &c : out)
-        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
-    return out;
-}
-
-std::string py_upper(const std::string &s) {
-    std::string out = s;
-    for (char &c : out)
-        if (c >= 'a' && c <= 'z') c = char(c - 'a' + 'A');
-    return out;
-}
-
 namespace {
 
-bool ascii_alpha(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+// One-to-one case mappings of the scripts chat text mostly uses (ASCII, Latin-1, Latin
+// Extended-A, Greek, Cyrillic); other characters keep their case, where Python would map them
+// by the full Unicode tables.
+char32_t lower_of(char32_t c) {
+    if (c >= 'A' && c <= 'Z') return c + 32;
+    if (c < 0x80) return c;
+    if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;
+    if ((c >= 0x100 && c <= 0x137 && c != 0x130) || (c >= 0x14A && c <= 0x177)) return c | 1;
+    if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return c & 1 ? c + 1 : c;
+    if (c == 0x178) return 0xFF;
+    if (c >= 0x391 && c <= 0x3AB && c != 0x3A2) return c + 32;
+    if (c == 0x386) return 0x3AC;  // Greek capitals with tonos
+    if (c >= 0x388 && c <= 0x38A) return c + 37;
+    if (c == 0x38C) return 0x3CC;
+    if (c == 0x38E || c == 0x38F) return c + 63;
+    if (c >= 0x410 && c <= 0x42F) return c + 32;
+    if (c >= 0x400 && c <= 0x40F) return c + 80;
+    return c;
+}
+
+char32_t upper_of(char32_t c) {
+    if (c >= 'a' && c <= 'z') return c - 32;
+    if (c < 0x80) return c;
+    if (c == 0xB5) return 0x39C;  // the micro sign's capital is Greek mu
+    if (c >= 0xE0 && c <= 0xFE && c != 0xF7) return c - 32;
+    if (c == 0xFF) return 0x178;
+    if (c == 0x131) return 'I';
+    if (c == 0x17F) return 'S';
+    if ((c >= 0x100 && c <= 0x137) || (c >= 0x14A && c <= 0x177)) return c & ~char32_t(1);
+    if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17E)) return c & 1 ? c : c - 1;
+    if (c == 0x3C2) return 0x3A3;  // final sigma
+    if (c >= 0x3B1 && c <= 0x3CB) return c - 32;
+    if (c == 0x3AC) return 0x386;  // Greek small letters with tonos
+    if (c >= 0x3AD && c <= 0x3AF) return c - 37;
+    if (c == 0x3CC) return 0x38C;
+    if (c == 0x3CD || c == 0x3CE) return c - 63;
+    if (c >= 0x430 && c <= 0x44F) return c - 32;
+    if (c >= 0x450 && c <= 0x45F) return c - 80;
+    return c;
+}
+
+bool is_cased(char32_t c) {
+    return lower_of(c) != c || upper_of(c) != c || c == 0xDF || c == 0x138 || c == 0x149;
+}
+
+// Python's special cases that become two characters.
+void append_lower(std::string &out, char32_t c) {
+    if (c == 0x130) {
+        out += "i\xcc\x87";  // I with dot above: i + combining dot
+        return;
+    }
+    utf8_append(out, lower_of(c));
+}
+
+void append_upper(std::string &out, char32_t c) {
+    if (c == 0xDF) {
+        out += "SS";
+        return;
+    }
+    utf8_append(out, upper_of(c));
 }
 
 }  // namespace
 
+std::string py_lower(const std::string &s) {
+    std::u32string cs = utf8_decode(s);
+    std::string out;
+    for (size_t i = 0; i < cs.size(); ++i) {
+        // Capital sigma ending a word becomes final sigma.
+        if (cs[i] == 0x3A3 && i > 0 && is_cased(cs[i - 1]) &&
+            (i + 1 == cs.size() || !is_cased(cs[i + 1])))
+            utf8_append(out, 0x3C2);
+        else
+            append_lower(out, cs[i]);
+    }
+    return out;
+}
+
+std::string py_upper(const std::string &s) {
+    std::string out;
+    for (char32_t c : utf8_decode(s))
+        append_upper(out, c);
+    return out;
+}
+
 std::string py_title(const std::string &s) {
-    std::string out = s;
-    bool prev_cased = false;
-    for (char &c : out) {
-        if (ascii_alpha(c)) {
-            c = prev_cased ? py_lower(std::string(1, c))[0] : py_upper(std::string(1, c))[0];
-            prev_cased = true;
-        } else {
-            prev_cased = uint8_t(c) >= 0x80 && prev_cased;
-        }
+    std::string out;
+    bool previous_cased = false;
+    for (char32_t c : utf8_decode(s)) {
+        if (previous_cased)
+            append_lower(out, c);
+        else
+            append_upper(out, c);
+        previous_cased = is_cased(c);
+    }
+    return out;
+}
+
+std::string jinja_title(const std::string &s) {
+    std::string out;
+    bool word_start = true;
+    for (char32_t c : utf8_decode(s)) {
+        bool separator =
+            is_python_space(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<';
+        if (separator)
+            utf8_append(out, c);
+        else if (word_start)
+            append_upper(out, c);
+        else
+            append_lower(out, c);
+        word_start = separator;
     }
     return out;
 }
 
 std::string py_capitalize(const std::string &s) {
-    std::string out = py_lower(s);
-    if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = char(out[0] - 'a' + 'A');
+    std::string out;
+    bool first = true;
+    for (char32_t c : utf8_decode(s)) {
+        if (first)
+            append_upper(out, c);
+        else
+            append_lower(out, c);
+        first = false;
+    }
     return out;
 }
 

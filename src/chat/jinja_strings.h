@@ -23,6 +23,9 @@ std::string py_replace(const std::string &s, const std::string &old, const std::
 std::string py_lower(const std::string &s);
 std::string py_upper(const std::string &s);
 std::string py_title(const std::string &s);
+// jinja2's `title` filter, which is not str.title(): words begin after whitespace, '-', and
+// opening brackets only ("they're" -> "They're").
+std::string jinja_title(const std::string &s);
 std::string py_capitalize(const std::string &s);
 
 // Python's `format % args` for %s, %r, %d, %i, %f (with an optional precision) and %%.

@@ -1,5 +1,7 @@
 #include "chat/jinja_value.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 
 namespace vkllm::chat {
@@ -29,9 +31,25 @@ Value::Value(int64_t i) : kind_(Kind::Int), i_(i) {}
 Value::Value(double f) : kind_(Kind::Float), f_(f) {}
 Value::Value(std::string s)
     : kind_(Kind::Str), s_(std::make_shared<const std::string>(std::move(s))) {}
-Value::Value(List items, bool tuple)
-    : kind_(Kind::Sequence), tuple_(tuple), l_(std::make_shared<const List>(std::move(items))) {}
-Value::Value(std::shared_ptr<Dict> dict, Kind kind) : kind_(kind), d_(std::move(dict)) {}
+Value::Value(List items, bool tuple) : kind_(Kind::Sequence), tuple_(tuple) {
+    for (const Value &v : items)
+        depth_ = std::max(depth_, v.depth_);
+    check_depth();
+    l_ = std::make_shared<const List>(std::move(items));
+}
+
+Value::Value(std::shared_ptr<Dict> dict, Kind kind) : kind_(kind), d_(std::move(dict)) {
+    if (kind != Kind::Dict) return;
+    for (const auto &kv : d_->items)
+        depth_ = std::max({depth_, kv.first.depth_, kv.second.depth_});
+    check_depth();
+}
+
+void Value::check_depth() {
+    if (++depth_ > kMaxValueDepth)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "values nested deeper than %d lists and dicts",
+             kMaxValueDepth);
+}
 Value::Value(std::shared_ptr<Callable> callable) : kind_(Kind::Callable), c_(std::move(callable)) {}
 
 double Value::as_float() const {

@@ -20,6 +20,9 @@ struct Callable;
 
 using List = std::vector<Value>;
 
+// Deepest nesting of lists and dicts a value may have (JSON input allows 128).
+inline constexpr int kMaxValueDepth = 200;
+
 class Value {
   public:
     // Sequence: a list or a tuple.
@@ -53,6 +56,10 @@ class Value {
     bool is_tuple() const { return kind_ == Kind::Sequence && tuple_; }
     bool is_dict() const { return kind_ == Kind::Dict; }
     bool is_markup() const { return kind_ == Kind::Str && markup_; }
+    // Lists and dicts inside one another (namespaces, which may hold themselves, count 0: no
+    // walk looks inside them). Bounded by kMaxValueDepth, so that printing, comparing and
+    // freeing a value recurse a bounded depth.
+    int depth() const { return depth_; }
 
     bool as_bool() const { return b_; }
     int64_t as_int() const { return kind_ == Kind::Bool ? int64_t(b_) : i_; }
@@ -75,6 +82,7 @@ class Value {
     bool b_ = false;
     bool tuple_ = false;
     bool markup_ = false;
+    int depth_ = 0;
     int64_t i_ = 0;
     double f_ = 0;
     std::shared_ptr<const std::string> s_;
@@ -82,6 +90,8 @@ class Value {
     std::shared_ptr<Dict> d_;
     std::shared_ptr<Callable> c_;
     static const std::string empty_;
+
+    void check_depth();
 };
 
 // Insertion-ordered mapping. Lookup is linear: template dicts hold a handful of keys.

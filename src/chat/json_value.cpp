@@ -228,8 +228,7 @@ class Writer {
     void value(const Value &v, int level) {
         if (out.size() > o_.max_bytes)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "tojson: the text exceeds %zu bytes", o_.max_bytes);
-        if (level > 512)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "ValueError: Circular reference detected");
+
         using K = Value::Kind;
         switch (v.kind()) {
             case K::None:
