@@ -494,7 +494,7 @@ TEST(Jinja, SyntaxErrorsNameLineAndColumn) {
 
 // ---- JSON
 
-TEST(JsonValue, ParsesObjectsInOrderWithTypes) {
+TEST(JinjaJson, ParsesObjectsInOrderWithTypes) {
     Value v =
         parse_json(R"({"b": 1, "a": [true, null, 1.5, -2, "x\u00e9\ud83d\ude00\n"], "c": {}})");
     ASSERT_TRUE(v.is_dict());
@@ -509,7 +509,7 @@ TEST(JsonValue, ParsesObjectsInOrderWithTypes) {
     EXPECT_EQ(a[4].str(), "x\xc3\xa9\xf0\x9f\x98\x80\n");
 }
 
-TEST(JsonValue, RoundTripsThroughTojsonAsJsonDumps) {
+TEST(JinjaJson, RoundTripsThroughTojsonAsJsonDumps) {
     const std::string text =
         R"({"name": "get_weather", "arguments": {"city": "Lisbon", "days": 3, "ratio": 0.5, "tags": ["a", "b"], "none": null, "ok": true}})";
     EXPECT_EQ(to_json(parse_json(text), JsonOptions{}), text);
@@ -526,7 +526,7 @@ TEST(JsonValue, RoundTripsThroughTojsonAsJsonDumps) {
               R"({"a":{"c":3,"d":2},"b":1})");
 }
 
-TEST(JsonValue, KeepsNonAsciiAndEscapesControls) {
+TEST(JinjaJson, KeepsNonAsciiAndEscapesControls) {
     EXPECT_EQ(to_json(Value("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80"), JsonOptions{}),
               "\"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80\"");
     EXPECT_EQ(to_json(Value("q\"b\\n\n\r\t\b\f\x01\x1f\x7f"), JsonOptions{}),
@@ -536,26 +536,26 @@ TEST(JsonValue, KeepsNonAsciiAndEscapesControls) {
     EXPECT_EQ(to_json(Value("\xc3\xa9\xf0\x9f\x98\x80"), ascii), "\"\\u00e9\\ud83d\\ude00\"");
 }
 
-TEST(JsonValue, FloatsPrintAsPythonRepr) {
+TEST(JinjaJson, FloatsPrintAsPythonRepr) {
     EXPECT_EQ(to_json(parse_json("[1.0, 0.1, 1e16, 1e-5, 123456.789, -0.0, 1e300]"), JsonOptions{}),
               "[1.0, 0.1, 1e+16, 1e-05, 123456.789, -0.0, 1e+300]");
 }
 
-TEST(JsonValue, RefusesMalformedText) {
+TEST(JinjaJson, RefusesMalformedText) {
     for (const char *bad :
          {"", "{", "[1,]", "{\"a\" 1}", "nul", "\"\\x\"", "[1] x", "01x", "\"a\nb\""})
         EXPECT_THROW(parse_json(bad), vkllm::Error) << bad;
     EXPECT_THROW(parse_json(std::string(10000, '[')), vkllm::Error);
 }
 
-TEST(JsonValue, RefusesWhatJsonCannotHold) {
+TEST(JinjaJson, RefusesWhatJsonCannotHold) {
     EXPECT_THROW(render("{{ x | tojson }}"), vkllm::Error);
     EXPECT_THROW(render("{{ namespace() | tojson }}"), vkllm::Error);
 }
 
 // ---- hostile templates: each fails, and quickly
 
-class HostileTemplate : public ::testing::Test {
+class JinjaHostile : public ::testing::Test {
   protected:
     void expect_fails_fast(const std::string &source, const std::string &what) {
         auto start = std::chrono::steady_clock::now();
@@ -566,27 +566,27 @@ class HostileTemplate : public ::testing::Test {
     }
 };
 
-TEST_F(HostileTemplate, HugeRangeIsRefused) {
+TEST_F(JinjaHostile, HugeRangeIsRefused) {
     expect_fails_fast("{% for i in range(10**9) %}x{% endfor %}", "Range too big");
 }
 
-TEST_F(HostileTemplate, NestedLoopsRunOutOfSteps) {
+TEST_F(JinjaHostile, NestedLoopsRunOutOfSteps) {
     expect_fails_fast(
         "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
         "budget");
 }
 
-TEST_F(HostileTemplate, UnboundedMacroRecursionStops) {
+TEST_F(JinjaHostile, UnboundedMacroRecursionStops) {
     expect_fails_fast("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(1) }}", "RecursionError");
 }
 
-TEST_F(HostileTemplate, HugeOutputStops) {
+TEST_F(JinjaHostile, HugeOutputStops) {
     expect_fails_fast("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}", "exceeds");
     expect_fails_fast("{{ 'a' * 100000000 }}", "exceeds");
     expect_fails_fast("{{ 'abc'.replace('', 'xxxxxxxxxxxxxxxxxxx') * 1000000 }}", "exceeds");
 }
 
-TEST_F(HostileTemplate, DoublingStringsAndListsStop) {
+TEST_F(JinjaHostile, DoublingStringsAndListsStop) {
     expect_fails_fast(
         "{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% "
         "endfor %}",
@@ -597,7 +597,7 @@ TEST_F(HostileTemplate, DoublingStringsAndListsStop) {
         "MemoryError");
 }
 
-TEST_F(HostileTemplate, SharedSublistsCannotExplode) {
+TEST_F(JinjaHostile, SharedSublistsCannotExplode) {
     const std::string build =
         "{% set ns = namespace(l=[1], m=[1]) %}{% for i in range(60) %}"
         "{% set ns.l = [ns.l, ns.l] %}{% set ns.m = [ns.m, ns.m] %}{% endfor %}";
@@ -608,7 +608,7 @@ TEST_F(HostileTemplate, SharedSublistsCannotExplode) {
     EXPECT_EQ(render(build + "{{ ns.l == ns.l }}"), "True");  // one object: no look inside
 }
 
-TEST_F(HostileTemplate, DeepNestingIsASyntaxError) {
+TEST_F(JinjaHostile, DeepNestingIsASyntaxError) {
     expect_fails_fast("{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}",
                       "nesting too deep");
     expect_fails_fast("{{ " + std::string(5000, '[') + std::string(5000, ']') + " }}",
@@ -622,7 +622,7 @@ TEST_F(HostileTemplate, DeepNestingIsASyntaxError) {
                       "expected name");
 }
 
-TEST_F(HostileTemplate, LongChainsAreBoundedOrFlat) {
+TEST_F(JinjaHostile, LongChainsAreBoundedOrFlat) {
     auto repeat = [](const std::string &s, int n) {
         std::string out;
         for (int i = 0; i < n; ++i)
@@ -642,7 +642,7 @@ TEST_F(HostileTemplate, LongChainsAreBoundedOrFlat) {
     EXPECT_EQ(render("{{ 1" + repeat(" ~ 1", 99999) + " }}"), std::string(100000, '1'));
 }
 
-TEST_F(HostileTemplate, ValuesNestedTooDeepAreRefused) {
+TEST_F(JinjaHostile, ValuesNestedTooDeepAreRefused) {
     expect_fails_fast(
         "{% set ns = namespace(l=1) %}{% for i in range(100000) %}{% set ns.l = [ns.l] %}{% endfor "
         "%}",
@@ -654,7 +654,7 @@ TEST_F(HostileTemplate, ValuesNestedTooDeepAreRefused) {
     EXPECT_THROW(parse_json(std::string(200, '[') + std::string(200, ']')), vkllm::Error);
 }
 
-TEST_F(HostileTemplate, SelfReferencesRenderAndAreFreed) {
+TEST_F(JinjaHostile, SelfReferencesRenderAndAreFreed) {
     // A namespace holding itself, a macro in the frame it closes over, loop.changed()
     // remembering the loop: cycles the render breaks at its end (the sanitizer build checks).
     EXPECT_EQ(
@@ -665,13 +665,13 @@ TEST_F(HostileTemplate, SelfReferencesRenderAndAreFreed) {
         "TrueTrueTrue");
 }
 
-TEST_F(HostileTemplate, IntegerOverflowIsAnError) {
+TEST_F(JinjaHostile, IntegerOverflowIsAnError) {
     expect_fails_fast("{{ 2 ** 64 }}", "OverflowError");
     expect_fails_fast("{{ 9223372036854775807 + 1 }}", "OverflowError");
     expect_fails_fast("{{ 99999999999999999999 }}", "too large");
 }
 
-TEST_F(HostileTemplate, UnterminatedTagsAtTheEnd) {
+TEST_F(JinjaHostile, UnterminatedTagsAtTheEnd) {
     for (const char *s :
          {"{{", "{%", "{#", "{{ 'a", "{% if", "{% raw %}", "{{ x[", "{{ x(", "{%- ", "{{ {"})
         expect_fails_fast(s, "line 1");
