@@ -452,6 +452,22 @@ TEST(Jinja, ElifChainsAndFilterChainsOnBlocks) {
               "HI|ABC|BBB");
 }
 
+TEST(Jinja, BreakInsideBlocksLeavesThemUnwritten) {
+    EXPECT_EQ(
+        render("{% for i in [1, 2, 3] %}{% filter upper %}a{% if i == 2 %}{% break %}{% endif %}"
+               "{% endfilter %}{% endfor %}"),
+        "A");
+    EXPECT_EQ(render("{% for i in [1, 2, 3] %}{% set x %}a{% if i == 2 %}{% continue %}{% endif %}"
+                     "{% endset %}{{ x }}{{ i }}{% endfor %}"),
+              "a1a3");
+    // A loop's else body is outside it: break there ends the enclosing loop.
+    EXPECT_EQ(
+        render(
+            "{% for i in [1, 2, 3] %}{% for j in [] %}{% else %}{{ i }}{% if i == 2 %}{% break %}"
+            "{% endif %}{% endfor %}{% endfor %}"),
+        "12");
+}
+
 TEST(Jinja, CaseMappingCoversLatinGreekAndCyrillic) {
     EXPECT_EQ(render("{{ '\u00dcn\u00efc\u00f6d\u00e9 stra\u00dfe \u0141\u0142 "
                      "\u03a9\u03bc\u03ad\u03b3\u03b1 "
@@ -490,6 +506,12 @@ TEST(Jinja, SyntaxErrorsNameLineAndColumn) {
     expect_error("{% include 'other.jinja' %}", "not supported");
     expect_error("{{ x | no_such_filter }}", "No filter named 'no_such_filter'");
     expect_error("{{ x is no_such_test }}", "No test named 'no_such_test'");
+    // jinja2 compiles macros, call blocks and {% generation %} as functions: no loop around.
+    expect_error("{% break %}", "'break' outside loop");
+    expect_error("{% for i in [1] %}{% macro m() %}{% continue %}{% endmacro %}{% endfor %}",
+                 "'continue' outside loop");
+    expect_error("{% for i in [1] %}{% generation %}{% break %}{% endgeneration %}{% endfor %}",
+                 "outside loop");
 }
 
 // ---- JSON

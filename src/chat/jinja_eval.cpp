@@ -146,11 +146,9 @@ std::string Interpreter::render(const Body &body, std::shared_ptr<Frame> root) {
     return out;
 }
 
-std::string Interpreter::render_scoped(const Body &body) {
+Interpreter::Flow Interpreter::render_scoped(const Body &body, std::string &text) {
     ChildScope child(*this, scope);
-    std::string out;
-    exec(body, out);
-    return out;
+    return exec(body, text);
 }
 
 Interpreter::Flow Interpreter::exec(const Body &body, std::string &out) {
@@ -175,12 +173,10 @@ Interpreter::Flow Interpreter::exec_node(const Node &n, std::string &out) {
                 if (eval(*n.values[i]).truthy()) return exec(n.branches[i], out);
             return exec(n.else_body, out);
         case N::For:
-            exec_for(n, out);
-            return Flow::Normal;
+            return exec_for(n, out);
         case N::Set:
         case N::SetBlock:
-            exec_set(n);
-            return Flow::Normal;
+            return exec_set(n);
         case N::Macro:
             define_macro(n);
             return Flow::Normal;
@@ -188,7 +184,10 @@ Interpreter::Flow Interpreter::exec_node(const Node &n, std::string &out) {
             exec_call_block(n, out);
             return Flow::Normal;
         case N::FilterBlock: {
-            std::string text = render_scoped(n.body);
+            // A break or continue inside leaves the block unfiltered and unwritten, as jinja2's
+            // inlined loop body does.
+            std::string text;
+            if (Flow f = render_scoped(n.body, text); f != Flow::Normal) return f;
             ChildScope child(*this, scope);
             scope->vars[kBlockBodyName] = Value(std::move(text));
             append(out, to_str(eval(*n.filter), options_.max_output_bytes));
@@ -203,9 +202,12 @@ Interpreter::Flow Interpreter::exec_node(const Node &n, std::string &out) {
                 scope->vars[n.targets[i]] = values[i];
             return exec(n.body, out);
         }
-        case N::Generation:
-            append(out, render_scoped(n.body));
+        case N::Generation: {
+            std::string text;
+            render_scoped(n.body, text);  // the parser allows no break or continue in it
+            append(out, text);
             return Flow::Normal;
+        }
         case N::Break:
             return Flow::Break;
         case N::Continue:
@@ -302,7 +304,7 @@ class LoopObject {
 
 }  // namespace
 
-void Interpreter::exec_for(const Node &n, std::string &out) {
+Interpreter::Flow Interpreter::exec_for(const Node &n, std::string &out) {
     Value source = eval(*n.expr);
     List all = iterate(source);
     List items;
@@ -317,8 +319,11 @@ void Interpreter::exec_for(const Node &n, std::string &out) {
         items = std::move(all);
     }
     if (items.empty()) {
-        if (!n.else_body.empty()) append(out, render_scoped(n.else_body));
-        return;
+        // The else body is outside the loop: a break there ends an enclosing loop.
+        std::string text;
+        Flow f = render_scoped(n.else_body, text);
+        append(out, text);
+        return f;
     }
     LoopObject loop(*this, items);
     std::shared_ptr<Frame> outer = scope;
@@ -329,12 +334,15 @@ void Interpreter::exec_for(const Node &n, std::string &out) {
         scope->vars["loop"] = loop.at(i);
         if (exec(n.body, out) == Flow::Break) break;
     }
+    return Flow::Normal;
 }
 
-void Interpreter::exec_set(const Node &n) {
+Interpreter::Flow Interpreter::exec_set(const Node &n) {
     Value v;
     if (n.type == N::SetBlock) {
-        v = Value(render_scoped(n.body));
+        std::string text;
+        if (Flow f = render_scoped(n.body, text); f != Flow::Normal) return f;
+        v = Value(std::move(text));
         if (n.filter) {
             ChildScope child(*this, scope);
             scope->vars[kBlockBodyName] = v;
@@ -354,9 +362,10 @@ void Interpreter::exec_set(const Node &n) {
                  "namespace, but got '%s'.",
                  n.attr.c_str());
         ns->dict().set(Value(n.attr), std::move(v));
-        return;
+        return Flow::Normal;
     }
     bind_targets(*scope, n.targets, v);
+    return Flow::Normal;
 }
 
 void Interpreter::define_macro(const Node &n) {

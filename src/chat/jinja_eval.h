@@ -64,12 +64,12 @@ class Interpreter {
     WeakList<Dict> dicts_;
 
     Flow exec_node(const Node &n, std::string &out);
-    void exec_for(const Node &n, std::string &out);
-    void exec_set(const Node &n);
+    Flow exec_for(const Node &n, std::string &out);
+    Flow exec_set(const Node &n);
     void define_macro(const Node &n);
     void exec_call_block(const Node &n, std::string &out);
     void append(std::string &out, const std::string &text);
-    std::string render_scoped(const Body &body);
+    Flow render_scoped(const Body &body, std::string &text);
     Value eval_call(const Expr &e);
     Value eval_filter_or_test(const Expr &e);
 };

@@ -34,6 +34,17 @@ class Parser {
     int depth_ = 0;
     int max_depth_;
     std::string end_tag_;  // the tag that ended the last body()
+    int loops_ = 0;        // for bodies around the current point, up to the nearest macro
+
+    // Parses a body that jinja2 compiles as a function of its own (a macro, a call block's
+    // caller, {% generation %}): no loop encloses it.
+    Body function_body(std::initializer_list<const char *> ends) {
+        int saved = loops_;
+        loops_ = 0;
+        Body b = body(ends);
+        loops_ = saved;
+        return b;
+    }
 
     struct Deeper {
         Parser &p;
@@ -214,11 +225,12 @@ class Parser {
         if (name == "generation") {
             n->type = Node::Type::Generation;
             expect_block_end();
-            n->body = body({"endgeneration"});
+            n->body = function_body({"endgeneration"});
             expect_block_end();
             return n;
         }
         if (name == "break" || name == "continue") {
+            if (loops_ == 0) error(tag.offset, "'" + name + "' outside loop");
             n->type = name == "break" ? Node::Type::Break : Node::Type::Continue;
             expect_block_end();
             return n;
@@ -262,7 +274,9 @@ class Parser {
         if (accept_name("if")) n->filter = expression(true);
         if (is_name("recursive")) error(peek().offset, "recursive loops are not supported");
         expect_block_end();
+        ++loops_;
         n->body = body({"else", "endfor"});
+        --loops_;
         if (end_tag_ == "else") {
             expect_block_end();
             n->else_body = body({"endfor"});
@@ -315,7 +329,7 @@ class Parser {
         n->text = expect_name();
         params(*n);
         expect_block_end();
-        n->body = body({"endmacro"});
+        n->body = function_body({"endmacro"});
         if (peek().type == T::Name) next();  // {% endmacro name %}
         expect_block_end();
         return n;
@@ -327,7 +341,7 @@ class Parser {
         n->expr = expression(true);
         if (n->expr->type != E::Call) error(n->offset, "expected call");
         expect_block_end();
-        n->body = body({"endcall"});
+        n->body = function_body({"endcall"});
         expect_block_end();
         return n;
     }
