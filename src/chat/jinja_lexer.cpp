@@ -22,8 +22,42 @@ std::string position_of(std::string_view text, size_t offset) {
 
 namespace {
 
-bool blank(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+// Python's whitespace (what jinja2's \s matches), as the length of its UTF-8 bytes at s[p]
+// (space_at) or ending at s[end] (space_before); 0 when there is none.
+size_t space_length(std::string_view s) {
+    if (s.empty()) return 0;
+    unsigned char c = uint8_t(s[0]);
+    if ((c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20)) return 1;
+    static const char *wide[] = {"\xc2\x85",     "\xc2\xa0",     "\xe1\x9a\x80", "\xe2\x80\xa8",
+                                 "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80"};
+    for (const char *w : wide)
+        if (s.substr(0, std::strlen(w)) == w) return std::strlen(w);
+    // U+2000..U+200A
+    if (s.size() >= 3 && c == 0xe2 && uint8_t(s[1]) == 0x80 && uint8_t(s[2]) >= 0x80 &&
+        uint8_t(s[2]) <= 0x8a)
+        return 3;
+    return 0;
+}
+
+size_t space_at(std::string_view s, size_t p) {
+    return p < s.size() ? space_length(s.substr(p)) : 0;
+}
+
+size_t space_before(std::string_view s, size_t end) {
+    for (size_t n = 1; n <= 3 && n <= end; ++n)
+        if (space_length(s.substr(end - n, n)) == n) return n;
+    return 0;
+}
+
+size_t skip_space(std::string_view s, size_t p) {
+    while (size_t n = space_at(s, p))
+        p += n;
+    return p;
+}
+
+void rstrip(std::string &text) {
+    while (size_t n = space_before(text, text.size()))
+        text.resize(text.size() - n);
 }
 
 bool name_start(char c) {
@@ -67,8 +101,7 @@ class Lexer {
             char kind = s[start + 1];
             size_t p = start + 2;
             if (p < s.size() && s[p] == '-') {
-                while (!text.empty() && blank(text.back()))
-                    text.pop_back();
+                rstrip(text);
                 ++p;
             } else if (kind != '{' && p < s.size() && s[p] == '+') {
                 ++p;  // "{%+": no lstrip
@@ -116,14 +149,13 @@ class Lexer {
         return std::string::npos;
     }
 
-    // lstrip_blocks: blanks between the line's start and a block or comment tag go.
+    // lstrip_blocks: whitespace between the line's start and a block or comment tag goes.
     static void lstrip(std::string &text, bool line_starting) {
         size_t l_pos = text.rfind('\n');
         l_pos = l_pos == std::string::npos ? 0 : l_pos + 1;
         if (l_pos == 0 && !line_starting) return;
         if (l_pos == text.size()) return;
-        for (size_t i = l_pos; i < text.size(); ++i)
-            if (!blank(text[i])) return;
+        if (skip_space(text, l_pos) != text.size()) return;
         text.resize(l_pos);
     }
 
@@ -133,8 +165,7 @@ class Lexer {
         const std::string &s = result_.source;
         size_t start = pos;
         if (minus) {
-            while (pos < s.size() && blank(s[pos]))
-                ++pos;
+            pos = skip_space(s, pos);
         } else if (trim && pos < s.size() && s[pos] == '\n') {
             ++pos;
         }
@@ -146,14 +177,12 @@ class Lexer {
     bool raw_block(size_t start, size_t p, size_t &pos, bool &line_starting) {
         const std::string &s = result_.source;
         size_t q = p;
-        while (q < s.size() && blank(s[q]))
-            ++q;
+        q = skip_space(s, q);
         if (s.compare(q, 3, "raw") != 0 ||
             (q + 3 < s.size() && (name_start(s[q + 3]) || digit(s[q + 3]))))
             return false;
         q += 3;
-        while (q < s.size() && blank(s[q]))
-            ++q;
+        q = skip_space(s, q);
         bool minus = s.compare(q, 3, "-%}") == 0;
         if (!minus && s.compare(q, 2, "%}") != 0) error(q, "expected '%}' after 'raw'");
         size_t body = after_tag(q + (minus ? 3 : 2), minus, true, line_starting);
@@ -161,18 +190,14 @@ class Lexer {
             size_t r = e + 2;
             bool strip_before = r < s.size() && s[r] == '-';
             if (r < s.size() && (s[r] == '-' || s[r] == '+')) ++r;
-            while (r < s.size() && blank(s[r]))
-                ++r;
+            r = skip_space(s, r);
             if (s.compare(r, 6, "endraw") != 0) continue;
             r += 6;
-            while (r < s.size() && blank(s[r]))
-                ++r;
+            r = skip_space(s, r);
             bool end_minus = s.compare(r, 3, "-%}") == 0;
             if (!end_minus && s.compare(r, 2, "%}") != 0) continue;
             std::string text = s.substr(body, e - body);
-            if (strip_before)
-                while (!text.empty() && blank(text.back()))
-                    text.pop_back();
+            if (strip_before) rstrip(text);
             emit_text(text);
             pos = after_tag(r + (end_minus ? 3 : 2), end_minus, true, line_starting);
             return true;
@@ -185,8 +210,7 @@ class Lexer {
         const std::string &s = result_.source;
         int depth = 0;  // open brackets: "}}" inside {{ {'a': {'b': 1}} }} does not end the tag
         for (;;) {
-            while (p < s.size() && blank(s[p]))
-                ++p;
+            p = skip_space(s, p);
             if (p >= s.size())
                 error(p, variable ? "unexpected end of template, expected '}}'"
                                   : "unexpected end of template, expected '%}'");
