@@ -274,6 +274,12 @@ TEST(Jinja, StringFilters) {
               "a b|a|hello world|HELLO WORLD|Hello World|Hello|a-b-c|bba|3|  x  ");
 }
 
+TEST(Jinja, FormatFilterIsPercentFormatting) {
+    EXPECT_EQ(
+        render("{{ '%s - %s' | format('a', 1) }}|{{ '%d%%' | format(5) }}|{{ 'x' | format }}"),
+        "a - 1|5%|x");
+}
+
 TEST(Jinja, IndentFilter) {
     EXPECT_EQ(render("{{ 'line1\\nline2\\n\\nline4' | indent(2) }}|{{ 'a\\nb' | indent(2, true) "
                      "}}|{{ 'a\\n\\nb' | indent(2, blank=true) }}|{{ 'a\\nb' | indent('> ') }}"),

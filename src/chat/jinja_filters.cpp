@@ -485,6 +485,12 @@ Value f_center(Interpreter &in, const Value &v, Args &a) {
     return Value(std::string(size_t(left), ' ') + s + std::string(size_t(pad - left), ' '));
 }
 
+// "%s and %s" | format(a, b): Python's % formatting.
+Value f_format(Interpreter &in, const Value &v, CallArgs &call) {
+    if (!call.keywords.empty()) type_error("format: keyword arguments are not supported");
+    return Value(py_percent(text(in, v), Value(call.positional, true), in.max_bytes()));
+}
+
 Value f_batch(Interpreter &, const Value &v, Args &a) {
     int64_t size = a.get_or(0, "linecount", Value(int64_t(1))).as_int();
     Value fill = a.get_or(1, "fill_with", Value::none());
@@ -554,6 +560,7 @@ const std::map<std::string, Filter> &filters() {
 
 Value call_filter(Interpreter &in, const std::string &name, const Value &v, CallArgs &args) {
     if (name == "map") return f_map(in, v, args);
+    if (name == "format") return f_format(in, v, args);
     if (name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr") {
         return select(in, v, args, name.size() > 6, name[0] == 's');
     }
