@@ -274,6 +274,15 @@ TEST(Jinja, StringFilters) {
               "a b|a|hello world|HELLO WORLD|Hello World|Hello|a-b-c|bba|3|  x  ");
 }
 
+TEST(Jinja, TestsFollowJinja2sDefinitions) {
+    // lower/upper look at str(value); odd/even at value % 2; undefined counts as a sequence;
+    // round keeps an int an int.
+    EXPECT_EQ(render("{{ {'k': 'v'} is lower }}{{ 0.1 is even }}{{ 3.0 is odd }}{{ u is sequence "
+                     "}}{{ 2 | round }}"),
+              "TrueFalseTrueTrue2");
+    expect_error("{% set n = none %}{{ n[1:] }}", "TypeError");  // a slice is a Python subscript
+}
+
 TEST(Jinja, FormatFilterIsPercentFormatting) {
     EXPECT_EQ(
         render("{{ '%s - %s' | format('a', 1) }}|{{ '%d%%' | format(5) }}|{{ 'x' | format }}"),
@@ -512,6 +521,7 @@ TEST(Jinja, SyntaxErrorsNameLineAndColumn) {
     expect_error("{% include 'other.jinja' %}", "not supported");
     expect_error("{{ x | no_such_filter }}", "No filter named 'no_such_filter'");
     expect_error("{{ x is no_such_test }}", "No test named 'no_such_test'");
+    expect_error("{{ x is defined is true }}", "cannot chain multiple tests");
     // jinja2 compiles macros, call blocks and {% generation %} as functions: no loop around.
     expect_error("{% break %}", "'break' outside loop");
     expect_error("{% for i in [1] %}{% macro m() %}{% continue %}{% endmacro %}{% endfor %}",

@@ -169,7 +169,9 @@ Value f_indent(Interpreter &in, const Value &v, Args &a) {
     std::string indention =
         width.is_str() ? width.str()
                        : std::string(size_t(std::clamp<int64_t>(width.as_int(), 0, 1024)), ' ');
-    std::vector<std::string> lines = py_splitlines(text(in, v) + "\n", false);
+    // jinja2 appends "\n" to the value itself: anything but a string fails there.
+    if (!v.is_str()) type_error("can only concatenate " + type_name(v) + " and str for indent");
+    std::vector<std::string> lines = py_splitlines(v.str() + "\n", false);
     std::string out;
     for (size_t i = 0; i < lines.size(); ++i) {
         if (i > 0) {
@@ -413,6 +415,9 @@ Value f_round(Interpreter &, const Value &v, Args &a) {
     std::string method = method_value.is_str() ? method_value.str() : "common";
     a.done(2);
     if (!v.is_number()) type_error("round needs a number");
+    // Python's round() keeps an int an int.
+    if (v.kind() != Value::Kind::Float && method == "common" && precision >= 0)
+        return Value(v.as_int());
     double scale = std::pow(10.0, double(std::clamp<int64_t>(precision, -300, 300)));
     double x = v.as_float() * scale;
     // Python's round() takes halves to even, as nearbyint does in the default rounding mode.

@@ -32,7 +32,9 @@ std::optional<int64_t> length_of(const Value &v);
 // v[key] for lists, tuples and strings (negative indices count from the end); an index out of
 // range is undefined, as jinja2 makes it.
 Value index(const Value &v, const Value &key);
-// v[start:stop:step] (null Values: omitted).
+// v[start:stop:step] of a list, tuple or string (none: omitted). jinja2 compiles a slice to
+// Python's own subscript, so slicing anything else is a TypeError (not undefined, as a failed
+// index is).
 Value slice(const Value &v, const Value &start, const Value &stop, const Value &step);
 
 }  // namespace vkllm::chat

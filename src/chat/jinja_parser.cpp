@@ -710,12 +710,14 @@ class Parser {
         }
     }
 
-    // `x is divisibleby 3`, `x is sameas false`: a test takes one argument without brackets.
-    bool test_argument_follows() const {
+    // `x is divisibleby 3`, `x is sameas false`: a test takes one argument without brackets,
+    // any name but else, or and and included (jinja2 reads `x is odd if c` as `odd(if)`).
+    bool test_argument_follows() {
         const Token &t = peek();
-        if (t.type == T::Name)
-            return t.text != "else" && t.text != "or" && t.text != "and" && t.text != "if" &&
-                   t.text != "in" && t.text != "not" && t.text != "is";
+        if (t.type == T::Name) {
+            if (t.text == "is") error(t.offset, "You cannot chain multiple tests with is");
+            return t.text != "else" && t.text != "or" && t.text != "and";
+        }
         if (t.type == T::String || t.type == T::Int || t.type == T::Float) return true;
         return t.type == T::Op && (t.text == "[" || t.text == "{");
     }

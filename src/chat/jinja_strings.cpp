@@ -263,6 +263,16 @@ std::string py_title(const std::string &s) {
     return out;
 }
 
+bool py_is_case(const std::string &s, bool lower) {
+    bool cased = false;
+    for (char32_t c : utf8_decode(s)) {
+        bool is_upper = lower_of(c) != c, is_lower = upper_of(c) != c || c == 0xDF || c == 0x138;
+        if (lower ? is_upper : is_lower) return false;
+        cased = cased || is_upper || is_lower;
+    }
+    return cased;
+}
+
 std::string jinja_title(const std::string &s) {
     std::string out;
     bool word_start = true;
@@ -582,17 +592,7 @@ std::optional<Value> string_method(const std::string &s, const std::string &name
         bool lower = name == "islower";
         return method([s, lower](Interpreter &, Args &a) {
             a.done(0);
-            bool cased = false;
-            for (char c : s) {
-                if (c >= 'a' && c <= 'z') {
-                    if (!lower) return Value(false);
-                    cased = true;
-                } else if (c >= 'A' && c <= 'Z') {
-                    if (lower) return Value(false);
-                    cased = true;
-                }
-            }
-            return Value(cased);
+            return Value(py_is_case(s, lower));
         });
     }
     return std::nullopt;

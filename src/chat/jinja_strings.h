@@ -23,6 +23,8 @@ std::string py_replace(const std::string &s, const std::string &old, const std::
 std::string py_lower(const std::string &s);
 std::string py_upper(const std::string &s);
 std::string py_title(const std::string &s);
+// str.islower() (lower true) or str.isupper(): cased characters, all of that case.
+bool py_is_case(const std::string &s, bool lower);
 // jinja2's `title` filter, which is not str.title(): words begin after whitespace, '-', and
 // opening brackets only ("they're" -> "They're").
 std::string jinja_title(const std::string &s);

@@ -1,6 +1,8 @@
 // jinja2's tests (`x is defined`, `x is divisibleby 3`, and the ones select() names).
 #include "chat/jinja_builtins.h"
 #include "chat/jinja_ops.h"
+#include "chat/jinja_strings.h"
+#include "chat/jinja_text.h"
 #include "common/error.h"
 
 namespace vkllm::chat {
@@ -12,16 +14,6 @@ Value argument(Args &a, const char *name) {
     a.done(1);
     if (!v) type_error(std::string("test needs an argument '") + name + "'");
     return *v;
-}
-
-bool lower_or_upper(const Value &v, bool lower) {
-    if (!v.is_str()) return false;
-    bool cased = false;
-    for (char c : v.str()) {
-        if ((c >= 'a' && c <= 'z' && !lower) || (c >= 'A' && c <= 'Z' && lower)) return false;
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) cased = true;
-    }
-    return cased;
 }
 
 }  // namespace
@@ -46,15 +38,18 @@ bool call_test(Interpreter &in, const std::string &name, const Value &v, CallArg
     if (name == "mapping") return no_args(v.is_dict());
     if (name == "iterable")
         return no_args(v.is_str() || v.is_list() || v.is_dict() || v.is_undefined());
-    if (name == "sequence") return no_args(v.is_str() || v.is_list() || v.is_dict());
+    // Undefined has a length and a __getitem__, so jinja2 counts it a sequence.
+    if (name == "sequence")
+        return no_args(v.is_str() || v.is_list() || v.is_dict() || v.is_undefined());
     if (name == "callable") return no_args(v.kind() == K::Callable);
     if (name == "escaped") return no_args(false);
-    if (name == "lower") return no_args(lower_or_upper(v, true));
-    if (name == "upper") return no_args(lower_or_upper(v, false));
+    if (name == "lower") return no_args(py_is_case(to_str(v, in.max_bytes()), true));
+    if (name == "upper") return no_args(py_is_case(to_str(v, in.max_bytes()), false));
     if (name == "odd" || name == "even") {
         a.done(0);
-        if (!(v.is_int() || v.kind() == K::Bool)) type_error("odd/even need an integer");
-        return (v.as_int() % 2 != 0) == (name == "odd");
+        // jinja2 tests value % 2 (== 1 for odd, == 0 for even), floats included.
+        Value rest = binary_op("%", v, Value(int64_t(2)), in.max_bytes());
+        return equal(rest, Value(int64_t(name == "odd" ? 1 : 0)));
     }
     if (name == "divisibleby") {
         Value n = argument(a, "num");
