@@ -216,6 +216,14 @@ TEST(Jinja, RawBlockIsVerbatim) {
     EXPECT_EQ(render("{% raw %}{{ not evaluated }}{% endraw %}"), "{{ not evaluated }}");
 }
 
+TEST(Jinja, RawBlockWhitespaceIsJinja2s) {
+    // No newline trimmed after {% raw %}; {% endraw %} is lstripped and trims its newline;
+    // "+" and "-" at either tag as elsewhere.
+    EXPECT_EQ(render("a{% raw %}\n  x\n  {% endraw %}\nb"), "a\n  x\nb");
+    EXPECT_EQ(render("\t{%+ raw %}\n{{x}} {%+ endraw +%}\nc"), "\t\n{{x}} \nc");
+    EXPECT_EQ(render("{% raw -%}\n {{x}}  {%- endraw -%}\n d"), "{{x}}d");
+}
+
 TEST(Jinja, TrimBlocksAndLstripBlocks) {
     EXPECT_EQ(render("  {% if true %}\n  x\n  {% endif %}\n  y"), "  x\n  y");
     EXPECT_EQ(render("{% for m in [1, 2] %}\n  {{ m }}\n{% endfor %}\n"), "  1\n  2\n");

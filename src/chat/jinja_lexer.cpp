@@ -185,21 +185,26 @@ class Lexer {
         q = skip_space(s, q);
         bool minus = s.compare(q, 3, "-%}") == 0;
         if (!minus && s.compare(q, 2, "%}") != 0) error(q, "expected '%}' after 'raw'");
-        size_t body = after_tag(q + (minus ? 3 : 2), minus, true, line_starting);
+        // jinja2 trims no newline after {% raw %} (its pattern has no block suffix there).
+        size_t body = after_tag(q + (minus ? 3 : 2), minus, false, line_starting);
         for (size_t e = s.find("{%", body); e != std::string::npos; e = s.find("{%", e + 2)) {
             size_t r = e + 2;
-            bool strip_before = r < s.size() && s[r] == '-';
-            if (r < s.size() && (s[r] == '-' || s[r] == '+')) ++r;
+            char before = r < s.size() ? s[r] : '\0';
+            if (before == '-' || before == '+') ++r;
             r = skip_space(s, r);
             if (s.compare(r, 6, "endraw") != 0) continue;
-            r += 6;
-            r = skip_space(s, r);
-            bool end_minus = s.compare(r, 3, "-%}") == 0;
-            if (!end_minus && s.compare(r, 2, "%}") != 0) continue;
+            r = skip_space(s, r + 6);
+            char after = s.compare(r, 3, "-%}") == 0   ? '-'
+                         : s.compare(r, 3, "+%}") == 0 ? '+'
+                                                       : '\0';
+            if (!after && s.compare(r, 2, "%}") != 0) continue;
             std::string text = s.substr(body, e - body);
-            if (strip_before) rstrip(text);
+            if (before == '-')
+                rstrip(text);
+            else if (before != '+')
+                lstrip(text, line_starting);
             emit_text(text);
-            pos = after_tag(r + (end_minus ? 3 : 2), end_minus, true, line_starting);
+            pos = after_tag(r + (after ? 3 : 2), after == '-', after != '+', line_starting);
             return true;
         }
         error(start, "unterminated raw block");
