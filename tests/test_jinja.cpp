@@ -135,6 +135,16 @@ TEST(Jinja, LoopElseRunsWhenNothingIterates) {
     EXPECT_EQ(render("{% for x in [] %}a{% else %}empty{% endfor %}"), "empty");
 }
 
+TEST(Jinja, LoopElseRunsUnlessABodyRanToItsEnd) {
+    // jinja2 clears its "no iteration" flag at the end of the body: a break or continue
+    // before it in every iteration so far leaves the else body to run.
+    EXPECT_EQ(render("{% for i in [1, 2] %}{% break %}{% else %}E{% endfor %}"), "E");
+    EXPECT_EQ(render("{% for i in [1, 2] %}{{ i }}{% if i == 2 %}{% break %}{% endif %}{% else "
+                     "%}E{% endfor %}"),
+              "12");
+    EXPECT_EQ(render("{% for i in [1, 2] %}{% continue %}{% else %}E{% endfor %}"), "E");
+}
+
 TEST(Jinja, BreakAndContinue) {
     EXPECT_EQ(render("{% for x in [1, 2, 3, 4] %}{% if x == 3 %}{% break %}{% endif %}{{ x }}{% "
                      "endfor %}|{% for x in [1, 2, 3, 4] %}{% if x == 2 %}{% continue %}{% endif "

@@ -318,23 +318,28 @@ Interpreter::Flow Interpreter::exec_for(const Node &n, std::string &out) {
     } else {
         items = std::move(all);
     }
-    if (items.empty()) {
-        // The else body is outside the loop: a break there ends an enclosing loop.
-        std::string text;
-        Flow f = render_scoped(n.else_body, text);
-        append(out, text);
-        return f;
+    // jinja2 runs the else body unless some iteration ran its body to the end: its flag is
+    // cleared at the end of the body, so a break or continue before it leaves the flag set.
+    bool completed = false;
+    if (!items.empty()) {
+        LoopObject loop(*this, items);
+        std::shared_ptr<Frame> outer = scope;
+        for (size_t i = 0; i < items.size(); ++i) {
+            step();
+            ChildScope child(*this, outer);
+            bind_targets(*scope, n.targets, items[i]);
+            scope->vars["loop"] = loop.at(i);
+            Flow f = exec(n.body, out);
+            if (f == Flow::Break) break;
+            if (f == Flow::Normal) completed = true;
+        }
     }
-    LoopObject loop(*this, items);
-    std::shared_ptr<Frame> outer = scope;
-    for (size_t i = 0; i < items.size(); ++i) {
-        step();
-        ChildScope child(*this, outer);
-        bind_targets(*scope, n.targets, items[i]);
-        scope->vars["loop"] = loop.at(i);
-        if (exec(n.body, out) == Flow::Break) break;
-    }
-    return Flow::Normal;
+    if (completed || n.else_body.empty()) return Flow::Normal;
+    // The else body is outside the loop: a break there ends an enclosing loop.
+    std::string text;
+    Flow f = render_scoped(n.else_body, text);
+    append(out, text);
+    return f;
 }
 
 Interpreter::Flow Interpreter::exec_set(const Node &n) {
