@@ -19,9 +19,9 @@ struct RenderOptions {
     // What strftime_now formats: seconds since the epoch, read as UTC. None: the clock, local time.
     std::optional<int64_t> now;
     size_t max_output_bytes = size_t(16) << 20;  // also any one string or JSON text
-    uint64_t max_steps = 10'000'000;             // expressions evaluated + loop iterations
-    int max_nesting = 100;                       // brackets, operators and blocks in the source
-    int max_call_depth = 100;                    // macros calling macros
+    uint64_t max_steps = 10'000'000;  // statements, expressions, loop iterations, values compared
+    int max_nesting = 100;            // brackets, operators and blocks in the source
+    int max_call_depth = 100;         // macros calling macros
 };
 
 // Renders source with context (a dict: the template's variables). Throws vkllm::Error

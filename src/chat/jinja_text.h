@@ -21,8 +21,8 @@ std::string to_repr(const Value &v, size_t max_bytes);
 // markupsafe's escape: & < > " ' as HTML entities.
 std::string html_escape(const std::string &s);
 
-// Invalid UTF-8 bytes decode to U+FFFD's place as themselves (0xDC80 + byte, as Python's
-// surrogateescape does), so that decode and encode round-trip any bytes.
+// A byte that is not valid UTF-8 decodes to the lone surrogate 0xDC00 + byte (Python's
+// surrogateescape) and encodes back to that byte, so that any bytes round-trip.
 std::u32string utf8_decode(std::string_view s);
 std::string utf8_encode(std::u32string_view s);
 void utf8_append(std::string &out, char32_t c);

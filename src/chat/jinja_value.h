@@ -1,8 +1,8 @@
 // The values a chat template computes with, shaped like Python's: none, bool, int, float, str,
 // list (and tuple), dict (insertion-ordered), plus jinja2's lenient undefined, namespace objects
 // and callables (macros, globals, bound methods). Lists and dicts are shared and never mutated
-// once built (the sandbox is immutable); a namespace is the one mutable object, shared by
-// reference as in Python.
+// once wrapped in a Value (the sandbox is immutable); a namespace is the one mutable object,
+// shared by reference as in Python.
 #pragma once
 
 #include <cstdint>
