@@ -1,9 +1,9 @@
 // Writes the seed corpora of fuzz/corpus/ (committed; rerun after changing the model writer):
 // small valid models of each architecture and weight type the tiny-model writer knows, texts
 // for the tokenizers, conversations for the chat templates, replies of each format for the
-// reply parser.
+// reply parser, small Jinja templates with their variables for the interpreter.
 //   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,pretokenize,chat_template,
-//                         reply_parser}/)
+//                         reply_parser,jinja}/)
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
     }
     std::string out = argv[1];
     for (const char *d : {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize",
-                          "/chat_template", "/reply_parser"})
+                          "/chat_template", "/reply_parser", "/jinja"})
         mkdir((out + d).c_str(), 0755);
 
     struct Model {
@@ -136,5 +136,49 @@ int main(int argc, char **argv) {
     i = 0;
     for (const std::string &r : replies)
         write(out + "/reply_parser/" + std::to_string(i++), r);
+    // Jinja templates: the template, NUL, the JSON text of its variables. Each exercises a
+    // part of the language that real chat templates use.
+    const std::string messages =
+        R"({"messages": [{"role": "system", "content": " Be brief. "}, {"role": "user", "content": "Hi \u00e9"},)"
+        R"( {"role": "assistant", "content": null, "tool_calls": [{"id": "abc123XYZ", "type": "function",)"
+        R"( "function": {"name": "f", "arguments": {"x": [1, 2.5, true]}}}]}],)"
+        R"( "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],)"
+        R"( "add_generation_prompt": true, "bos_token": "<s>"})";
+    const char *templates[] = {
+        "{{ bos_token }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | trim "
+        "}}<|im_end|>\n"
+        "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+        "{%- set ns = namespace(sys='', n=0) -%}\n{%- for m in messages if m.role != 'tool' -%}\n"
+        "  {%- if loop.first and m.role == 'system' %}{% set ns.sys = m.content %}{% continue %}{% "
+        "endif -%}\n"
+        "  {%- set ns.n = ns.n + 1 -%}[{{ loop.index0 }}/{{ loop.length }} {{ m['role'] | upper "
+        "}}]\n"
+        "{%- endfor %}{{ ns.sys.strip().split(' ')[-1] }}{{ ns.n }}",
+        "{% macro render(v, indent=0) %}{% if v is mapping %}{% for k, x in v.items() %}{{ ' ' * "
+        "indent }}"
+        "{{ k }}: {{ render(x, indent + 2) }}{% endfor %}{% elif v is iterable and v is not string "
+        "%}"
+        "[{{ v | map('string') | join(', ') }}]{% else %}{{ v }}{% endif %}{% endmacro %}"
+        "{% for t in tools %}{{ render(t.function) }}{{ t | tojson(indent=2) }}{% endfor %}",
+        "{%- for m in messages %}{%- if m.tool_calls is defined and m.tool_calls is not none %}"
+        "{%- for c in m.tool_calls %}{{ c.function.arguments | tojson(sort_keys=true) }}"
+        "{{ c.id[:3] ~ c.id[-3:] ~ c.id[::-1] }}{% endfor %}{% endif %}{% endfor %}"
+        "{% if messages[0]['role'] != 'user' %}{{ raise_exception('first role: ' ~ "
+        "messages[0].role) }}{% endif %}",
+        "{% set x %}{% filter upper %}{{ 'a' if true else 'b' }}{% endfilter %}{% endset %}{{ x ~ "
+        "7 // 2 ~ 2 ** 3 }}"
+        "{{ strftime_now('%d %B %Y') }}{{ (messages | selectattr('role', 'equalto', 'user') | list "
+        "| length) }}"
+        "{{ {'b': 1, 'a': none} | dictsort }}{{ range(3) | sum }}{% raw %}{{ raw }}{% endraw %}{# "
+        "c #}",
+        "{% macro w(a, b='d') %}<{{ caller(a) }}|{{ b }}>{% endmacro %}{% call(v) w(1) %}{{ v + 1 "
+        "}}{% endcall %}"
+        "{% generation %}{{ messages[-1].content is none }}{% endgeneration %}{{ '%s=%d' % ('n', "
+        "3) }}",
+    };
+    i = 0;
+    for (const char *t : templates)
+        write(out + "/jinja/" + std::to_string(i++),
+              std::string(t) + std::string(1, '\0') + messages);
     return 0;
 }

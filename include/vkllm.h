@@ -621,11 +621,11 @@ typedef struct vkllm_model_params {
 VKLLM_API void vkllm_model_params_init(vkllm_model_params *params);
 
 /* Loads a GGUF model onto the runtime's device (architectures llama, qwen2, qwen3, gpt2, qwen2moe,
- * gpt-oss, gemma2, gemma3, olmo2, phi3, qwen3moe, smollm3, granite; weights F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0,
- * Q5_1, Q4_K, Q5_K, Q6_K and MXFP4, used as stored, so device memory is about the file's tensor
- * data). On unified-memory devices the weights are copied once, from the file map into device
- * memory. Errors: VKLLM_ERR_IO, VKLLM_ERR_FORMAT (malformed file, missing tensor, wrong shape),
- * VKLLM_ERR_UNSUPPORTED (naming the architecture or the tensor and its type),
+ * gpt-oss, gemma2, gemma3, olmo2, phi3, qwen3moe, smollm3, granite; weights F32, F16, BF16, Q8_0,
+ * Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K and MXFP4, used as stored, so device memory is about the
+ * file's tensor data). On unified-memory devices the weights are copied once, from the file map
+ * into device memory. Errors: VKLLM_ERR_IO, VKLLM_ERR_FORMAT (malformed file, missing tensor, wrong
+ * shape), VKLLM_ERR_UNSUPPORTED (naming the architecture or the tensor and its type),
  * VKLLM_ERR_OUT_OF_DEVICE_MEMORY, VKLLM_ERR_CANCELLED. `params` may be NULL. A tokenizer with more
  * tokens than the embedding has rows is VKLLM_ERR_FORMAT (a token without an embedding cannot be
  * run); fewer is accepted, as in vocabularies padded to a round size: the extra rows' ids are never

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The layers of src/ depend one way, downwards (docs/ARCHITECTURE.md, DESIGN.md):
 
-    api -> engine -> models, tokenizer -> gpu, format -> common
+    api -> engine -> models, tokenizer, chat -> gpu, format -> common
 
 A file may include its own layer's headers and those of any layer below its own; never one
-above (upward) nor a sibling on its own level (sideways: models and tokenizer, gpu and format).
+above (upward) nor a sibling on its own level (sideways: models, tokenizer and chat, gpu and
+format).
 The public header vkllm.h (include/) is the C ABI's vocabulary and may be included anywhere;
 the shaders' interface headers (shaders/<family>/NAME.h) and the generated shader_names.h are
 the gpu layer's.
