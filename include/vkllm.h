@@ -518,6 +518,69 @@ VKLLM_API vkllm_status vkllm_chat_apply_template(const char *template_name,
                                                  size_t n_messages, int32_t add_assistant,
                                                  char *buf, size_t capacity, size_t *length);
 
+/* A tool call: in a conversation's turns (for a template) and in a parsed reply. Its strings are
+ * NUL-terminated UTF-8. */
+typedef struct vkllm_tool_call {
+    const char *id;        /* the call's id ("" or NULL where there is none) */
+    const char *name;      /* the function's name */
+    const char *arguments; /* JSON text of the arguments (an object) */
+} vkllm_tool_call;
+
+/* A turn of a conversation for vkllm_chat_render: the shape Hugging Face chat templates read
+ * (OpenAI's messages). Strings are NUL-terminated UTF-8. */
+typedef struct vkllm_chat_turn {
+    size_t struct_size;                /* sizeof(vkllm_chat_turn); the first turn's is the
+                                          array's stride */
+    const char *role;                  /* "system", "user", "assistant", "tool", ... */
+    const char *content;               /* NULL: none (an assistant turn that only calls) */
+    const char *reasoning_content;     /* an assistant's reasoning; NULL: absent */
+    const vkllm_tool_call *tool_calls; /* its calls */
+    size_t n_tool_calls;
+    const char *tool_call_id; /* a "tool" turn: the call it answers; NULL: absent */
+    const char *name;         /* a "tool" turn: the tool's name; NULL: absent */
+} vkllm_chat_turn;
+
+/* strftime_now reads the clock (local time). */
+#define VKLLM_CHAT_NOW_CLOCK INT64_MIN
+
+typedef struct vkllm_chat_params {
+    size_t struct_size;
+    const struct vkllm_model *model; /* its template, BOS and EOS are the defaults; NULL: none */
+    const char *template_source;     /* Jinja text: used when set */
+    const char *template_name;       /* else a built-in: "chatml", "llama3", "harmony" */
+    /* (neither: the model's own tokenizer.chat_template, else VKLLM_ERR_NOT_FOUND) */
+    const char *tools;             /* JSON array of tools (OpenAI function form); NULL: None */
+    const char *extra;             /* JSON object of more variables (enable_thinking,
+                                      reasoning_effort, ...); NULL: none */
+    int32_t add_generation_prompt; /* default 1: end with the opening of the reply */
+    const char *bos_token;         /* NULL: the model's BOS text, else undefined */
+    const char *eos_token;         /* NULL: the model's EOS text, else undefined */
+    int64_t now;                   /* strftime_now's time, seconds since 1970 read as UTC (fix it
+                                      for reproducible prompts); default VKLLM_CHAT_NOW_CLOCK */
+} vkllm_chat_params;
+
+VKLLM_API void vkllm_chat_params_init(vkllm_chat_params *params);
+
+/* Renders a conversation with a chat template exactly as transformers' apply_chat_template
+ * does with jinja2 (trim_blocks, lstrip_blocks, loop controls, tojson as json.dumps,
+ * raise_exception, strftime_now, namespace; documents None), in a sandbox: no file or
+ * environment access, bounded time and memory. Tool-call arguments are parsed into objects, as
+ * templates expect them. Tokenize the result with VKLLM_TOKENIZE_PARSE_SPECIAL (and without
+ * ADD_SPECIAL when the template writes BOS itself). Buffer rules of vkllm_gguf_get_string.
+ * Errors: VKLLM_ERR_INVALID_ARGUMENT with the template's own message (raise_exception's text,
+ * "line L, column C: ..." for a syntax error, Python's message for a failure on the data) or
+ * naming malformed JSON; VKLLM_ERR_NOT_FOUND for an unknown template_name or when no template is
+ * given and the model has none. */
+VKLLM_API vkllm_status vkllm_chat_render(const vkllm_chat_params *params,
+                                         const vkllm_chat_turn *turns, size_t n_turns, char *buf,
+                                         size_t capacity, size_t *length);
+
+/* The same with the messages as a JSON array of OpenAI-style message objects (what a binding
+ * or a server already holds). */
+VKLLM_API vkllm_status vkllm_chat_render_json(const vkllm_chat_params *params,
+                                              const char *messages_json, char *buf, size_t capacity,
+                                              size_t *length);
+
 /* ---------------------------------------------------------------------------------------
  * Chat replies: reasoning, answer and tool calls
  *
@@ -553,13 +616,6 @@ typedef enum vkllm_reply_format {
                                 to=functions.NAME a call */
     VKLLM_REPLY_FORMAT_FORCE32 = 0x7FFFFFFF
 } vkllm_reply_format;
-
-/* A tool call; its strings are NUL-terminated UTF-8. */
-typedef struct vkllm_tool_call {
-    const char *id;        /* the call's id ("" where the format carries none) */
-    const char *name;      /* the function's name */
-    const char *arguments; /* JSON text of the arguments, as the model wrote them */
-} vkllm_tool_call;
 
 /* The reply format a chat template (Jinja text, e.g. vkllm_model_chat_template's) teaches its
  * model, read from the markers it writes; VKLLM_REPLY_PLAIN for NULL or for none. */

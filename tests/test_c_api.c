@@ -83,5 +83,51 @@ int main(void) {
         CHECK(vkllm_reply_parser_push(NULL, "x", 1, &part) == VKLLM_ERR_INVALID_ARGUMENT);
         vkllm_reply_parser_destroy(p);
     }
+    /* A tool-call round in a template's own terms: the call's arguments become an object. */
+    {
+        static const char tmpl[] =
+            "{% for m in messages %}[{{ m.role }}]{% if m.tool_calls %}{% for c in m.tool_calls %}"
+            "{{ c.id }}:{{ c.function.name }}{{ c.function.arguments | tojson }}{% endfor %}"
+            "{% else %}{{ m.content }}{% endif %}{% endfor %}"
+            "{% if add_generation_prompt %}[assistant]{{ strftime_now('%Y-%m-%d') }}{% endif %}";
+        vkllm_tool_call call = {"abc123XYZ", "get_weather", "{\"city\": \"Paris\"}"};
+        vkllm_chat_turn turns[3];
+        vkllm_chat_params cp;
+        char out[256];
+        size_t len = 0;
+        memset(turns, 0, sizeof turns);
+        turns[0].struct_size = sizeof turns[0];
+        turns[0].role = "user";
+        turns[0].content = "Weather?";
+        turns[1].role = "assistant";
+        turns[1].tool_calls = &call;
+        turns[1].n_tool_calls = 1;
+        turns[2].role = "tool";
+        turns[2].content = "{\"temp\": 21}";
+        turns[2].tool_call_id = "abc123XYZ";
+        vkllm_chat_params_init(&cp);
+        CHECK(cp.add_generation_prompt == 1 && cp.now == VKLLM_CHAT_NOW_CLOCK);
+        cp.template_source = tmpl;
+        cp.now = 1768478400; /* 2026-01-15T12:00:00Z */
+        CHECK(vkllm_chat_render(&cp, turns, 3, out, sizeof out, &len) == VKLLM_OK);
+        CHECK(strcmp(out,
+                     "[user]Weather?[assistant]abc123XYZ:get_weather{\"city\": \"Paris\"}"
+                     "[tool]{\"temp\": 21}[assistant]2026-01-15") == 0);
+        CHECK(len == strlen(out));
+        cp.template_source = "{{ raise_exception('no tools here') }}";
+        CHECK(vkllm_chat_render(&cp, turns, 3, out, sizeof out, &len) ==
+              VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(vkllm_last_error(), "no tools here") != NULL);
+        cp.template_source = NULL;
+        cp.template_name = "chatml";
+        CHECK(vkllm_chat_render_json(&cp, "[{\"role\": \"user\", \"content\": \"Hi\"}]", out,
+                                     sizeof out, &len) == VKLLM_OK);
+        CHECK(strcmp(out, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n") == 0);
+        cp.template_name = NULL;
+        CHECK(vkllm_chat_render(&cp, turns, 3, out, sizeof out, &len) == VKLLM_ERR_NOT_FOUND);
+        cp.template_name = "chatml";
+        CHECK(vkllm_chat_render_json(&cp, "{\"role\": 1", out, sizeof out, &len) ==
+              VKLLM_ERR_INVALID_ARGUMENT);
+    }
     return failures == 0 ? 0 : 1;
 }

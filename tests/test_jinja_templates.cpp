@@ -7,13 +7,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "chat/jinja.h"
 #include "chat/json_value.h"
 #include "common/error.h"
 #include "shared_data.h"
+#include "vkllm.h"
 
 using namespace vkllm::chat;
 
@@ -102,6 +105,55 @@ TEST_P(JinjaTemplates, RendersEveryConversationAsJinja2Does) {
         if (!error.empty()) continue;
         EXPECT_EQ(got, want) << name << " / " << conv;
         if (got == want) ++g_passed;
+    }
+}
+
+// The same pairs through the C API: the conversation as JSON text, the tokens and the fixed
+// time as params (a None token passed as NULL: with no model, undefined).
+TEST_P(JinjaTemplates, TheCApiRendersEveryConversationAsJinja2Does) {
+    const std::string name = GetParam();
+    if (data_dir().empty()) GTEST_SKIP() << "../shared/data is absent";
+    const Corpus &c = corpus();
+    std::string source = read_file(data_dir() + "/templates/" + name + ".jinja");
+    const Value &tokens = *member(*member(c.index, "special_tokens"), name.c_str());
+    const Value &results = *member(*member(c.index, "results"), name.c_str());
+    auto token = [&](const char *key) -> std::optional<std::string> {
+        const Value *v = member(tokens, key);
+        if (!v || v->is_none()) return std::nullopt;
+        return v->str();
+    };
+    std::optional<std::string> bos = token("bos_token"), eos = token("eos_token");
+    for (const Value &conversation : c.conversations.list()) {
+        const std::string &conv = member(conversation, "name")->str();
+        bool ok = member(*member(results, conv.c_str()), "ok")->truthy();
+        std::string messages = to_json(*member(conversation, "messages"), JsonOptions{});
+        std::string tools, extra;
+        if (const Value *t = member(conversation, "tools")) tools = to_json(*t, JsonOptions{});
+        if (const Value *e = member(conversation, "extra")) extra = to_json(*e, JsonOptions{});
+        vkllm_chat_params p;
+        vkllm_chat_params_init(&p);
+        p.template_source = source.c_str();
+        p.tools = tools.empty() ? nullptr : tools.c_str();
+        p.extra = extra.empty() ? nullptr : extra.c_str();
+        p.add_generation_prompt = member(conversation, "add_generation_prompt")->truthy();
+        p.bos_token = bos ? bos->c_str() : nullptr;
+        p.eos_token = eos ? eos->c_str() : nullptr;
+        p.now = kFixedNow;
+        size_t n = 0;
+        vkllm_status st = vkllm_chat_render_json(&p, messages.c_str(), nullptr, 0, &n);
+        if (!ok) {
+            EXPECT_EQ(st, VKLLM_ERR_INVALID_ARGUMENT) << name << " / " << conv;
+            EXPECT_GT(std::strlen(vkllm_last_error()), 0u);
+            continue;
+        }
+        ASSERT_EQ(st, VKLLM_ERR_BUFFER_TOO_SMALL)
+            << name << " / " << conv << ": " << vkllm_last_error();
+        std::string got(n + 1, '\0');
+        ASSERT_EQ(vkllm_chat_render_json(&p, messages.c_str(), got.data(), got.size(), &n),
+                  VKLLM_OK);
+        got.resize(n);
+        EXPECT_EQ(got, read_file(data_dir() + "/expected/" + name + "/" + conv + ".txt"))
+            << name << " / " << conv;
     }
 }
 

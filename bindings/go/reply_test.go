@@ -3,6 +3,7 @@ package vkllm
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +55,55 @@ func TestReplyParserSplitsReasoningAnswerAndToolCallsAsTheyStream(t *testing.T) 
 	}
 	if _, err := NewReplyParser(ReplyFormat(42), false); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("unknown format: %v", err)
+	}
+}
+
+const callTemplate = "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.tool_calls %}" +
+	"{% for c in m.tool_calls %}<tool_call>\n{{ {'name': c.function.name, " +
+	"'arguments': c.function.arguments} | tojson }}\n</tool_call>{% endfor %}" +
+	"{% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}" +
+	"{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+
+func TestChatRenderErrorsCarryTheTemplatesMessage(t *testing.T) {
+	_, err := ChatRender(ChatOptions{Template: "{{ raise_exception('roles must alternate') }}"},
+		[]map[string]any{{"role": "user", "content": "x"}})
+	var e *Error
+	if !errors.As(err, &e) || e.Status != StatusInvalidArgument ||
+		!strings.Contains(e.Message, "roles must alternate") {
+		t.Fatalf("got %v", err)
+	}
+	out, err := ChatRender(ChatOptions{TemplateName: "chatml"},
+		[]map[string]any{{"role": "user", "content": "Hi"}})
+	if err != nil || out != "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" {
+		t.Fatalf("chatml: %q, %v", out, err)
+	}
+}
+
+func TestAToolCallRoundTripsThroughTemplateModelAndParser(t *testing.T) {
+	_, m := load(t)
+	call := map[string]any{"id": "abc123XYZ", "type": "function",
+		"function": map[string]any{"name": "get_weather", "arguments": map[string]any{"city": "Zürich"}}}
+	messages := []map[string]any{
+		{"role": "user", "content": "Weather in Zürich?"},
+		{"role": "assistant", "content": nil, "tool_calls": []any{call}},
+	}
+	prompt, err := ChatRender(ChatOptions{Model: m, Template: callTemplate, NoGenerationPrompt: true}, messages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := m.TokenizeFlags(prompt, TokenizeParseSpecial)
+	if err != nil || len(ids) == 0 {
+		t.Fatalf("tokenize: %v", err)
+	}
+	reply := strings.Split(strings.Split(prompt, "<|im_start|>assistant\n")[1], "<|im_end|>")[0]
+	p, err := NewReplyParser(ReplyFormatOfTemplate(callTemplate), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	got := parseReply(t, p, []byte(reply), 5)
+	if len(got.ToolCalls) != 1 || got.ToolCalls[0].Name != "get_weather" ||
+		got.ToolCalls[0].Arguments != `{"city": "Zürich"}` {
+		t.Fatalf("calls %+v", got.ToolCalls)
 	}
 }

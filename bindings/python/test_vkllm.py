@@ -3,6 +3,7 @@ VKLLM_LIBRARY and VKLLM_TEST_MODEL, a tiny model file)."""
 
 import gc
 import inspect
+import json
 import os
 import unittest
 
@@ -58,6 +59,51 @@ class BindingTest(unittest.TestCase):
         with self.assertRaises(vkllm.Error) as cm:
             vkllm.ReplyParser(17)
         self.assertEqual(cm.exception.code, vkllm.ERR_INVALID_ARGUMENT)
+
+
+CALL_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.tool_calls %}"
+    "{% for c in m.tool_calls %}<tool_call>\n{{ {'name': c.function.name, "
+    "'arguments': c.function.arguments} | tojson }}\n</tool_call>{% endfor %}"
+    "{% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+class ChatTest(unittest.TestCase):
+    def test_render_errors_carry_the_templates_message(self):
+        with self.assertRaises(vkllm.Error) as cm:
+            vkllm.chat_render([{"role": "user", "content": "x"}],
+                              template="{{ raise_exception('roles must alternate') }}")
+        self.assertEqual(cm.exception.code, vkllm.ERR_INVALID_ARGUMENT)
+        self.assertIn("roles must alternate", cm.exception.message)
+        self.assertEqual(
+            vkllm.chat_render([{"role": "user", "content": "Hi"}], template_name="chatml"),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n")
+        self.assertEqual(vkllm.chat_render([], template="{{ strftime_now('%d %B %Y') }}",
+                                           now=1768478400), "15 January 2026")
+
+    def test_a_tool_call_round_trips_through_template_model_and_parser(self):
+        call = {"id": "abc123XYZ", "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Zürich"}}}
+        messages = [{"role": "user", "content": "Weather in Zürich?"},
+                    {"role": "assistant", "content": None, "tool_calls": [call]}]
+        with vkllm.Runtime() as rt, vkllm.Model(rt, os.environ["VKLLM_TEST_MODEL"]) as model:
+            prompt = model.chat_render(messages, template=CALL_TEMPLATE,
+                                       add_generation_prompt=False)
+            self.assertIn('"arguments": {"city": "Zürich"}', prompt)
+            ids = model.tokenize(prompt, add_special=False, parse_special=True)
+            self.assertEqual(model.detokenize(ids, special=True), prompt)
+            reply = prompt.split("<|im_start|>assistant\n")[1].split("<|im_end|>")[0]
+            fmt = vkllm.reply_format_of_template(CALL_TEMPLATE)
+            with vkllm.ReplyParser(fmt) as parser:
+                part = parser.push(reply)
+                last = parser.finish()
+            calls = part.tool_calls + last.tool_calls
+            self.assertEqual([(c.name, json.loads(c.arguments)) for c in calls],
+                             [("get_weather", {"city": "Zürich"})])
+            with vkllm.Session(model, n_ctx=256) as session:
+                text = "".join(session.generate(ids, max_tokens=4, temperature=0))
+                self.assertIsInstance(text, str)
 
 
 class GenerationTest(unittest.TestCase):

@@ -22,6 +22,8 @@ Every failing call raises vkllm.Error carrying the status code and the library's
 import codecs
 import collections
 import ctypes
+import datetime
+import json
 import os
 import queue
 import subprocess
@@ -270,6 +272,21 @@ class _ReplyPart(ctypes.Structure):
     ]
 
 
+class _ChatParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("model", ctypes.c_void_p),
+        ("template_source", ctypes.c_char_p),
+        ("template_name", ctypes.c_char_p),
+        ("tools", ctypes.c_char_p),
+        ("extra", ctypes.c_char_p),
+        ("add_generation_prompt", ctypes.c_int32),
+        ("bos_token", ctypes.c_char_p),
+        ("eos_token", ctypes.c_char_p),
+        ("now", ctypes.c_int64),
+    ]
+
+
 def _pkg_config_libdir():
     try:
         out = subprocess.run(["pkg-config", "--variable=libdir", "vkllm"], capture_output=True,
@@ -344,6 +361,12 @@ def _load():
         "vkllm_model_tokenizer": (ctypes.c_void_p, [ctypes.c_void_p]),
         "vkllm_model_get_info": (status, [ctypes.c_void_p, ctypes.POINTER(ModelInfo)]),
         "vkllm_model_chat_template": (ctypes.c_char_p, [ctypes.c_void_p]),
+        "vkllm_chat_params_init": (None, [ctypes.c_void_p]),
+        "vkllm_chat_render_json": (
+            status,
+            [ctypes.POINTER(_ChatParams), ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+             ctypes.POINTER(ctypes.c_size_t)],
+        ),
         "vkllm_reply_format_of_template": (ctypes.c_int32, [ctypes.c_char_p]),
         "vkllm_prompt_opens_reasoning": (ctypes.c_int32, [ctypes.c_char_p]),
         "vkllm_reply_parser_create": (
@@ -509,6 +532,38 @@ ReplyPart = collections.namedtuple("ReplyPart", "reasoning content tool_calls")
 ReplyPart.__doc__ = "What a push made certain: reasoning and answer text to append, calls completed."
 
 
+def chat_render(messages, template=None, template_name=None, model=None, tools=None,
+                add_generation_prompt=True, bos_token=None, eos_token=None, now=None, **extra):
+    """Renders OpenAI-style messages (dicts: role, content, tool_calls with arguments as
+    dicts, tool_call_id, reasoning_content, ...) with a chat template exactly as transformers'
+    apply_chat_template does: `template` (Jinja text), else the built-in `template_name`
+    ("chatml", "llama3", "harmony"), else the model's own. tools: OpenAI function tools; extra
+    keyword arguments become template variables (enable_thinking=False, reasoning_effort="low").
+    bos/eos default to the model's; now (datetime or seconds since the epoch) fixes
+    strftime_now. Raises vkllm.Error with the template's own message when it refuses."""
+    p = _params(_ChatParams, _lib.vkllm_chat_params_init)
+    p.model = _live(model._handle, "model") if model is not None else None
+    p.template_source = template.encode() if template is not None else None
+    p.template_name = template_name.encode() if template_name is not None else None
+    p.tools = json.dumps(tools, ensure_ascii=False).encode() if tools is not None else None
+    p.extra = json.dumps(extra, ensure_ascii=False).encode() if extra else None
+    p.add_generation_prompt = 1 if add_generation_prompt else 0
+    p.bos_token = bos_token.encode() if bos_token is not None else None
+    p.eos_token = eos_token.encode() if eos_token is not None else None
+    if isinstance(now, datetime.datetime):
+        now = int(now.timestamp())
+    if now is not None:
+        p.now = int(now)
+    data = json.dumps(list(messages), ensure_ascii=False).encode()
+    n = ctypes.c_size_t(0)
+    code = _lib.vkllm_chat_render_json(ctypes.byref(p), data, None, 0, ctypes.byref(n))
+    if code not in (OK, ERR_BUFFER_TOO_SMALL):
+        _check(code)
+    buf = ctypes.create_string_buffer(n.value + 1)
+    _check(_lib.vkllm_chat_render_json(ctypes.byref(p), data, buf, len(buf), ctypes.byref(n)))
+    return buf.raw[: n.value].decode(errors="replace")
+
+
 def reply_format_of_template(template_source):
     """The REPLY_* format a chat template (Jinja text) teaches its model; REPLY_PLAIN for none."""
     if template_source is None:
@@ -626,6 +681,10 @@ class Model:
         info.struct_size = ctypes.sizeof(ModelInfo)
         _check(_lib.vkllm_model_get_info(_live(self._handle, "model"), ctypes.byref(info)))
         return info
+
+    def chat_render(self, messages, **kwargs):
+        """vkllm.chat_render with this model's template, BOS and EOS as the defaults."""
+        return chat_render(messages, model=self, **kwargs)
 
     def chat_template(self):
         return _lib.vkllm_model_chat_template(_live(self._handle, "model")).decode(

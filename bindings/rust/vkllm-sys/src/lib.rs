@@ -272,6 +272,35 @@ pub struct vkllm_tool_call {
 }
 
 #[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_chat_turn {
+    pub struct_size: usize,
+    pub role: *const c_char,
+    pub content: *const c_char,
+    pub reasoning_content: *const c_char,
+    pub tool_calls: *const vkllm_tool_call,
+    pub n_tool_calls: usize,
+    pub tool_call_id: *const c_char,
+    pub name: *const c_char,
+}
+
+pub const VKLLM_CHAT_NOW_CLOCK: i64 = i64::MIN;
+
+#[repr(C)]
+pub struct vkllm_chat_params {
+    pub struct_size: usize,
+    pub model: *const vkllm_model,
+    pub template_source: *const c_char,
+    pub template_name: *const c_char,
+    pub tools: *const c_char,
+    pub extra: *const c_char,
+    pub add_generation_prompt: i32,
+    pub bos_token: *const c_char,
+    pub eos_token: *const c_char,
+    pub now: i64,
+}
+
+#[repr(C)]
 pub struct vkllm_reply_parser {
     _opaque: [u8; 0],
 }
@@ -567,6 +596,22 @@ extern "C" {
         length: *mut usize,
     ) -> vkllm_status;
 
+    pub fn vkllm_chat_params_init(params: *mut vkllm_chat_params);
+    pub fn vkllm_chat_render(
+        params: *const vkllm_chat_params,
+        turns: *const vkllm_chat_turn,
+        n_turns: usize,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_chat_render_json(
+        params: *const vkllm_chat_params,
+        messages_json: *const c_char,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
     pub fn vkllm_reply_format_of_template(template_source: *const c_char) -> vkllm_reply_format;
     pub fn vkllm_prompt_opens_reasoning(prompt: *const c_char) -> i32;
     pub fn vkllm_reply_parser_create(
@@ -685,6 +730,10 @@ mod tests {
         assert_eq!(size_of::<vkllm_tokenizer_info>(), 104);
         assert_eq!(size_of::<vkllm_tensor_info>(), 96);
         assert_eq!(size_of::<vkllm_tool_call>(), 24);
+        assert_eq!(size_of::<vkllm_chat_turn>(), 64);
+        assert_eq!(offset_of!(vkllm_chat_params, add_generation_prompt), 48);
+        assert_eq!(offset_of!(vkllm_chat_params, now), 72);
+        assert_eq!(size_of::<vkllm_chat_params>(), 80);
         assert_eq!(offset_of!(vkllm_reply_part, n_tool_calls), 32);
         assert_eq!(size_of::<vkllm_reply_part>(), 40);
     }

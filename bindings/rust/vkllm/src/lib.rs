@@ -26,7 +26,9 @@ use std::ptr::{self, NonNull};
 
 use vkllm_sys as sys;
 
+mod chat;
 mod reply;
+pub use chat::{chat_render, ChatOptions, ChatTurn};
 pub use reply::{prompt_opens_reasoning, ReplyFormat, ReplyParser, ReplyPart, ToolCall};
 
 pub use sys::VKLLM_VERSION_NUMBER as VERSION_NUMBER;
