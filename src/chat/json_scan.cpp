@@ -1,5 +1,7 @@
 #include "chat/json_scan.h"
 
+#include "chat/jinja_text.h"
+
 #include <cstdint>
 
 namespace vkllm::chat {
@@ -133,24 +135,6 @@ class Scanner {
     std::string_view s_;
 };
 
-void append_utf8(uint32_t cp, std::string *out) {
-    if (cp < 0x80) {
-        out->push_back(char(cp));
-    } else if (cp < 0x800) {
-        out->push_back(char(0xC0 | (cp >> 6)));
-        out->push_back(char(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-        out->push_back(char(0xE0 | (cp >> 12)));
-        out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-        out->push_back(char(0x80 | (cp & 0x3F)));
-    } else {
-        out->push_back(char(0xF0 | (cp >> 18)));
-        out->push_back(char(0x80 | ((cp >> 12) & 0x3F)));
-        out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-        out->push_back(char(0x80 | (cp & 0x3F)));
-    }
-}
-
 }  // namespace
 
 JsonScan json_scan(std::string_view s, size_t begin, size_t *end) {
@@ -248,7 +232,7 @@ bool json_string(std::string_view s, std::string *out) {
                     }
                 }
                 if (cp >= 0xD800 && cp < 0xE000) cp = 0xFFFD;
-                append_utf8(cp, out);
+                *out += utf8_encode(std::u32string(1, char32_t(cp)));
                 break;
             }
             default:
