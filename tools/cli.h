@@ -5,6 +5,8 @@
 int cmd_run(int argc, char **argv);
 // vkllm chat: an interactive conversation through the model's chat template.
 int cmd_chat(int argc, char **argv);
+// vkllm template: render a conversation with a chat template. argv[0] is "template".
+int cmd_template(int argc, char **argv);
 // vkllm quantize: rewrite a GGUF model with its matrices in another ggml type. argv[0] is
 // "quantize".
 int cmd_quantize(int argc, char **argv);

@@ -1,7 +1,7 @@
 // vkllm: the command-line face of libvkllm. Uses only the public C API (but quantize and
-// make-model, file transforms). `vkllm --help` lists the commands, `vkllm CMD --help` each
-// command's options; README.md's command-line section is checked against them
-// (tests/check_cli_readme.py).
+// make-model, file transforms, and template's reading of a JSON file). `vkllm --help` lists the
+// commands, `vkllm CMD --help` each command's options; README.md's command-line section is checked
+// against them (tests/check_cli_readme.py).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +26,7 @@ int usage(FILE *out) {
         "commands:\n"
         "  run              generate text from a prompt\n"
         "  chat             talk with a chat model through its chat template\n"
+        "  template         render a conversation with a chat template, as transformers does\n"
         "  devices          list the Vulkan devices vkllm can see\n"
         "  info             describe a GGUF model file: summary, metadata, tensors\n"
         "  tokenize         print the token ids of a text\n"
@@ -447,6 +448,7 @@ int main(int argc, char **argv) {
     if (cmd == "--version" || cmd == "-V") cmd = "version";
     if (cmd == "run") return cmd_run(argc - 1, argv + 1);
     if (cmd == "chat") return cmd_chat(argc - 1, argv + 1);
+    if (cmd == "template") return cmd_template(argc - 1, argv + 1);
     if (cmd == "quantize") return cmd_quantize(argc - 1, argv + 1);
     if (cmd == "make-model") return cmd_make_model(argc - 1, argv + 1);
     if (cmd == "bench") return cmd_bench(argc - 1, argv + 1);

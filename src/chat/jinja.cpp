@@ -4,6 +4,7 @@
 
 #include "chat/jinja_builtins.h"
 #include "chat/jinja_eval.h"
+#include "chat/jinja_lexer.h"
 #include "chat/jinja_parser.h"
 #include "common/error.h"
 
@@ -21,7 +22,13 @@ std::string render_template(std::string_view source, const Value &context,
             for (const auto &kv : context.dict().items)
                 if (kv.first.is_str()) variables->vars[kv.first.str()] = kv.second;
         Interpreter interp(options);
-        return interp.render(parsed.body, variables);
+        try {
+            return interp.render(parsed.body, variables);
+        } catch (const Error &e) {
+            if (interp.raised_by_template()) throw;
+            throw Error(e.status(), std::string(e.what()) + " (near " +
+                                        position_of(parsed.source, interp.last_offset()) + ")");
+        }
     } catch (const Error &) {
         throw;
     } catch (const std::bad_alloc &) {

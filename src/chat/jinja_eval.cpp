@@ -161,6 +161,7 @@ Interpreter::Flow Interpreter::exec(const Body &body, std::string &out) {
 
 Interpreter::Flow Interpreter::exec_node(const Node &n, std::string &out) {
     step();
+    last_offset_ = n.offset;
     switch (n.type) {
         case N::Text:
             append(out, n.text);
@@ -422,6 +423,7 @@ Value Interpreter::eval_filter_or_test(const Expr &e) {
 
 Value Interpreter::eval(const Expr &e) {
     step();
+    last_offset_ = e.offset;
     switch (e.type) {
         case E::Const:
             return e.value;

@@ -40,6 +40,12 @@ class Interpreter {
     void track(const std::shared_ptr<Dict> &dict);
     const RenderOptions &options() const { return options_; }
     size_t max_bytes() const { return options_.max_output_bytes; }
+    // Where evaluation last was (an offset into the parsed source): a failure on the data is
+    // reported there. raise_exception marks its error as the template's own message, which is
+    // passed on as written.
+    size_t last_offset() const { return last_offset_; }
+    void mark_raised() { raised_ = true; }
+    bool raised_by_template() const { return raised_; }
 
     // Internal to the evaluator's files.
     enum class Flow { Normal, Break, Continue };
@@ -51,6 +57,8 @@ class Interpreter {
   private:
     const RenderOptions &options_;
     uint64_t steps_ = 0;
+    size_t last_offset_ = 0;
+    bool raised_ = false;
     // Objects to empty at the end. Entries of objects already gone are dropped whenever the
     // list has doubled since the last sweep, so a loop making namespaces keeps it proportional
     // to the live ones at constant amortised cost.

@@ -216,6 +216,7 @@ void add_globals(Frame &root, const RenderOptions &options) {
             std::string message = call.positional.empty()
                                       ? std::string()
                                       : to_str(call.positional[0], in.max_bytes());
+            in.mark_raised();
             throw Error(VKLLM_ERR_INVALID_ARGUMENT, message);
         });
     std::optional<int64_t> now = options.now;
