@@ -503,15 +503,18 @@ typedef struct vkllm_chat_message {
     const char *content; /* UTF-8, NUL-terminated */
 } vkllm_chat_message;
 
-/* Renders a conversation as the prompt text a chat model expects. The format is named by
- * `template_name` ("chatml" for Qwen2/2.5/3, "llama3", "harmony" for GPT-OSS), or, when that is
- * NULL, recognised from `model_template`: the model's Jinja template (the GGUF key
- * tokenizer.chat_template, read with vkllm_gguf_get_string), which also supplies details such
- * as Qwen2.5's default system prompt. `add_assistant` != 0 ends the text with the opening of an
- * assistant turn, ready for generation. Tokenize the result with VKLLM_TOKENIZE_ADD_SPECIAL |
- * VKLLM_TOKENIZE_PARSE_SPECIAL. Buffer rules of vkllm_gguf_get_string.
- * Errors: VKLLM_ERR_NOT_FOUND for an unknown template_name; VKLLM_ERR_UNSUPPORTED when the
- * model's template is missing or not one vkllm knows (name one instead). */
+/* Renders a conversation of plain turns as the prompt text a chat model expects: the simple
+ * form of vkllm_chat_render below. The template is the built-in one named by `template_name`
+ * ("chatml" for Qwen2/2.5/3, "llama3", "harmony" for GPT-OSS), or, when that is NULL,
+ * `model_template`: the model's Jinja template (vkllm_model_chat_template, or the GGUF key
+ * tokenizer.chat_template read with vkllm_gguf_get_string), run as transformers runs it, its
+ * default system turn and date stamp included. bos_token and eos_token are left undefined, so
+ * tokenize the result with VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL and the
+ * tokenizer adds BOS once. `add_assistant` != 0 ends the text with the opening of an assistant
+ * turn, ready for generation. Buffer rules of vkllm_gguf_get_string.
+ * Errors: VKLLM_ERR_NOT_FOUND for an unknown template_name; VKLLM_ERR_UNSUPPORTED when neither
+ * is given (a model without a template: name one); VKLLM_ERR_INVALID_ARGUMENT with the
+ * template's own message when it raises or does not parse (see vkllm_chat_render). */
 VKLLM_API vkllm_status vkllm_chat_apply_template(const char *template_name,
                                                  const char *model_template,
                                                  const vkllm_chat_message *messages,

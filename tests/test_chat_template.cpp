@@ -1,5 +1,5 @@
-// Chat templates: recognised from real models' Jinja templates and rendered as those
-// templates render a conversation.
+// vkllm_chat_apply_template, the plain-turn chat call: built-in templates by name, a model's own
+// Jinja template run as transformers runs it, and the errors of each.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,14 +9,23 @@
 #include "json.h"
 #include "model_cache.h"
 #include "shared_data.h"
-#include "tokenizer/chat_template.h"
 #include "vkllm.h"
 
-using namespace vkllm::tokenizer;
-
 namespace {
-const std::vector<ChatMessage> kChat = {
+const vkllm_chat_message kChat[] = {
     {"system", "Be brief."}, {"user", "Hi!"}, {"assistant", "Hello."}, {"user", " 2+2? \n"}};
+
+std::string apply(const char *name, const char *model_template, const vkllm_chat_message *msgs,
+                  size_t n, int32_t add_assistant, vkllm_status &s) {
+    size_t len = 0;
+    s = vkllm_chat_apply_template(name, model_template, msgs, n, add_assistant, nullptr, 0, &len);
+    if (s != VKLLM_ERR_BUFFER_TOO_SMALL) return std::string();
+    std::string out(len + 1, '\0');
+    s = vkllm_chat_apply_template(name, model_template, msgs, n, add_assistant, out.data(),
+                                  out.size(), &len);
+    out.resize(len);
+    return out;
+}
 
 std::string read_file(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
@@ -24,15 +33,15 @@ std::string read_file(const std::string &path) {
 }
 
 // Renders through the public API each conversation of ../shared/data/chat-templates that has
-// only roles and contents and no tools, and compares it with jinja2's render of `template_name`
-// there. Returns the number of conversations compared.
+// only roles and contents (no tools, no extra variables), and compares it with jinja2's render
+// of `template_name` there. Returns the number of conversations compared.
 int expect_jinja2_renders(const std::string &jinja, const std::string &template_name) {
     std::string dir = shared_data_dir() + "/chat-templates";
     Json conversations = Json::load(dir + "/conversations.json");
     int compared = 0;
     for (const Json &c : conversations.arr) {
         std::vector<vkllm_chat_message> msgs;
-        bool plain = !c.has("tools");
+        bool plain = !c.has("tools") && !c.has("extra");
         for (const Json &m : c["messages"].arr) {
             plain = plain && m.obj.size() == 2 && m.has("role") && m.has("content") &&
                     m["content"].kind == Json::String;
@@ -59,37 +68,15 @@ int expect_jinja2_renders(const std::string &jinja, const std::string &template_
 }
 }  // namespace
 
-TEST(ChatTemplate, FamiliesAreRecognisedFromRealTemplates) {
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
-    Json qwen3 = Json::load(dir + "/tokenizer/qwen3/tokenizer_config.json");
-    EXPECT_EQ(detect_chat_format(qwen3["chat_template"].str), ChatFormat::ChatML);
-    Json llama3 = Json::load(dir + "/tokenizer/llama3/tokenizer_config.json");
-    EXPECT_EQ(detect_chat_format(llama3["chat_template"].str), ChatFormat::Llama3);
-    EXPECT_EQ(detect_chat_format("{{- \"<|start|>system<|message|>\" }}...<|channel|>final"),
-              ChatFormat::Harmony);
-    EXPECT_FALSE(detect_chat_format("{{ bos_token }}[INST] {{ message }} [/INST]").has_value());
-}
-
-TEST(ChatTemplate, ChatMlRendersTurnsAndQwenDefaultSystemPrompt) {
-    EXPECT_EQ(render_chat(ChatFormat::ChatML, {{"user", "Hi!"}}, true, ""),
-              "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n");
-    // Qwen2.5's template writes its own system turn when the conversation has none.
-    std::string qwen25 =
-        "{%- else %}{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a "
-        "helpful assistant.<|im_end|>\\n' }}{%- endif %}{{- '<|im_start|>system\\n' + "
-        "messages[0]['content'] + '<|im_end|>\\n' }}";
-    EXPECT_EQ(render_chat(ChatFormat::ChatML, {{"user", "Hi!"}}, false, qwen25),
-              "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
-              "assistant.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n");
-    EXPECT_EQ(render_chat(ChatFormat::ChatML, kChat, true, qwen25),
+TEST(ChatTemplateApi, BuiltInChatMlAndLlama3RenderTurns) {
+    vkllm_status s;
+    EXPECT_EQ(apply("chatml", nullptr, kChat, 4, 1, s),
               "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi!<|im_end|>\n"
               "<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\n 2+2? \n<|im_end|>\n"
               "<|im_start|>assistant\n");
-}
-
-TEST(ChatTemplate, Llama3TrimsContentAndOpensTheAssistantHeader) {
-    EXPECT_EQ(render_chat(ChatFormat::Llama3, kChat, true, ""),
+    EXPECT_EQ(s, VKLLM_OK) << vkllm_last_error();
+    // Llama 3 trims each content; no BOS text: the tokenizer adds the token.
+    EXPECT_EQ(apply("llama3", nullptr, kChat, 4, 1, s),
               "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
               "<|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>"
               "<|start_header_id|>assistant<|end_header_id|>\n\nHello.<|eot_id|>"
@@ -97,43 +84,76 @@ TEST(ChatTemplate, Llama3TrimsContentAndOpensTheAssistantHeader) {
               "<|start_header_id|>assistant<|end_header_id|>\n\n");
 }
 
-TEST(ChatTemplate, HarmonyPutsTheSystemPromptInTheDeveloperTurn) {
-    std::string text = render_chat(ChatFormat::Harmony, kChat, true, "", "2026-11-22");
-    EXPECT_EQ(text,
-              "<|start|>system<|message|>You are ChatGPT, a large language model trained by "
-              "OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: 2026-11-22\n\nReasoning: "
-              "medium\n\n# Valid channels: analysis, commentary, final. Channel must be included "
-              "for every message.<|end|>"
-              "<|start|>developer<|message|># Instructions\n\nBe brief.\n\n<|end|>"
-              "<|start|>user<|message|>Hi!<|end|>"
-              "<|start|>assistant<|channel|>final<|message|>Hello.<|end|>"
-              "<|start|>user<|message|> 2+2? \n<|end|>"
-              "<|start|>assistant");
-    std::string closed =
-        render_chat(ChatFormat::Harmony, {{"user", "a"}, {"assistant", "b"}}, false, "", "x");
-    const std::string tail = "<|start|>assistant<|channel|>final<|message|>b<|return|>";
-    ASSERT_GE(closed.size(), tail.size());
-    EXPECT_EQ(closed.substr(closed.size() - tail.size()), tail);
+TEST(ChatTemplateApi, BuiltInHarmonyPutsTheSystemPromptInTheDeveloperTurnWithTodaysDate) {
+    vkllm_status s;
+    std::string text = apply("harmony", nullptr, kChat, 4, 1, s);
+    ASSERT_EQ(s, VKLLM_OK) << vkllm_last_error();
+    const std::string head =
+        "<|start|>system<|message|>You are ChatGPT, a large language model "
+        "trained by OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: ";
+    ASSERT_EQ(text.substr(0, head.size()), head);
+    std::string date = text.substr(head.size(), 10);
+    EXPECT_TRUE(
+        std::all_of(date.begin(), date.end(), [](char c) { return c == '-' || isdigit(c); }) &&
+        date[4] == '-' && date[7] == '-')
+        << date;
+    const std::string tail =
+        "\n\nReasoning: medium\n\n# Valid channels: analysis, commentary, final. Channel must be "
+        "included for every message.<|end|>"
+        "<|start|>developer<|message|># Instructions\n\nBe brief.\n\n<|end|>"
+        "<|start|>user<|message|>Hi!<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>Hello.<|end|>"
+        "<|start|>user<|message|> 2+2? \n<|end|>"
+        "<|start|>assistant";
+    EXPECT_EQ(text.substr(head.size() + 10), tail);
+    vkllm_chat_message closed[] = {{"user", "a"}, {"assistant", "b"}};
+    text = apply("harmony", nullptr, closed, 2, 0, s);
+    const std::string end = "<|start|>assistant<|channel|>final<|message|>b<|return|>";
+    ASSERT_GE(text.size(), end.size());
+    EXPECT_EQ(text.substr(text.size() - end.size()), end);
 }
 
-TEST(ChatTemplateApi, NamedOrDetectedTemplatesAndClearErrors) {
+// Templates that read only roles and contents render every plain conversation as jinja2 does;
+// those that write bos_token render without it (the tokenizer adds it).
+TEST(ChatTemplateApi, ModelTemplatesRunAsJinja2RunsThem) {
+    if (shared_data_dir().empty()) GTEST_SKIP() << "../shared/data is not here";
+    for (const char *name : {"Qwen-Qwen2-7B-Instruct", "Qwen-Qwen2.5-7B-Instruct",
+                             "Qwen-Qwen3-0.6B", "google-gemma-2-2b-it"}) {
+        std::string jinja =
+            read_file(shared_data_dir() + "/chat-templates/templates/" + name + ".jinja");
+        ASSERT_FALSE(jinja.empty()) << name;
+        if (jinja.find("bos_token") != std::string::npos) {
+            vkllm_status s;
+            std::string text = apply(nullptr, jinja.c_str(), kChat + 1, 1, 1, s);
+            EXPECT_EQ(s, VKLLM_OK) << name << ": " << vkllm_last_error();
+            EXPECT_EQ(text.find("<bos>"), std::string::npos) << name;
+            continue;
+        }
+        EXPECT_GE(expect_jinja2_renders(jinja, name), 8) << name;
+    }
+}
+
+TEST(ChatTemplateApi, ErrorsNameTheTemplateOrTheProblem) {
     vkllm_chat_message msgs[] = {{"user", "Hi!"}};
     char buf[256];
     size_t len = 0;
-    ASSERT_EQ(vkllm_chat_apply_template("chatml", nullptr, msgs, 1, 1, buf, sizeof buf, &len),
-              VKLLM_OK);
-    EXPECT_STREQ(buf, "<|im_start|>user\nHi!<|im_end|>\n<|im_start|>assistant\n");
-    ASSERT_EQ(vkllm_chat_apply_template(nullptr, "x <|start_header_id|> y <|eot_id|>", msgs, 1, 0,
-                                        buf, sizeof buf, &len),
-              VKLLM_OK);
-    EXPECT_STREQ(buf, "<|start_header_id|>user<|end_header_id|>\n\nHi!<|eot_id|>");
-    EXPECT_EQ(vkllm_chat_apply_template("vicuna", nullptr, msgs, 1, 1, buf, sizeof buf, &len),
-              VKLLM_ERR_NOT_FOUND);
+    vkllm_status s;
+    apply("vicuna", nullptr, msgs, 1, 1, s);
+    EXPECT_EQ(s, VKLLM_ERR_NOT_FOUND);
     EXPECT_NE(std::string(vkllm_last_error()).find("vicuna"), std::string::npos);
-    EXPECT_EQ(vkllm_chat_apply_template(nullptr, "[INST]", msgs, 1, 1, buf, sizeof buf, &len),
-              VKLLM_ERR_UNSUPPORTED);
-    EXPECT_EQ(vkllm_chat_apply_template(nullptr, nullptr, msgs, 1, 1, buf, sizeof buf, &len),
-              VKLLM_ERR_UNSUPPORTED);
+    apply(nullptr, nullptr, msgs, 1, 1, s);
+    EXPECT_EQ(s, VKLLM_ERR_UNSUPPORTED);
+    apply(nullptr, "", msgs, 1, 1, s);
+    EXPECT_EQ(s, VKLLM_ERR_UNSUPPORTED);
+    apply(nullptr,
+          "{% if messages[0].role == 'user' %}{{ raise_exception('system first') }}{% endif %}",
+          msgs, 1, 1, s);
+    EXPECT_EQ(s, VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(vkllm_last_error(), "system first");
+    apply(nullptr, "ok\n{% for m in messages %}", msgs, 1, 1, s);
+    EXPECT_EQ(s, VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(vkllm_last_error()).find("line 2"), std::string::npos)
+        << vkllm_last_error();
     EXPECT_EQ(vkllm_chat_apply_template("chatml", nullptr, msgs, 1, 1, buf, 4, &len),
               VKLLM_ERR_BUFFER_TOO_SMALL);
     EXPECT_EQ(len, 53u);

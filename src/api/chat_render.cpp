@@ -137,6 +137,37 @@ void vkllm_chat_params_init(vkllm_chat_params *params) {
     params->now = VKLLM_CHAT_NOW_CLOCK;
 }
 
+// The first chat call of the API, kept for its callers: plain turns, and no special-token texts,
+// so that tokenizing with VKLLM_TOKENIZE_ADD_SPECIAL adds the model's BOS once.
+vkllm_status vkllm_chat_apply_template(const char *template_name, const char *model_template,
+                                       const vkllm_chat_message *messages, size_t n_messages,
+                                       int32_t add_assistant, char *buf, size_t capacity,
+                                       size_t *length) {
+    return guard([&] {
+        const char *fn = "vkllm_chat_apply_template";
+        if (n_messages > 0) require_arg(messages, fn, "messages");
+        List turns;
+        for (size_t i = 0; i < n_messages; ++i) {
+            if (!messages[i].role || !messages[i].content)
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: message %zu has a NULL role or content", fn,
+                     i);
+            auto d = std::make_shared<Dict>();
+            d->set(Value("role"), str(messages[i].role));
+            d->set(Value("content"), str(messages[i].content));
+            turns.push_back(Value(d));
+        }
+        vkllm_chat_params p;
+        vkllm_chat_params_init(&p);
+        p.template_name = template_name;
+        p.template_source = template_name ? nullptr : model_template;
+        p.add_generation_prompt = add_assistant;
+        if (!template_name && (!model_template || !*model_template))
+            fail(VKLLM_ERR_UNSUPPORTED,
+                 "%s: the model has no chat template; name one (chatml, llama3, harmony)", fn);
+        copy_text(render(p, Value(std::move(turns)), fn), buf, capacity, length, fn);
+    });
+}
+
 vkllm_status vkllm_chat_render(const vkllm_chat_params *params, const vkllm_chat_turn *turns,
                                size_t n_turns, char *buf, size_t capacity, size_t *length) {
     return guard([&] {

@@ -6,7 +6,6 @@
 #include "api/objects.h"
 #include "api/out.h"
 #include "common/log.h"
-#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
 using vkllm::fail;
@@ -178,44 +177,6 @@ vkllm_status vkllm_detokenizer_flush(vkllm_detokenizer *d, char *buf, size_t cap
         d->ready_for = -1;
         copy_text(d->ready, buf, capacity, length, "vkllm_detokenizer_flush");
         d->ready.clear();
-    });
-}
-
-vkllm_status vkllm_chat_apply_template(const char *template_name, const char *model_template,
-                                       const vkllm_chat_message *messages, size_t n_messages,
-                                       int32_t add_assistant, char *buf, size_t capacity,
-                                       size_t *length) {
-    return guard([&] {
-        const char *fn = "vkllm_chat_apply_template";
-        if (n_messages > 0) require_arg(messages, fn, "messages");
-        std::vector<vkllm::tokenizer::ChatMessage> msgs;
-        for (size_t i = 0; i < n_messages; ++i) {
-            if (!messages[i].role || !messages[i].content)
-                fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: message %zu has a NULL role or content", fn,
-                     i);
-            msgs.push_back({messages[i].role, messages[i].content});
-        }
-        std::optional<vkllm::tokenizer::ChatFormat> format;
-        if (template_name) {
-            format = vkllm::tokenizer::chat_format_by_name(template_name);
-            if (!format)
-                fail(VKLLM_ERR_NOT_FOUND,
-                     "%s: no chat template named \"%s\" (chatml, llama3, harmony exist)", fn,
-                     template_name);
-        } else {
-            if (!model_template || !*model_template)
-                fail(VKLLM_ERR_UNSUPPORTED,
-                     "%s: the model has no chat template; name one (chatml, llama3, harmony)", fn);
-            format = vkllm::tokenizer::detect_chat_format(model_template);
-            if (!format)
-                fail(VKLLM_ERR_UNSUPPORTED,
-                     "%s: the model's chat template is not one vkllm knows; name one (chatml, "
-                     "llama3, harmony)",
-                     fn);
-        }
-        copy_text(vkllm::tokenizer::render_chat(*format, msgs, add_assistant != 0,
-                                                model_template ? model_template : ""),
-                  buf, capacity, length, fn);
     });
 }
 
