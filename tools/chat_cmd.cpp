@@ -31,17 +31,137 @@ bool read_turn(vkllm_tool::LineReader &in, bool interactive, std::string &turn) 
 
 struct Conversation {
     std::string system;
-    std::vector<std::string> roles, contents;
+    std::vector<Turn> turns;
     std::vector<int32_t> cached;  // the tokens in sequence 0's cache
+    uint64_t calls_made = 0;      // for the ids of calls that come without one
 
     void reset(vkllm_session *session) {
-        roles.clear();
-        contents.clear();
-        if (!system.empty()) roles.push_back("system"), contents.push_back(system);
+        turns.clear();
+        if (!system.empty()) turns.push_back({"system", system});
         cached.clear();
         vkllm_session_truncate(session, 0, 0);
     }
 };
+
+// Each call's result, one line each, as the next turns; false at the end of input.
+bool read_tool_results(LineReader &in, bool interactive, std::vector<Turn> &turns,
+                       const std::vector<ToolCall> &calls) {
+    for (const ToolCall &c : calls) {
+        std::string result;
+        std::string prompt = interactive ? "result of " + c.name + "> " : "";
+        if (!in.read(prompt.c_str(), result)) return false;
+        Turn t{"tool", result};
+        t.tool_call_id = c.id;
+        t.name = c.name;
+        turns.push_back(t);
+    }
+    return true;
+}
+
+// Mistral's templates want call ids of nine letters and digits; models that give none get one.
+void name_calls(std::vector<ToolCall> &calls, uint64_t &counter) {
+    for (ToolCall &c : calls)
+        if (c.id.empty()) {
+            char id[16];
+            std::snprintf(id, sizeof id, "call%05llu", (unsigned long long)(++counter % 100000));
+            c.id = id;
+        }
+}
+
+// Renders the conversation, prefills what the cache does not hold yet and generates the
+// assistant's turn, which joins the conversation. `answered`: the turn ended without tool calls
+// (or could not be made). False, with `rc` set, when the tool must exit.
+bool answer(const Options &o, const Loaded &l, const vkllm_tokenizer *tok, Conversation &c, int &rc,
+            bool &answered) {
+    const uint32_t n_ctx = context_size(o, l);
+    vkllm_status s;
+    std::string text = render_chat(o, l.model, c.turns, true, s);
+    if (s != VKLLM_OK) return rc = fail_with(s, "applying the chat template"), false;
+    std::vector<int32_t> all = chat_ids(tok, text, s);
+    if (s != VKLLM_OK) return rc = fail_with(s, "tokenizing"), false;
+    answered = true;
+    if (!o.context_shift && all.size() > n_ctx) {
+        while (!c.turns.empty() && c.turns.back().role != "assistant")
+            c.turns.pop_back();
+        std::fprintf(stderr,
+                     "[the context of %u tokens is full: this message does not fit. /reset "
+                     "starts over; --context-shift keeps long chats going]\n",
+                     n_ctx);
+        return true;
+    }
+    size_t common = 0;
+    while (common < c.cached.size() && common + 1 < all.size() && c.cached[common] == all[common])
+        ++common;
+    // What the cache holds before this turn's new tokens.
+    std::vector<int32_t> held(all.begin(), all.begin() + long(common));
+    s = vkllm_session_truncate(l.session, 0, uint32_t(common));
+    // Once a streaming window has wrapped, the cache can no longer rewind: the turn goes on
+    // after everything cached with what the template adds after the last answer (or, when the
+    // rendering is not an extension of the last one, the tokens past the common prefix, some of
+    // which then come again).
+    std::vector<int32_t> fresh(all.begin() + long(common), all.end());
+    if (s == VKLLM_ERR_INVALID_ARGUMENT && o.context_shift) {
+        held = c.cached;
+        std::vector<Turn> before(c.turns);
+        while (!before.empty() && before.back().role != "assistant")
+            before.pop_back();
+        std::string prefix = render_chat(o, l.model, before, false, s);
+        if (s == VKLLM_OK && text.compare(0, prefix.size(), prefix) == 0)
+            fresh = tokenize(tok, text.substr(prefix.size()), VKLLM_TOKENIZE_PARSE_SPECIAL, s);
+        if (s != VKLLM_OK) return rc = fail_with(s, "tokenizing"), false;
+    } else if (s != VKLLM_OK) {
+        return rc = fail_with(s, "reusing the cache"), false;
+    }
+    if (o.verbose_prompt) print_prompt_tokens(tok, fresh);
+    uint32_t n_past = 0;
+    vkllm_session_position(l.session, 0, &n_past);
+    uint32_t limit = answer_limit(o, l, n_past, fresh.size());
+    ReplyView view(reply_format(o, l.model), vkllm_prompt_opens_reasoning(text.c_str()) != 0,
+                   o.color);
+    Stream st;
+    st.view = &view;
+    vkllm_generate_result r = {};
+    s = generate(o, l, fresh, limit, st, r);
+    view.finish();
+    std::printf("\n");
+    std::fflush(stdout);
+    if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED && s != VKLLM_ERR_CONTEXT_FULL)
+        return rc = fail_with(s, "generating"), false;
+    vkllm_session_position(l.session, 0, &n_past);
+    // What the cache holds now: the turn's tokens and the answer's but its last; after ^C in
+    // the prefill, part of the turn's tokens.
+    c.cached = held;
+    c.cached.insert(c.cached.end(), fresh.begin(), fresh.end());
+    c.cached.insert(c.cached.end(), st.ids.begin(), st.ids.end());
+    c.cached.resize(std::min<size_t>(c.cached.size(), n_past));
+    Turn reply{"assistant", view.content};
+    reply.reasoning = view.reasoning;
+    reply.calls = view.calls;
+    name_calls(reply.calls, c.calls_made);
+    reply.has_content = !view.content.empty() || reply.calls.empty();
+    answered = reply.calls.empty() || s != VKLLM_OK;
+    for (const ToolCall &call : reply.calls)
+        std::printf("%s\n", tool_call_json(call).c_str());
+    std::fflush(stdout);
+    c.turns.push_back(std::move(reply));
+    if (s == VKLLM_ERR_CANCELLED)
+        std::fprintf(stderr, "[stopped; ^C at the prompt or ^D quits]\n");
+    else if (s == VKLLM_ERR_CONTEXT_FULL && o.context_shift)
+        std::fprintf(stderr,
+                     "[the positions the model was trained for are used up: the answer ends "
+                     "here. /reset starts over]\n");
+    else if (s == VKLLM_ERR_CONTEXT_FULL ||
+             (limit < o.n_predict && r.stop_reason == VKLLM_STOP_MAX_TOKENS))
+        std::fprintf(stderr,
+                     "[the context of %u tokens is full: the answer ends here. /reset starts "
+                     "over; --context-shift keeps long chats going]\n",
+                     n_ctx);
+    else
+        std::fprintf(stderr, "[prefilled %zu new tokens of %zu; %.1f tok/s decode]\n", fresh.size(),
+                     all.size(),
+                     r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0);
+    return true;
+}
 
 }  // namespace
 
@@ -65,12 +185,12 @@ int cmd_chat(int argc, char **argv) {
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
-    const uint32_t n_ctx = context_size(o, l);
     Conversation c;
     if (o.system) c.system = o.system;
     c.reset(l.session);
     bool interactive = isatty(STDIN_FILENO);
     vkllm_tool::LineReader input(interactive, interactive && o.color ? kInputColor : "");
+    bool quit = false;
     for (std::string line;;) {
         g_interrupted = 0;
         if (!read_turn(input, interactive, line) || line == "/exit") break;
@@ -88,83 +208,18 @@ int cmd_chat(int argc, char **argv) {
                          "goes on to the next]\n");
             continue;
         }
-        c.roles.push_back("user");
-        c.contents.push_back(line);
-        std::vector<vkllm_chat_message> msgs;
-        for (size_t i = 0; i < c.roles.size(); ++i)
-            msgs.push_back({c.roles[i].c_str(), c.contents[i].c_str()});
-        std::string text = apply_template(o, l.model, msgs, s);
-        if (s != VKLLM_OK) return fail_with(s, "applying the chat template");
-        std::vector<int32_t> all =
-            tokenize(tok, text, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL, s);
-        if (s != VKLLM_OK) return fail_with(s, "tokenizing");
-        if (!o.context_shift && all.size() > n_ctx) {
-            c.roles.pop_back();
-            c.contents.pop_back();
-            std::fprintf(stderr,
-                         "[the context of %u tokens is full: this message does not fit. /reset "
-                         "starts over; --context-shift keeps long chats going]\n",
-                         n_ctx);
-            continue;
+        c.turns.push_back({"user", line});
+        // The answer, and after tool calls the answer to their results, until one calls none.
+        for (bool answered = false; !answered;) {
+            int rc = 0;
+            if (!answer(o, l, tok, c, rc, answered)) return rc;
+            if (answered || g_interrupted) break;
+            if (!read_tool_results(input, interactive, c.turns, c.turns.back().calls)) {
+                quit = true;
+                break;
+            }
         }
-        size_t common = 0;
-        while (common < c.cached.size() && common + 1 < all.size() &&
-               c.cached[common] == all[common])
-            ++common;
-        // What the cache holds before this turn's new tokens.
-        std::vector<int32_t> held(all.begin(), all.begin() + long(common));
-        s = vkllm_session_truncate(l.session, 0, uint32_t(common));
-        // Once a streaming window has wrapped, the cache can no longer rewind: the turn goes
-        // on after everything cached with what the template adds after the last answer (or,
-        // when the rendering is not an extension of the last one, the tokens past the common
-        // prefix, some of which then come again).
-        std::vector<int32_t> fresh(all.begin() + long(common), all.end());
-        if (s == VKLLM_ERR_INVALID_ARGUMENT && o.context_shift) {
-            held = c.cached;
-            msgs.pop_back();
-            std::string before = apply_template(o, l.model, msgs, s, 0);
-            if (s == VKLLM_OK && text.compare(0, before.size(), before) == 0)
-                fresh = tokenize(tok, text.substr(before.size()), VKLLM_TOKENIZE_PARSE_SPECIAL, s);
-            if (s != VKLLM_OK) return fail_with(s, "tokenizing");
-        } else if (s != VKLLM_OK) {
-            return fail_with(s, "reusing the cache");
-        }
-        if (o.verbose_prompt) print_prompt_tokens(tok, fresh);
-        uint32_t n_past = 0;
-        vkllm_session_position(l.session, 0, &n_past);
-        uint32_t limit = answer_limit(o, l, n_past, fresh.size());
-        Stream st;
-        vkllm_generate_result r = {};
-        s = generate(o, l, fresh, limit, st, r);
-        std::printf("\n");
-        std::fflush(stdout);
-        if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED && s != VKLLM_ERR_CONTEXT_FULL)
-            return fail_with(s, "generating");
-        vkllm_session_position(l.session, 0, &n_past);
-        // What the cache holds now: the turn's tokens and the answer's but its last; after ^C
-        // in the prefill, part of the turn's tokens.
-        c.cached = held;
-        c.cached.insert(c.cached.end(), fresh.begin(), fresh.end());
-        c.cached.insert(c.cached.end(), st.ids.begin(), st.ids.end());
-        c.cached.resize(std::min<size_t>(c.cached.size(), n_past));
-        c.roles.push_back("assistant");
-        c.contents.push_back(st.text);
-        if (s == VKLLM_ERR_CANCELLED)
-            std::fprintf(stderr, "[stopped; ^C at the prompt or ^D quits]\n");
-        else if (s == VKLLM_ERR_CONTEXT_FULL && o.context_shift)
-            std::fprintf(stderr,
-                         "[the positions the model was trained for are used up: the answer ends "
-                         "here. /reset starts over]\n");
-        else if (s == VKLLM_ERR_CONTEXT_FULL ||
-                 (limit < o.n_predict && r.stop_reason == VKLLM_STOP_MAX_TOKENS))
-            std::fprintf(stderr,
-                         "[the context of %u tokens is full: the answer ends here. /reset starts "
-                         "over; --context-shift keeps long chats going]\n",
-                         n_ctx);
-        else
-            std::fprintf(stderr, "[prefilled %zu new tokens of %zu; %.1f tok/s decode]\n",
-                         fresh.size(), all.size(),
-                         r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0);
+        if (quit) break;
     }
     if (interactive) std::fprintf(stderr, "\n");
     return 0;

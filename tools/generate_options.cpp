@@ -35,6 +35,16 @@ void generate_usage(FILE *out, bool chat) {
                       "  --system TEXT           the system message\n"
                       "  --template NAME         chatml, llama3 or harmony instead of the file's\n"
                       "                          template\n"
+                      "  --chat-template-file FILE\n"
+                      "                          a Jinja template instead of the file's\n"
+                      "  --chat-template-kwargs JSON\n"
+                      "                          more template variables: '{\"enable_thinking\":\n"
+                      "                          false}'\n"
+                      "  --tools FILE            JSON array of tools (OpenAI function form): the\n"
+                      "                          model's tool calls print as JSON lines, and the\n"
+                      "                          line typed next is the tool's result\n"
+                      "The model's reasoning (<think>, harmony's analysis) goes to stderr, its\n"
+                      "answer to stdout.\n"
                     : "usage: vkllm run -m FILE (-p TEXT | -f FILE | --prompt-ids IDS) [options]\n"
                       "       vkllm run -m FILE [options] < PROMPT\n"
                       "generate text from a prompt: the prompt and the text on stdout,\n"
@@ -51,7 +61,14 @@ void generate_usage(FILE *out, bool chat) {
                       "  --chat                  wrap the prompt in the model's chat template\n"
                       "  --system TEXT           with --chat: the system message\n"
                       "  --template NAME         with --chat: chatml, llama3 or harmony instead\n"
-                      "                          of the file's template\n",
+                      "                          of the file's template\n"
+                      "  --chat-template-file FILE\n"
+                      "                          with --chat: a Jinja template instead of the\n"
+                      "                          file's\n"
+                      "  --chat-template-kwargs JSON\n"
+                      "                          with --chat: more template variables\n"
+                      "With --chat the reasoning goes to stderr, the answer to stdout, and tool\n"
+                      "calls print as JSON lines.\n",
                out);
     std::fputs(
         "  -n, --n-predict N       tokens to generate (default 128; 0: prefill only)\n"
@@ -122,6 +139,17 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
             o.system = value();
         } else if (a == "--template" && has_value) {
             o.template_name = value();
+        } else if (a == "--chat-template-file" && has_value) {
+            std::string error;
+            const char *path = value();
+            if (!vkllm_tool::read_text_file(path, o.template_source, error))
+                throw vkllm_tool::ArgError(a + ": " + error);
+        } else if (a == "--chat-template-kwargs" && has_value) {
+            o.template_kwargs = value();
+        } else if (a == "--tools" && has_value && chat_cmd) {
+            std::string error;
+            if (!vkllm_tool::read_text_file(value(), o.tools, error))
+                throw vkllm_tool::ArgError(a + ": " + error);
         } else if ((a == "-n" || a == "--n-predict") && has_value) {
             o.n_predict = uint32_t(vkllm_tool::int_arg(a, value(), 0, UINT32_MAX));
         } else if ((a == "-c" || a == "--ctx-size") && has_value) {
@@ -176,9 +204,16 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
     }
     if (!o.model) throw vkllm_tool::ArgError("-m MODEL is required");
     if (o.kv_f32 && o.kv_q8) throw vkllm_tool::ArgError("--kv-f32 and --kv-q8 exclude each other");
-    if (!chat_cmd && !o.chat && (o.system || o.template_name))
-        throw vkllm_tool::ArgError(std::string(o.system ? "--system" : "--template") +
+    const char *chat_only = o.system                     ? "--system"
+                            : o.template_name            ? "--template"
+                            : !o.template_source.empty() ? "--chat-template-file"
+                            : o.template_kwargs          ? "--chat-template-kwargs"
+                                                         : nullptr;
+    if (!chat_cmd && !o.chat && chat_only)
+        throw vkllm_tool::ArgError(std::string(chat_only) +
                                    " applies to the chat template: add --chat");
+    if (o.template_name && !o.template_source.empty())
+        throw vkllm_tool::ArgError("--template and --chat-template-file exclude each other");
     return true;
 } catch (const vkllm_tool::ArgError &e) {
     std::fprintf(stderr, "vkllm: %s: %s\n", argv[0], e.what());

@@ -21,6 +21,9 @@ struct Options {
     bool chat = false;
     const char *system = nullptr;
     const char *template_name = nullptr;
+    std::string template_source;            // --chat-template-file's text
+    const char *template_kwargs = nullptr;  // JSON object of extra template variables
+    std::string tools;                      // chat --tools: the JSON array of tools
     uint32_t n_predict = 128;
     uint32_t n_ctx = 0;
     uint32_t n_batch = 0;

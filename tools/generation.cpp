@@ -27,7 +27,9 @@ int32_t on_token(void *user, int32_t token, const char *text, size_t length) {
     auto *st = static_cast<Stream *>(user);
     if (token >= 0) st->ids.push_back(token);
     st->text.append(text, length);
-    if (st->print_text) {
+    if (st->view) {
+        st->view->push(text, length);
+    } else if (st->print_text) {
         std::fwrite(text, 1, length, stdout);
         std::fflush(stdout);
     }
@@ -93,18 +95,60 @@ std::vector<int32_t> tokenize(const vkllm_tokenizer *tok, const std::string &tex
     return ids;
 }
 
-std::string apply_template(const Options &o, const vkllm_model *model,
-                           const std::vector<vkllm_chat_message> &messages, vkllm_status &s,
-                           int32_t open_answer) {
-    const char *tmpl = vkllm_model_chat_template(model);
+std::string render_chat(const Options &o, const vkllm_model *model, const std::vector<Turn> &turns,
+                        bool open_answer, vkllm_status &s) {
+    std::vector<vkllm_chat_turn> ct(turns.size());
+    std::vector<std::vector<vkllm_tool_call>> calls(turns.size());
+    for (size_t i = 0; i < turns.size(); ++i) {
+        const Turn &t = turns[i];
+        for (const ToolCall &c : t.calls)
+            calls[i].push_back({c.id.c_str(), c.name.c_str(), c.arguments.c_str()});
+        ct[i] = {sizeof(vkllm_chat_turn),
+                 t.role.c_str(),
+                 t.has_content ? t.content.c_str() : nullptr,
+                 t.reasoning.empty() ? nullptr : t.reasoning.c_str(),
+                 calls[i].data(),
+                 calls[i].size(),
+                 t.tool_call_id.empty() ? nullptr : t.tool_call_id.c_str(),
+                 t.name.empty() ? nullptr : t.name.c_str()};
+    }
+    vkllm_chat_params p;
+    vkllm_chat_params_init(&p);
+    p.model = model;
+    p.template_name = o.template_name;
+    p.template_source = o.template_source.empty() ? nullptr : o.template_source.c_str();
+    p.tools = o.tools.empty() ? nullptr : o.tools.c_str();
+    p.extra = o.template_kwargs;
+    p.add_generation_prompt = open_answer ? 1 : 0;
     size_t len = 0;
-    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(),
-                                  open_answer, nullptr, 0, &len);
+    s = vkllm_chat_render(&p, ct.data(), ct.size(), nullptr, 0, &len);
     if (s != VKLLM_ERR_BUFFER_TOO_SMALL) return std::string();
     std::vector<char> buf(len + 1);
-    s = vkllm_chat_apply_template(o.template_name, tmpl, messages.data(), messages.size(),
-                                  open_answer, buf.data(), buf.size(), &len);
+    s = vkllm_chat_render(&p, ct.data(), ct.size(), buf.data(), buf.size(), &len);
     return std::string(buf.data(), len);
+}
+
+vkllm_reply_format reply_format(const Options &o, const vkllm_model *model) {
+    if (o.template_name) {
+        std::string name = o.template_name;
+        // The built-in ChatML teaches no markers, but the Qwen models it serves write them.
+        return name == "harmony" || name == "gpt-oss" ? VKLLM_REPLY_HARMONY
+               : name == "llama3"                     ? VKLLM_REPLY_PLAIN
+                                                      : VKLLM_REPLY_HERMES;
+    }
+    return vkllm_reply_format_of_template(
+        o.template_source.empty() ? vkllm_model_chat_template(model) : o.template_source.c_str());
+}
+
+std::vector<int32_t> chat_ids(const vkllm_tokenizer *tok, const std::string &text,
+                              vkllm_status &s) {
+    std::vector<int32_t> ids = tokenize(tok, text, VKLLM_TOKENIZE_PARSE_SPECIAL, s);
+    vkllm_tokenizer_info info;
+    info.struct_size = sizeof info;
+    if (s == VKLLM_OK && vkllm_tokenizer_get_info(tok, &info) == VKLLM_OK && info.add_bos &&
+        info.bos >= 0 && (ids.empty() || ids[0] != info.bos))
+        ids.insert(ids.begin(), info.bos);
+    return ids;
 }
 
 void on_sigint(int) {
@@ -158,6 +202,7 @@ vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32
     gp.stop = stop.data();
     gp.n_stop = stop.size();
     gp.ignore_eog = o.ignore_eos ? 1 : 0;
+    gp.render_special = st.view && st.view->wants_special() ? 1 : 0;
     gp.on_token = on_token;
     gp.on_prefill = on_prefill;
     gp.user_data = &st;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "generate_options.h"
+#include "reply_view.h"
 #include "vkllm.h"
 
 namespace vkllm_tool {
@@ -37,15 +38,29 @@ int fail_with(vkllm_status s, const char *what);
 vkllm_status load(const Options &o, Loaded &l, const char *&stage);
 std::vector<int32_t> tokenize(const vkllm_tokenizer *tok, const std::string &text, uint32_t flags,
                               vkllm_status &s);
-// The conversation through --template or the model's template; `open_answer`: end with the
-// assistant's header, for the model to answer after.
-std::string apply_template(const Options &o, const vkllm_model *model,
-                           const std::vector<vkllm_chat_message> &messages, vkllm_status &s,
-                           int32_t open_answer = 1);
+// A turn of a conversation the tool keeps.
+struct Turn {
+    std::string role, content;
+    bool has_content = true;  // false: an assistant turn that only calls tools (content None)
+    std::string reasoning;
+    std::vector<ToolCall> calls;
+    std::string tool_call_id, name;  // a "tool" turn: the call it answers
+};
+
+// The conversation through --template, --chat-template-file or the model's template, with
+// chat's --tools and --chat-template-kwargs; `open_answer`: end with the assistant's header.
+std::string render_chat(const Options &o, const vkllm_model *model, const std::vector<Turn> &turns,
+                        bool open_answer, vkllm_status &s);
+// How the replies of that template mark reasoning and tool calls.
+vkllm_reply_format reply_format(const Options &o, const vkllm_model *model);
+// The ids of a rendered chat: special-token text parsed; the model's BOS first where it wants
+// one and the template did not write it.
+std::vector<int32_t> chat_ids(const vkllm_tokenizer *tok, const std::string &text, vkllm_status &s);
 
 // The generated ids and text of one answer; the text is printed as it comes when print_text.
 struct Stream {
     bool print_text = true;
+    ReplyView *view = nullptr;  // a chat reply: the text goes through it, not straight out
     std::vector<int32_t> ids;
     std::string text;
 };

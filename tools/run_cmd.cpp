@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,18 +42,22 @@ int cmd_run(int argc, char **argv) {
     if (o.repeat_whole_context) o.sampling.repeat_last_n = int32_t(context_size(o, l));
     const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
     std::vector<int32_t> prompt = o.prompt_ids;
-    if (!o.have_ids) {
-        std::string text = o.prompt;
-        if (o.chat) {
-            std::vector<vkllm_chat_message> msgs;
-            if (o.system) msgs.push_back({"system", o.system});
-            msgs.push_back({"user", o.prompt.c_str()});
-            text = apply_template(o, l.model, msgs, s);
-            if (s != VKLLM_OK) return fail_with(s, "applying the chat template");
-        }
-        prompt = tokenize(tok, text, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL, s);
-        if (s != VKLLM_OK) return fail_with(s, "tokenizing");
+    std::unique_ptr<ReplyView> view;
+    if (!o.have_ids && o.chat) {
+        std::vector<Turn> turns;
+        if (o.system) turns.push_back({"system", o.system});
+        turns.push_back({"user", o.prompt});
+        std::string text = render_chat(o, l.model, turns, true, s);
+        if (s != VKLLM_OK) return fail_with(s, "applying the chat template");
+        prompt = chat_ids(tok, text, s);
+        if (!o.print_ids)
+            view = std::make_unique<ReplyView>(
+                reply_format(o, l.model), vkllm_prompt_opens_reasoning(text.c_str()) != 0, o.color);
+    } else if (!o.have_ids) {
+        prompt =
+            tokenize(tok, o.prompt, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL, s);
     }
+    if (s != VKLLM_OK) return fail_with(s, "tokenizing");
     if (o.verbose_prompt) print_prompt_tokens(tok, prompt);
     if (!o.have_ids && !o.chat && !o.print_ids) {
         if (o.color) std::fputs(kPromptColor, stdout);
@@ -69,10 +74,16 @@ int cmd_run(int argc, char **argv) {
     uint32_t limit = answer_limit(o, l, 0, prompt.size());
     Stream st;
     st.print_text = !o.print_ids;
+    st.view = view.get();
     vkllm_generate_result r;
     std::signal(SIGINT, on_sigint);
     s = generate(o, l, prompt, limit, st, r);
     std::signal(SIGINT, SIG_DFL);
+    if (view) {
+        view->finish();
+        for (const ToolCall &call : view->calls)
+            std::printf("\n%s", tool_call_json(call).c_str());
+    }
     if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED) return fail_with(s, "generating");
     if (o.print_ids) {
         for (size_t i = 0; i < st.ids.size(); ++i)

@@ -1,0 +1,82 @@
+#include "reply_view.h"
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+namespace vkllm_tool {
+
+namespace {
+constexpr const char *kReasoningColor = "\033[2m";
+constexpr const char *kReset = "\033[0m";
+}  // namespace
+
+ReplyView::ReplyView(vkllm_reply_format format, bool in_reasoning, bool color)
+    : format_(format), color_(color) {
+    // Only a NULL out or an unknown format fail, and neither happens here.
+    if (vkllm_reply_parser_create(format, in_reasoning ? 1 : 0, &parser_) != VKLLM_OK)
+        throw std::bad_alloc();
+}
+
+ReplyView::~ReplyView() {
+    vkllm_reply_parser_destroy(parser_);
+}
+
+void ReplyView::push(const char *text, size_t length) {
+    vkllm_reply_part part = {sizeof part, nullptr, nullptr, nullptr, 0};
+    if (vkllm_reply_parser_push(parser_, text, length, &part) == VKLLM_OK) show(part);
+}
+
+void ReplyView::finish() {
+    vkllm_reply_part part = {sizeof part, nullptr, nullptr, nullptr, 0};
+    if (vkllm_reply_parser_finish(parser_, &part) == VKLLM_OK) show(part);
+    if (reasoning_open_) std::fputs(color_ ? "\033[0m\n" : "\n", stderr);
+    reasoning_open_ = false;
+}
+
+void ReplyView::show(const vkllm_reply_part &part) {
+    if (*part.reasoning) {
+        if (!reasoning_open_) std::fprintf(stderr, "%s[reasoning] ", color_ ? kReasoningColor : "");
+        reasoning_open_ = true;
+        std::fputs(part.reasoning, stderr);
+        std::fflush(stderr);
+        reasoning += part.reasoning;
+    }
+    if (*part.content) {
+        if (reasoning_open_) std::fprintf(stderr, "%s\n", color_ ? kReset : "");
+        reasoning_open_ = false;
+        std::fputs(part.content, stdout);
+        std::fflush(stdout);
+        content += part.content;
+    }
+    for (size_t i = 0; i < part.n_tool_calls; ++i) {
+        const vkllm_tool_call &c = part.tool_calls[i];
+        calls.push_back({c.id ? c.id : "", c.name, c.arguments});
+    }
+}
+
+std::string json_quote(const std::string &text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += char(c);
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += char(c);
+        }
+    }
+    return out + "\"";
+}
+
+std::string tool_call_json(const ToolCall &call) {
+    return "{\"id\": " + json_quote(call.id) + ", \"name\": " + json_quote(call.name) +
+           ", \"arguments\": " + call.arguments + "}";
+}
+
+}  // namespace vkllm_tool
