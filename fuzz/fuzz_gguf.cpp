@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (vkllm_gguf_open(file.path(), &g) != VKLLM_OK) return 0;
     vkllm_model_summary summary;
     summary.struct_size = sizeof summary;
-    vkllm_gguf_summary(g, &summary);
+    vkllm_gguf_get_summary(g, &summary);
     std::vector<char> buf(64);
     auto read = [&](auto fn, const char *name) {
         size_t length = 0;
@@ -44,6 +44,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         vkllm_tokenize(tok, "Hello world <s>", 15, VKLLM_TOKENIZE_ADD_SPECIAL, ids, 64, &n);
         vkllm_tokenizer_destroy(tok);
     }
-    vkllm_gguf_close(g);
+    vkllm_gguf_destroy(g);
     return 0;
 }

@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
             std::fprintf(stderr, "fuzz_tokenizer: %s: %s\n", path.c_str(), vkllm_last_error());
             std::exit(1);
         }
-        vkllm_gguf_close(g);
+        vkllm_gguf_destroy(g);
         vkllm_tokenizer_info info;
         info.struct_size = sizeof info;
         vkllm_tokenizer_get_info(t, &info);

@@ -74,12 +74,21 @@ extern "C" {
 #define VKLLM_API
 #endif
 
+/* Marks a name kept for one minor version after its rename (see the end of this header). */
+#if defined(__GNUC__) || defined(__clang__)
+#define VKLLM_DEPRECATED(replacement) __attribute__((deprecated("use " replacement)))
+#elif defined(_MSC_VER)
+#define VKLLM_DEPRECATED(replacement) __declspec(deprecated("use " replacement))
+#else
+#define VKLLM_DEPRECATED(replacement)
+#endif
+
 /* ---------------------------------------------------------------------------------------
  * Version
  * ------------------------------------------------------------------------------------- */
 
 #define VKLLM_VERSION_MAJOR 0
-#define VKLLM_VERSION_MINOR 1
+#define VKLLM_VERSION_MINOR 2
 #define VKLLM_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH, comparable with vkllm_version(). */
 #define VKLLM_VERSION_NUMBER \
@@ -244,8 +253,8 @@ VKLLM_API vkllm_status vkllm_runtime_create(const vkllm_runtime_params *params,
 VKLLM_API void vkllm_runtime_destroy(vkllm_runtime *runtime);
 
 /* The device the runtime runs on. `info->struct_size` must be set by the caller. */
-VKLLM_API vkllm_status vkllm_runtime_device_info(const vkllm_runtime *runtime,
-                                                 vkllm_device_info *info);
+VKLLM_API vkllm_status vkllm_runtime_get_device_info(const vkllm_runtime *runtime,
+                                                     vkllm_device_info *info);
 
 /* Counters of a runtime since its creation. Set struct_size before the call. */
 typedef struct vkllm_runtime_stats {
@@ -258,7 +267,7 @@ typedef struct vkllm_runtime_stats {
     uint64_t submits;                     /* queue submissions */
 } vkllm_runtime_stats;
 
-VKLLM_API vkllm_status vkllm_runtime_stats_get(const vkllm_runtime *runtime,
+VKLLM_API vkllm_status vkllm_runtime_get_stats(const vkllm_runtime *runtime,
                                                vkllm_runtime_stats *stats);
 
 /* Result of vkllm_runtime_self_check. Set struct_size before the call. */
@@ -312,7 +321,7 @@ typedef enum vkllm_gguf_type {
 VKLLM_API vkllm_status vkllm_gguf_open(const char *path, vkllm_gguf **out);
 
 /* Unmaps the file. NULL: no-op. Strings returned by the functions below die with it. */
-VKLLM_API void vkllm_gguf_close(vkllm_gguf *gguf);
+VKLLM_API void vkllm_gguf_destroy(vkllm_gguf *gguf);
 
 /* ggml tensor types are numbered as in ggml (0 F32, 1 F16, 8 Q8_0, 12 Q4_K, 39 MXFP4 ...). */
 #define VKLLM_GGML_TYPE_COUNT 48
@@ -341,9 +350,9 @@ typedef struct vkllm_model_summary {
     uint64_t tensors_of_type[VKLLM_GGML_TYPE_COUNT]; /* tensor count per ggml type */
 } vkllm_model_summary;
 
-VKLLM_API vkllm_status vkllm_gguf_summary(const vkllm_gguf *gguf, vkllm_model_summary *out);
+VKLLM_API vkllm_status vkllm_gguf_get_summary(const vkllm_gguf *gguf, vkllm_model_summary *out);
 
-/* One metadata key. `name` stays valid until vkllm_gguf_close. For arrays, `element_type`
+/* One metadata key. `name` stays valid until vkllm_gguf_destroy. For arrays, `element_type`
  * and `count` describe the elements; for scalars element_type == type and count == 1. */
 typedef struct vkllm_gguf_key {
     size_t struct_size;
@@ -375,7 +384,7 @@ VKLLM_API vkllm_status vkllm_gguf_get_text(const vkllm_gguf *gguf, const char *k
 
 typedef struct vkllm_tensor_info {
     size_t struct_size;
-    const char *name; /* valid until vkllm_gguf_close */
+    const char *name; /* valid until vkllm_gguf_destroy */
     uint32_t type;    /* ggml type */
     const char *type_name;
     uint32_t n_dims;
@@ -506,7 +515,7 @@ typedef struct vkllm_chat_message {
 /* Renders a conversation of plain turns as the prompt text a chat model expects: the simple
  * form of vkllm_chat_render below. The template is the built-in one named by `template_name`
  * ("chatml" for Qwen2/2.5/3, "llama3", "harmony" for GPT-OSS), or, when that is NULL,
- * `model_template`: the model's Jinja template (vkllm_model_chat_template, or the GGUF key
+ * `model_template`: the model's Jinja template (vkllm_model_get_chat_template, or the GGUF key
  * tokenizer.chat_template read with vkllm_gguf_get_string), run as transformers runs it, its
  * default system turn and date stamp included. bos_token and eos_token are left undefined, so
  * tokenize the result with VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL and the
@@ -620,7 +629,7 @@ typedef enum vkllm_reply_format {
     VKLLM_REPLY_FORMAT_FORCE32 = 0x7FFFFFFF
 } vkllm_reply_format;
 
-/* The reply format a chat template (Jinja text, e.g. vkllm_model_chat_template's) teaches its
+/* The reply format a chat template (Jinja text, e.g. vkllm_model_get_chat_template's) teaches its
  * model, read from the markers it writes; VKLLM_REPLY_PLAIN for NULL or for none. */
 VKLLM_API vkllm_reply_format vkllm_reply_format_of_template(const char *template_source);
 
@@ -696,7 +705,7 @@ VKLLM_API vkllm_status vkllm_model_load(vkllm_runtime *runtime, const char *path
 VKLLM_API void vkllm_model_destroy(vkllm_model *model);
 
 /* The model's tokenizer, owned by the model (do not destroy it); NULL for a NULL model. */
-VKLLM_API const vkllm_tokenizer *vkllm_model_tokenizer(const vkllm_model *model);
+VKLLM_API const vkllm_tokenizer *vkllm_model_get_tokenizer(const vkllm_model *model);
 
 typedef struct vkllm_model_info {
     size_t struct_size;
@@ -716,7 +725,8 @@ typedef struct vkllm_model_info {
                               (quantized blocks stay quantized), norms and biases widened to
                               F32 */
     uint64_t file_bytes;
-    uint64_t rope_table_builds; /* times the RoPE cos/sin table was computed: 1 */
+    uint64_t rope_table_builds; /* experimental (a test counter): times the RoPE cos/sin
+                                   table was computed, 1 */
     uint64_t tensor_bytes;      /* bytes of tensor data in the file */
 } vkllm_model_info;
 
@@ -724,7 +734,7 @@ VKLLM_API vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_mode
 
 /* The model's chat template (GGUF tokenizer.chat_template), "" when it has none. Valid while
  * the model lives; never NULL for a valid model. */
-VKLLM_API const char *vkllm_model_chat_template(const vkllm_model *model);
+VKLLM_API const char *vkllm_model_get_chat_template(const vkllm_model *model);
 
 /* ---------------------------------------------------------------------------------------
  * Sessions: KV cache and recorded command buffers
@@ -744,21 +754,12 @@ typedef struct vkllm_session vkllm_session;
 #define VKLLM_SESSION_STREAMING                                       \
     0x2u /* when a sequence is full, keep its first n_sink tokens and \
             the most recent ones instead of VKLLM_ERR_CONTEXT_FULL */
-#define VKLLM_SESSION_RECORD_EVERY_STEP                                                 \
-    0x8u /* an ablation for measurements: record the step's command buffers again every \
-            step instead of replaying them (what an engine without recorded steps pays) */
-
-#define VKLLM_SESSION_PROFILE                                                                \
-    0x10u /* time every kernel on the device with timestamp queries (vkllm_session_profile); \
-             steps run somewhat slower. VKLLM_ERR_UNSUPPORTED on a device without compute    \
-             timestamps. */
-
 typedef struct vkllm_session_params {
     size_t struct_size;
     uint32_t n_ctx;   /* KV slots per sequence; 0 (default): the model's training context */
     uint32_t n_seq;   /* sequences; default 1 */
     uint32_t n_batch; /* prefill chunk; default 64 */
-    uint32_t flags;   /* VKLLM_SESSION_* */
+    uint32_t flags;   /* VKLLM_SESSION_* (more under "Experimental" below) */
     uint32_t n_sink;  /* streaming: tokens kept at the start; default 4 */
 } vkllm_session_params;
 
@@ -779,8 +780,8 @@ VKLLM_API vkllm_status vkllm_session_truncate(vkllm_session *session, uint32_t s
                                               uint32_t n_keep);
 
 /* Tokens in the sequence's cache so far (the next token's position). */
-VKLLM_API vkllm_status vkllm_session_position(const vkllm_session *session, uint32_t seq,
-                                              uint32_t *n_past);
+VKLLM_API vkllm_status vkllm_session_get_position(const vkllm_session *session, uint32_t seq,
+                                                  uint32_t *n_past);
 
 /* Low-level: appends `n` tokens to sequence `seq` (prefill, in chunks) and writes the logits
  * after the last one (vkllm_model_info.n_vocab floats) when `logits` is not NULL.
@@ -827,26 +828,6 @@ typedef struct vkllm_session_stats {
 
 VKLLM_API vkllm_status vkllm_session_get_stats(const vkllm_session *session,
                                                vkllm_session_stats *out);
-
-/* K and V cache bytes of layer `layer` of the model (all sequences). Sliding-window layers
- * (GPT-OSS's even layers) keep a ring of the window plus one prefill chunk, whatever n_ctx;
- * the others n_ctx slots. VKLLM_ERR_INVALID_ARGUMENT for a layer the model does not have. */
-VKLLM_API vkllm_status vkllm_session_layer_kv_bytes(const vkllm_session *session, uint32_t layer,
-                                                    uint64_t *bytes);
-
-/* Device time of one kernel (compute shader) in a profiled session. */
-typedef struct vkllm_kernel_time {
-    const char *kernel;  /* the shader's name; valid while the session lives */
-    uint64_t dispatches; /* dispatches of it run so far */
-    double ms;           /* their device time, summed */
-} vkllm_kernel_time;
-
-/* The device time spent in each kernel since a session created with VKLLM_SESSION_PROFILE was
- * created (VKLLM_ERR_INVALID_ARGUMENT for another session). Writes up to `capacity` entries to
- * `out` (may be NULL when capacity is 0), most time first, and the number of kernels to *count.
- * The times are those of the submitted steps: subtract two readings to profile a span. */
-VKLLM_API vkllm_status vkllm_session_profile(const vkllm_session *session, vkllm_kernel_time *out,
-                                             size_t capacity, size_t *count);
 
 /* ---------------------------------------------------------------------------------------
  * Generation
@@ -938,6 +919,75 @@ VKLLM_API vkllm_status vkllm_generate(vkllm_session *session, const int32_t *pro
                                       size_t n_prompt, const vkllm_sampling_params *sampling,
                                       const vkllm_generate_params *params,
                                       vkllm_generate_result *result);
+
+/* ---------------------------------------------------------------------------------------
+ * Experimental: measurement knobs
+ *
+ * What benchmarks, profilers and the library's own tests use to look inside a session. They
+ * may change or go in any minor version; applications should not depend on them.
+ * ------------------------------------------------------------------------------------- */
+
+#define VKLLM_SESSION_RECORD_EVERY_STEP                                                 \
+    0x8u /* an ablation for measurements: record the step's command buffers again every \
+            step instead of replaying them (what an engine without recorded steps pays) */
+
+#define VKLLM_SESSION_PROFILE                                                                    \
+    0x10u /* time every kernel on the device with timestamp queries (vkllm_session_get_profile); \
+             steps run somewhat slower. VKLLM_ERR_UNSUPPORTED on a device without compute        \
+             timestamps. */
+
+/* K and V cache bytes of layer `layer` of the model (all sequences). Sliding-window layers
+ * (GPT-OSS's even layers) keep a ring of the window plus one prefill chunk, whatever n_ctx;
+ * the others n_ctx slots. VKLLM_ERR_INVALID_ARGUMENT for a layer the model does not have. */
+VKLLM_API vkllm_status vkllm_session_get_layer_kv_bytes(const vkllm_session *session,
+                                                        uint32_t layer, uint64_t *bytes);
+
+/* Device time of one kernel (compute shader) in a profiled session. */
+typedef struct vkllm_kernel_time {
+    const char *kernel;  /* the shader's name; valid while the session lives */
+    uint64_t dispatches; /* dispatches of it run so far */
+    double ms;           /* their device time, summed */
+} vkllm_kernel_time;
+
+/* The device time spent in each kernel since a session created with VKLLM_SESSION_PROFILE was
+ * created (VKLLM_ERR_INVALID_ARGUMENT for another session). Writes up to `capacity` entries to
+ * `out` (may be NULL when capacity is 0), most time first, and the number of kernels to *count.
+ * The times are those of the submitted steps: subtract two readings to profile a span. */
+VKLLM_API vkllm_status vkllm_session_get_profile(const vkllm_session *session,
+                                                 vkllm_kernel_time *out, size_t capacity,
+                                                 size_t *count);
+
+/* ---------------------------------------------------------------------------------------
+ * Deprecated names
+ *
+ * Version 0.2 gave every function one scheme: vkllm_<object>_<verb>, with getters named
+ * vkllm_<object>_get_<what> and every handle released by vkllm_<object>_destroy. The names
+ * 0.1 had are still exported and do exactly what their replacements do; they go in 0.3.
+ * Compilers warn where they are used, naming the replacement.
+ * ------------------------------------------------------------------------------------- */
+
+VKLLM_DEPRECATED("vkllm_runtime_get_stats")
+VKLLM_API vkllm_status vkllm_runtime_stats_get(const vkllm_runtime *runtime,
+                                               vkllm_runtime_stats *stats);
+VKLLM_DEPRECATED("vkllm_runtime_get_device_info")
+VKLLM_API vkllm_status vkllm_runtime_device_info(const vkllm_runtime *runtime,
+                                                 vkllm_device_info *info);
+VKLLM_DEPRECATED("vkllm_gguf_destroy") VKLLM_API void vkllm_gguf_close(vkllm_gguf *gguf);
+VKLLM_DEPRECATED("vkllm_gguf_get_summary")
+VKLLM_API vkllm_status vkllm_gguf_summary(const vkllm_gguf *gguf, vkllm_model_summary *out);
+VKLLM_DEPRECATED("vkllm_model_get_tokenizer")
+VKLLM_API const vkllm_tokenizer *vkllm_model_tokenizer(const vkllm_model *model);
+VKLLM_DEPRECATED("vkllm_model_get_chat_template")
+VKLLM_API const char *vkllm_model_chat_template(const vkllm_model *model);
+VKLLM_DEPRECATED("vkllm_session_get_position")
+VKLLM_API vkllm_status vkllm_session_position(const vkllm_session *session, uint32_t seq,
+                                              uint32_t *n_past);
+VKLLM_DEPRECATED("vkllm_session_get_layer_kv_bytes")
+VKLLM_API vkllm_status vkllm_session_layer_kv_bytes(const vkllm_session *session, uint32_t layer,
+                                                    uint64_t *bytes);
+VKLLM_DEPRECATED("vkllm_session_get_profile")
+VKLLM_API vkllm_status vkllm_session_profile(const vkllm_session *session, vkllm_kernel_time *out,
+                                             size_t capacity, size_t *count);
 
 #ifdef __cplusplus
 } /* extern "C" */

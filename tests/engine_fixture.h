@@ -35,7 +35,7 @@ class EngineTest : public ::testing::Test {
         if (!rt_) return;  // skipped before SetUp made it
         vkllm_runtime_stats st;
         st.struct_size = sizeof st;
-        ASSERT_EQ(vkllm_runtime_stats_get(rt_, &st), VKLLM_OK);
+        ASSERT_EQ(vkllm_runtime_get_stats(rt_, &st), VKLLM_OK);
         EXPECT_EQ(st.validation_errors, 0u) << (errors_.empty() ? "" : errors_[0]);
         vkllm_runtime_destroy(rt_);
     }

@@ -198,7 +198,7 @@ int main(int argc, char **argv) {
         CHECK(none == NULL);
     }
 
-    CHECK(vkllm_tokenize(vkllm_model_tokenizer(model), "Hello world", 11,
+    CHECK(vkllm_tokenize(vkllm_model_get_tokenizer(model), "Hello world", 11,
                          VKLLM_TOKENIZE_ADD_SPECIAL, prompt, 16, &n_prompt) == VKLLM_OK);
     CHECK(n_prompt > 0);
 
@@ -230,7 +230,7 @@ int main(int argc, char **argv) {
             found |= gr.poison[i] != 0xFF;
         CHECK(!found); /* nothing written past the caller's struct_size */
         /* The generated tokens (but the last) are in the cache. */
-        CHECK(vkllm_session_position(session, 0, &pos) == VKLLM_OK);
+        CHECK(vkllm_session_get_position(session, 0, &pos) == VKLLM_OK);
         CHECK(pos == n_prompt + MAX_TOKENS - 1);
 
         /* The same tokens as the current header's greedy run (no callback in the old struct:

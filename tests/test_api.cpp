@@ -35,7 +35,7 @@ class RuntimeTest : public ::testing::Test {
     void TearDown() override {
         vkllm_runtime_stats s;
         s.struct_size = sizeof s;
-        ASSERT_EQ(vkllm_runtime_stats_get(rt_, &s), VKLLM_OK);
+        ASSERT_EQ(vkllm_runtime_get_stats(rt_, &s), VKLLM_OK);
         EXPECT_EQ(s.validation_errors, 0u) << (log_.errors.empty() ? "" : log_.errors[0]);
         vkllm_runtime_destroy(rt_);
     }
@@ -77,10 +77,10 @@ TEST(Errors, NullArgumentsAreRejectedWithAMessageNamingThem) {
     EXPECT_EQ(vkllm_devices_enumerate(nullptr, 3, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
     vkllm_device_info info;
     info.struct_size = sizeof info;
-    EXPECT_EQ(vkllm_runtime_device_info(nullptr, &info), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_runtime_get_device_info(nullptr, &info), VKLLM_ERR_INVALID_ARGUMENT);
     vkllm_runtime_stats stats;
     stats.struct_size = sizeof stats;
-    EXPECT_EQ(vkllm_runtime_stats_get(nullptr, &stats), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_runtime_get_stats(nullptr, &stats), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_runtime_self_check(nullptr, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
     vkllm_runtime_destroy(nullptr);      // no-op
     vkllm_runtime_params_init(nullptr);  // no-op
@@ -164,7 +164,7 @@ TEST(Runtime, DeviceChosenThroughTheEnvironment) {
     ASSERT_EQ(vkllm_runtime_create(nullptr, &rt), VKLLM_OK) << vkllm_last_error();
     vkllm_device_info info;
     info.struct_size = sizeof info;
-    ASSERT_EQ(vkllm_runtime_device_info(rt, &info), VKLLM_OK);
+    ASSERT_EQ(vkllm_runtime_get_device_info(rt, &info), VKLLM_OK);
     EXPECT_EQ(info.index, 0u);
     vkllm_runtime_destroy(rt);
     unsetenv("VKLLM_DEVICE");
@@ -201,14 +201,14 @@ TEST_F(RuntimeTest, OneRuntimeServesSeveralThreadsAtOnce) {
 TEST_F(RuntimeTest, StatsCountPipelinesSubmitsAndMemory) {
     vkllm_runtime_stats s;
     s.struct_size = sizeof s;
-    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &s), VKLLM_OK);
+    ASSERT_EQ(vkllm_runtime_get_stats(rt_, &s), VKLLM_OK);
     EXPECT_EQ(s.pipelines_created, 0u);
     vkllm_self_check_result r;
     r.struct_size = sizeof r;
     ASSERT_EQ(vkllm_runtime_self_check(rt_, &r), VKLLM_OK);
     vkllm_runtime_stats after;
     after.struct_size = sizeof after;
-    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &after), VKLLM_OK);
+    ASSERT_EQ(vkllm_runtime_get_stats(rt_, &after), VKLLM_OK);
     EXPECT_GT(after.pipelines_created, 5u);
     EXPECT_GE(after.submits, r.kernels_checked);
     EXPECT_EQ(after.device_memory_allocated, 0u) << "self-check freed its buffers";
@@ -229,7 +229,7 @@ TEST(Runtime, PipelineCacheFileIsWrittenAtDestroyAndLoadedAtCreate) {
     ASSERT_EQ(vkllm_runtime_create(&p, &rt), VKLLM_OK);
     vkllm_runtime_stats s;
     s.struct_size = sizeof s;
-    ASSERT_EQ(vkllm_runtime_stats_get(rt, &s), VKLLM_OK);
+    ASSERT_EQ(vkllm_runtime_get_stats(rt, &s), VKLLM_OK);
     EXPECT_GT(s.pipeline_cache_bytes_loaded, 0u);
     vkllm_runtime_destroy(rt);
     std::remove(path.c_str());

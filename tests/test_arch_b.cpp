@@ -149,8 +149,8 @@ TEST_F(ArchGemma2, SoftCapsAndAlternatingWindowsMatchTheReference) {
     ASSERT_EQ(reference_->final_softcap, 4.0);
     vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
     uint64_t local = 0, global = 0;
-    ASSERT_EQ(vkllm_session_layer_kv_bytes(s, 0, &local), VKLLM_OK);
-    ASSERT_EQ(vkllm_session_layer_kv_bytes(s, 1, &global), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 0, &local), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 1, &global), VKLLM_OK);
     EXPECT_EQ(local, uint64_t(6 + 4 - 1) * 2 * 32 * 4 * 2) << "layer 0 keeps its window";
     EXPECT_EQ(global, uint64_t(64) * 2 * 32 * 4 * 2) << "layer 1 keeps the context";
     Errors e = against_reference(m, spec, "gemma2");

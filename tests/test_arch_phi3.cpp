@@ -85,7 +85,7 @@ TEST_F(ArchPhi3, LongAndShortRopeFactorsFollowTheSessionContext) {
     vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
     uint64_t bytes = 0;
     for (uint32_t l = 0; l < spec.n_layer; ++l) {
-        ASSERT_EQ(vkllm_session_layer_kv_bytes(s, l, &bytes), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, l, &bytes), VKLLM_OK);
         EXPECT_EQ(bytes, uint64_t(64) * 2 * 16 * 4 * 2) << "layer " << l << " keeps the context";
     }
 }

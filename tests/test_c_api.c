@@ -39,13 +39,13 @@ int main(void) {
     CHECK(vkllm_runtime_create(&params, &rt) == VKLLM_OK);
     if (rt) {
         info.struct_size = sizeof info;
-        CHECK(vkllm_runtime_device_info(rt, &info) == VKLLM_OK);
+        CHECK(vkllm_runtime_get_device_info(rt, &info) == VKLLM_OK);
         CHECK(info.usable == 1);
         result.struct_size = sizeof result;
         CHECK(vkllm_runtime_self_check(rt, &result) == VKLLM_OK);
         CHECK(result.kernels_failed == 0);
         stats.struct_size = sizeof stats;
-        CHECK(vkllm_runtime_stats_get(rt, &stats) == VKLLM_OK);
+        CHECK(vkllm_runtime_get_stats(rt, &stats) == VKLLM_OK);
         CHECK(stats.validation_errors == 0);
         vkllm_runtime_destroy(rt);
     }

@@ -14,7 +14,7 @@ using ChainedDecodeOnSharedModels = SharedModelTest;
 
 uint32_t position(vkllm_session *s, uint32_t seq) {
     uint32_t pos = 0;
-    EXPECT_EQ(vkllm_session_position(s, seq, &pos), VKLLM_OK);
+    EXPECT_EQ(vkllm_session_get_position(s, seq, &pos), VKLLM_OK);
     return pos;
 }
 
@@ -178,7 +178,7 @@ TEST_F(ChainedDecode, GenerateIsTheSameWhateverTheStepsPerSubmit) {
     char piece[64];
     size_t len = 0;
     ASSERT_EQ(
-        vkllm_token_to_piece(vkllm_model_tokenizer(m), base.ids[9], 0, piece, sizeof piece, &len),
+        vkllm_token_to_piece(vkllm_model_get_tokenizer(m), base.ids[9], 0, piece, sizeof piece, &len),
         VKLLM_OK);
     std::string stop(piece, len);
 

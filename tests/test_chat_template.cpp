@@ -176,7 +176,7 @@ TEST(ChatTemplateApi, RenderedChatTokenizesIntoControlTokens) {
         VKLLM_OK);
     vkllm_tokenizer *t = nullptr;
     ASSERT_EQ(vkllm_tokenizer_create(g, &t), VKLLM_OK);
-    vkllm_gguf_close(g);
+    vkllm_gguf_destroy(g);
     int32_t ids[64];
     size_t n = 0;
     ASSERT_EQ(vkllm_tokenize(t, buf, len, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL,
@@ -214,7 +214,7 @@ TEST(ChatTemplateApi, SmolLM2FilesOwnTemplateRendersAsJinja2Does) {
     std::string jinja(len + 1, '\0');
     vkllm_status s =
         vkllm_gguf_get_string(g, "tokenizer.chat_template", jinja.data(), jinja.size(), &len);
-    vkllm_gguf_close(g);
+    vkllm_gguf_destroy(g);
     ASSERT_EQ(s, VKLLM_OK);
     jinja.resize(len);
     EXPECT_GE(expect_jinja2_renders(jinja, "HuggingFaceTB-SmolLM2-135M-Instruct"), 10);

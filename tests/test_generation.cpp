@@ -246,7 +246,7 @@ TEST_F(Generation, ContextFullIsAnErrorThatChangesNothing) {
     EXPECT_EQ(vkllm_session_eval(s, 0, t.data(), 7, nullptr), VKLLM_ERR_CONTEXT_FULL);
     EXPECT_NE(std::string(vkllm_last_error()).find("context"), std::string::npos);
     uint32_t pos = 0;
-    ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
     EXPECT_EQ(pos, 10u);
     ASSERT_EQ(vkllm_session_eval(s, 0, t.data(), 6, nullptr), VKLLM_OK);
     uint32_t seq = 0;
@@ -255,7 +255,7 @@ TEST_F(Generation, ContextFullIsAnErrorThatChangesNothing) {
     int32_t bad = int32_t(spec.n_vocab);
     ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
     EXPECT_EQ(vkllm_session_eval(s, 0, &bad, 1, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+    EXPECT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
     EXPECT_EQ(pos, 0u);
 }
 
@@ -281,7 +281,7 @@ TEST_F(Generation, StreamingWindowWrapsTheRingAndMatchesMaskedAttention) {
                 capacity, sinks, worst);
     EXPECT_LE(worst, 1e-4);
     uint32_t pos = 0;
-    ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
     EXPECT_EQ(pos, 40u);
 }
 
@@ -405,11 +405,11 @@ TEST_F(Generation, UnknownArchitecturesTensorTypesAndMismatchedTensorsAreNamed) 
     q3k.tensor("blk.0.attn_q.weight", 11, {256, 256}, std::vector<uint8_t>(110 * 256));
     vkllm_runtime_stats before, after;
     before.struct_size = after.struct_size = sizeof before;
-    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &before), VKLLM_OK);
+    ASSERT_EQ(vkllm_runtime_get_stats(rt_, &before), VKLLM_OK);
     EXPECT_EQ(try_load(q3k, &msg), VKLLM_ERR_UNSUPPORTED);
     EXPECT_NE(msg.find("blk.0.attn_q.weight"), std::string::npos) << msg;
     EXPECT_NE(msg.find("Q3_K"), std::string::npos) << msg;
-    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &after), VKLLM_OK);
+    ASSERT_EQ(vkllm_runtime_get_stats(rt_, &after), VKLLM_OK);
     EXPECT_EQ(after.device_memory_allocated, before.device_memory_allocated);
 
     // A file whose tensors do not fit its hyper-parameters is malformed, and says where.
@@ -455,8 +455,8 @@ TEST_F(Generation, Gemma3LocalAndGlobalLayersMatchTheReference) {
     std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
     vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
     uint64_t local = 0, global = 0;
-    ASSERT_EQ(vkllm_session_layer_kv_bytes(s, 0, &local), VKLLM_OK);
-    ASSERT_EQ(vkllm_session_layer_kv_bytes(s, 5, &global), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 0, &local), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 5, &global), VKLLM_OK);
     EXPECT_EQ(local, uint64_t(8 + 4 - 1) * 2 * 32 * 4 * 2) << "a local layer keeps its window";
     EXPECT_EQ(global, uint64_t(64) * 2 * 32 * 4 * 2) << "a global layer keeps the context";
     std::vector<std::vector<float>> got = decode_each(s, tokens, spec.n_vocab);

@@ -31,7 +31,7 @@ TEST_F(Generation, CancellingAPrefillLeavesAUsableSession) {
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(calls, 1);
     uint32_t pos = 0;
-    ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
     EXPECT_EQ(pos, 8u) << "the first chunk stays in the cache";
     // The rest of the prompt gives the logits an uninterrupted prefill gives.
     std::vector<float> resumed(spec.n_vocab), whole(spec.n_vocab);
@@ -73,17 +73,17 @@ TEST_F(Generation, ProfileCountsEveryKernelsDispatchesAndChangesNoLogit) {
     vkllm_session *plain = session(m, 64, VKLLM_SESSION_KV_F32);
     vkllm_session *profiled = session(m, 64, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_PROFILE);
     size_t count = 0;
-    EXPECT_EQ(vkllm_session_profile(plain, nullptr, 0, &count), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_session_profile(profiled, nullptr, 1, &count), VKLLM_ERR_INVALID_ARGUMENT);
-    ASSERT_EQ(vkllm_session_profile(profiled, nullptr, 0, &count), VKLLM_OK);
+    EXPECT_EQ(vkllm_session_get_profile(plain, nullptr, 0, &count), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_get_profile(profiled, nullptr, 1, &count), VKLLM_ERR_INVALID_ARGUMENT);
+    ASSERT_EQ(vkllm_session_get_profile(profiled, nullptr, 0, &count), VKLLM_OK);
     EXPECT_EQ(count, 0u) << "nothing has run yet";
 
     std::vector<std::vector<float>> a = decode_each(plain, tokens, spec.n_vocab);
     auto dispatches = [&](std::map<std::string, uint64_t> &out) {
         size_t n = 0;
-        ASSERT_EQ(vkllm_session_profile(profiled, nullptr, 0, &n), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_get_profile(profiled, nullptr, 0, &n), VKLLM_OK);
         std::vector<vkllm_kernel_time> k(n);
-        ASSERT_EQ(vkllm_session_profile(profiled, k.data(), k.size(), &n), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_get_profile(profiled, k.data(), k.size(), &n), VKLLM_OK);
         out.clear();
         for (size_t i = 0; i < n; ++i) {
             EXPECT_GE(k[i].ms, 0.0) << k[i].kernel;
@@ -198,7 +198,7 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     char piece[64];
     size_t len = 0;
     ASSERT_EQ(
-        vkllm_token_to_piece(vkllm_model_tokenizer(m), seen.ids[2], 0, piece, sizeof piece, &len),
+        vkllm_token_to_piece(vkllm_model_get_tokenizer(m), seen.ids[2], 0, piece, sizeof piece, &len),
         VKLLM_OK);
     std::string stop(piece, len);
     const char *stops[] = {stop.c_str()};
@@ -280,7 +280,7 @@ TEST_F(Generation, GenerateWithZeroMaxTokensOnlyPrefills) {
         EXPECT_EQ(r.n_generated, 0u);
         EXPECT_EQ(r.stop_reason, VKLLM_STOP_MAX_TOKENS);
         uint32_t pos = 0;
-        ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
         EXPECT_EQ(pos, part[1]) << "the previous position plus the prompt";
     }
 
@@ -310,7 +310,7 @@ TEST_F(Generation, IgnoringEndTokensGeneratesThroughThemAsTheReferenceDoes) {
     ASSERT_TRUE(end_at >= 2 && end_at + 4 < kTokens)
         << "no prompt of the tiny model reaches its end token early";
     int32_t is_eog = 0;
-    ASSERT_EQ(vkllm_token_is_end_of_generation(vkllm_model_tokenizer(m), kEos, &is_eog), VKLLM_OK);
+    ASSERT_EQ(vkllm_token_is_end_of_generation(vkllm_model_get_tokenizer(m), kEos, &is_eog), VKLLM_OK);
     ASSERT_EQ(is_eog, 1);
 
     vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
@@ -344,7 +344,7 @@ TEST_F(Generation, IgnoringEndTokensGeneratesThroughThemAsTheReferenceDoes) {
         EXPECT_EQ(r.stop_reason, VKLLM_STOP_MAX_TOKENS);
         EXPECT_EQ(r.n_generated, kTokens);
         uint32_t pos = 0;
-        EXPECT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+        EXPECT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
         EXPECT_EQ(pos, prompt.size() + kTokens - 1) << "the end token was decoded too";
     }
 }
@@ -355,7 +355,7 @@ TEST_F(Generation, LoadReportsProgressAndCanBeAbortedWithoutLeaking) {
     write_tiny_model(path, spec);
     vkllm_runtime_stats before;
     before.struct_size = sizeof before;
-    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &before), VKLLM_OK);
+    ASSERT_EQ(vkllm_runtime_get_stats(rt_, &before), VKLLM_OK);
     std::vector<float> seen;
     vkllm_model_params mp;
     vkllm_model_params_init(&mp);
@@ -376,7 +376,7 @@ TEST_F(Generation, LoadReportsProgressAndCanBeAbortedWithoutLeaking) {
     EXPECT_EQ(m, reinterpret_cast<vkllm_model *>(0x1));
     vkllm_runtime_stats after;
     after.struct_size = sizeof after;
-    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &after), VKLLM_OK);
+    ASSERT_EQ(vkllm_runtime_get_stats(rt_, &after), VKLLM_OK);
     EXPECT_EQ(after.device_memory_allocated, before.device_memory_allocated);
     std::remove(path.c_str());
 }

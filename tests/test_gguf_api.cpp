@@ -17,7 +17,7 @@ class GgufApiTest : public ::testing::Test {
         path_ = dir + "/models/tiny-qwen2-f16.gguf";
         ASSERT_EQ(vkllm_gguf_open(path_.c_str(), &g_), VKLLM_OK) << vkllm_last_error();
     }
-    void TearDown() override { vkllm_gguf_close(g_); }
+    void TearDown() override { vkllm_gguf_destroy(g_); }
     std::string path_;
     vkllm_gguf *g_ = nullptr;
 };
@@ -27,7 +27,7 @@ class GgufApiTest : public ::testing::Test {
 TEST_F(GgufApiTest, SummaryDescribesTheModel) {
     vkllm_model_summary s;
     s.struct_size = sizeof s;
-    ASSERT_EQ(vkllm_gguf_summary(g_, &s), VKLLM_OK);
+    ASSERT_EQ(vkllm_gguf_get_summary(g_, &s), VKLLM_OK);
     EXPECT_STREQ(s.architecture, "qwen2");
     EXPECT_EQ(s.n_layers, 2u);
     EXPECT_EQ(s.n_heads, 4u);
@@ -94,7 +94,7 @@ TEST(GgufApi, BadArgumentsAndFilesFailCleanly) {
     EXPECT_EQ(vkllm_gguf_open("/nonexistent.gguf", &g), VKLLM_ERR_IO);
     EXPECT_EQ(g, reinterpret_cast<vkllm_gguf *>(0x1)) << "out untouched on failure";
     EXPECT_EQ(vkllm_gguf_open("/", &g), VKLLM_ERR_IO) << "a directory";
-    vkllm_gguf_close(nullptr);
+    vkllm_gguf_destroy(nullptr);
     int64_t v;
     EXPECT_EQ(vkllm_gguf_get_int(nullptr, "k", &v), VKLLM_ERR_INVALID_ARGUMENT);
 }

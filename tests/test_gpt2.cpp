@@ -73,11 +73,11 @@ TEST_F(Gpt2, ContextEndsWithThePositionTable) {
     EXPECT_EQ(vkllm_session_eval(full, 0, more.data(), more.size(), nullptr),
               VKLLM_ERR_CONTEXT_FULL);
     uint32_t pos = 0;
-    EXPECT_EQ(vkllm_session_position(full, 0, &pos), VKLLM_OK);
+    EXPECT_EQ(vkllm_session_get_position(full, 0, &pos), VKLLM_OK);
     EXPECT_EQ(pos, 250u);
     std::vector<float> logits(320);
     EXPECT_EQ(vkllm_session_eval(full, 0, more.data(), 6, logits.data()), VKLLM_OK);
-    EXPECT_EQ(vkllm_session_position(full, 0, &pos), VKLLM_OK);
+    EXPECT_EQ(vkllm_session_get_position(full, 0, &pos), VKLLM_OK);
     EXPECT_EQ(pos, 256u);
 }
 
@@ -99,7 +99,7 @@ TEST_F(Gpt2, StreamingWindowIsRefusedForLearnedPositions) {
 TEST_F(Gpt2, GeneratesTextThroughItsTokenizer) {
     vkllm_model *m = load(model_path("tiny-gpt2-f32"));
     ASSERT_NE(m, nullptr);
-    const vkllm_tokenizer *tok = vkllm_model_tokenizer(m);
+    const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(m);
     ASSERT_NE(tok, nullptr);
     int32_t buf[64];
     size_t n = 0;

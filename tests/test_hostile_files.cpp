@@ -307,7 +307,7 @@ TEST_F(HostileFiles, EveryBrokenModelIsAFormatOrUnsupportedErrorAndChangesNothin
     std::vector<Case> corpus = hostile_corpus(read_file(intact));
     vkllm_runtime_stats before;
     before.struct_size = sizeof before;
-    ASSERT_EQ(vkllm_runtime_stats_get(rt_, &before), VKLLM_OK);
+    ASSERT_EQ(vkllm_runtime_get_stats(rt_, &before), VKLLM_OK);
     size_t format = 0, unsupported = 0;
     for (const Case &c : corpus) {
         write_file(path, c.bytes);
@@ -321,10 +321,10 @@ TEST_F(HostileFiles, EveryBrokenModelIsAFormatOrUnsupportedErrorAndChangesNothin
         (st == VKLLM_ERR_FORMAT ? format : unsupported) += 1;
         // The file alone, without a device: the reader refuses it or the model load did.
         vkllm_gguf *g = nullptr;
-        if (vkllm_gguf_open(path.c_str(), &g) == VKLLM_OK) vkllm_gguf_close(g);
+        if (vkllm_gguf_open(path.c_str(), &g) == VKLLM_OK) vkllm_gguf_destroy(g);
         vkllm_runtime_stats after;
         after.struct_size = sizeof after;
-        ASSERT_EQ(vkllm_runtime_stats_get(rt_, &after), VKLLM_OK);
+        ASSERT_EQ(vkllm_runtime_get_stats(rt_, &after), VKLLM_OK);
         EXPECT_EQ(after.device_memory_allocated, before.device_memory_allocated) << c.name;
     }
     std::printf("%zu broken files: %zu format errors, %zu unsupported\n", corpus.size(), format,

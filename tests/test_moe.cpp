@@ -46,10 +46,10 @@ TEST_F(Moe, SlidingWindowLayersUseConstantMemory) {
     uint32_t ctx[2] = {256, 2048};
     for (int i = 0; i < 2; ++i) {
         vkllm_session *s = session(m, ctx[i], 0, 1, 8);
-        ASSERT_EQ(vkllm_session_layer_kv_bytes(s, 0, &swa[i]), VKLLM_OK);
-        ASSERT_EQ(vkllm_session_layer_kv_bytes(s, 1, &full[i]), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 0, &swa[i]), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 1, &full[i]), VKLLM_OK);
         uint64_t none;
-        EXPECT_EQ(vkllm_session_layer_kv_bytes(s, 2, &none), VKLLM_ERR_INVALID_ARGUMENT);
+        EXPECT_EQ(vkllm_session_get_layer_kv_bytes(s, 2, &none), VKLLM_ERR_INVALID_ARGUMENT);
     }
     // 2 KV heads x 64 dims x F16 x (K and V) per slot.
     EXPECT_EQ(swa[0], uint64_t(16 + 8 - 1) * 2 * 64 * 2 * 2);

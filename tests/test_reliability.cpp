@@ -20,7 +20,7 @@ namespace {
 uint64_t allocated(vkllm_runtime *rt) {
     vkllm_runtime_stats st;
     st.struct_size = sizeof st;
-    EXPECT_EQ(vkllm_runtime_stats_get(rt, &st), VKLLM_OK);
+    EXPECT_EQ(vkllm_runtime_get_stats(rt, &st), VKLLM_OK);
     return st.device_memory_allocated;
 }
 
@@ -206,7 +206,7 @@ TEST_F(Reliability, DeviceLostIsReportedOnEveryLaterCallAndEverythingStillDestro
         EXPECT_EQ(vkllm_session_reset(x, -1), VKLLM_ERR_DEVICE_LOST);
         EXPECT_EQ(vkllm_session_truncate(x, 0, 0), VKLLM_ERR_DEVICE_LOST);
         uint32_t pos = 77;
-        EXPECT_EQ(vkllm_session_position(x, 0, &pos), VKLLM_ERR_DEVICE_LOST);
+        EXPECT_EQ(vkllm_session_get_position(x, 0, &pos), VKLLM_ERR_DEVICE_LOST);
         EXPECT_EQ(pos, 77u);
         vkllm_session_stats stats;
         stats.struct_size = sizeof stats;
@@ -250,7 +250,7 @@ TEST_F(Reliability, FailedSubmitsBecomeStatusesAndTheSessionCarriesOn) {
         EXPECT_NE(std::string(vkllm_last_error()).find("vkQueueSubmit"), std::string::npos)
             << vkllm_last_error();
         uint32_t pos = 0;
-        ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
         EXPECT_EQ(pos, prompt.size()) << "a failed step is not counted";
     }
     ASSERT_EQ(vkllm_session_decode(s, &seq, &token, 1, got.data()), VKLLM_OK);
@@ -335,7 +335,7 @@ TEST_F(Reliability, ASessionChangedFromTwoThreadsAtOnceIsRefused) {
     EXPECT_EQ(shared.reentered, VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(generated, VKLLM_OK) << "the refused calls changed nothing";
     uint32_t pos = 0;
-    ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
     EXPECT_EQ(pos, prompt.size() + 5);
     EXPECT_EQ(greedy(s, prompt, 6), want);
 }
@@ -387,7 +387,7 @@ TEST_F(Reliability, CancellingAtRandomPointsLeavesAConsistentSession) {
         r.struct_size = sizeof r;
         vkllm_status st = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r);
         uint32_t pos = 0;
-        ASSERT_EQ(vkllm_session_position(s, 0, &pos), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
         if (st == VKLLM_OK) {  // ended (end of text) before the chosen token
             EXPECT_EQ(pos, n_prompt + r.n_generated - (r.stop_reason == VKLLM_STOP_MAX_TOKENS));
             continue;

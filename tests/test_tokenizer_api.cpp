@@ -25,7 +25,7 @@ class TokenizerApiTest : public ::testing::Test {
         ASSERT_EQ(vkllm_gguf_open((dir + "/" + relative).c_str(), &g), VKLLM_OK)
             << vkllm_last_error();
         ASSERT_EQ(vkllm_tokenizer_create(g, &tok_), VKLLM_OK) << vkllm_last_error();
-        vkllm_gguf_close(g);  // the tokenizer keeps what it needs
+        vkllm_gguf_destroy(g);  // the tokenizer keeps what it needs
     }
     void TearDown() override { vkllm_tokenizer_destroy(tok_); }
 
@@ -175,7 +175,7 @@ vkllm_status create_from(const GgufBuilder &b, std::string *message) {
     if (s == VKLLM_OK) s = vkllm_tokenizer_create(g, &t);
     *message = vkllm_last_error();
     vkllm_tokenizer_destroy(t);
-    vkllm_gguf_close(g);
+    vkllm_gguf_destroy(g);
     std::remove(path.c_str());
     return s;
 }

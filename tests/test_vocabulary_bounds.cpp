@@ -67,7 +67,7 @@ int32_t argmax_first(const std::vector<float> &logits, size_t row, uint32_t n) {
 
 uint32_t position(vkllm_session *s, uint32_t seq = 0) {
     uint32_t pos = 0;
-    EXPECT_EQ(vkllm_session_position(s, seq, &pos), VKLLM_OK) << vkllm_last_error();
+    EXPECT_EQ(vkllm_session_get_position(s, seq, &pos), VKLLM_OK) << vkllm_last_error();
     return pos;
 }
 
@@ -83,7 +83,7 @@ class PaddedVocabulary : public TinyModelTest {
         model_ = load(path_);
         ASSERT_NE(model_, nullptr);
         ASSERT_EQ(vocab(model_), kRows);
-        tok_ = vkllm_model_tokenizer(model_);
+        tok_ = vkllm_model_get_tokenizer(model_);
         vkllm_tokenizer_info info;
         info.struct_size = sizeof info;
         ASSERT_EQ(vkllm_tokenizer_get_info(tok_, &info), VKLLM_OK);

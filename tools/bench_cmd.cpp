@@ -194,7 +194,7 @@ vkllm_status read_facts(const char *path, ModelFacts &f) {
     if (s != VKLLM_OK) return s;
     vkllm_model_summary m;
     m.struct_size = sizeof m;
-    s = vkllm_gguf_summary(g, &m);
+    s = vkllm_gguf_get_summary(g, &m);
     if (s == VKLLM_OK) {
         char label[32];
         if (m.n_params >= 1000000000ull)
@@ -206,7 +206,7 @@ vkllm_status read_facts(const char *path, ModelFacts &f) {
         f.size = m.tensor_bytes;
         f.params = m.n_params;
     }
-    vkllm_gguf_close(g);
+    vkllm_gguf_destroy(g);
     return s;
 }
 
@@ -234,10 +234,10 @@ using Profile = std::map<std::string, std::pair<uint64_t, double>>;
 
 vkllm_status read_profile(const vkllm_session *session, Profile &out) {
     size_t count = 0;
-    vkllm_status s = vkllm_session_profile(session, nullptr, 0, &count);
+    vkllm_status s = vkllm_session_get_profile(session, nullptr, 0, &count);
     if (s != VKLLM_OK) return s;
     std::vector<vkllm_kernel_time> k(count);
-    s = vkllm_session_profile(session, k.data(), k.size(), &count);
+    s = vkllm_session_get_profile(session, k.data(), k.size(), &count);
     if (s != VKLLM_OK) return s;
     out.clear();
     for (size_t i = 0; i < count && i < k.size(); ++i)
@@ -490,7 +490,7 @@ int bench(const Options &o) {
     if (s != VKLLM_OK) return report(s, "creating the runtime");
     vkllm_device_info device;
     device.struct_size = sizeof device;
-    s = vkllm_runtime_device_info(h.rt, &device);
+    s = vkllm_runtime_get_device_info(h.rt, &device);
     if (s != VKLLM_OK) return report(s, "reading the device");
     s = vkllm_model_load(h.rt, o.model, nullptr, &h.model);
     if (s != VKLLM_OK) return report(s, "loading the model");
@@ -566,7 +566,7 @@ int bench(const Options &o) {
     if (!o.json && o.n_prompt > 0) {
         vkllm_runtime_stats rs;
         rs.struct_size = sizeof rs;
-        if (vkllm_runtime_stats_get(h.rt, &rs) == VKLLM_OK)
+        if (vkllm_runtime_get_stats(h.rt, &rs) == VKLLM_OK)
             std::printf(
                 "\ntime to first token: %.1f ms (the first prefill of %u tokens, compiling "
                 "the pipelines it needs; %llu pipelines, %llu bytes of pipeline cache "

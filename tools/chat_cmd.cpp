@@ -114,7 +114,7 @@ bool answer(const Options &o, const Loaded &l, const vkllm_tokenizer *tok, Conve
     }
     if (o.verbose_prompt) print_prompt_tokens(tok, fresh);
     uint32_t n_past = 0;
-    vkllm_session_position(l.session, 0, &n_past);
+    vkllm_session_get_position(l.session, 0, &n_past);
     uint32_t limit = answer_limit(o, l, n_past, fresh.size());
     ReplyView view(reply_format(o, l.model), vkllm_prompt_opens_reasoning(text.c_str()) != 0,
                    o.color);
@@ -127,7 +127,7 @@ bool answer(const Options &o, const Loaded &l, const vkllm_tokenizer *tok, Conve
     std::fflush(stdout);
     if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED && s != VKLLM_ERR_CONTEXT_FULL)
         return rc = fail_with(s, "generating"), false;
-    vkllm_session_position(l.session, 0, &n_past);
+    vkllm_session_get_position(l.session, 0, &n_past);
     // What the cache holds now: the turn's tokens and the answer's but its last; after ^C in
     // the prefill, part of the turn's tokens.
     c.cached = held;
@@ -179,7 +179,7 @@ int cmd_chat(int argc, char **argv) {
     vkllm_status s = load(o, l, stage);
     if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
     if (o.repeat_whole_context) o.sampling.repeat_last_n = int32_t(context_size(o, l));
-    const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
+    const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(l.model);
     // No SA_RESTART: ^C at the prompt ends the read, and quits.
     struct sigaction sa = {};
     sa.sa_handler = on_sigint;

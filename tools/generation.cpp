@@ -137,7 +137,7 @@ vkllm_reply_format reply_format(const Options &o, const vkllm_model *model) {
                                                       : VKLLM_REPLY_HERMES;
     }
     return vkllm_reply_format_of_template(
-        o.template_source.empty() ? vkllm_model_chat_template(model) : o.template_source.c_str());
+        o.template_source.empty() ? vkllm_model_get_chat_template(model) : o.template_source.c_str());
 }
 
 std::vector<int32_t> chat_ids(const vkllm_tokenizer *tok, const std::string &text,
@@ -216,11 +216,11 @@ void print_stats(const Loaded &l, const vkllm_generate_result &r) {
     vkllm_session_get_stats(l.session, &st);
     vkllm_device_info d;
     d.struct_size = sizeof d;
-    vkllm_runtime_device_info(l.rt, &d);
+    vkllm_runtime_get_device_info(l.rt, &d);
     vkllm_model_info mi = model_info(l.model);
     vkllm_runtime_stats rs;
     rs.struct_size = sizeof rs;
-    vkllm_runtime_stats_get(l.rt, &rs);
+    vkllm_runtime_get_stats(l.rt, &rs);
     std::fprintf(stderr,
                  "\n[%s] weights %.1f MiB on the device for %.1f MiB of tensor data; device "
                  "memory allocated %.1f MiB (KV cache %.1f MiB)",

@@ -40,7 +40,7 @@ int cmd_run(int argc, char **argv) {
     vkllm_status s = load(o, l, stage);
     if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
     if (o.repeat_whole_context) o.sampling.repeat_last_n = int32_t(context_size(o, l));
-    const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
+    const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(l.model);
     std::vector<int32_t> prompt = o.prompt_ids;
     std::unique_ptr<ReplyView> view;
     if (!o.have_ids && o.chat) {

@@ -136,7 +136,7 @@ vkllm_status read_model(const char *path, ModelText &out) {
         out.eos = special_text(tok, info.eos);
     }
     vkllm_tokenizer_destroy(tok);
-    vkllm_gguf_close(gguf);
+    vkllm_gguf_destroy(gguf);
     return s;
 }
 

@@ -200,7 +200,7 @@ int cmd_info(const char *path) {
     if (s != VKLLM_OK) return report(s, "reading the model");
     vkllm_model_summary m;
     m.struct_size = sizeof m;
-    vkllm_gguf_summary(g, &m);
+    vkllm_gguf_get_summary(g, &m);
     std::printf("%s: GGUF v%u, %.1f MiB\n", path, m.gguf_version, double(m.file_bytes) / 1048576.0);
     std::printf("  architecture     %s\n", m.architecture[0] ? m.architecture : "(none)");
     if (m.name[0]) std::printf("  name             %s\n", m.name);
@@ -242,7 +242,7 @@ int cmd_info(const char *path) {
         std::printf("  %-40s %-7s %-20s %10.3f MiB\n", t.name, t.type_name, dims_text(t).c_str(),
                     double(t.n_bytes) / 1048576.0);
     }
-    vkllm_gguf_close(g);
+    vkllm_gguf_destroy(g);
     return 0;
 }
 
@@ -299,7 +299,7 @@ int cmd_tokenize(const char *model, const TokenizeOptions &o) {
     if (s != VKLLM_OK) return report(s, "reading the model");
     vkllm_tokenizer *tok = nullptr;
     s = vkllm_tokenizer_create(g, &tok);
-    vkllm_gguf_close(g);
+    vkllm_gguf_destroy(g);
     if (s != VKLLM_OK) return report(s, "loading the tokenizer");
     uint32_t flags =
         (o.bos ? VKLLM_TOKENIZE_ADD_SPECIAL : 0) | (o.special ? VKLLM_TOKENIZE_PARSE_SPECIAL : 0);
@@ -370,7 +370,7 @@ int cmd_bench_tokenizer(const char *model, const char *file, int runs) {
     s = vkllm_tokenizer_create(g, &tok);
     double load_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    vkllm_gguf_close(g);
+    vkllm_gguf_destroy(g);
     if (s != VKLLM_OK) return report(s, "loading the tokenizer");
     std::vector<int32_t> ids(text.size() + 16);
     size_t n = 0;
@@ -410,14 +410,14 @@ int cmd_self_check(const vkllm_runtime_params &params) {
     if (s != VKLLM_OK) return report(s, "creating the runtime");
     vkllm_device_info d;
     d.struct_size = sizeof d;
-    vkllm_runtime_device_info(rt, &d);
+    vkllm_runtime_get_device_info(rt, &d);
     std::printf("self-check on device %u: %s\n", d.index, d.name);
     vkllm_self_check_result r;
     r.struct_size = sizeof r;
     s = vkllm_runtime_self_check(rt, &r);
     vkllm_runtime_stats st;
     st.struct_size = sizeof st;
-    vkllm_runtime_stats_get(rt, &st);
+    vkllm_runtime_get_stats(rt, &st);
     vkllm_runtime_destroy(rt);
     if (s != VKLLM_OK) return report(s, "self-check");
     std::printf("%u kernels checked, %u failed, worst error %.3f of tolerance, %.1f ms\n",

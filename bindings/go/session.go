@@ -82,7 +82,7 @@ func (s *Session) Position() (uint32, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var n C.uint32_t
-	if err := check(C.vkllm_session_position(s.h, 0, &n)); err != nil {
+	if err := check(C.vkllm_session_get_position(s.h, 0, &n)); err != nil {
 		return 0, err
 	}
 	return uint32(n), nil

@@ -145,7 +145,7 @@ func (r *Runtime) DeviceName() (string, error) {
 	defer runtime.UnlockOSThread()
 	var info C.vkllm_device_info
 	info.struct_size = C.size_t(unsafe.Sizeof(info))
-	if err := check(C.vkllm_runtime_device_info(r.h, &info)); err != nil {
+	if err := check(C.vkllm_runtime_get_device_info(r.h, &info)); err != nil {
 		return "", err
 	}
 	return C.GoString(&info.name[0]), nil
@@ -219,7 +219,7 @@ func (m *Model) TokenizeFlags(text string, flags uint32) ([]int32, error) {
 	if m.h == nil {
 		return nil, errClosed
 	}
-	tok := C.vkllm_model_tokenizer(m.h)
+	tok := C.vkllm_model_get_tokenizer(m.h)
 	ctext := C.CString(text)
 	defer C.free(unsafe.Pointer(ctext))
 	runtime.LockOSThread()
@@ -247,7 +247,7 @@ func (m *Model) Detokenize(tokens []int32) (string, error) {
 	if m.h == nil {
 		return "", errClosed
 	}
-	tok := C.vkllm_model_tokenizer(m.h)
+	tok := C.vkllm_model_get_tokenizer(m.h)
 	var ptr *C.int32_t
 	if len(tokens) > 0 {
 		ptr = (*C.int32_t)(unsafe.Pointer(&tokens[0]))

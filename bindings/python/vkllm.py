@@ -345,8 +345,8 @@ def _load():
             [ctypes.POINTER(_RuntimeParams), ctypes.POINTER(ctypes.c_void_p)],
         ),
         "vkllm_runtime_destroy": (None, [ctypes.c_void_p]),
-        "vkllm_runtime_device_info": (status, [ctypes.c_void_p, ctypes.POINTER(DeviceInfo)]),
-        "vkllm_runtime_stats_get": (status, [ctypes.c_void_p, ctypes.POINTER(RuntimeStats)]),
+        "vkllm_runtime_get_device_info": (status, [ctypes.c_void_p, ctypes.POINTER(DeviceInfo)]),
+        "vkllm_runtime_get_stats": (status, [ctypes.c_void_p, ctypes.POINTER(RuntimeStats)]),
         "vkllm_runtime_self_check": (
             status,
             [ctypes.c_void_p, ctypes.POINTER(SelfCheckResult)],
@@ -358,9 +358,9 @@ def _load():
              ctypes.POINTER(ctypes.c_void_p)],
         ),
         "vkllm_model_destroy": (None, [ctypes.c_void_p]),
-        "vkllm_model_tokenizer": (ctypes.c_void_p, [ctypes.c_void_p]),
+        "vkllm_model_get_tokenizer": (ctypes.c_void_p, [ctypes.c_void_p]),
         "vkllm_model_get_info": (status, [ctypes.c_void_p, ctypes.POINTER(ModelInfo)]),
-        "vkllm_model_chat_template": (ctypes.c_char_p, [ctypes.c_void_p]),
+        "vkllm_model_get_chat_template": (ctypes.c_char_p, [ctypes.c_void_p]),
         "vkllm_chat_params_init": (None, [ctypes.c_void_p]),
         "vkllm_chat_render_json": (
             status,
@@ -400,7 +400,7 @@ def _load():
         ),
         "vkllm_session_destroy": (None, [ctypes.c_void_p]),
         "vkllm_session_reset": (status, [ctypes.c_void_p, ctypes.c_int32]),
-        "vkllm_session_position": (
+        "vkllm_session_get_position": (
             status,
             [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)],
         ),
@@ -509,13 +509,13 @@ class Runtime:
     def device_info(self):
         info = DeviceInfo()
         info.struct_size = ctypes.sizeof(DeviceInfo)
-        _check(_lib.vkllm_runtime_device_info(self._handle, ctypes.byref(info)))
+        _check(_lib.vkllm_runtime_get_device_info(self._handle, ctypes.byref(info)))
         return info
 
     def stats(self):
         s = RuntimeStats()
         s.struct_size = ctypes.sizeof(RuntimeStats)
-        _check(_lib.vkllm_runtime_stats_get(self._handle, ctypes.byref(s)))
+        _check(_lib.vkllm_runtime_get_stats(self._handle, ctypes.byref(s)))
         return s
 
     def self_check(self):
@@ -674,7 +674,7 @@ class Model:
         self.close()
 
     def _tokenizer(self):
-        return _lib.vkllm_model_tokenizer(_live(self._handle, "model"))
+        return _lib.vkllm_model_get_tokenizer(_live(self._handle, "model"))
 
     def info(self):
         info = ModelInfo()
@@ -687,7 +687,7 @@ class Model:
         return chat_render(messages, model=self, **kwargs)
 
     def chat_template(self):
-        return _lib.vkllm_model_chat_template(_live(self._handle, "model")).decode(
+        return _lib.vkllm_model_get_chat_template(_live(self._handle, "model")).decode(
             errors="replace"
         )
 
@@ -781,7 +781,7 @@ class Session:
     def position(self, seq=0):
         """Tokens in the sequence's cache so far."""
         n = ctypes.c_uint32(0)
-        _check(_lib.vkllm_session_position(self._idle(), seq, ctypes.byref(n)))
+        _check(_lib.vkllm_session_get_position(self._idle(), seq, ctypes.byref(n)))
         return n.value
 
     def stats(self):

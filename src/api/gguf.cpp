@@ -39,14 +39,14 @@ vkllm_status vkllm_gguf_open(const char *path, vkllm_gguf **out) {
     });
 }
 
-void vkllm_gguf_close(vkllm_gguf *gguf) {
+void vkllm_gguf_destroy(vkllm_gguf *gguf) {
     delete gguf;
 }
 
-vkllm_status vkllm_gguf_summary(const vkllm_gguf *gguf, vkllm_model_summary *out) {
+vkllm_status vkllm_gguf_get_summary(const vkllm_gguf *gguf, vkllm_model_summary *out) {
     return guard([&] {
-        require_arg(gguf, "vkllm_gguf_summary", "gguf");
-        require_struct(out, "vkllm_gguf_summary", "out");
+        require_arg(gguf, "vkllm_gguf_get_summary", "gguf");
+        require_struct(out, "vkllm_gguf_get_summary", "out");
         vkllm::api::copy_struct(vkllm::format::summarize(*gguf->file), out);
     });
 }

@@ -56,11 +56,11 @@ void vkllm_model_destroy(vkllm_model *model) {
     }
 }
 
-const vkllm_tokenizer *vkllm_model_tokenizer(const vkllm_model *model) {
+const vkllm_tokenizer *vkllm_model_get_tokenizer(const vkllm_model *model) {
     return model ? &model->tokenizer : nullptr;
 }
 
-const char *vkllm_model_chat_template(const vkllm_model *model) {
+const char *vkllm_model_get_chat_template(const vkllm_model *model) {
     return model ? model->model->chat_template().c_str() : nullptr;
 }
 

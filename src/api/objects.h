@@ -23,7 +23,7 @@ struct vkllm_tokenizer {
 struct vkllm_model {
     std::shared_ptr<vkllm::gpu::Context> context;  // declared first: destroyed last
     std::shared_ptr<vkllm::engine::Model> model;
-    vkllm_tokenizer tokenizer;  // handed out by vkllm_model_tokenizer
+    vkllm_tokenizer tokenizer;  // handed out by vkllm_model_get_tokenizer
 };
 
 struct vkllm_session {

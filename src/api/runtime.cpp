@@ -69,18 +69,18 @@ void vkllm_runtime_destroy(vkllm_runtime *runtime) {
     }
 }
 
-vkllm_status vkllm_runtime_device_info(const vkllm_runtime *runtime, vkllm_device_info *info) {
+vkllm_status vkllm_runtime_get_device_info(const vkllm_runtime *runtime, vkllm_device_info *info) {
     return guard([&] {
-        require_arg(runtime, "vkllm_runtime_device_info", "runtime");
-        require_struct(info, "vkllm_runtime_device_info", "info");
+        require_arg(runtime, "vkllm_runtime_get_device_info", "runtime");
+        require_struct(info, "vkllm_runtime_get_device_info", "info");
         vkllm::gpu::copy_device_info(runtime->context->device().info(), info);
     });
 }
 
-vkllm_status vkllm_runtime_stats_get(const vkllm_runtime *runtime, vkllm_runtime_stats *stats) {
+vkllm_status vkllm_runtime_get_stats(const vkllm_runtime *runtime, vkllm_runtime_stats *stats) {
     return guard([&] {
-        require_arg(runtime, "vkllm_runtime_stats_get", "runtime");
-        require_struct(stats, "vkllm_runtime_stats_get", "stats");
+        require_arg(runtime, "vkllm_runtime_get_stats", "runtime");
+        require_struct(stats, "vkllm_runtime_get_stats", "stats");
         vkllm::gpu::Context &c = *runtime->context;
         vkllm_runtime_stats s{};
         s.validation_errors = c.instance().validation_errors();

@@ -140,12 +140,12 @@ vkllm_status vkllm_session_truncate(vkllm_session *session, uint32_t seq, uint32
     });
 }
 
-vkllm_status vkllm_session_position(const vkllm_session *session, uint32_t seq, uint32_t *n_past) {
+vkllm_status vkllm_session_get_position(const vkllm_session *session, uint32_t seq, uint32_t *n_past) {
     return guard([&] {
-        const vkllm::engine::Session &s = readable(session, "vkllm_session_position");
-        require_arg(n_past, "vkllm_session_position", "n_past");
+        const vkllm::engine::Session &s = readable(session, "vkllm_session_get_position");
+        require_arg(n_past, "vkllm_session_get_position", "n_past");
         if (seq >= s.options().n_seq)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_position: sequence %u does not exist",
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_get_position: sequence %u does not exist",
                  seq);
         *n_past = s.position(seq);
     });
@@ -201,10 +201,10 @@ vkllm_status vkllm_session_get_stats(const vkllm_session *session, vkllm_session
     });
 }
 
-vkllm_status vkllm_session_profile(const vkllm_session *session, vkllm_kernel_time *out,
+vkllm_status vkllm_session_get_profile(const vkllm_session *session, vkllm_kernel_time *out,
                                    size_t capacity, size_t *count) {
     return guard([&] {
-        const char *fn = "vkllm_session_profile";
+        const char *fn = "vkllm_session_get_profile";
         const vkllm::engine::Session &s = readable(session, fn);
         require_arg(count, fn, "count");
         if (capacity > 0) require_arg(out, fn, "out");
@@ -223,10 +223,10 @@ vkllm_status vkllm_session_profile(const vkllm_session *session, vkllm_kernel_ti
     });
 }
 
-vkllm_status vkllm_session_layer_kv_bytes(const vkllm_session *session, uint32_t layer,
+vkllm_status vkllm_session_get_layer_kv_bytes(const vkllm_session *session, uint32_t layer,
                                           uint64_t *bytes) {
     return guard([&] {
-        const char *fn = "vkllm_session_layer_kv_bytes";
+        const char *fn = "vkllm_session_get_layer_kv_bytes";
         const vkllm::engine::Session &s = readable(session, fn);
         require_arg(bytes, fn, "bytes");
         uint32_t n_layer = s.model().config().n_layer;

@@ -10,7 +10,7 @@
 use std::ffi::{c_char, c_void};
 
 pub const VKLLM_VERSION_MAJOR: u32 = 0;
-pub const VKLLM_VERSION_MINOR: u32 = 1;
+pub const VKLLM_VERSION_MINOR: u32 = 2;
 pub const VKLLM_VERSION_PATCH: u32 = 0;
 pub const VKLLM_VERSION_NUMBER: u32 =
     VKLLM_VERSION_MAJOR * 10000 + VKLLM_VERSION_MINOR * 100 + VKLLM_VERSION_PATCH;
@@ -469,11 +469,11 @@ extern "C" {
         out: *mut *mut vkllm_runtime,
     ) -> vkllm_status;
     pub fn vkllm_runtime_destroy(runtime: *mut vkllm_runtime);
-    pub fn vkllm_runtime_device_info(
+    pub fn vkllm_runtime_get_device_info(
         runtime: *const vkllm_runtime,
         info: *mut vkllm_device_info,
     ) -> vkllm_status;
-    pub fn vkllm_runtime_stats_get(
+    pub fn vkllm_runtime_get_stats(
         runtime: *const vkllm_runtime,
         stats: *mut vkllm_runtime_stats,
     ) -> vkllm_status;
@@ -483,8 +483,8 @@ extern "C" {
     ) -> vkllm_status;
 
     pub fn vkllm_gguf_open(path: *const c_char, out: *mut *mut vkllm_gguf) -> vkllm_status;
-    pub fn vkllm_gguf_close(gguf: *mut vkllm_gguf);
-    pub fn vkllm_gguf_summary(
+    pub fn vkllm_gguf_destroy(gguf: *mut vkllm_gguf);
+    pub fn vkllm_gguf_get_summary(
         gguf: *const vkllm_gguf,
         out: *mut vkllm_model_summary,
     ) -> vkllm_status;
@@ -639,12 +639,12 @@ extern "C" {
         out: *mut *mut vkllm_model,
     ) -> vkllm_status;
     pub fn vkllm_model_destroy(model: *mut vkllm_model);
-    pub fn vkllm_model_tokenizer(model: *const vkllm_model) -> *const vkllm_tokenizer;
+    pub fn vkllm_model_get_tokenizer(model: *const vkllm_model) -> *const vkllm_tokenizer;
     pub fn vkllm_model_get_info(
         model: *const vkllm_model,
         out: *mut vkllm_model_info,
     ) -> vkllm_status;
-    pub fn vkllm_model_chat_template(model: *const vkllm_model) -> *const c_char;
+    pub fn vkllm_model_get_chat_template(model: *const vkllm_model) -> *const c_char;
 
     pub fn vkllm_session_params_init(params: *mut vkllm_session_params);
     pub fn vkllm_session_create(
@@ -659,7 +659,7 @@ extern "C" {
         seq: u32,
         n_keep: u32,
     ) -> vkllm_status;
-    pub fn vkllm_session_position(
+    pub fn vkllm_session_get_position(
         session: *const vkllm_session,
         seq: u32,
         n_past: *mut u32,
@@ -690,7 +690,7 @@ extern "C" {
         session: *const vkllm_session,
         out: *mut vkllm_session_stats,
     ) -> vkllm_status;
-    pub fn vkllm_session_layer_kv_bytes(
+    pub fn vkllm_session_get_layer_kv_bytes(
         session: *const vkllm_session,
         layer: u32,
         bytes: *mut u64,

@@ -208,7 +208,7 @@ impl Runtime {
         info.struct_size = std::mem::size_of::<sys::vkllm_device_info>();
         // SAFETY: valid handle and output struct; name is NUL-terminated by the library.
         unsafe {
-            check(sys::vkllm_runtime_device_info(self.raw.as_ptr(), &mut info))?;
+            check(sys::vkllm_runtime_get_device_info(self.raw.as_ptr(), &mut info))?;
             Ok(cstr_to_string(info.name.as_ptr()))
         }
     }
@@ -258,7 +258,7 @@ impl Model {
 
     fn tokenizer(&self) -> *const sys::vkllm_tokenizer {
         // SAFETY: valid handle; the tokenizer lives as long as the model.
-        unsafe { sys::vkllm_model_tokenizer(self.raw.as_ptr()) }
+        unsafe { sys::vkllm_model_get_tokenizer(self.raw.as_ptr()) }
     }
 
     /// Tokenizes text, adding BOS where the model asks for it.
@@ -487,7 +487,7 @@ pub struct Session {
 // SAFETY: vkllm.h, THREAD SAFETY: "A vkllm_session ... [is] used by one thread at a time;
 // different sessions of one model may run on different threads at once". Moving a session to
 // another thread is that. It is not Sync: two threads must not use one session at once, even
-// through &self (vkllm_session_position takes a const pointer but is still a use).
+// through &self (vkllm_session_get_position takes a const pointer but is still a use).
 unsafe impl Send for Session {}
 
 struct Callback<'a> {
@@ -559,7 +559,7 @@ impl Session {
     pub fn position(&self) -> Result<u32> {
         let mut n = 0u32;
         // SAFETY: valid handle; Session is not Sync, so no other thread uses it now.
-        check(unsafe { sys::vkllm_session_position(self.raw.as_ptr(), 0, &mut n) })?;
+        check(unsafe { sys::vkllm_session_get_position(self.raw.as_ptr(), 0, &mut n) })?;
         Ok(n)
     }
 
@@ -704,7 +704,7 @@ impl Tokens<'_> {
         let logits = self.session.eval(&self.pending)?;
         let next = argmax(&logits);
         // SAFETY: the session keeps its model (and so the tokenizer) alive.
-        let tok = unsafe { sys::vkllm_model_tokenizer(self.session.model) };
+        let tok = unsafe { sys::vkllm_model_get_tokenizer(self.session.model) };
         if is_end_of_generation(tok, next)? {
             return Ok(None);
         }
