@@ -51,7 +51,12 @@ void generate_usage(FILE *out, bool chat) {
                       "  --chat                  wrap the prompt in the model's chat template\n"
                       "  --system TEXT           with --chat: the system message\n"
                       "  --template NAME         with --chat: chatml, llama3 or harmony instead\n"
-                      "                          of the file's template\n",
+                      "                          of the file's template\n"
+                      "  --load-session FILE     start from a state --save-session wrote (same\n"
+                      "                          model, -c, -b and KV options): the tokens the\n"
+                      "                          prompt shares with it are not prefilled again\n"
+                      "  --save-session FILE     after the answer, save the sequence (the prompt\n"
+                      "                          and the answer's tokens) to FILE\n",
                out);
     std::fputs(
         "  -n, --n-predict N       tokens to generate (default 128; 0: prefill only)\n"
@@ -96,7 +101,8 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         auto value = [&]() { return argv[++i]; };
         // run's prompt options mean nothing to chat, which reads its turns from stdin.
         bool prompt_option = a == "-p" || a == "--prompt" || a == "-f" || a == "--file" ||
-                             a == "--prompt-ids" || a == "--print-ids" || a == "--chat";
+                             a == "--prompt-ids" || a == "--print-ids" || a == "--chat" ||
+                             a == "--load-session" || a == "--save-session";
         if (chat_cmd && prompt_option)
             throw vkllm_tool::ArgError(a +
                                        " is an option of vkllm run; chat reads its turns "
@@ -112,6 +118,10 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         } else if (a == "--prompt-ids" && has_value) {
             o.prompt_ids = vkllm_tool::ids_arg(a, value());
             o.have_ids = true;
+        } else if (a == "--load-session" && has_value) {
+            o.load_session = value();
+        } else if (a == "--save-session" && has_value) {
+            o.save_session = value();
         } else if (a == "--print-ids") {
             o.print_ids = true;
         } else if (a == "--ignore-eos") {
