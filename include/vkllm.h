@@ -35,9 +35,9 @@
  *   (destroying one must not race with its other uses). A vkllm_session and a
  *   vkllm_detokenizer are used by one thread at a time; different sessions of one model may
  *   run on different threads at once, and give the same results as run one after another.
- *   A call that changes a session (eval, decode, generate, reset, truncate) while another
- *   such call on it is running, on another thread or from inside its own callback, is
- *   refused with VKLLM_ERR_INVALID_ARGUMENT and changes nothing.
+ *   A call that changes a session (eval, decode, generate, reset, truncate, state save and
+ *   load, fork) while another such call on it is running, on another thread or from inside
+ *   its own callback, is refused with VKLLM_ERR_INVALID_ARGUMENT and changes nothing.
  *
  * DEVICE LOSS
  *
