@@ -131,8 +131,8 @@ void Session::load_state(uint32_t seq, const uint8_t *data, size_t size) {
     StateHeader h = parse_state(data, size);
     const models::ModelConfig &c = model_.config();
     // The name as the header stores it: at most 31 bytes.
-    if (h.arch != c.arch_name.substr(0, 31) || h.n_layer != c.n_layer || h.n_head_kv != c.n_head_kv ||
-        h.head_dim != c.head_dim || h.n_vocab != c.n_vocab)
+    if (h.arch != c.arch_name.substr(0, 31) || h.n_layer != c.n_layer ||
+        h.n_head_kv != c.n_head_kv || h.head_dim != c.head_dim || h.n_vocab != c.n_vocab)
         fail(VKLLM_ERR_INVALID_ARGUMENT,
              "session state of another model: %s, %u layers, %u KV heads of %u, %u ids; this "
              "session's is %s, %u layers, %u KV heads of %u, %u ids",
