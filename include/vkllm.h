@@ -35,9 +35,9 @@
  *   (destroying one must not race with its other uses). A vkllm_session and a
  *   vkllm_detokenizer are used by one thread at a time; different sessions of one model may
  *   run on different threads at once, and give the same results as run one after another.
- *   A call that changes a session (eval, decode, generate, reset, truncate) while another
- *   such call on it is running, on another thread or from inside its own callback, is
- *   refused with VKLLM_ERR_INVALID_ARGUMENT and changes nothing.
+ *   A call that changes a session (eval, decode, generate, reset, truncate, state save and
+ *   load, fork) while another such call on it is running, on another thread or from inside
+ *   its own callback, is refused with VKLLM_ERR_INVALID_ARGUMENT and changes nothing.
  *
  * DEVICE LOSS
  *
@@ -828,6 +828,60 @@ typedef struct vkllm_session_stats {
 
 VKLLM_API vkllm_status vkllm_session_get_stats(const vkllm_session *session,
                                                vkllm_session_stats *out);
+
+/* ---------------------------------------------------------------------------------------
+ * Session state: save, restore and fork a sequence
+ *
+ * A sequence's state is its KV cache (in the session's cache type), its position, the token
+ * ids in it and what its rings need (the most recent positions of sliding-window and streaming
+ * rings, the streaming sinks). It is saved to a buffer or a file and restored into the same or
+ * another sequence of any session of the same model; restoring and continuing gives logits
+ * bit-identical to never having saved. The bytes are versioned and carry a fingerprint of the
+ * model file (docs/ARCHITECTURE.md, "Session state"), the session settings they depend on and a
+ * checksum. Loading checks all of it before it changes anything: VKLLM_ERR_FORMAT for bytes
+ * that are not a whole, intact state of this version (truncated, corrupted, another kind of
+ * file); VKLLM_ERR_INVALID_ARGUMENT for a state of another model file or KV cache type, more
+ * positions than a non-streaming target's n_ctx, or rings that kept fewer positions than the
+ * target's hold (a ring that has wrapped restores into a session whose ring is no larger: same
+ * n_ctx and streaming settings, and for sliding-window layers n_batch no larger).
+ * ------------------------------------------------------------------------------------- */
+
+/* The bytes vkllm_session_state_save would write for sequence `seq` now. */
+VKLLM_API vkllm_status vkllm_session_state_size(const vkllm_session *session, uint32_t seq,
+                                                size_t *size);
+
+/* Writes sequence `seq`'s state to buf. *length gets its size also when the buffer is too
+ * small (VKLLM_ERR_BUFFER_TOO_SMALL, nothing written); buf may be NULL when capacity is 0. */
+VKLLM_API vkllm_status vkllm_session_state_save(vkllm_session *session, uint32_t seq, void *buf,
+                                                size_t capacity, size_t *length);
+
+/* Replaces sequence `seq` with a saved state (the errors above). Only the positions the
+ * sequence's rings hold are uploaded. */
+VKLLM_API vkllm_status vkllm_session_state_load(vkllm_session *session, uint32_t seq,
+                                                const void *data, size_t size);
+
+/* The same through a file at `path` (UTF-8): save replaces it, VKLLM_ERR_IO when it cannot be
+ * written (no partial file is left) or read. */
+VKLLM_API vkllm_status vkllm_session_state_save_file(vkllm_session *session, uint32_t seq,
+                                                     const char *path);
+VKLLM_API vkllm_status vkllm_session_state_load_file(vkllm_session *session, uint32_t seq,
+                                                     const char *path);
+
+/* Replaces sequence `dst_seq` with the first `n_keep` positions of sequence `src_seq` (up to
+ * its position), copied on the device without a round trip through the host: n samples of one
+ * prompt prefill it once, then fork it n - 1 times. VKLLM_ERR_INVALID_ARGUMENT, changing
+ * nothing, for a sequence that does not exist, src_seq equal to dst_seq, or n_keep positions
+ * that src_seq's rings no longer hold (after a streaming or sliding-window ring wrapped, only
+ * the most recent positions are whole: n_keep = its position always works). */
+VKLLM_API vkllm_status vkllm_session_fork(vkllm_session *session, uint32_t src_seq,
+                                          uint32_t dst_seq, uint32_t n_keep);
+
+/* The token ids in sequence `seq`'s cache, in position order (what eval, decode and generate
+ * put there; a restored state brings its own). Writes up to `capacity` ids to `tokens` (may be
+ * NULL when capacity is 0) and their number to *count; VKLLM_ERR_BUFFER_TOO_SMALL, writing
+ * nothing, when capacity is smaller. */
+VKLLM_API vkllm_status vkllm_session_get_tokens(const vkllm_session *session, uint32_t seq,
+                                                int32_t *tokens, size_t capacity, size_t *count);
 
 /* ---------------------------------------------------------------------------------------
  * Generation

@@ -11,6 +11,9 @@ them, so each check can fail and none depends on the random model's exact words:
   - --color shows the prompt in yellow and the generated text uncolored;
   - --repeat-last-n 0 turns the penalty off; -1 (the whole context) equals any window
     longer than the text; values that are not whole numbers from -1 are refused;
+  - --save-session / --load-session: a run resumed from a saved prompt prefills only the
+    tokens past it and prints what a run without it prints; a state saved after an answer
+    resumes a prompt that stops inside it; a missing file is an error;
   - ^C stops the answer: the statistics, a note, exit status 130.
 """
 import os
@@ -18,6 +21,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 CLI, MODEL = sys.argv[1], sys.argv[2]
@@ -109,6 +113,37 @@ for bad in ("-2", "abc", "1.5"):
     if "--repeat-last-n expects a whole number from -1" not in err:
         fail(f"--repeat-last-n {bad}: {err}")
 print("--repeat-last-n: 0 is off, -1 is the whole context, bad values refused")
+
+# --save-session / --load-session.
+def prefilled(err):
+    return int(re.search(r"prefill (\d+) tokens", err)[1])
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    state = os.path.join(tmp, "hello.state")
+    full, err_full = run("-p", "hello world", "-n", "8", "--ignore-eos")
+    run("-p", "hello", "-n", "0", "--save-session", state)
+    out, err = run("-p", "hello world", "-n", "8", "--ignore-eos", "--load-session", state)
+    n_hello, n_all = prefilled(run("-p", "hello", "-n", "0")[1]), prefilled(err_full)
+    if out != full or prefilled(err) != n_all - n_hello:
+        fail(f"--load-session: {out!r} after prefilling {prefilled(err)} tokens; without it "
+             f"{full!r} after {n_all}, and the state holds {n_hello}:\n{err}")
+    if f"{n_hello} of the prompt's {n_all} tokens restored" not in err:
+        fail(f"--load-session did not say what it restored:\n{err}")
+    # After an answer: the state holds the prompt and the answer; the same prompt again keeps
+    # all of it but its last token, whose logits choose the first answer token.
+    answered = os.path.join(tmp, "answered.state")
+    plain, _ = run("-p", "hello", "-n", "6", "--ignore-eos")
+    first, _ = run("-p", "hello", "-n", "6", "--ignore-eos", "--save-session", answered)
+    again, err = run("-p", "hello", "-n", "6", "--ignore-eos", "--load-session", answered)
+    if first != plain or again != plain or prefilled(err) != 1:
+        fail(f"--save-session after an answer: {first!r}, resumed {again!r} prefilling "
+             f"{prefilled(err)}; plain {plain!r}:\n{err}")
+    _, err = run("-p", "hello", "--load-session", os.path.join(tmp, "missing"), code=1)
+    if "loading the session" not in err:
+        fail(f"--load-session of a missing file: {err}")
+print(f"--load-session: {n_hello} of {n_all} tokens restored, the same text; a state saved "
+      "after an answer resumes its prompt; a missing file is an error")
 
 # ^C: the answer stops, the statistics come, exit status 130.
 p = subprocess.Popen([*RUN, "-p", "hello", "-n", "100000", "--ignore-eos", "--context-shift"],

@@ -129,5 +129,19 @@ int main(void) {
         CHECK(vkllm_chat_render_json(&cp, "{\"role\": 1", out, sizeof out, &len) ==
               VKLLM_ERR_INVALID_ARGUMENT);
     }
+    /* Session state and fork from C: each function is exported and refuses a NULL session. */
+    {
+        size_t size = 0;
+        int32_t ids[1];
+        unsigned char bytes[1];
+        CHECK(vkllm_session_state_size(NULL, 0, &size) == VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(vkllm_session_state_save(NULL, 0, bytes, sizeof bytes, &size) ==
+              VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(vkllm_session_state_load(NULL, 0, bytes, sizeof bytes) == VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(vkllm_session_state_save_file(NULL, 0, "state") == VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(vkllm_session_state_load_file(NULL, 0, "state") == VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(vkllm_session_fork(NULL, 0, 1, 0) == VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(vkllm_session_get_tokens(NULL, 0, ids, 1, &size) == VKLLM_ERR_INVALID_ARGUMENT);
+    }
     return failures == 0 ? 0 : 1;
 }

@@ -9,7 +9,9 @@
 // steps per submission, the token chosen on the device (vkllm_session_decode_greedy). A warm-up
 // repetition first compiles the pipelines and records the command buffers; it is not measured. With
 // --profile the session times every kernel on the device, and a table per test says where the
-// device time of a token went.
+// device time of a token went. With --fork, -s N sequences get the prompt by one prefill and
+// N - 1 forks; with --restore, by restoring a saved state of all but its last token (saved once,
+// before the runs) and prefilling that one: what an app pays for a cached prefix.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -37,8 +39,10 @@ struct Options {
     bool json = false;
     bool warm_up = true;
     bool profile = false;
-    uint32_t n_seq = 1;  // sequences decoded together
-    uint32_t chain = 0;  // greedy steps per submission (0: one step, logits read back)
+    uint32_t n_seq = 1;    // sequences decoded together
+    uint32_t chain = 0;    // greedy steps per submission (0: one step, logits read back)
+    bool fork = false;     // sequences after the first get the prompt by vkllm_session_fork
+    bool restore = false;  // the prompt but its last token comes from a saved state
     vkllm_runtime_params runtime;
 };
 
@@ -60,6 +64,11 @@ void usage(FILE *out) {
         "                          all of them)\n"
         "  --chain N               generate N greedy steps per submission, each token chosen\n"
         "                          on the device and fed to the next step (no logits read back)\n"
+        "  --fork                  with -s N: prefill the prompt once and fork it into the\n"
+        "                          other sequences (vkllm_session_fork)\n"
+        "  --restore               restore all but the prompt's last token from a state saved\n"
+        "                          before the runs (vkllm_session_state_load), then prefill\n"
+        "                          the last: time to first token with a cached prefix\n"
         "  --no-kv-cache           recompute the whole sequence for every generated token\n"
         "  --record-every-step     record the step's command buffers again every step\n"
         "                          (ablation)\n"
@@ -124,6 +133,12 @@ bool parse(int argc, char **argv, Options &o) try {
         } else if (a == "--profile") {
             o.profile = true;
             continue;
+        } else if (a == "--fork") {
+            o.fork = true;
+            continue;
+        } else if (a == "--restore") {
+            o.restore = true;
+            continue;
         } else if (a == "--no-warmup") {
             o.warm_up = false;
             continue;
@@ -141,6 +156,11 @@ bool parse(int argc, char **argv, Options &o) try {
         throw vkllm_tool::ArgError("--no-kv-cache measures one sequence (-s 1)");
     if (o.chain && !o.kv_cache)
         throw vkllm_tool::ArgError("--chain decodes with the cache (no --no-kv-cache)");
+    if (o.fork && o.n_seq < 2) throw vkllm_tool::ArgError("--fork needs -s 2 or more");
+    if ((o.fork || o.restore) && !o.kv_cache)
+        throw vkllm_tool::ArgError("--fork and --restore keep a cache (no --no-kv-cache)");
+    if (o.restore && o.n_prompt < 2)
+        throw vkllm_tool::ArgError("--restore needs a prompt of 2 tokens or more (-p)");
     if (o.n_prompt == 0 && o.n_gen == 0)
         throw vkllm_tool::ArgError("nothing to measure (-p 0 -n 0)");
     // The cache holds the prompt and every generated token but the last (which is never
@@ -284,10 +304,11 @@ class Runner {
         std::vector<uint32_t> seqs(o_.n_seq);
         Profile start, mid, end;
         if (o_.profile && (s = read_profile(session_, start)) != VKLLM_OK) return s;
+        if (o_.restore && state_.empty() && (s = save_prefix()) != VKLLM_OK) return s;
         if (!prompt_.empty()) {
             auto t0 = std::chrono::steady_clock::now();
             for (uint32_t q = 0; q < o_.n_seq; ++q) {
-                s = vkllm_session_eval(session_, q, prompt_.data(), prompt_.size(), logits_.data());
+                s = o_.fork && q > 0 ? vkllm_session_fork(session_, 0, q, o_.n_prompt) : prefill(q);
                 if (s != VKLLM_OK) return s;
                 if (q == 0) t.first_seq_pp_ms = ms_since(t0);
                 next[q] = argmax(0);
@@ -332,6 +353,32 @@ class Runner {
     }
 
   private:
+    // The prompt into sequence q, its last token's logits into row 0; --restore: all of it but
+    // that token from the saved state.
+    vkllm_status prefill(uint32_t q) {
+        size_t done = 0;
+        if (o_.restore) {
+            vkllm_status s = vkllm_session_state_load(session_, q, state_.data(), state_.size());
+            if (s != VKLLM_OK) return s;
+            done = prompt_.size() - 1;
+        }
+        return vkllm_session_eval(session_, q, prompt_.data() + done, prompt_.size() - done,
+                                  logits_.data());
+    }
+
+    // --restore: the state of the prompt but its last token, saved once.
+    vkllm_status save_prefix() {
+        vkllm_status s =
+            vkllm_session_eval(session_, 0, prompt_.data(), prompt_.size() - 1, nullptr);
+        size_t size = 0, length = 0;
+        if (s == VKLLM_OK) s = vkllm_session_state_size(session_, 0, &size);
+        state_.resize(size);
+        if (s == VKLLM_OK)
+            s = vkllm_session_state_save(session_, 0, state_.data(), state_.size(), &length);
+        if (s == VKLLM_OK) s = vkllm_session_reset(session_, 0);
+        return s;
+    }
+
     // The greedy token of logits row `row`.
     int32_t argmax(uint32_t row) const {
         auto first = logits_.begin() + size_t(row) * n_vocab_;
@@ -344,6 +391,7 @@ class Runner {
     std::vector<float> logits_;
     std::vector<int32_t> prompt_;
     std::vector<int32_t> chained_;
+    std::vector<uint8_t> state_;  // --restore
 };
 
 struct Result {
@@ -524,7 +572,11 @@ int bench(const Options &o) {
 
     Runner runner(h.session, o, info.n_vocab);
     std::string batch = o.n_seq > 1 ? " x" + std::to_string(o.n_seq) : "";
-    Result pp{"pp" + std::to_string(o.n_prompt) + batch, o.n_prompt, 0, {}};
+    Result pp{"pp" + std::to_string(o.n_prompt) + batch + (o.fork ? " fork" : "") +
+                  (o.restore ? " restored" : ""),
+              o.n_prompt,
+              0,
+              {}};
     Result tg{"tg" + std::to_string(o.n_gen) + batch + (o.kv_cache ? "" : " no-kv") +
                   (o.record_every_step ? " re-record" : "") +
                   (o.chain ? " chain" + std::to_string(o.chain) : ""),

@@ -67,6 +67,11 @@ void generate_usage(FILE *out, bool chat) {
                       "                          file's\n"
                       "  --chat-template-kwargs JSON\n"
                       "                          with --chat: more template variables\n"
+                      "  --load-session FILE     start from a state --save-session wrote (same\n"
+                      "                          model, -c, -b and KV options): the tokens the\n"
+                      "                          prompt shares with it are not prefilled again\n"
+                      "  --save-session FILE     after the answer, save the sequence (the prompt\n"
+                      "                          and the answer's tokens) to FILE\n"
                       "With --chat the reasoning goes to stderr, the answer to stdout, and tool\n"
                       "calls print as JSON lines.\n",
                out);
@@ -113,7 +118,8 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         auto value = [&]() { return argv[++i]; };
         // run's prompt options mean nothing to chat, which reads its turns from stdin.
         bool prompt_option = a == "-p" || a == "--prompt" || a == "-f" || a == "--file" ||
-                             a == "--prompt-ids" || a == "--print-ids" || a == "--chat";
+                             a == "--prompt-ids" || a == "--print-ids" || a == "--chat" ||
+                             a == "--load-session" || a == "--save-session";
         if (chat_cmd && prompt_option)
             throw vkllm_tool::ArgError(a +
                                        " is an option of vkllm run; chat reads its turns "
@@ -129,6 +135,10 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         } else if (a == "--prompt-ids" && has_value) {
             o.prompt_ids = vkllm_tool::ids_arg(a, value());
             o.have_ids = true;
+        } else if (a == "--load-session" && has_value) {
+            o.load_session = value();
+        } else if (a == "--save-session" && has_value) {
+            o.save_session = value();
         } else if (a == "--print-ids") {
             o.print_ids = true;
         } else if (a == "--ignore-eos") {

@@ -14,6 +14,38 @@
 
 using namespace vkllm_tool;
 
+namespace {
+
+// --load-session: restores the saved sequence and keeps of it the longest prefix it shares
+// with the prompt (less one token when that is the whole prompt: its logits choose the first
+// answer token, and a state holds none). `reused` gets how many prompt tokens need no prefill.
+vkllm_status resume_session(const Loaded &l, const char *path, const std::vector<int32_t> &prompt,
+                            size_t &reused) {
+    vkllm_status s = vkllm_session_state_load_file(l.session, 0, path);
+    if (s != VKLLM_OK) return s;
+    size_t n = 0;
+    vkllm_session_get_tokens(l.session, 0, nullptr, 0, &n);
+    std::vector<int32_t> saved(n);
+    s = vkllm_session_get_tokens(l.session, 0, saved.data(), saved.size(), &n);
+    if (s != VKLLM_OK) return s;
+    size_t common = 0;
+    while (common < saved.size() && common < prompt.size() && saved[common] == prompt[common])
+        ++common;
+    if (common == prompt.size() && common > 0) --common;
+    reused = common;
+    if (common < saved.size() &&
+        vkllm_session_truncate(l.session, 0, uint32_t(common)) != VKLLM_OK) {
+        // A ring that wrapped keeps no earlier prefix: start over.
+        reused = 0;
+        s = vkllm_session_reset(l.session, 0);
+    }
+    std::fprintf(stderr, "vkllm: run: %zu of the prompt's %zu tokens restored from %s\n", reused,
+                 prompt.size(), path);
+    return s;
+}
+
+}  // namespace
+
 int cmd_run(int argc, char **argv) {
     Options o;
     if (vkllm_tool::wants_help(argc, argv)) {
@@ -71,13 +103,19 @@ int cmd_run(int argc, char **argv) {
                      prompt.size(), n_ctx);
         return 1;
     }
-    uint32_t limit = answer_limit(o, l, 0, prompt.size());
+    size_t reused = 0;
+    if (o.load_session) {
+        s = resume_session(l, o.load_session, prompt, reused);
+        if (s != VKLLM_OK) return fail_with(s, "loading the session");
+    }
+    std::vector<int32_t> rest(prompt.begin() + long(reused), prompt.end());
+    uint32_t limit = answer_limit(o, l, reused, rest.size());
     Stream st;
     st.print_text = !o.print_ids;
     st.view = view.get();
     vkllm_generate_result r;
     std::signal(SIGINT, on_sigint);
-    s = generate(o, l, prompt, limit, st, r);
+    s = generate(o, l, rest, limit, st, r);
     std::signal(SIGINT, SIG_DFL);
     if (view) {
         view->finish();
@@ -85,6 +123,10 @@ int cmd_run(int argc, char **argv) {
             std::printf("\n%s", tool_call_json(call).c_str());
     }
     if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED) return fail_with(s, "generating");
+    if (o.save_session) {
+        vkllm_status saved = vkllm_session_state_save_file(l.session, 0, o.save_session);
+        if (saved != VKLLM_OK) return fail_with(saved, "saving the session");
+    }
     if (o.print_ids) {
         for (size_t i = 0; i < st.ids.size(); ++i)
             std::printf("%s%d", i ? "," : "", st.ids[i]);

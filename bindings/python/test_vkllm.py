@@ -224,6 +224,52 @@ class GenerationTest(unittest.TestCase):
             self.assertEqual(session.last_result.stop_reason, vkllm.STOP_CANCELLED)
             self.assertEqual(self.greedy(session, 40), full)
 
+    def test_a_restored_state_continues_with_the_same_logits(self):
+        prompt, more = self.prompt * 3, self.model.tokenize("again", add_special=False)
+        with vkllm.Session(self.model, n_ctx=64) as never, \
+                vkllm.Session(self.model, n_ctx=64) as saver, \
+                vkllm.Session(self.model, n_ctx=64, n_seq=2) as other:
+            never.eval(prompt)
+            want = never.eval(more)
+            saver.eval(prompt)
+            state = saver.save_state()
+            self.assertEqual(saver.tokens(), prompt)
+            saver.reset()
+            saver.eval(more)  # replaced by the load
+            saver.load_state(state)
+            self.assertEqual(saver.position(), len(prompt))
+            self.assertEqual(saver.eval(more).tobytes(), want.tobytes())
+            path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"vkllm-py-{os.getpid()}.state")
+            try:
+                never.reset()
+                never.eval(prompt)
+                never.save_state_file(path)
+                other.load_state_file(path, seq=1)
+            finally:
+                os.remove(path)
+            self.assertEqual(other.tokens(1), prompt)
+            self.assertEqual(other.position(0), 0)
+            with self.assertRaises(vkllm.Error) as cm:
+                other.load_state(state[:-1], seq=0)
+            self.assertEqual(cm.exception.code, vkllm.ERR_FORMAT)
+            self.assertEqual(other.position(0), 0)
+
+    def test_forked_sequences_continue_as_independent_prefills(self):
+        more = self.model.tokenize("again", add_special=False)
+        with vkllm.Session(self.model, n_ctx=64, n_seq=3) as forked, \
+                vkllm.Session(self.model, n_ctx=64, n_seq=3) as prefilled:
+            forked.eval(self.prompt)
+            forked.fork(0, 1)
+            forked.fork(0, 2, n_keep=2)
+            prefilled.eval(self.prompt, seq=1)
+            self.assertEqual(forked.tokens(1), self.prompt)
+            self.assertEqual(forked.eval(more, seq=1).tobytes(),
+                             prefilled.eval(more, seq=1).tobytes())
+            self.assertEqual(forked.position(2), 2)
+            with self.assertRaises(vkllm.Error) as cm:
+                forked.fork(0, 0)
+            self.assertEqual(cm.exception.code, vkllm.ERR_INVALID_ARGUMENT)
+
     def test_a_session_is_busy_while_generating(self):
         with vkllm.Session(self.model, n_ctx=64) as session:
             session.reset()

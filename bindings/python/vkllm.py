@@ -19,6 +19,7 @@ temperature=0 for greedy.
 Every failing call raises vkllm.Error carrying the status code and the library's message.
 """
 
+import array
 import codecs
 import collections
 import ctypes
@@ -405,6 +406,35 @@ def _load():
             [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)],
         ),
         "vkllm_session_get_stats": (status, [ctypes.c_void_p, ctypes.POINTER(SessionStats)]),
+        "vkllm_session_eval": (
+            status,
+            [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+             ctypes.POINTER(ctypes.c_float)],
+        ),
+        "vkllm_session_state_size": (
+            status,
+            [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_size_t)],
+        ),
+        "vkllm_session_state_save": (
+            status,
+            [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t,
+             ctypes.POINTER(ctypes.c_size_t)],
+        ),
+        "vkllm_session_state_load": (
+            status,
+            [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p, ctypes.c_size_t],
+        ),
+        "vkllm_session_state_save_file": (status, [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p]),
+        "vkllm_session_state_load_file": (status, [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p]),
+        "vkllm_session_fork": (
+            status,
+            [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32],
+        ),
+        "vkllm_session_get_tokens": (
+            status,
+            [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+             ctypes.POINTER(ctypes.c_size_t)],
+        ),
         "vkllm_sampling_params_init": (None, [ctypes.c_void_p]),
         "vkllm_generate_params_init": (None, [ctypes.c_void_p]),
         "vkllm_generate": (
@@ -783,6 +813,56 @@ class Session:
         n = ctypes.c_uint32(0)
         _check(_lib.vkllm_session_get_position(self._idle(), seq, ctypes.byref(n)))
         return n.value
+
+    def eval(self, tokens, seq=0):
+        """Appends `tokens` (ids) to sequence `seq` and returns the logits after the last one
+        (n_vocab floats, an array.array('f'))."""
+        n_vocab = self.model.info().n_vocab
+        ids = (ctypes.c_int32 * max(len(tokens), 1))(*tokens)
+        logits = (ctypes.c_float * n_vocab)()
+        _check(_lib.vkllm_session_eval(self._idle(), seq, ids, len(tokens), logits))
+        return array.array("f", logits)
+
+    def save_state(self, seq=0):
+        """Sequence `seq`'s state (its KV cache, position and token ids) as bytes, for
+        load_state() on any session of the same model."""
+        handle = self._idle()
+        size = ctypes.c_size_t(0)
+        _check(_lib.vkllm_session_state_size(handle, seq, ctypes.byref(size)))
+        buf = ctypes.create_string_buffer(max(size.value, 1))
+        _check(_lib.vkllm_session_state_save(handle, seq, buf, size.value, ctypes.byref(size)))
+        return buf.raw[: size.value]
+
+    def load_state(self, data, seq=0):
+        """Replaces sequence `seq` with a state save_state() returned. vkllm.Error
+        (ERR_FORMAT, ERR_INVALID_ARGUMENT), with the sequence unchanged, for bytes that are not
+        an intact state of this model and session's settings."""
+        data = bytes(data)
+        _check(_lib.vkllm_session_state_load(self._idle(), seq, data, len(data)))
+
+    def save_state_file(self, path, seq=0):
+        _check(_lib.vkllm_session_state_save_file(self._idle(), seq, os.fsencode(path)))
+
+    def load_state_file(self, path, seq=0):
+        _check(_lib.vkllm_session_state_load_file(self._idle(), seq, os.fsencode(path)))
+
+    def fork(self, src_seq, dst_seq, n_keep=None):
+        """Replaces sequence `dst_seq` with the first `n_keep` positions of `src_seq` (all of
+        them by default), copied on the device."""
+        if n_keep is None:
+            n_keep = self.position(src_seq)
+        _check(_lib.vkllm_session_fork(self._idle(), src_seq, dst_seq, n_keep))
+
+    def tokens(self, seq=0):
+        """The token ids in sequence `seq`'s cache, in position order."""
+        handle = self._idle()
+        n = ctypes.c_size_t(0)
+        code = _lib.vkllm_session_get_tokens(handle, seq, None, 0, ctypes.byref(n))
+        if code not in (OK, ERR_BUFFER_TOO_SMALL):
+            _check(code)
+        ids = (ctypes.c_int32 * max(n.value, 1))()
+        _check(_lib.vkllm_session_get_tokens(handle, seq, ids, n.value, ctypes.byref(n)))
+        return list(ids[: n.value])
 
     def stats(self):
         s = SessionStats()

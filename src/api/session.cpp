@@ -8,9 +8,12 @@
 #include "api/guard.h"
 #include "api/objects.h"
 #include "api/out.h"
+#include "api/session_access.h"
 
 using vkllm::fail;
+using vkllm::api::change;
 using vkllm::api::guard;
+using vkllm::api::readable;
 using vkllm::api::require_arg;
 using vkllm::api::require_struct;
 
@@ -30,41 +33,6 @@ T read_params(const T *given, void (*init)(T *), const char *fn) {
         p.struct_size = sizeof p;
     }
     return p;
-}
-
-// Every call but destroy: once the session (or another user of its device) has seen the
-// device lost, nothing it holds can be trusted, and each call says so.
-const vkllm::engine::Session &readable(const vkllm_session *s, const char *fn) {
-    require_arg(s, fn, "session");
-    if (s->lost.load() || s->context->device().lost())
-        fail(VKLLM_ERR_DEVICE_LOST,
-             "%s: the device was lost during an earlier call; destroy the session and create the "
-             "runtime, model and session again",
-             fn);
-    return *s->session;
-}
-
-// Runs `body`, which changes the session, as the session's only user. A second thread in a
-// call that changes it, or a callback re-entering it, is refused instead of corrupting it: one
-// atomic exchange per call. A device loss seen on the way is remembered.
-template <typename F>
-void change(vkllm_session *s, const char *fn, F &&body) {
-    readable(s, fn);
-    if (s->busy.exchange(true))
-        fail(VKLLM_ERR_INVALID_ARGUMENT,
-             "%s: the session is in use by another call (a session is used by one thread at a "
-             "time, and not from inside its own callbacks)",
-             fn);
-    struct Release {
-        std::atomic<bool> &busy;
-        ~Release() { busy.store(false); }
-    } release{s->busy};
-    try {
-        body(*s->session);
-    } catch (const vkllm::Error &e) {
-        if (e.status() == VKLLM_ERR_DEVICE_LOST) s->lost.store(true);
-        throw;
-    }
 }
 
 }  // namespace

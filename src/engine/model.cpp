@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "engine/fingerprint.h"
+
 namespace vkllm::engine {
 
 // Positions beyond this are refused even if the model claims more: the table grows with it
@@ -17,6 +19,7 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
     for (const auto &t : file.tensors())
         tensor_bytes_ += t.n_bytes;
     config_ = models::read_config(file);
+    fingerprint_ = model_fingerprint(file);
     // The tokenizer first: a model that cannot be tokenized is refused before any upload.
     tokenizer_ = std::make_shared<tokenizer::Tokenizer>(tokenizer::load_vocab(file));
     if (!tokenizer_->warning().empty())

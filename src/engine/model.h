@@ -45,6 +45,8 @@ class Model {
     uint64_t rope_table_builds() const { return rope_table_builds_; }
     uint64_t file_bytes() const { return file_bytes_; }
     uint64_t tensor_bytes() const { return tensor_bytes_; }  // tensor data in the file
+    // engine::model_fingerprint of the file: saved session states carry it.
+    uint64_t fingerprint() const { return fingerprint_; }
 
   private:
     gpu::Context &ctx_;
@@ -57,6 +59,7 @@ class Model {
     uint64_t rope_table_builds_ = 0;
     uint64_t file_bytes_ = 0;
     uint64_t tensor_bytes_ = 0;
+    uint64_t fingerprint_ = 0;
 };
 
 }  // namespace vkllm::engine

@@ -116,6 +116,7 @@ Session::Session(const Model &model, const SessionOptions &options)
         v_cache_.push_back(alloc.allocate(layer_kv_bytes_[l] / 2, gpu::MemoryKind::Device));
     }
     n_past_.assign(opt_.n_seq, 0);
+    history_.resize(opt_.n_seq);
 }
 
 gpu::BufferRange Session::act(Act a, uint32_t rows) const {
@@ -341,6 +342,8 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
     submit(n, rows, 0, n >= 4 * seqs);
     for (uint32_t s = 0; s < opt_.n_seq; ++s)
         n_past_[s] += count[s];
+    for (uint32_t i = 0; i < n; ++i)
+        history_[t.seqs[i]].push_back(t.ids[i]);
     uint32_t out_rows = rows == LogitRows::All ? n : 1;
     if (logits && rows != LogitRows::None)
         std::memcpy(logits, acts_[size_t(Act::Logits)].mapped(),
@@ -430,6 +433,12 @@ void Session::decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t 
     for (size_t i = 0; i < n; ++i)
         n_past_[seqs[i]] += steps;
     std::memcpy(out, chain_.mapped(), size_t(steps) * n * sizeof(int32_t));
+    // The cache holds each sequence's first token and the choices that were fed back.
+    for (size_t i = 0; i < n; ++i) {
+        history_[seqs[i]].push_back(tokens[i]);
+        for (uint32_t s = 0; s + 1 < steps; ++s)
+            history_[seqs[i]].push_back(out[s * n + i]);
+    }
     stats_.decode_ms += ms_since(t0);
     stats_.tokens_decoded += uint64_t(steps) * n;
 }
@@ -466,6 +475,7 @@ void Session::truncate(uint32_t seq, uint32_t keep) {
              "they need; only a full reset is possible",
              seq, keep, n_past_[seq]);
     n_past_[seq] = keep;
+    history_[seq].resize(keep);
 }
 
 }  // namespace vkllm::engine

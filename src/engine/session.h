@@ -83,8 +83,32 @@ class Session {
     // Forgets everything from position `keep` on (0: the whole sequence). Refused when a ring
     // has wrapped so far that the dropped positions overwrote keys the kept ones still see.
     void truncate(uint32_t seq, uint32_t keep);
+    // The token ids in sequence `seq`'s cache, in position order.
+    const std::vector<int32_t> &tokens(uint32_t seq) const { return history_.at(seq); }
+
+    // Saved sequence state (session_state.cpp; the bytes: engine/state_format.h). The bytes
+    // save_state(seq) writes.
+    uint64_t state_size(uint32_t seq) const;
+    // Writes sequence `seq`'s state, exactly state_size(seq) bytes, to `out`.
+    void save_state(uint32_t seq, uint8_t *out) const;
+    // Replaces sequence `seq` with a saved state, from any sequence of any session of the same
+    // model. Everything is checked before anything changes: VKLLM_ERR_FORMAT for bytes that are
+    // not a whole, intact state; VKLLM_ERR_INVALID_ARGUMENT for a state of another model or KV
+    // type, or positions this session's context or rings cannot hold as the saving one did.
+    void load_state(uint32_t seq, const uint8_t *data, size_t size);
+    // The same through a file (VKLLM_ERR_IO when it cannot be written or read).
+    void save_state_file(uint32_t seq, const std::string &path) const;
+    void load_state_file(uint32_t seq, const std::string &path);
+    // Replaces sequence `dst` with the first `n_keep` positions of sequence `src`, copied on the
+    // device. VKLLM_ERR_INVALID_ARGUMENT when a ring of `src` no longer holds them.
+    void fork(uint32_t src, uint32_t dst, uint32_t n_keep);
 
   private:
+    void check_seq(uint32_t seq) const;
+    // Fixed slots of layer `layer`'s rings: the streaming sinks of a full-attention layer.
+    uint32_t layer_sinks(uint32_t layer) const;
+    // K (or V) bytes of one slot: every KV head's row.
+    uint64_t slot_bytes() const;
     // Whether truncate(seq, keep) keeps every key the kept positions see.
     bool can_truncate(uint32_t seq, uint32_t keep) const;
     struct Tokens {
@@ -126,6 +150,7 @@ class Session {
     gpu::Buffer route_;         // mixture of experts: the step's routing and expert groups
     gpu::Buffer attn_scratch_;  // split-K attention's partial results (GPUs)
     std::vector<uint32_t> n_past_;
+    std::vector<std::vector<int32_t>> history_;  // each sequence's ids, as tokens() gives them
     std::map<std::tuple<uint32_t, int, uint32_t, bool>, std::unique_ptr<gpu::Recording>>
         recordings_;
     SessionStats stats_;

@@ -696,6 +696,48 @@ extern "C" {
         bytes: *mut u64,
     ) -> vkllm_status;
 
+    pub fn vkllm_session_state_size(
+        session: *const vkllm_session,
+        seq: u32,
+        size: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_session_state_save(
+        session: *mut vkllm_session,
+        seq: u32,
+        buf: *mut c_void,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_session_state_load(
+        session: *mut vkllm_session,
+        seq: u32,
+        data: *const c_void,
+        size: usize,
+    ) -> vkllm_status;
+    pub fn vkllm_session_state_save_file(
+        session: *mut vkllm_session,
+        seq: u32,
+        path: *const c_char,
+    ) -> vkllm_status;
+    pub fn vkllm_session_state_load_file(
+        session: *mut vkllm_session,
+        seq: u32,
+        path: *const c_char,
+    ) -> vkllm_status;
+    pub fn vkllm_session_fork(
+        session: *mut vkllm_session,
+        src_seq: u32,
+        dst_seq: u32,
+        n_keep: u32,
+    ) -> vkllm_status;
+    pub fn vkllm_session_get_tokens(
+        session: *const vkllm_session,
+        seq: u32,
+        tokens: *mut i32,
+        capacity: usize,
+        count: *mut usize,
+    ) -> vkllm_status;
+
     pub fn vkllm_sampling_params_init(params: *mut vkllm_sampling_params);
     pub fn vkllm_generate_params_init(params: *mut vkllm_generate_params);
     pub fn vkllm_generate(

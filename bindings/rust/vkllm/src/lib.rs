@@ -529,12 +529,19 @@ impl Session {
     /// A session with one sequence of `n_ctx` KV slots (0: the model's training context).
     /// It keeps the model alive.
     pub fn new(model: &Model, n_ctx: u32) -> Result<Session> {
+        Session::with_sequences(model, n_ctx, 1)
+    }
+
+    /// A session of `n_seq` sequences of `n_ctx` KV slots each. Methods without a `seq`
+    /// argument work on sequence 0.
+    pub fn with_sequences(model: &Model, n_ctx: u32, n_seq: u32) -> Result<Session> {
         let mut params = sys::vkllm_session_params::default();
         let mut out = ptr::null_mut();
         // SAFETY: params initialised by the library; valid model handle.
         unsafe {
             sys::vkllm_session_params_init(&mut params);
             params.n_ctx = n_ctx;
+            params.n_seq = n_seq;
             check(sys::vkllm_session_create(
                 model.raw.as_ptr(),
                 &params,
@@ -565,18 +572,112 @@ impl Session {
 
     /// Appends `tokens` to the cache and returns the logits after the last one.
     pub fn eval(&mut self, tokens: &[i32]) -> Result<Vec<f32>> {
+        self.eval_seq(0, tokens)
+    }
+
+    /// `eval` on sequence `seq`.
+    pub fn eval_seq(&mut self, seq: u32, tokens: &[i32]) -> Result<Vec<f32>> {
         let mut logits = vec![0f32; model_n_vocab(self.model)?];
         // SAFETY: valid handle; tokens and logits (n_vocab floats) valid for the call.
         check(unsafe {
             sys::vkllm_session_eval(
                 self.raw.as_ptr(),
-                0,
+                seq,
                 tokens.as_ptr(),
                 tokens.len(),
                 logits.as_mut_ptr(),
             )
         })?;
         Ok(logits)
+    }
+
+    /// Tokens in sequence `seq`'s cache so far.
+    pub fn position_of(&self, seq: u32) -> Result<u32> {
+        let mut n = 0u32;
+        // SAFETY: valid handle; Session is not Sync, so no other thread uses it now.
+        check(unsafe { sys::vkllm_session_get_position(self.raw.as_ptr(), seq, &mut n) })?;
+        Ok(n)
+    }
+
+    /// Sequence `seq`'s state (KV cache, position, token ids), for `load_state` on any
+    /// session of the same model.
+    pub fn save_state(&mut self, seq: u32) -> Result<Vec<u8>> {
+        let mut size = 0usize;
+        // SAFETY: valid handle, used by this thread only (&mut); out-pointers valid.
+        check(unsafe { sys::vkllm_session_state_size(self.raw.as_ptr(), seq, &mut size) })?;
+        let mut bytes = vec![0u8; size];
+        // SAFETY: `bytes` holds `size` writable bytes for the call.
+        check(unsafe {
+            sys::vkllm_session_state_save(
+                self.raw.as_ptr(),
+                seq,
+                bytes.as_mut_ptr().cast(),
+                bytes.len(),
+                &mut size,
+            )
+        })?;
+        bytes.truncate(size);
+        Ok(bytes)
+    }
+
+    /// Replaces sequence `seq` with a saved state; an error (`Status::Format`,
+    /// `Status::InvalidArgument`) leaves the sequence unchanged.
+    pub fn load_state(&mut self, seq: u32, state: &[u8]) -> Result<()> {
+        // SAFETY: valid handle (&mut); `state` readable for the call.
+        check(unsafe {
+            sys::vkllm_session_state_load(
+                self.raw.as_ptr(),
+                seq,
+                state.as_ptr().cast(),
+                state.len(),
+            )
+        })
+    }
+
+    /// `save_state` into a file.
+    pub fn save_state_file(&mut self, seq: u32, path: impl AsRef<Path>) -> Result<()> {
+        let path = path_to_cstring(path.as_ref())?;
+        // SAFETY: valid handle (&mut) and NUL-terminated path.
+        check(unsafe { sys::vkllm_session_state_save_file(self.raw.as_ptr(), seq, path.as_ptr()) })
+    }
+
+    /// `load_state` from a file.
+    pub fn load_state_file(&mut self, seq: u32, path: impl AsRef<Path>) -> Result<()> {
+        let path = path_to_cstring(path.as_ref())?;
+        // SAFETY: valid handle (&mut) and NUL-terminated path.
+        check(unsafe { sys::vkllm_session_state_load_file(self.raw.as_ptr(), seq, path.as_ptr()) })
+    }
+
+    /// Replaces sequence `dst` with the first `n_keep` positions of sequence `src`, copied on
+    /// the device.
+    pub fn fork(&mut self, src: u32, dst: u32, n_keep: u32) -> Result<()> {
+        // SAFETY: valid handle, used by this thread only (&mut).
+        check(unsafe { sys::vkllm_session_fork(self.raw.as_ptr(), src, dst, n_keep) })
+    }
+
+    /// The token ids in sequence `seq`'s cache, in position order.
+    pub fn cached_tokens(&self, seq: u32) -> Result<Vec<i32>> {
+        let mut n = 0usize;
+        // SAFETY: valid handle; capacity 0 with a NULL buffer asks for the count.
+        let code = unsafe {
+            sys::vkllm_session_get_tokens(self.raw.as_ptr(), seq, ptr::null_mut(), 0, &mut n)
+        };
+        if code != sys::VKLLM_ERR_BUFFER_TOO_SMALL {
+            check(code)?;
+        }
+        let mut ids = vec![0i32; n];
+        // SAFETY: `ids` holds `n` writable ids for the call.
+        check(unsafe {
+            sys::vkllm_session_get_tokens(
+                self.raw.as_ptr(),
+                seq,
+                ids.as_mut_ptr(),
+                ids.len(),
+                &mut n,
+            )
+        })?;
+        ids.truncate(n);
+        Ok(ids)
     }
 
     /// Appends `prompt` and generates up to `max_tokens` tokens, handing each piece of text to
