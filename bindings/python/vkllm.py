@@ -1039,13 +1039,15 @@ _declare({
 
 def _sized(call):
     """Bytes from a C function with the buffer rules of vkllm_gguf_get_string: `call(buf,
-    capacity, length)` is asked for the size first, then called with a buffer that fits."""
+    capacity, length)` is tried with a small buffer, then, when that is too small, with one of
+    the length it reported (a refused call changes nothing, so the retry is the same call)."""
     n = ctypes.c_size_t(0)
-    code = call(None, 0, ctypes.byref(n))
-    if code not in (OK, ERR_BUFFER_TOO_SMALL):
-        _check(code)
-    buf = ctypes.create_string_buffer(n.value + 1)
-    _check(call(buf, len(buf), ctypes.byref(n)))
+    buf = ctypes.create_string_buffer(64)
+    code = call(buf, len(buf), ctypes.byref(n))
+    if code == ERR_BUFFER_TOO_SMALL:
+        buf = ctypes.create_string_buffer(n.value + 1)
+        code = call(buf, len(buf), ctypes.byref(n))
+    _check(code)
     return buf.raw[: n.value]
 
 
