@@ -22,30 +22,17 @@ import (
 // session; the Go Session serialises its methods with a mutex, so it may be shared between
 // goroutines (calls then wait for each other).
 type Session struct {
-	mu sync.Mutex
-	h  *C.vkllm_session
+	mu     sync.Mutex
+	h      *C.vkllm_session
+	nVocab int // logits per row
 }
 
 // NewSession creates a session with one sequence of nCtx KV slots (0: the model's training
 // context). The session keeps the model alive.
 func NewSession(m *Model, nCtx uint32) (*Session, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.h == nil {
-		return nil, errClosed
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var params C.vkllm_session_params
-	C.vkllm_session_params_init(&params)
-	params.n_ctx = C.uint32_t(nCtx)
-	var out *C.vkllm_session
-	if err := check(C.vkllm_session_create(m.h, &params, &out)); err != nil {
-		return nil, err
-	}
-	s := &Session{h: out}
-	runtime.SetFinalizer(s, (*Session).Close)
-	return s, nil
+	opts := DefaultSessionOptions()
+	opts.NCtx = nCtx
+	return NewSessionWith(m, opts)
 }
 
 // Close releases the session. Idempotent.
