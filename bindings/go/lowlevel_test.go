@@ -72,13 +72,26 @@ func TestDevicesStatsAndSelfCheckDescribeTheDeviceInUse(t *testing.T) {
 	if !reflect.DeepEqual(info, devices[info.Index]) || !info.Usable || len(info.Heaps) == 0 {
 		t.Fatalf("runtime device %+v, enumerated %+v", info, devices[info.Index])
 	}
-	stats, err := rt.Stats()
+	before, err := rt.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
 	nVocab, _ := m.NVocab()
-	if stats.DeviceMemoryAllocated < uint64(nVocab) || stats.PipelinesCreated == 0 {
-		t.Fatalf("stats with a model loaded: %+v", stats)
+	if before.DeviceMemoryAllocated < uint64(nVocab) {
+		t.Fatalf("stats with a model loaded: %+v", before)
+	}
+	s, err := NewSession(m, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Eval(0, []int32{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := rt.Stats()
+	if after.Submits <= before.Submits || after.PipelinesCreated == 0 ||
+		after.DeviceMemoryAllocated <= before.DeviceMemoryAllocated {
+		t.Fatalf("a session's step did not count: before %+v, after %+v", before, after)
 	}
 	check, err := rt.SelfCheck()
 	if err != nil || check.KernelsChecked < 12 || check.KernelsFailed != 0 {
