@@ -61,4 +61,7 @@ if(Python3_FOUND)
   add_test(NAME Bindings.CoverEveryPublicFunction
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_binding_coverage.py
                    ${PROJECT_SOURCE_DIR})
+  # ... and the check itself fails on a gap, a stale reason, or a call hidden in a comment.
+  add_test(NAME Bindings.CoverageCheckFailsOnGapsAndStaleReasons
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_binding_coverage.py)
 endif()
