@@ -361,6 +361,12 @@ class LowLevelTest(unittest.TestCase):
             self.assertEqual(cm.exception.code, vkllm.ERR_INVALID_ARGUMENT)
         with self.assertRaises(vkllm.Error):
             tok.info()
+        detok = vkllm.Tokenizer(vkllm.Gguf(self.path)).detokenizer()
+        detok.tokenizer.close()
+        with self.assertRaises(vkllm.Error) as cm:
+            detok.push(1)  # its tokenizer is gone: refused, not a use after free
+        self.assertEqual(cm.exception.code, vkllm.ERR_INVALID_ARGUMENT)
+        detok.close()
 
     def test_detokenizer_streamed_token_by_token_equals_detokenize_of_all_ids(self):
         tok = self.model.tokenizer()

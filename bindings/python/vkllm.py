@@ -1259,17 +1259,23 @@ class Detokenizer:
     def __del__(self):
         self.close()
 
+    def _h(self):
+        self.tokenizer._h()  # raises once the tokenizer (or its model) is closed
+        return _live(self._handle, "detokenizer")
+
     def push(self, token):
-        h = _live(self._handle, "detokenizer")
+        h = self._h()
         return _sized(lambda b, c, n: _lib.vkllm_detokenizer_push(h, token, b, c, n)).decode(
             errors="replace")
 
     def flush(self):
-        h = _live(self._handle, "detokenizer")
+        h = self._h()
         return _sized(lambda b, c, n: _lib.vkllm_detokenizer_flush(h, b, c, n)).decode(
             errors="replace")
 
 
+# Model.tokenizer and the Session methods below are attached from this section, apart from the
+# class bodies, so that the API added here reads (and merges) as one unit.
 def _model_tokenizer(self):
     """The model's own tokenizer (valid while the model is open; nothing to close)."""
     return Tokenizer._of_model(self)
