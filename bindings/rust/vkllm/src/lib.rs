@@ -545,18 +545,7 @@ impl Session {
 
     /// Appends `tokens` to the cache and returns the logits after the last one.
     pub fn eval(&mut self, tokens: &[i32]) -> Result<Vec<f32>> {
-        let mut logits = vec![0f32; model_n_vocab(self.model)?];
-        // SAFETY: valid handle; tokens and logits (n_vocab floats) valid for the call.
-        check(unsafe {
-            sys::vkllm_session_eval(
-                self.raw.as_ptr(),
-                0,
-                tokens.as_ptr(),
-                tokens.len(),
-                logits.as_mut_ptr(),
-            )
-        })?;
-        Ok(logits)
+        self.eval_seq(0, tokens)
     }
 
     /// Appends `prompt` and generates up to `max_tokens` tokens, handing each piece of text to
