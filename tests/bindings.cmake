@@ -53,3 +53,15 @@ if(VKLLM_GO)
   set_tests_properties(Go.DependentModuleBuildsAgainstAnInstalledPrefix PROPERTIES TIMEOUT 600
     ENVIRONMENT "GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path")
 endif()
+
+# Every VKLLM_API function of include/vkllm.h is called by the Python, Rust and Go bindings, or
+# bindings/UNBOUND.md says why not (tests/check_binding_coverage.py; reads sources, builds
+# nothing).
+if(Python3_FOUND)
+  add_test(NAME Bindings.CoverEveryPublicFunction
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_binding_coverage.py
+                   ${PROJECT_SOURCE_DIR})
+  # ... and the check itself fails on a gap, a stale reason, or a call hidden in a comment.
+  add_test(NAME Bindings.CoverageCheckFailsOnGapsAndStaleReasons
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_binding_coverage.py)
+endif()

@@ -24,40 +24,24 @@ import (
 type Session struct {
 	mu     sync.Mutex
 	h      *C.vkllm_session
-	nVocab int // a logits row's length
+	nVocab int // logits per row
 }
 
 // NewSession creates a session with one sequence of nCtx KV slots (0: the model's training
 // context). The session keeps the model alive.
 func NewSession(m *Model, nCtx uint32) (*Session, error) {
-	return NewSessionSequences(m, nCtx, 1)
+	opts := DefaultSessionOptions()
+	opts.NCtx = nCtx
+	return NewSessionWith(m, opts)
 }
 
 // NewSessionSequences creates a session with nSeq sequences of nCtx KV slots each. Methods
 // without a seq argument work on sequence 0.
 func NewSessionSequences(m *Model, nCtx, nSeq uint32) (*Session, error) {
-	nVocab, err := m.NVocab()
-	if err != nil {
-		return nil, err
-	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.h == nil {
-		return nil, errClosed
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var params C.vkllm_session_params
-	C.vkllm_session_params_init(&params)
-	params.n_ctx = C.uint32_t(nCtx)
-	params.n_seq = C.uint32_t(nSeq)
-	var out *C.vkllm_session
-	if err := check(C.vkllm_session_create(m.h, &params, &out)); err != nil {
-		return nil, err
-	}
-	s := &Session{h: out, nVocab: nVocab}
-	runtime.SetFinalizer(s, (*Session).Close)
-	return s, nil
+	opts := DefaultSessionOptions()
+	opts.NCtx = nCtx
+	opts.NSeq = nSeq
+	return NewSessionWith(m, opts)
 }
 
 // Close releases the session. Idempotent.

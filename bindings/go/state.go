@@ -6,58 +6,20 @@ package vkllm
 */
 import "C"
 
-import (
-	"runtime"
-	"unsafe"
-)
-
-// use runs f on the open session, holding its lock and the OS thread (for the error message).
-func (s *Session) use(f func() error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.h == nil {
-		return errClosed
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return f()
-}
-
-// PositionOf returns the number of tokens in sequence seq's cache.
-func (s *Session) PositionOf(seq uint32) (uint32, error) {
-	var n C.uint32_t
-	err := s.use(func() error { return check(C.vkllm_session_get_position(s.h, C.uint32_t(seq), &n)) })
-	return uint32(n), err
-}
-
-// Eval appends tokens to sequence seq and returns the logits after the last one.
-func (s *Session) Eval(seq uint32, tokens []int32) ([]float32, error) {
-	if len(tokens) == 0 {
-		return nil, &Error{Status: StatusInvalidArgument, Message: "Eval of no tokens"}
-	}
-	logits := make([]float32, s.nVocab)
-	err := s.use(func() error {
-		return check(C.vkllm_session_eval(s.h, C.uint32_t(seq), (*C.int32_t)(&tokens[0]),
-			C.size_t(len(tokens)), (*C.float)(&logits[0])))
-	})
-	if err != nil {
-		return nil, err
-	}
-	return logits, nil
-}
+import "unsafe"
 
 // SaveState returns sequence seq's state (KV cache, position, token ids), for LoadState on any
 // session of the same model.
 func (s *Session) SaveState(seq uint32) ([]byte, error) {
 	var state []byte
-	err := s.use(func() error {
+	err := s.use(func(h *C.vkllm_session) error {
 		var size C.size_t
-		if err := check(C.vkllm_session_state_size(s.h, C.uint32_t(seq), &size)); err != nil {
+		if err := check(C.vkllm_session_state_size(h, C.uint32_t(seq), &size)); err != nil {
 			return err
 		}
 		buf := C.malloc(size + 1)
 		defer C.free(buf)
-		if err := check(C.vkllm_session_state_save(s.h, C.uint32_t(seq), buf, size+1, &size)); err != nil {
+		if err := check(C.vkllm_session_state_save(h, C.uint32_t(seq), buf, size+1, &size)); err != nil {
 			return err
 		}
 		state = C.GoBytes(buf, C.int(size))
@@ -69,52 +31,52 @@ func (s *Session) SaveState(seq uint32) ([]byte, error) {
 // LoadState replaces sequence seq with a saved state. An error (ErrFormat, ErrInvalidArgument)
 // leaves the sequence unchanged.
 func (s *Session) LoadState(seq uint32, state []byte) error {
-	return s.use(func() error {
+	return s.use(func(h *C.vkllm_session) error {
 		data := C.CBytes(state)
 		defer C.free(data)
-		return check(C.vkllm_session_state_load(s.h, C.uint32_t(seq), data, C.size_t(len(state))))
+		return check(C.vkllm_session_state_load(h, C.uint32_t(seq), data, C.size_t(len(state))))
 	})
 }
 
 // SaveStateFile is SaveState into a file.
 func (s *Session) SaveStateFile(seq uint32, path string) error {
-	return s.use(func() error {
+	return s.use(func(h *C.vkllm_session) error {
 		p := C.CString(path)
 		defer C.free(unsafe.Pointer(p))
-		return check(C.vkllm_session_state_save_file(s.h, C.uint32_t(seq), p))
+		return check(C.vkllm_session_state_save_file(h, C.uint32_t(seq), p))
 	})
 }
 
 // LoadStateFile is LoadState from a file.
 func (s *Session) LoadStateFile(seq uint32, path string) error {
-	return s.use(func() error {
+	return s.use(func(h *C.vkllm_session) error {
 		p := C.CString(path)
 		defer C.free(unsafe.Pointer(p))
-		return check(C.vkllm_session_state_load_file(s.h, C.uint32_t(seq), p))
+		return check(C.vkllm_session_state_load_file(h, C.uint32_t(seq), p))
 	})
 }
 
 // Fork replaces sequence dst with the first nKeep positions of sequence src, copied on the
 // device.
 func (s *Session) Fork(src, dst, nKeep uint32) error {
-	return s.use(func() error {
-		return check(C.vkllm_session_fork(s.h, C.uint32_t(src), C.uint32_t(dst), C.uint32_t(nKeep)))
+	return s.use(func(h *C.vkllm_session) error {
+		return check(C.vkllm_session_fork(h, C.uint32_t(src), C.uint32_t(dst), C.uint32_t(nKeep)))
 	})
 }
 
 // Tokens returns the token ids in sequence seq's cache, in position order.
 func (s *Session) Tokens(seq uint32) ([]int32, error) {
 	var ids []int32
-	err := s.use(func() error {
+	err := s.use(func(h *C.vkllm_session) error {
 		var n C.size_t
-		status := C.vkllm_session_get_tokens(s.h, C.uint32_t(seq), nil, 0, &n)
+		status := C.vkllm_session_get_tokens(h, C.uint32_t(seq), nil, 0, &n)
 		if status != C.VKLLM_ERR_BUFFER_TOO_SMALL {
 			if err := check(status); err != nil {
 				return err
 			}
 		}
 		ids = make([]int32, int(n)+1)
-		if err := check(C.vkllm_session_get_tokens(s.h, C.uint32_t(seq), (*C.int32_t)(&ids[0]),
+		if err := check(C.vkllm_session_get_tokens(h, C.uint32_t(seq), (*C.int32_t)(&ids[0]),
 			C.size_t(len(ids)), &n)); err != nil {
 			return err
 		}

@@ -2,24 +2,11 @@ package vkllm
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 )
-
-func sameBits(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
 
 func TestRestoredStateContinuesWithTheSameLogits(t *testing.T) {
 	_, m := load(t)

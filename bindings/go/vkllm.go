@@ -214,60 +214,12 @@ const (
 
 // TokenizeFlags encodes text with Tokenize* flags.
 func (m *Model) TokenizeFlags(text string, flags uint32) ([]int32, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.h == nil {
-		return nil, errClosed
-	}
-	tok := C.vkllm_model_get_tokenizer(m.h)
-	ctext := C.CString(text)
-	defer C.free(unsafe.Pointer(ctext))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	ids := make([]int32, len(text)+8)
-	for {
-		var n C.size_t
-		status := C.vkllm_tokenize(tok, ctext, C.size_t(len(text)), C.uint32_t(flags),
-			(*C.int32_t)(unsafe.Pointer(&ids[0])), C.size_t(len(ids)), &n)
-		if status == C.VKLLM_ERR_BUFFER_TOO_SMALL {
-			ids = make([]int32, int(n))
-			continue
-		}
-		if err := check(status); err != nil {
-			return nil, err
-		}
-		return ids[:int(n)], nil
-	}
+	return m.Tokenizer().Tokenize(text, flags)
 }
 
 // Detokenize returns the text of a sequence of tokens (control tokens produce none).
 func (m *Model) Detokenize(tokens []int32) (string, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.h == nil {
-		return "", errClosed
-	}
-	tok := C.vkllm_model_get_tokenizer(m.h)
-	var ptr *C.int32_t
-	if len(tokens) > 0 {
-		ptr = (*C.int32_t)(unsafe.Pointer(&tokens[0]))
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	buf := make([]byte, len(tokens)*8+16)
-	for {
-		var n C.size_t
-		status := C.vkllm_detokenize(tok, ptr, C.size_t(len(tokens)), 0,
-			(*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)), &n)
-		if status == C.VKLLM_ERR_BUFFER_TOO_SMALL {
-			buf = make([]byte, int(n)+1)
-			continue
-		}
-		if err := check(status); err != nil {
-			return "", err
-		}
-		return string(buf[:int(n)]), nil
-	}
+	return m.Tokenizer().Detokenize(tokens, 0)
 }
 
 // NVocab returns the vocabulary size.

@@ -703,9 +703,6 @@ class Model:
     def __del__(self):
         self.close()
 
-    def _tokenizer(self):
-        return _lib.vkllm_model_get_tokenizer(_live(self._handle, "model"))
-
     def info(self):
         info = ModelInfo()
         info.struct_size = ctypes.sizeof(ModelInfo)
@@ -723,36 +720,14 @@ class Model:
 
     def tokenize(self, text, add_special=True, parse_special=False):
         """The token ids of `text` (str or UTF-8 bytes), BOS added where the model wants it."""
-        data = text.encode() if isinstance(text, str) else bytes(text)
-        flags = (TOKENIZE_ADD_SPECIAL if add_special else 0) | (
-            TOKENIZE_PARSE_SPECIAL if parse_special else 0
-        )
-        tok = self._tokenizer()
-        n = ctypes.c_size_t(0)
-        code = _lib.vkllm_tokenize(tok, data, len(data), flags, None, 0, ctypes.byref(n))
-        if code not in (OK, ERR_BUFFER_TOO_SMALL):
-            _check(code)
-        ids = (ctypes.c_int32 * max(n.value, 1))()
-        _check(_lib.vkllm_tokenize(tok, data, len(data), flags, ids, n.value, ctypes.byref(n)))
-        return list(ids[: n.value])
+        return self.tokenizer().tokenize(text, add_special, parse_special)
 
     def detokenize(self, ids, special=False):
         """The text of a list of token ids."""
-        arr = (ctypes.c_int32 * max(len(ids), 1))(*ids)
-        flags = DETOKENIZE_SPECIAL if special else 0
-        tok = self._tokenizer()
-        n = ctypes.c_size_t(0)
-        code = _lib.vkllm_detokenize(tok, arr, len(ids), flags, None, 0, ctypes.byref(n))
-        if code not in (OK, ERR_BUFFER_TOO_SMALL):
-            _check(code)
-        buf = ctypes.create_string_buffer(n.value + 1)
-        _check(_lib.vkllm_detokenize(tok, arr, len(ids), flags, buf, len(buf), ctypes.byref(n)))
-        return buf.raw[: n.value].decode(errors="replace")
+        return self.tokenizer().detokenize(ids, special)
 
     def is_end_of_generation(self, token):
-        out = ctypes.c_int32(0)
-        _check(_lib.vkllm_token_is_end_of_generation(self._tokenizer(), token, ctypes.byref(out)))
-        return out.value != 0
+        return self.tokenizer().is_end_of_generation(token)
 
 
 class Session:
@@ -963,3 +938,526 @@ class Session:
         code = outcome["code"]
         if code != OK and not (code == ERR_CANCELLED and cancel.is_set()):
             raise Error(code, outcome["message"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Model files, standalone tokenizers, streaming detokenization, the simple chat template form
+# and the low-level session steps (issue 26: every public C function reaches the bindings).
+# ---------------------------------------------------------------------------------------------
+
+SESSION_RECORD_EVERY_STEP = 0x8
+SESSION_PROFILE = 0x10
+
+GGUF_UINT8, GGUF_INT8, GGUF_UINT16, GGUF_INT16, GGUF_UINT32, GGUF_INT32 = 0, 1, 2, 3, 4, 5
+GGUF_FLOAT32, GGUF_BOOL, GGUF_STRING, GGUF_ARRAY = 6, 7, 8, 9
+GGUF_UINT64, GGUF_INT64, GGUF_FLOAT64 = 10, 11, 12
+
+MAX_CHAINED_STEPS = 64
+
+_GGML_TYPE_COUNT = 48
+
+
+class ModelSummary(ctypes.Structure):
+    """What a model file is (vkllm_model_summary); fields the file does not state are 0 or ''."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("gguf_version", ctypes.c_uint32),
+        ("_architecture", ctypes.c_char * 64),
+        ("_name", ctypes.c_char * 256),
+        ("file_bytes", ctypes.c_uint64),
+        ("tensor_bytes", ctypes.c_uint64),
+        ("n_params", ctypes.c_uint64),
+        ("n_tensors", ctypes.c_uint64),
+        ("n_keys", ctypes.c_uint64),
+        ("context_length", ctypes.c_uint32),
+        ("n_layers", ctypes.c_uint32),
+        ("n_embd", ctypes.c_uint32),
+        ("n_heads", ctypes.c_uint32),
+        ("n_kv_heads", ctypes.c_uint32),
+        ("n_experts", ctypes.c_uint32),
+        ("n_experts_used", ctypes.c_uint32),
+        ("n_vocab", ctypes.c_uint32),
+        ("_tokenizer_model", ctypes.c_char * 32),
+        ("_tokenizer_pre", ctypes.c_char * 32),
+        ("tensors_of_type", ctypes.c_uint64 * _GGML_TYPE_COUNT),
+    ]
+
+    architecture = property(lambda self: self._architecture.decode(errors="replace"))
+    name = property(lambda self: self._name.decode(errors="replace"))
+    tokenizer_model = property(lambda self: self._tokenizer_model.decode(errors="replace"))
+    tokenizer_pre = property(lambda self: self._tokenizer_pre.decode(errors="replace"))
+
+
+class _GgufKey(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("name", ctypes.c_char_p),
+        ("type", ctypes.c_int32),
+        ("element_type", ctypes.c_int32),
+        ("count", ctypes.c_uint64),
+    ]
+
+
+class _TensorInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("name", ctypes.c_char_p),
+        ("type", ctypes.c_uint32),
+        ("type_name", ctypes.c_char_p),
+        ("n_dims", ctypes.c_uint32),
+        ("dims", ctypes.c_uint64 * 4),
+        ("n_elements", ctypes.c_uint64),
+        ("n_bytes", ctypes.c_uint64),
+        ("file_offset", ctypes.c_uint64),
+    ]
+
+
+class TokenizerInfo(ctypes.Structure):
+    """A tokenizer's vocabulary size and special ids (-1: none) (vkllm_tokenizer_info)."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("n_vocab", ctypes.c_uint32),
+        ("bos", ctypes.c_int32),
+        ("eos", ctypes.c_int32),
+        ("eot", ctypes.c_int32),
+        ("unk", ctypes.c_int32),
+        ("pad", ctypes.c_int32),
+        ("add_bos", ctypes.c_int32),
+        ("add_eos", ctypes.c_int32),
+        ("_model", ctypes.c_char * 32),
+        ("_pre", ctypes.c_char * 32),
+    ]
+
+    model = property(lambda self: self._model.decode(errors="replace"))
+    pre = property(lambda self: self._pre.decode(errors="replace"))
+
+
+class _ChatMessage(ctypes.Structure):
+    _fields_ = [("role", ctypes.c_char_p), ("content", ctypes.c_char_p)]
+
+
+class _KernelTime(ctypes.Structure):
+    _fields_ = [
+        ("kernel", ctypes.c_char_p),
+        ("dispatches", ctypes.c_uint64),
+        ("ms", ctypes.c_double),
+    ]
+
+
+GgufKey = collections.namedtuple("GgufKey", "name type element_type count")
+GgufKey.__doc__ = ("A metadata key: its GGUF_* type; for arrays the elements' type and count, "
+                   "for scalars element_type == type and count 1.")
+
+TensorInfo = collections.namedtuple(
+    "TensorInfo", "name type type_name dims n_elements n_bytes file_offset")
+TensorInfo.__doc__ = "A tensor of a model file: ggml type, dims innermost first, its bytes."
+
+KernelTime = collections.namedtuple("KernelTime", "kernel dispatches ms")
+KernelTime.__doc__ = "Device time of one compute kernel in a profiled session, summed."
+
+
+def _declare(sigs):
+    for name, (res, args) in sigs.items():
+        f = getattr(_lib, name)
+        f.restype = res
+        f.argtypes = args
+
+
+_status = ctypes.c_int32
+_p_size = ctypes.POINTER(ctypes.c_size_t)
+_declare({
+    "vkllm_gguf_open": (_status, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]),
+    "vkllm_gguf_destroy": (None, [ctypes.c_void_p]),
+    "vkllm_gguf_get_summary": (_status, [ctypes.c_void_p, ctypes.POINTER(ModelSummary)]),
+    "vkllm_gguf_key_at": (_status, [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_GgufKey)]),
+    "vkllm_gguf_get_int": (_status, [ctypes.c_void_p, ctypes.c_char_p,
+                                     ctypes.POINTER(ctypes.c_int64)]),
+    "vkllm_gguf_get_float": (_status, [ctypes.c_void_p, ctypes.c_char_p,
+                                       ctypes.POINTER(ctypes.c_double)]),
+    "vkllm_gguf_get_string": (_status, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                        ctypes.c_size_t, _p_size]),
+    "vkllm_gguf_get_text": (_status, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                      ctypes.c_size_t, _p_size]),
+    "vkllm_gguf_tensor_at": (_status, [ctypes.c_void_p, ctypes.c_size_t,
+                                       ctypes.POINTER(_TensorInfo)]),
+    "vkllm_ggml_type_name": (ctypes.c_char_p, [ctypes.c_uint32]),
+    "vkllm_tokenizer_create": (_status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]),
+    "vkllm_tokenizer_destroy": (None, [ctypes.c_void_p]),
+    "vkllm_tokenizer_get_info": (_status, [ctypes.c_void_p, ctypes.POINTER(TokenizerInfo)]),
+    "vkllm_token_to_piece": (_status, [ctypes.c_void_p, ctypes.c_int32, ctypes.c_uint32,
+                                       ctypes.c_char_p, ctypes.c_size_t, _p_size]),
+    "vkllm_detokenizer_create": (_status, [ctypes.c_void_p, ctypes.c_uint32,
+                                           ctypes.POINTER(ctypes.c_void_p)]),
+    "vkllm_detokenizer_destroy": (None, [ctypes.c_void_p]),
+    "vkllm_detokenizer_push": (_status, [ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p,
+                                         ctypes.c_size_t, _p_size]),
+    "vkllm_detokenizer_flush": (_status, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                          _p_size]),
+    "vkllm_chat_apply_template": (_status, [ctypes.c_char_p, ctypes.c_char_p,
+                                            ctypes.POINTER(_ChatMessage), ctypes.c_size_t,
+                                            ctypes.c_int32, ctypes.c_char_p, ctypes.c_size_t,
+                                            _p_size]),
+    "vkllm_session_truncate": (_status, [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]),
+    "vkllm_session_eval": (_status, [ctypes.c_void_p, ctypes.c_uint32,
+                                     ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+                                     ctypes.POINTER(ctypes.c_float)]),
+    "vkllm_session_decode": (_status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32),
+                                       ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+                                       ctypes.POINTER(ctypes.c_float)]),
+    "vkllm_session_decode_greedy": (_status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32),
+                                              ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+                                              ctypes.c_uint32, ctypes.POINTER(ctypes.c_int32)]),
+    "vkllm_session_get_layer_kv_bytes": (_status, [ctypes.c_void_p, ctypes.c_uint32,
+                                               ctypes.POINTER(ctypes.c_uint64)]),
+    "vkllm_session_get_profile": (_status, [ctypes.c_void_p, ctypes.POINTER(_KernelTime),
+                                        ctypes.c_size_t, _p_size]),
+})
+
+
+def _sized(call):
+    """Bytes from a C function with the buffer rules of vkllm_gguf_get_string: `call(buf,
+    capacity, length)` is tried with a small buffer, then, when that is too small, with one of
+    the length it reported (a refused call changes nothing, so the retry is the same call)."""
+    n = ctypes.c_size_t(0)
+    buf = ctypes.create_string_buffer(64)
+    code = call(buf, len(buf), ctypes.byref(n))
+    if code == ERR_BUFFER_TOO_SMALL:
+        buf = ctypes.create_string_buffer(n.value + 1)
+        code = call(buf, len(buf), ctypes.byref(n))
+    _check(code)
+    return buf.raw[: n.value]
+
+
+def ggml_type_name(type_id):
+    """The name of a ggml tensor type ("Q4_K"), or None for an id ggml does not define."""
+    name = _lib.vkllm_ggml_type_name(type_id)
+    return name.decode() if name is not None else None
+
+
+class Gguf:
+    """An opened model file (vkllm_gguf): its metadata and tensor table, without the weights.
+    Use as a context manager or call close(); strings read from it are copies."""
+
+    def __init__(self, path):
+        self._handle = None
+        handle = ctypes.c_void_p()
+        _check(_lib.vkllm_gguf_open(os.fsencode(path), ctypes.byref(handle)))
+        self._handle = handle
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _lib.vkllm_gguf_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def _h(self):
+        return _live(self._handle, "gguf file")
+
+    def summary(self):
+        s = ModelSummary()
+        s.struct_size = ctypes.sizeof(ModelSummary)
+        _check(_lib.vkllm_gguf_get_summary(self._h(), ctypes.byref(s)))
+        return s
+
+    def keys(self):
+        """Every metadata key, in file order (GgufKey)."""
+        out = []
+        while True:
+            k = _GgufKey()
+            k.struct_size = ctypes.sizeof(_GgufKey)
+            code = _lib.vkllm_gguf_key_at(self._h(), len(out), ctypes.byref(k))
+            if code == ERR_NOT_FOUND:
+                return out
+            _check(code)
+            out.append(GgufKey(k.name.decode(errors="replace"), k.type, k.element_type, k.count))
+
+    def get_int(self, key):
+        """An integer or bool value; Error ERR_NOT_FOUND when absent, ERR_FORMAT when another
+        type."""
+        v = ctypes.c_int64(0)
+        _check(_lib.vkllm_gguf_get_int(self._h(), key.encode(), ctypes.byref(v)))
+        return v.value
+
+    def get_float(self, key):
+        """A float (or integer) value as a float."""
+        v = ctypes.c_double(0)
+        _check(_lib.vkllm_gguf_get_float(self._h(), key.encode(), ctypes.byref(v)))
+        return v.value
+
+    def get_bytes(self, key):
+        """A string value's bytes as stored (they may hold NUL bytes or invalid UTF-8)."""
+        h, k = self._h(), key.encode()
+        return _sized(lambda b, c, n: _lib.vkllm_gguf_get_string(h, k, b, c, n))
+
+    def get_string(self, key):
+        return self.get_bytes(key).decode(errors="replace")
+
+    def get_text(self, key):
+        """Any value as readable text (arrays as their first elements and length)."""
+        h, k = self._h(), key.encode()
+        return _sized(lambda b, c, n: _lib.vkllm_gguf_get_text(h, k, b, c, n)).decode(
+            errors="replace")
+
+    def tensors(self):
+        """Every tensor, in file order (TensorInfo)."""
+        out = []
+        while True:
+            t = _TensorInfo()
+            t.struct_size = ctypes.sizeof(_TensorInfo)
+            code = _lib.vkllm_gguf_tensor_at(self._h(), len(out), ctypes.byref(t))
+            if code == ERR_NOT_FOUND:
+                return out
+            _check(code)
+            out.append(TensorInfo(t.name.decode(errors="replace"), t.type,
+                                  t.type_name.decode() if t.type_name else None,
+                                  tuple(t.dims[: t.n_dims]), t.n_elements, t.n_bytes,
+                                  t.file_offset))
+
+    def tokenizer(self):
+        """The file's tokenizer (it needs no device; the file may be closed afterwards)."""
+        return Tokenizer(self)
+
+
+class Tokenizer:
+    """Text <-> token ids. Tokenizer(gguf) builds one from a model file and owns it (close() or
+    a context manager frees it); Model.tokenizer() lends the model's, valid while the model is
+    open."""
+
+    def __init__(self, gguf):
+        self._handle = None
+        self._model = None
+        handle = ctypes.c_void_p()
+        _check(_lib.vkllm_tokenizer_create(gguf._h(), ctypes.byref(handle)))
+        self._handle = handle
+
+    @classmethod
+    def _of_model(cls, model):
+        tok = cls.__new__(cls)
+        tok._handle = None
+        tok._model = model
+        return tok
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _lib.vkllm_tokenizer_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def _h(self):
+        if self._model is not None:
+            return _lib.vkllm_model_get_tokenizer(_live(self._model._handle, "model"))
+        return _live(self._handle, "tokenizer")
+
+    def info(self):
+        info = TokenizerInfo()
+        info.struct_size = ctypes.sizeof(TokenizerInfo)
+        _check(_lib.vkllm_tokenizer_get_info(self._h(), ctypes.byref(info)))
+        return info
+
+    def tokenize(self, text, add_special=True, parse_special=False):
+        """The token ids of `text` (str or UTF-8 bytes), BOS added where the model wants it."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        flags = (TOKENIZE_ADD_SPECIAL if add_special else 0) | (
+            TOKENIZE_PARSE_SPECIAL if parse_special else 0
+        )
+        tok = self._h()
+        n = ctypes.c_size_t(0)
+        code = _lib.vkllm_tokenize(tok, data, len(data), flags, None, 0, ctypes.byref(n))
+        if code not in (OK, ERR_BUFFER_TOO_SMALL):
+            _check(code)
+        ids = (ctypes.c_int32 * max(n.value, 1))()
+        _check(_lib.vkllm_tokenize(tok, data, len(data), flags, ids, n.value, ctypes.byref(n)))
+        return list(ids[: n.value])
+
+    def detokenize(self, ids, special=False):
+        """The text of a list of token ids."""
+        arr = (ctypes.c_int32 * max(len(ids), 1))(*ids)
+        flags = DETOKENIZE_SPECIAL if special else 0
+        tok = self._h()
+        return _sized(lambda b, c, n: _lib.vkllm_detokenize(tok, arr, len(ids), flags, b, c, n)
+                      ).decode(errors="replace")
+
+    def token_to_piece(self, token, special=False):
+        """The bytes of one token (maybe part of a UTF-8 character)."""
+        tok, flags = self._h(), DETOKENIZE_SPECIAL if special else 0
+        return _sized(lambda b, c, n: _lib.vkllm_token_to_piece(tok, token, flags, b, c, n))
+
+    def is_end_of_generation(self, token):
+        out = ctypes.c_int32(0)
+        _check(_lib.vkllm_token_is_end_of_generation(self._h(), token, ctypes.byref(out)))
+        return out.value != 0
+
+    def detokenizer(self, special=False):
+        """A Detokenizer for one stream of this tokenizer's ids."""
+        return Detokenizer(self, special)
+
+
+class Detokenizer:
+    """Streaming detokenization: push(token) returns the text it completed, never ending inside
+    a UTF-8 character; flush() ends the stream with what is held. One stream at a time; the
+    tokenizer (and the model it may belong to) is kept alive by it."""
+
+    def __init__(self, tokenizer, special=False):
+        self._handle = None
+        handle = ctypes.c_void_p()
+        _check(_lib.vkllm_detokenizer_create(tokenizer._h(),
+                                             DETOKENIZE_SPECIAL if special else 0,
+                                             ctypes.byref(handle)))
+        self._handle = handle
+        self.tokenizer = tokenizer
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _lib.vkllm_detokenizer_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def _h(self):
+        self.tokenizer._h()  # raises once the tokenizer (or its model) is closed
+        return _live(self._handle, "detokenizer")
+
+    def push(self, token):
+        h = self._h()
+        return _sized(lambda b, c, n: _lib.vkllm_detokenizer_push(h, token, b, c, n)).decode(
+            errors="replace")
+
+    def flush(self):
+        h = self._h()
+        return _sized(lambda b, c, n: _lib.vkllm_detokenizer_flush(h, b, c, n)).decode(
+            errors="replace")
+
+
+# Model.tokenizer and the Session methods below are attached from this section, apart from the
+# class bodies, so that the API added here reads (and merges) as one unit.
+def _model_tokenizer(self):
+    """The model's own tokenizer (valid while the model is open; nothing to close)."""
+    return Tokenizer._of_model(self)
+
+
+Model.tokenizer = _model_tokenizer
+
+
+def chat_apply_template(messages, template_name=None, model_template=None, add_assistant=True):
+    """The simple form of chat_render: plain turns, (role, content) pairs or dicts with those
+    keys, rendered with the built-in `template_name` ("chatml", "llama3", "harmony") or else
+    `model_template` (a model's Jinja text, e.g. Model.chat_template()); BOS and EOS are left
+    undefined, so tokenize the result with add_special=True, parse_special=True."""
+    pairs = [(m["role"], m["content"]) if isinstance(m, dict) else tuple(m) for m in messages]
+    encoded = [(r.encode(), c.encode()) for r, c in pairs]
+    arr = (_ChatMessage * max(len(encoded), 1))(*[_ChatMessage(r, c) for r, c in encoded])
+    name = template_name.encode() if template_name is not None else None
+    source = model_template.encode() if model_template is not None else None
+    flag = 1 if add_assistant else 0
+    return _sized(lambda b, c, n: _lib.vkllm_chat_apply_template(
+        name, source, arr, len(encoded), flag, b, c, n)).decode(errors="replace")
+
+
+# The low-level steps of a session, below generate(): they run the model and hand back logits
+# (array.array('f'), one row of model.info().n_vocab floats per token asked for).
+
+def _int32s(values):
+    return (ctypes.c_int32 * max(len(values), 1))(*values)
+
+
+def _session_rows(self, n):
+    width = self.model.info().n_vocab
+    return width, array.array("f", bytes(4 * width * n))
+
+
+def _session_truncate(self, n_keep, seq=0):
+    """Keeps the first n_keep positions of sequence `seq` and forgets the rest."""
+    _check(_lib.vkllm_session_truncate(self._idle(), seq, n_keep))
+
+
+def _session_eval(self, tokens, seq=0, logits=True):
+    """Appends `tokens` to sequence `seq` (prefill, in chunks); returns the logits after the
+    last one (array.array('f')), or None with logits=False (nothing is copied back)."""
+    h = self._idle()
+    ids = _int32s(tokens)
+    if not logits:
+        _check(_lib.vkllm_session_eval(h, seq, ids, len(tokens), None))
+        return None
+    _, row = _session_rows(self, 1)
+    ptr = (ctypes.c_float * len(row)).from_buffer(row)
+    _check(_lib.vkllm_session_eval(h, seq, ids, len(tokens), ptr))
+    return row
+
+
+def _session_decode(self, tokens, seqs=None):
+    """One token for each of several distinct sequences (seqs; default 0, 1, ...), decoded
+    together in one step; returns one row of logits per sequence."""
+    h = self._idle()
+    seqs = list(range(len(tokens))) if seqs is None else list(seqs)
+    if len(seqs) != len(tokens):
+        raise Error(ERR_INVALID_ARGUMENT, "decode: as many sequences as tokens are needed")
+    width, rows = _session_rows(self, len(tokens))
+    ptr = (ctypes.c_float * max(len(rows), 1)).from_buffer(rows) if rows else None
+    _check(_lib.vkllm_session_decode(h, (ctypes.c_uint32 * max(len(seqs), 1))(*seqs),
+                                     _int32s(tokens), len(tokens), ptr))
+    return [rows[i * width:(i + 1) * width] for i in range(len(tokens))]
+
+
+def _session_decode_greedy(self, tokens, steps, seqs=None):
+    """`steps` greedy decode steps for each sequence, chained in one submission: the first
+    decodes `tokens`, each later one the token the step before chose. Returns a list of steps,
+    each the chosen id of every sequence."""
+    h = self._idle()
+    seqs = list(range(len(tokens))) if seqs is None else list(seqs)
+    if len(seqs) != len(tokens):
+        raise Error(ERR_INVALID_ARGUMENT, "decode_greedy: as many sequences as tokens are needed")
+    out = (ctypes.c_int32 * max(steps * len(tokens), 1))()
+    _check(_lib.vkllm_session_decode_greedy(h, (ctypes.c_uint32 * max(len(seqs), 1))(*seqs),
+                                            _int32s(tokens), len(tokens), steps, out))
+    n = len(tokens)
+    return [list(out[s * n:(s + 1) * n]) for s in range(steps)]
+
+
+def _session_layer_kv_bytes(self, layer):
+    """K and V cache bytes of one layer of the model (all sequences)."""
+    v = ctypes.c_uint64(0)
+    _check(_lib.vkllm_session_get_layer_kv_bytes(self._idle(), layer, ctypes.byref(v)))
+    return v.value
+
+
+def _session_profile(self):
+    """Device time per kernel since the session was created (flags=SESSION_PROFILE), most time
+    first: a list of KernelTime."""
+    h = self._idle()
+    n = ctypes.c_size_t(0)
+    _check(_lib.vkllm_session_get_profile(h, None, 0, ctypes.byref(n)))
+    arr = (_KernelTime * max(n.value, 1))()
+    _check(_lib.vkllm_session_get_profile(h, arr, n.value, ctypes.byref(n)))
+    return [KernelTime(k.kernel.decode(errors="replace"), k.dispatches, k.ms)
+            for k in arr[: n.value]]
+
+
+for _f in (_session_truncate, _session_eval, _session_decode, _session_decode_greedy,
+           _session_layer_kv_bytes, _session_profile):
+    setattr(Session, _f.__name__[len("_session_"):], _f)
+del _f

@@ -364,6 +364,8 @@ pub struct vkllm_session {
 pub const VKLLM_SESSION_KV_F32: u32 = 0x1;
 pub const VKLLM_SESSION_STREAMING: u32 = 0x2;
 pub const VKLLM_SESSION_KV_Q8_0: u32 = 0x4;
+pub const VKLLM_SESSION_RECORD_EVERY_STEP: u32 = 0x8;
+pub const VKLLM_SESSION_PROFILE: u32 = 0x10;
 pub const VKLLM_MAX_CHAINED_STEPS: u32 = 64;
 
 #[repr(C)]
@@ -388,6 +390,14 @@ pub struct vkllm_session_stats {
     pub prefill_ms: f64,
     pub decode_ms: f64,
     pub kv_cache_bytes: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_kernel_time {
+    pub kernel: *const c_char,
+    pub dispatches: u64,
+    pub ms: f64,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -695,6 +705,12 @@ extern "C" {
         layer: u32,
         bytes: *mut u64,
     ) -> vkllm_status;
+    pub fn vkllm_session_get_profile(
+        session: *const vkllm_session,
+        out: *mut vkllm_kernel_time,
+        capacity: usize,
+        count: *mut usize,
+    ) -> vkllm_status;
 
     pub fn vkllm_session_state_size(
         session: *const vkllm_session,
@@ -778,6 +794,7 @@ mod tests {
         assert_eq!(size_of::<vkllm_chat_params>(), 80);
         assert_eq!(offset_of!(vkllm_reply_part, n_tool_calls), 32);
         assert_eq!(size_of::<vkllm_reply_part>(), 40);
+        assert_eq!(size_of::<vkllm_kernel_time>(), 24);
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::ptr;
 
 use vkllm_sys as sys;
 
-use crate::{check, invalid_argument, Model, Result, ToolCall};
+use crate::gguf::{c_string, read_sized};
+use crate::{invalid_argument, Model, Result, ToolCall};
 
 /// A turn of a conversation, as OpenAI's messages and Hugging Face templates have them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -86,23 +87,7 @@ fn owned(s: &Option<String>, keep: &mut Vec<CString>) -> Result<*const c_char> {
 /// template's refusal (`raise_exception`) is an error carrying its own message.
 pub fn chat_render(options: &ChatOptions, turns: &[ChatTurn]) -> Result<String> {
     let mut keep = Vec::new();
-    // SAFETY: init writes the whole struct.
-    let mut p: sys::vkllm_chat_params = unsafe {
-        let mut p = std::mem::MaybeUninit::uninit();
-        sys::vkllm_chat_params_init(p.as_mut_ptr());
-        p.assume_init()
-    };
-    p.model = options.model.map_or(ptr::null(), |m| m.raw.as_ptr());
-    p.template_source = owned(&options.template, &mut keep)?;
-    p.template_name = owned(&options.template_name, &mut keep)?;
-    p.tools = owned(&options.tools_json, &mut keep)?;
-    p.extra = owned(&options.extra_json, &mut keep)?;
-    p.add_generation_prompt = i32::from(options.add_generation_prompt);
-    p.bos_token = owned(&options.bos_token, &mut keep)?;
-    p.eos_token = owned(&options.eos_token, &mut keep)?;
-    if let Some(now) = options.now {
-        p.now = now;
-    }
+    let p = raw_params(options, &mut keep)?;
     let mut calls: Vec<Vec<sys::vkllm_tool_call>> = Vec::with_capacity(turns.len());
     let mut raw = Vec::with_capacity(turns.len());
     for t in turns {
@@ -130,25 +115,86 @@ pub fn chat_render(options: &ChatOptions, turns: &[ChatTurn]) -> Result<String> 
         });
         calls.push(cs); // the Vec's heap buffer does not move with it
     }
-    let mut n = 0usize;
-    // SAFETY: every pointer in `p` and `raw` points into `keep`, `calls` or `raw`, alive here.
-    let status =
-        unsafe { sys::vkllm_chat_render(&p, raw.as_ptr(), raw.len(), ptr::null_mut(), 0, &mut n) };
-    if status != sys::VKLLM_ERR_BUFFER_TOO_SMALL {
-        check(status)?;
+    // SAFETY: every pointer in `p` and `raw` points into `keep`, `calls` or `raw`, alive here;
+    // the buffer is valid for the capacity given.
+    let bytes = read_sized(|buf, cap, n| unsafe {
+        sys::vkllm_chat_render(&p, raw.as_ptr(), raw.len(), buf, cap, n)
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// [`chat_render`] with the messages as a JSON array of OpenAI-style message objects (what a
+/// program holding serde values or a server's request already has).
+pub fn chat_render_json(options: &ChatOptions, messages_json: &str) -> Result<String> {
+    let mut keep = Vec::new();
+    let p = raw_params(options, &mut keep)?;
+    let messages = c_string(messages_json)?;
+    // SAFETY: every pointer in `p` points into `keep`, alive here; the buffer is valid for the
+    // capacity given.
+    let bytes = read_sized(|buf, cap, n| unsafe {
+        sys::vkllm_chat_render_json(&p, messages.as_ptr(), buf, cap, n)
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The simple form: plain `(role, content)` turns rendered with the built-in `template_name`
+/// ("chatml", "llama3", "harmony") or else `model_template` (a model's Jinja text, e.g.
+/// [`Model::chat_template`]). BOS and EOS are left undefined: tokenize the result with
+/// ADD_SPECIAL | PARSE_SPECIAL. `add_assistant` ends it with the opening of the reply.
+pub fn chat_apply_template(
+    template_name: Option<&str>,
+    model_template: Option<&str>,
+    messages: &[(&str, &str)],
+    add_assistant: bool,
+) -> Result<String> {
+    let name = template_name.map(c_string).transpose()?;
+    let source = model_template.map(c_string).transpose()?;
+    let mut keep = Vec::with_capacity(2 * messages.len());
+    let mut raw = Vec::with_capacity(messages.len());
+    for (role, content) in messages {
+        let (role, content) = (c_string(role)?, c_string(content)?);
+        raw.push(sys::vkllm_chat_message {
+            role: role.as_ptr(),
+            content: content.as_ptr(),
+        });
+        keep.push(role); // a CString's heap buffer does not move with it
+        keep.push(content);
     }
-    let mut buf = vec![0u8; n + 1];
-    // SAFETY: as above; `buf` holds n + 1 bytes.
-    check(unsafe {
-        sys::vkllm_chat_render(
-            &p,
+    // SAFETY: the strings live in `name`, `source` and `keep`; the buffer is valid for the
+    // capacity given.
+    let bytes = read_sized(|buf, cap, n| unsafe {
+        sys::vkllm_chat_apply_template(
+            name.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
+            source.as_ref().map_or(ptr::null(), |c| c.as_ptr()),
             raw.as_ptr(),
             raw.len(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            &mut n,
+            i32::from(add_assistant),
+            buf,
+            cap,
+            n,
         )
     })?;
-    buf.truncate(n);
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The C params of `options`; the strings they point to are kept alive in `keep`.
+fn raw_params(options: &ChatOptions, keep: &mut Vec<CString>) -> Result<sys::vkllm_chat_params> {
+    // SAFETY: init writes the whole struct.
+    let mut p: sys::vkllm_chat_params = unsafe {
+        let mut p = std::mem::MaybeUninit::uninit();
+        sys::vkllm_chat_params_init(p.as_mut_ptr());
+        p.assume_init()
+    };
+    p.model = options.model.map_or(ptr::null(), |m| m.raw.as_ptr());
+    p.template_source = owned(&options.template, keep)?;
+    p.template_name = owned(&options.template_name, keep)?;
+    p.tools = owned(&options.tools_json, keep)?;
+    p.extra = owned(&options.extra_json, keep)?;
+    p.add_generation_prompt = i32::from(options.add_generation_prompt);
+    p.bos_token = owned(&options.bos_token, keep)?;
+    p.eos_token = owned(&options.eos_token, keep)?;
+    if let Some(now) = options.now {
+        p.now = now;
+    }
+    Ok(p)
 }

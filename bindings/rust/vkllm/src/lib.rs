@@ -27,9 +27,17 @@ use std::ptr::{self, NonNull};
 use vkllm_sys as sys;
 
 mod chat;
+mod device;
+mod gguf;
+mod lowlevel;
 mod reply;
-pub use chat::{chat_render, ChatOptions, ChatTurn};
+mod tokenizer;
+pub use chat::{chat_apply_template, chat_render, chat_render_json, ChatOptions, ChatTurn};
+pub use device::{devices, version_string, DeviceInfo, DeviceType, RuntimeStats, SelfCheck};
+pub use gguf::{ggml_type_name, Gguf, GgufKey, GgufType, ModelSummary, TensorInfo};
+pub use lowlevel::{KernelTime, SessionOptions, SessionStats};
 pub use reply::{prompt_opens_reasoning, ReplyFormat, ReplyParser, ReplyPart, ToolCall};
+pub use tokenizer::{Detokenizer, Tokenizer, TokenizerInfo};
 
 pub use sys::VKLLM_VERSION_NUMBER as VERSION_NUMBER;
 
@@ -208,7 +216,10 @@ impl Runtime {
         info.struct_size = std::mem::size_of::<sys::vkllm_device_info>();
         // SAFETY: valid handle and output struct; name is NUL-terminated by the library.
         unsafe {
-            check(sys::vkllm_runtime_get_device_info(self.raw.as_ptr(), &mut info))?;
+            check(sys::vkllm_runtime_get_device_info(
+                self.raw.as_ptr(),
+                &mut info,
+            ))?;
             Ok(cstr_to_string(info.name.as_ptr()))
         }
     }
@@ -256,53 +267,25 @@ impl Model {
             .ok_or_else(|| invalid_argument("vkllm_model_load returned NULL"))
     }
 
-    fn tokenizer(&self) -> *const sys::vkllm_tokenizer {
-        // SAFETY: valid handle; the tokenizer lives as long as the model.
-        unsafe { sys::vkllm_model_get_tokenizer(self.raw.as_ptr()) }
-    }
-
     /// Tokenizes text, adding BOS where the model asks for it.
     pub fn tokenize(&self, text: &str) -> Result<Vec<i32>> {
-        self.tokenize_with(text, sys::VKLLM_TOKENIZE_ADD_SPECIAL)
+        self.tokenizer().tokenize(text)
     }
 
     /// Tokenizes text with `VKLLM_TOKENIZE_*` flags (e.g. ADD_SPECIAL | PARSE_SPECIAL for chat
     /// prompts).
     pub fn tokenize_with(&self, text: &str, flags: u32) -> Result<Vec<i32>> {
-        tokenize(self.tokenizer(), text, flags)
+        self.tokenizer().tokenize_with(text, flags)
     }
 
     /// The text of a sequence of tokens (control tokens produce none).
     pub fn detokenize(&self, tokens: &[i32]) -> Result<String> {
-        let tok = self.tokenizer();
-        let mut buf: Vec<u8> = vec![0; tokens.len() * 8 + 16];
-        loop {
-            let mut length = 0usize;
-            // SAFETY: buffers are valid for the lengths given.
-            let code = unsafe {
-                sys::vkllm_detokenize(
-                    tok,
-                    tokens.as_ptr(),
-                    tokens.len(),
-                    0,
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    &mut length,
-                )
-            };
-            if code == sys::VKLLM_ERR_BUFFER_TOO_SMALL {
-                buf.resize(length + 1, 0);
-                continue;
-            }
-            check(code)?;
-            buf.truncate(length);
-            return Ok(String::from_utf8_lossy(&buf).into_owned());
-        }
+        self.tokenizer().detokenize(tokens)
     }
 
     /// Whether generation stops at this token (EOS, EOT, <|im_end|>...).
     pub fn is_end_of_generation(&self, token: i32) -> Result<bool> {
-        is_end_of_generation(self.tokenizer(), token)
+        self.tokenizer().is_end_of_generation(token)
     }
 
     /// Vocabulary size (the length of a logits row).
@@ -573,30 +556,6 @@ impl Session {
     /// Appends `tokens` to the cache and returns the logits after the last one.
     pub fn eval(&mut self, tokens: &[i32]) -> Result<Vec<f32>> {
         self.eval_seq(0, tokens)
-    }
-
-    /// `eval` on sequence `seq`.
-    pub fn eval_seq(&mut self, seq: u32, tokens: &[i32]) -> Result<Vec<f32>> {
-        let mut logits = vec![0f32; model_n_vocab(self.model)?];
-        // SAFETY: valid handle; tokens and logits (n_vocab floats) valid for the call.
-        check(unsafe {
-            sys::vkllm_session_eval(
-                self.raw.as_ptr(),
-                seq,
-                tokens.as_ptr(),
-                tokens.len(),
-                logits.as_mut_ptr(),
-            )
-        })?;
-        Ok(logits)
-    }
-
-    /// Tokens in sequence `seq`'s cache so far.
-    pub fn position_of(&self, seq: u32) -> Result<u32> {
-        let mut n = 0u32;
-        // SAFETY: valid handle; Session is not Sync, so no other thread uses it now.
-        check(unsafe { sys::vkllm_session_get_position(self.raw.as_ptr(), seq, &mut n) })?;
-        Ok(n)
     }
 
     /// Sequence `seq`'s state (KV cache, position, token ids), for `load_state` on any

@@ -1,0 +1,179 @@
+//! Devices, a runtime's counters and self-check, and the library's version text.
+
+use vkllm_sys as sys;
+
+use crate::{check, cstr_to_string, Result, Runtime};
+
+/// The library's version as "MAJOR.MINOR.PATCH".
+pub fn version_string() -> String {
+    // SAFETY: returns static, NUL-terminated text.
+    unsafe { cstr_to_string(sys::vkllm_version_string()) }
+}
+
+/// The kind of a Vulkan device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceType {
+    IntegratedGpu,
+    DiscreteGpu,
+    VirtualGpu,
+    /// A software rasterizer such as Mesa's lavapipe.
+    Cpu,
+    Other,
+}
+
+/// What vkllm knows about a Vulkan device (`vkllm_device_info`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Position in [`devices`]' order.
+    pub index: u32,
+    pub device_type: DeviceType,
+    pub name: String,
+    pub driver_name: String,
+    pub driver_info: String,
+    pub vendor_id: u32,
+    pub device_id: u32,
+    pub api_version: u32,
+    /// vkllm can run on it.
+    pub usable: bool,
+    /// Device-local memory is also host-visible.
+    pub unified_memory: bool,
+    /// Memory heaps: size in bytes, and whether device-local.
+    pub heaps: Vec<(u64, bool)>,
+    pub max_storage_buffer_range: u64,
+    pub max_texel_buffer_elements: u64,
+    pub max_allocation_size: u64,
+    pub max_compute_shared_memory: u32,
+    pub max_workgroup_invocations: u32,
+    pub subgroup_size: u32,
+    pub shader_float16: bool,
+    pub shader_int8: bool,
+    pub storage_16bit: bool,
+    /// Compute timestamps: sessions can be profiled.
+    pub timestamps: bool,
+}
+
+fn blank_device_info() -> sys::vkllm_device_info {
+    // SAFETY: zeroed is valid for this plain struct; struct_size set as required.
+    let mut info: sys::vkllm_device_info = unsafe { std::mem::zeroed() };
+    info.struct_size = std::mem::size_of::<sys::vkllm_device_info>();
+    info
+}
+
+fn device_info(i: &sys::vkllm_device_info) -> DeviceInfo {
+    let heaps = (i.heap_count as usize).min(sys::VKLLM_MAX_MEMORY_HEAPS);
+    DeviceInfo {
+        index: i.index,
+        device_type: match i.type_ {
+            sys::VKLLM_DEVICE_INTEGRATED_GPU => DeviceType::IntegratedGpu,
+            sys::VKLLM_DEVICE_DISCRETE_GPU => DeviceType::DiscreteGpu,
+            sys::VKLLM_DEVICE_VIRTUAL_GPU => DeviceType::VirtualGpu,
+            sys::VKLLM_DEVICE_CPU => DeviceType::Cpu,
+            _ => DeviceType::Other,
+        },
+        // SAFETY: NUL-terminated arrays filled by the library.
+        name: unsafe { cstr_to_string(i.name.as_ptr()) },
+        // SAFETY: as above.
+        driver_name: unsafe { cstr_to_string(i.driver_name.as_ptr()) },
+        // SAFETY: as above.
+        driver_info: unsafe { cstr_to_string(i.driver_info.as_ptr()) },
+        vendor_id: i.vendor_id,
+        device_id: i.device_id,
+        api_version: i.api_version,
+        usable: i.usable != 0,
+        unified_memory: i.unified_memory != 0,
+        heaps: (0..heaps)
+            .map(|h| (i.heap_size[h], i.heap_device_local[h] != 0))
+            .collect(),
+        max_storage_buffer_range: i.max_storage_buffer_range,
+        max_texel_buffer_elements: i.max_texel_buffer_elements,
+        max_allocation_size: i.max_allocation_size,
+        max_compute_shared_memory: i.max_compute_shared_memory,
+        max_workgroup_invocations: i.max_workgroup_invocations,
+        subgroup_size: i.subgroup_size,
+        shader_float16: i.shader_float16 != 0,
+        shader_int8: i.shader_int8 != 0,
+        storage_16bit: i.storage_16bit != 0,
+        timestamps: i.timestamps != 0,
+    }
+}
+
+/// The Vulkan devices of this machine, in the order device indices refer to
+/// (`Status::NoDevice` without a Vulkan loader or driver).
+pub fn devices() -> Result<Vec<DeviceInfo>> {
+    let mut count = 0usize;
+    // SAFETY: capacity 0 with NULL infos asks for the count.
+    check(unsafe { sys::vkllm_devices_enumerate(std::ptr::null_mut(), 0, &mut count) })?;
+    let mut raw = vec![blank_device_info(); count];
+    // SAFETY: raw holds `count` entries, each with struct_size set.
+    check(unsafe { sys::vkllm_devices_enumerate(raw.as_mut_ptr(), raw.len(), &mut count) })?;
+    raw.truncate(count);
+    Ok(raw.iter().map(device_info).collect())
+}
+
+/// A runtime's counters since its creation (`vkllm_runtime_stats`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuntimeStats {
+    pub validation_errors: u64,
+    pub validation_warnings: u64,
+    pub pipelines_created: u64,
+    pub pipeline_cache_bytes_loaded: u64,
+    pub device_memory_allocated: u64,
+    pub submits: u64,
+}
+
+/// What [`Runtime::self_check`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SelfCheck {
+    pub kernels_checked: u32,
+    pub kernels_failed: u32,
+    /// Largest error relative to each check's tolerance (<= 1: pass).
+    pub max_error: f64,
+    /// The first kernel that failed, "" when none did.
+    pub first_failure: String,
+    pub elapsed_ms: f64,
+}
+
+impl Runtime {
+    /// The device the runtime runs on.
+    pub fn device_info(&self) -> Result<DeviceInfo> {
+        let mut info = blank_device_info();
+        // SAFETY: valid handle and output struct.
+        check(unsafe { sys::vkllm_runtime_get_device_info(self.as_raw(), &mut info) })?;
+        Ok(device_info(&info))
+    }
+
+    pub fn stats(&self) -> Result<RuntimeStats> {
+        let mut s = sys::vkllm_runtime_stats {
+            struct_size: std::mem::size_of::<sys::vkllm_runtime_stats>(),
+            ..Default::default()
+        };
+        // SAFETY: valid handle and output struct.
+        check(unsafe { sys::vkllm_runtime_get_stats(self.as_raw(), &mut s) })?;
+        Ok(RuntimeStats {
+            validation_errors: s.validation_errors,
+            validation_warnings: s.validation_warnings,
+            pipelines_created: s.pipelines_created,
+            pipeline_cache_bytes_loaded: s.pipeline_cache_bytes_loaded,
+            device_memory_allocated: s.device_memory_allocated,
+            submits: s.submits,
+        })
+    }
+
+    /// Runs every compute kernel once on fixed data and compares it with a CPU computation. A
+    /// kernel's failure is reported in the result; an error means the check could not run.
+    pub fn self_check(&self) -> Result<SelfCheck> {
+        // SAFETY: zeroed is valid for this plain struct; struct_size set as required.
+        let mut r: sys::vkllm_self_check_result = unsafe { std::mem::zeroed() };
+        r.struct_size = std::mem::size_of::<sys::vkllm_self_check_result>();
+        // SAFETY: valid handle and output struct.
+        check(unsafe { sys::vkllm_runtime_self_check(self.as_raw(), &mut r) })?;
+        Ok(SelfCheck {
+            kernels_checked: r.kernels_checked,
+            kernels_failed: r.kernels_failed,
+            max_error: r.max_error,
+            // SAFETY: NUL-terminated array filled by the library.
+            first_failure: unsafe { cstr_to_string(r.first_failure.as_ptr()) },
+            elapsed_ms: r.elapsed_ms,
+        })
+    }
+}
