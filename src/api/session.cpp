@@ -8,66 +8,17 @@
 #include "api/guard.h"
 #include "api/objects.h"
 #include "api/out.h"
+#include "api/params.h"
+#include "api/sampling.h"
+#include "api/session_access.h"
 
 using vkllm::fail;
+using vkllm::api::change;
 using vkllm::api::guard;
+using vkllm::api::read_params;
+using vkllm::api::readable;
 using vkllm::api::require_arg;
 using vkllm::api::require_struct;
-
-namespace {
-
-// Params structs from callers built against an older header: fields past their struct_size
-// keep the defaults.
-template <typename T>
-T read_params(const T *given, void (*init)(T *), const char *fn) {
-    T p;
-    init(&p);
-    if (given) {
-        if (given->struct_size < sizeof(size_t) || given->struct_size > sizeof p)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: struct_size %zu; call the *_init function first",
-                 fn, given->struct_size);
-        std::memcpy(&p, given, given->struct_size);
-        p.struct_size = sizeof p;
-    }
-    return p;
-}
-
-// Every call but destroy: once the session (or another user of its device) has seen the
-// device lost, nothing it holds can be trusted, and each call says so.
-const vkllm::engine::Session &readable(const vkllm_session *s, const char *fn) {
-    require_arg(s, fn, "session");
-    if (s->lost.load() || s->context->device().lost())
-        fail(VKLLM_ERR_DEVICE_LOST,
-             "%s: the device was lost during an earlier call; destroy the session and create the "
-             "runtime, model and session again",
-             fn);
-    return *s->session;
-}
-
-// Runs `body`, which changes the session, as the session's only user. A second thread in a
-// call that changes it, or a callback re-entering it, is refused instead of corrupting it: one
-// atomic exchange per call. A device loss seen on the way is remembered.
-template <typename F>
-void change(vkllm_session *s, const char *fn, F &&body) {
-    readable(s, fn);
-    if (s->busy.exchange(true))
-        fail(VKLLM_ERR_INVALID_ARGUMENT,
-             "%s: the session is in use by another call (a session is used by one thread at a "
-             "time, and not from inside its own callbacks)",
-             fn);
-    struct Release {
-        std::atomic<bool> &busy;
-        ~Release() { busy.store(false); }
-    } release{s->busy};
-    try {
-        body(*s->session);
-    } catch (const vkllm::Error &e) {
-        if (e.status() == VKLLM_ERR_DEVICE_LOST) s->lost.store(true);
-        throw;
-    }
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -236,18 +187,6 @@ vkllm_status vkllm_session_layer_kv_bytes(const vkllm_session *session, uint32_t
     });
 }
 
-void vkllm_sampling_params_init(vkllm_sampling_params *p) {
-    if (!p) return;
-    std::memset(p, 0, sizeof *p);
-    p->struct_size = sizeof *p;
-    p->temperature = 0.8f;
-    p->top_k = 40;
-    p->top_p = 0.95f;
-    p->min_p = 0.05f;
-    p->repeat_penalty = 1.0f;
-    p->repeat_last_n = 64;
-}
-
 void vkllm_generate_params_init(vkllm_generate_params *p) {
     if (!p) return;
     std::memset(p, 0, sizeof *p);
@@ -264,7 +203,6 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
         readable(session, fn);
         if (n_prompt > 0) require_arg(prompt, fn, "prompt");
         if (result) require_struct(result, fn, "result");
-        vkllm_sampling_params sp = read_params(sampling, vkllm_sampling_params_init, fn);
         vkllm_generate_params gp = read_params(params, vkllm_generate_params_init, fn);
         if (gp.n_stop > 0) require_arg(gp.stop, fn, "params->stop");
         vkllm::engine::GenerateOptions o;
@@ -277,13 +215,7 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
         o.render_special = gp.render_special != 0;
         o.steps_per_submit = gp.steps_per_submit;
         o.ignore_eog = gp.ignore_eog != 0;
-        o.sampling.temperature = sp.temperature;
-        o.sampling.top_k = sp.top_k;
-        o.sampling.top_p = sp.top_p;
-        o.sampling.min_p = sp.min_p;
-        o.sampling.repeat_penalty = sp.repeat_penalty;
-        o.sampling.repeat_last_n = sp.repeat_last_n;
-        o.sampling.seed = sp.seed;
+        o.sampling = vkllm::api::sampling_options(sampling, session->model->n_tokens(), fn);
         if (gp.on_token)
             o.on_token = [&gp](int32_t token, std::string_view text) {
                 std::string copy(text);  // NUL-terminated for C callers
@@ -307,6 +239,7 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
             status == VKLLM_ERR_CANCELLED ? VKLLM_STOP_CANCELLED : vkllm_stop_reason(r.reason);
         out.prefill_ms = r.prefill_ms;
         out.decode_ms = r.decode_ms;
+        out.seed = r.seed;
         vkllm::api::copy_struct(out, result);
     }
     return status;

@@ -45,6 +45,8 @@ class Model {
     uint64_t rope_table_builds() const { return rope_table_builds_; }
     uint64_t file_bytes() const { return file_bytes_; }
     uint64_t tensor_bytes() const { return tensor_bytes_; }  // tensor data in the file
+    // The file's key-values, copied at load (GgufFile::metadata_copy).
+    const std::shared_ptr<const format::GgufFile> &metadata() const { return metadata_; }
 
   private:
     gpu::Context &ctx_;
@@ -57,6 +59,7 @@ class Model {
     uint64_t rope_table_builds_ = 0;
     uint64_t file_bytes_ = 0;
     uint64_t tensor_bytes_ = 0;
+    std::shared_ptr<const format::GgufFile> metadata_;
 };
 
 }  // namespace vkllm::engine
