@@ -217,7 +217,7 @@ int main(void) {
     PIN_OFFSET(vkllm_session_info, kv_type, 28);
     PIN_OFFSET(vkllm_session_info, kv_cache_bytes, 32);
     PIN_OFFSET(vkllm_session_info, device_bytes, 40);
-    PIN_SIZE(vkllm_batch_sequence, 72);
+    PIN_SIZE(vkllm_batch_sequence, 64);
     PIN_OFFSET(vkllm_batch_sequence, struct_size, 0);
     PIN_OFFSET(vkllm_batch_sequence, seq, 8);
     PIN_OFFSET(vkllm_batch_sequence, prompt, 16);

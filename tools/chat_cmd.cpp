@@ -58,14 +58,13 @@ int cmd_chat(int argc, char **argv) {
     const char *stage = nullptr;
     vkllm_status s = load(o, l, stage);
     if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
-    if (o.repeat_whole_context) o.sampling.repeat_last_n = int32_t(context_size(o, l));
     const vkllm_tokenizer *tok = vkllm_model_tokenizer(l.model);
     // No SA_RESTART: ^C at the prompt ends the read, and quits.
     struct sigaction sa = {};
     sa.sa_handler = on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
-    const uint32_t n_ctx = context_size(o, l);
+    const uint32_t n_ctx = context_size(l);
     Conversation c;
     if (o.system) c.system = o.system;
     c.reset(l.session);
