@@ -1037,7 +1037,7 @@ typedef enum vkllm_kv_type {
 /* What a session is, as created (defaults resolved). Set struct_size before the call. */
 typedef struct vkllm_session_info {
     size_t struct_size;
-    uint32_t n_ctx;   /* KV slots per sequence */
+    uint32_t n_ctx; /* KV slots per sequence */
     uint32_t n_seq;
     uint32_t n_batch; /* prefill chunk, after clamping to the context */
     uint32_t n_sink;  /* 0 unless streaming */
@@ -1056,12 +1056,12 @@ typedef struct vkllm_batch_sequence {
     size_t struct_size; /* sizeof(vkllm_batch_sequence); the first's is the array's stride */
     uint32_t seq;       /* the session's sequence; distinct within a batch */
     const int32_t *prompt;
-    size_t n_prompt;        /* at least 1 */
-    vkllm_sampler *sampler; /* NULL: greedy. Each prompt token is accepted into it, then each
-                               generated token: a sampler per sequence, not shared */
-    int32_t *tokens;        /* out: the generated tokens (an end token that stops it not
-                               included); room for max_tokens */
-    size_t n_generated;           /* out */
+    size_t n_prompt;               /* at least 1 */
+    vkllm_sampler *sampler;        /* NULL: greedy. Each prompt token is accepted into it, then each
+                                      generated token: a sampler per sequence, not shared */
+    int32_t *tokens;               /* out: the generated tokens (an end token that stops it not
+                                      included); room for max_tokens */
+    size_t n_generated;            /* out */
     vkllm_stop_reason stop_reason; /* out: END_OF_GENERATION or MAX_TOKENS */
 } vkllm_batch_sequence;
 

@@ -206,11 +206,10 @@ TEST(Sampler, GreedyTakesTheHighestLogitAfterBiasAndPenalties) {
     EXPECT_EQ(greedy(p, {0, 2, 3}), 0);
     p.repeat_last_n = 0;  // penalties off
     EXPECT_EQ(greedy(p, {0}), 0);
-    p.repeat_last_n = -1;  // the whole history
-    EXPECT_EQ(greedy(p, {0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-                         2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-                         2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}),
-              1);
+    p.repeat_last_n = -1;  // the whole history: token 0, then 74 others, 64 being the default
+    std::vector<int32_t> history(75, 2);
+    history[0] = 0;
+    EXPECT_EQ(greedy(p, history), 1);
     // A negative logit is multiplied: -1.0 * 1.1 = -1.1 < -1.05.
     std::vector<float> negative = {-1.0f, -1.05f};
     vkllm_sampling_params q = params();
@@ -256,8 +255,8 @@ TEST(Sampler, LogitBiasOfMinusInfinityBansATokenAndBanningAllIsAnError) {
     p.temperature = 0.0f;
     EXPECT_EQ(Sampler(p).sample(l), 1) << "greedy skips the banned token";
 
-    vkllm_logit_bias all[] = {{0, -INFINITY}, {1, -INFINITY}, {2, -INFINITY}, {3, -INFINITY},
-                              {4, -INFINITY}};
+    vkllm_logit_bias all[] = {
+        {0, -INFINITY}, {1, -INFINITY}, {2, -INFINITY}, {3, -INFINITY}, {4, -INFINITY}};
     vkllm_sampling_params q = params();
     q.logit_bias = all;
     q.n_logit_bias = 5;

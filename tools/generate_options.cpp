@@ -186,8 +186,9 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
             o.logit_bias.push_back(logit_bias_arg(a, value()));
         } else if (a == "--seed" && has_value) {
             const char *v = value();
-            o.sampling.seed = std::string(v) == "-1" ? VKLLM_SEED_RANDOM
-                                                     : vkllm_tool::uint_arg(a, v, 0, UINT64_MAX - 1);
+            o.sampling.seed = std::string(v) == "-1"
+                                  ? VKLLM_SEED_RANDOM
+                                  : vkllm_tool::uint_arg(a, v, 0, UINT64_MAX - 1);
         } else if (a == "--device" && has_value) {
             vkllm_tool::device_arg(value(), o.runtime);
         } else if (a == "--validate") {

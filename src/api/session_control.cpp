@@ -50,8 +50,8 @@ vkllm_status vkllm_session_get_info(const vkllm_session *session, vkllm_session_
     });
 }
 
-vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
-                                  size_t n_seqs, const vkllm_generate_params *params) {
+vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs, size_t n_seqs,
+                                  const vkllm_generate_params *params) {
     const char *fn = "vkllm_generate_batch";
     std::vector<vkllm::engine::BatchSequence> batch;
     size_t stride = 0;
@@ -102,9 +102,8 @@ vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *
             vkllm_batch_sequence &s = *at(i);
             std::copy(batch[i].tokens.begin(), batch[i].tokens.end(), s.tokens);
             s.n_generated = batch[i].tokens.size();
-            s.stop_reason = status == VKLLM_ERR_CANCELLED
-                                ? VKLLM_STOP_CANCELLED
-                                : vkllm_stop_reason(batch[i].reason);
+            s.stop_reason = status == VKLLM_ERR_CANCELLED ? VKLLM_STOP_CANCELLED
+                                                          : vkllm_stop_reason(batch[i].reason);
         }
     }
     return status;

@@ -150,8 +150,7 @@ int32_t Sampler::sample(float *logits, size_t n_ids, int32_t argmax) {
     c.reserve(n_ids);
     for (size_t i = 0; i < n_ids; ++i)
         if (logits[i] != -INFINITY) c.push_back({int32_t(i), logits[i]});
-    if (c.empty())
-        fail(VKLLM_ERR_INVALID_ARGUMENT, "sampling: the logit bias bans every token");
+    if (c.empty()) fail(VKLLM_ERR_INVALID_ARGUMENT, "sampling: the logit bias bans every token");
     size_t keep = c.size();
     if (opt_.top_k > 0) keep = std::min(keep, size_t(opt_.top_k));
     std::partial_sort(c.begin(), c.begin() + long(keep), c.end(), by_logit);

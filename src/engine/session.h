@@ -21,8 +21,8 @@ namespace vkllm::engine {
 constexpr uint32_t kDefaultContext = 4096;
 
 struct SessionOptions {
-    uint32_t n_ctx = 0;  // KV slots per sequence; 0: the model's training context, at most
-                         // kDefaultContext
+    uint32_t n_ctx = 0;     // KV slots per sequence; 0: the model's training context, at most
+                            // kDefaultContext
     uint32_t n_seq = 1;     // sequences, decoded together in one step
     uint32_t n_batch = 64;  // prefill chunk length
     gpu::KvType kv_type = gpu::KvType::F16;
