@@ -730,7 +730,7 @@ VKLLM_API const char *vkllm_model_chat_template(const vkllm_model *model);
  *
  * A session holds one or more sequences (independent conversations), each with a KV cache
  * ring on the device. The decode step and the prefill chunks are command buffers recorded once
- * and replayed. A session is used by one thread at a time.
+ * and replayed. A session is used by one thread at a time (vkllm_session_cancel excepted).
  * ------------------------------------------------------------------------------------- */
 
 typedef struct vkllm_session vkllm_session;
@@ -1071,12 +1071,17 @@ typedef struct vkllm_batch_sequence {
  * end-of-generation token (unless params->ignore_eog) or at params->max_tokens; the others go
  * on. Of `params` only max_tokens and ignore_eog are read (callbacks, stop strings and seq are
  * not: NULL gives the defaults). Each sequence's tokens are those vkllm_generate would give it
- * alone with a sampler of the same seed wherever the batched step computes the same logits as
- * a step of one sequence (tests/test_sampler.cpp checks which devices do). The generated
- * tokens (but the last) are in the cache afterwards, as with vkllm_generate. Errors before
- * anything runs: VKLLM_ERR_INVALID_ARGUMENT (a repeated or missing sequence, an empty prompt,
- * a NULL tokens array), VKLLM_ERR_CONTEXT_FULL. VKLLM_ERR_CANCELLED (vkllm_session_cancel) with
- * every sequence's n_generated and tokens filled so far. */
+ * alone with a sampler of the same seed, as far as the batched step computes the logits a step
+ * of one sequence does: a step of several rows may round differently from a step of one (on
+ * lavapipe the tiny test models' rows are bit-identical, SmolLM2's differ by up to 7e-4), which
+ * changes a token only where a draw or an argmax falls that close to a boundary. Runs are
+ * reproducible per seed on one device. The generated tokens (but the last) are in the cache
+ * afterwards, as with vkllm_generate. Errors before anything runs: VKLLM_ERR_INVALID_ARGUMENT (a
+ * repeated or missing sequence, an empty prompt, an id outside the embedding, a NULL tokens array,
+ * a sampler shared by two sequences), VKLLM_ERR_CONTEXT_FULL (a sequence without room for its
+ * prompt and max_tokens - 1 generated tokens; streaming sessions excepted). VKLLM_ERR_CANCELLED
+ * (vkllm_session_cancel) with every sequence's n_generated and tokens filled so far and its
+ * stop_reason VKLLM_STOP_CANCELLED. */
 VKLLM_API vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
                                             size_t n_seqs, const vkllm_generate_params *params);
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "model_cache.h"
 #include "tiny_model_fixture.h"
 
 namespace {
@@ -369,6 +370,91 @@ TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlo
     }
 }
 
+// The same on a real model (SmolLM2: heads of 64, the kernels real models take). Here a batched
+// step's rows are not bit-identical to single steps on lavapipe (measured: up to 6.8e-4 on
+// SmolLM2's logits: float rounding differs between a 3-row and a 1-row step),
+// so they are checked within a tolerance; the sampled tokens still equal each sequence's alone
+// (no draw lands that close to a boundary in these 8 tokens; deterministic on one device).
+TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
+    std::string path = cached_model("SmolLM2-135M-Instruct.Q4_1.gguf");
+    if (path.empty()) GTEST_SKIP() << "SmolLM2-135M-Instruct.Q4_1.gguf is not cached; skipped";
+    vkllm_model *m = load(path);
+    ASSERT_NE(m, nullptr);
+    const uint32_t n_vocab = vocab(m);
+    const vkllm_tokenizer *tok = vkllm_model_tokenizer(m);
+    const char *texts[] = {"The capital of France is", "Once upon a time, a fox",
+                           "def fibonacci(n):"};
+    const size_t kSeqs = 3, kMax = 8;
+    std::vector<std::vector<int32_t>> prompts;
+    for (const char *t : texts) {
+        std::vector<int32_t> ids(64);
+        size_t n = 0;
+        ASSERT_EQ(vkllm_tokenize(tok, t, std::strlen(t), 0, ids.data(), ids.size(), &n), VKLLM_OK);
+        ids.resize(n);
+        prompts.push_back(ids);
+    }
+    vkllm_session *s = session(m, 128, 0, 3);
+    std::vector<float> together(kSeqs * n_vocab), alone(kSeqs * n_vocab);
+    for (uint32_t q = 0; q < kSeqs; ++q)
+        ASSERT_EQ(vkllm_session_eval(s, q, prompts[q].data(), prompts[q].size(), nullptr),
+                  VKLLM_OK);
+    uint32_t seqs[] = {0, 1, 2};
+    int32_t next[] = {279, 314, 198};
+    ASSERT_EQ(vkllm_session_decode(s, seqs, next, kSeqs, together.data()), VKLLM_OK);
+    for (uint32_t q = 0; q < kSeqs; ++q) {
+        ASSERT_EQ(vkllm_session_truncate(s, q, uint32_t(prompts[q].size())), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_decode(s, &q, &next[q], 1, alone.data() + q * n_vocab), VKLLM_OK);
+    }
+    double worst = 0;
+    for (size_t i = 0; i < together.size(); ++i)
+        worst = std::max(worst, double(std::fabs(together[i] - alone[i])));
+    double largest = 0;
+    for (float v : alone)
+        largest = std::max(largest, double(std::fabs(v)));
+    std::printf(
+        "SmolLM2: batched decode rows vs single decodes: max |difference| %.3g, max "
+        "|logit| %.3g\n",
+        worst, largest);
+    EXPECT_LE(worst, 1e-4 * std::max(1.0, largest)) << "batched rows far from single steps";
+
+    ASSERT_EQ(vkllm_session_reset(s, -1), VKLLM_OK);
+    std::vector<std::vector<int32_t>> out(kSeqs, std::vector<int32_t>(kMax));
+    std::vector<vkllm_sampler *> samplers(kSeqs);
+    std::vector<vkllm_batch_sequence> b(kSeqs);
+    for (uint32_t q = 0; q < kSeqs; ++q) {
+        vkllm_sampling_params p = sampling(700 + q, 0.9f);
+        ASSERT_EQ(vkllm_sampler_create(tok, &p, &samplers[q]), VKLLM_OK);
+        b[q] = vkllm_batch_sequence{};
+        b[q].struct_size = sizeof b[q];
+        b[q].seq = q;
+        b[q].prompt = prompts[q].data();
+        b[q].n_prompt = prompts[q].size();
+        b[q].sampler = samplers[q];
+        b[q].tokens = out[q].data();
+    }
+    vkllm_generate_params gp;
+    vkllm_generate_params_init(&gp);
+    gp.max_tokens = uint32_t(kMax);
+    gp.ignore_eog = 1;
+    ASSERT_EQ(vkllm_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK) << vkllm_last_error();
+    for (vkllm_sampler *x : samplers)
+        vkllm_sampler_destroy(x);
+    vkllm_session *single = session(m, 128);
+    for (uint32_t q = 0; q < kSeqs; ++q) {
+        std::vector<int32_t> got;
+        gp.user_data = &got;
+        gp.on_token = [](void *user, int32_t token, const char *, size_t) -> int32_t {
+            if (token >= 0) static_cast<std::vector<int32_t> *>(user)->push_back(token);
+            return 0;
+        };
+        vkllm_sampling_params p = sampling(700 + q, 0.9f);
+        ASSERT_EQ(vkllm_session_reset(single, 0), VKLLM_OK);
+        ASSERT_EQ(vkllm_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
+                  VKLLM_OK);
+        EXPECT_EQ(got, out[q]) << "sequence " << q << " alone";
+    }
+}
+
 TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStopsOnCancel) {
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "batch_errors", false);
@@ -419,6 +505,25 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
     b[0].sampler = b[1].sampler = shared;
     refused(b, "a shared sampler");
     vkllm_sampler_destroy(shared);
+    std::vector<int32_t> outside = {1, 1 << 20};
+    b = batch();
+    b[1].prompt = outside.data();
+    b[1].n_prompt = outside.size();
+    refused(b, "an id outside the vocabulary");
+    // Room for the prompt and max_tokens - 1 generated tokens, in every sequence, or nothing runs.
+    vkllm_generate_params room;
+    vkllm_generate_params_init(&room);
+    room.max_tokens = 128 - 4 + 2;
+    std::vector<int32_t> big0(room.max_tokens), big1(room.max_tokens);
+    b = batch();
+    b[0].tokens = big0.data();
+    b[1].tokens = big1.data();
+    EXPECT_EQ(vkllm_generate_batch(s, b.data(), 2, &room), VKLLM_ERR_CONTEXT_FULL);
+    for (uint32_t q = 0; q < 2; ++q) {
+        uint32_t pos = 1;
+        EXPECT_EQ(vkllm_session_position(s, q, &pos), VKLLM_OK);
+        EXPECT_EQ(pos, 0u) << "a context too small: something ran";
+    }
     b = batch();
     EXPECT_EQ(vkllm_generate_batch(s, b.data(), 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_generate_batch(nullptr, b.data(), 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);

@@ -10,6 +10,8 @@ void generate_batch(Session &session, std::vector<BatchSequence> &seqs, uint32_t
     if (seqs.empty() || seqs.size() > n_seq)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "generate_batch: %zu sequences in a session of %u",
              seqs.size(), n_seq);
+    const Model &model = session.model();
+    const SessionOptions &so = session.options();
     std::vector<bool> seen(n_seq, false);
     for (const BatchSequence &b : seqs) {
         if (b.seq >= n_seq || seen[b.seq])
@@ -19,8 +21,22 @@ void generate_batch(Session &session, std::vector<BatchSequence> &seqs, uint32_t
         if (b.prompt.empty())
             fail(VKLLM_ERR_INVALID_ARGUMENT, "generate_batch: sequence %u has an empty prompt",
                  b.seq);
+        for (int32_t t : b.prompt)
+            if (t < 0 || uint32_t(t) >= model.config().n_vocab)
+                fail(VKLLM_ERR_INVALID_ARGUMENT,
+                     "generate_batch: sequence %u: token %d is outside the vocabulary", b.seq, t);
     }
-    const Model &model = session.model();
+    for (const BatchSequence &b : seqs) {
+        // Checked for every sequence before any runs: the prompt and every generated token but
+        // the last (which is never decoded) must fit.
+        uint64_t end =
+            uint64_t(session.position(b.seq)) + b.prompt.size() + (max_tokens ? max_tokens - 1 : 0);
+        if (!so.streaming && end > so.n_ctx)
+            fail(VKLLM_ERR_CONTEXT_FULL,
+                 "generate_batch: sequence %u: %zu prompt tokens and %u generated do not fit its "
+                 "context of %u (%u used)",
+                 b.seq, b.prompt.size(), max_tokens, so.n_ctx, session.position(b.seq));
+    }
     const tokenizer::Tokenizer &tok = *model.tokenizer();
     const size_t n_vocab = model.config().n_vocab, n_ids = model.n_tokens();
     std::vector<float> logits(n_vocab * seqs.size());
