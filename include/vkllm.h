@@ -1020,11 +1020,11 @@ VKLLM_API vkllm_status vkllm_sampler_seed(const vkllm_sampler *sampler, uint64_t
  * VKLLM_ERR_CANCELLED (vkllm_generate with its result filled, stop_reason VKLLM_STOP_CANCELLED)
  * and the session stays usable: the chunks and tokens done stay in the cache
  * (vkllm_session_position says how far it got; vkllm_session_truncate undoes it). A single
- * decode step is not interrupted. Any thread may call it at any time, also from a callback; it
- * only sets a flag (an atomic store). Each of those calls clears the flag as it starts, so a
- * cancel made while none runs is dropped, and so is one that races with a call's start: it
- * stops the call that is running when it is made, never a later one. VKLLM_ERR_INVALID_ARGUMENT
- * only for a NULL session. */
+ * decode step is not interrupted. Any thread may call it at any time (but not racing with
+ * vkllm_session_destroy), also from a callback; it only sets a flag (an atomic store). Each of
+ * those calls clears the flag as it starts, so a cancel made while none runs is dropped, and so is
+ * one that races with a call's start: it stops the call that is running when it is made, never a
+ * later one. VKLLM_ERR_INVALID_ARGUMENT only for a NULL session. */
 VKLLM_API vkllm_status vkllm_session_cancel(vkllm_session *session);
 
 typedef enum vkllm_kv_type {
