@@ -37,7 +37,9 @@
  *   run on different threads at once, and give the same results as run one after another.
  *   A call that changes a session (eval, decode, generate, reset, truncate, state save and
  *   load, fork) while another such call on it is running, on another thread or from inside
- *   its own callback, is refused with VKLLM_ERR_INVALID_ARGUMENT and changes nothing.
+ *   its own callback, is refused with VKLLM_ERR_INVALID_ARGUMENT and changes nothing. The
+ *   exception: vkllm_session_cancel may be called from any thread at any time. A
+ *   vkllm_sampler is used by one thread at a time.
  *
  * DEVICE LOSS
  *
@@ -741,7 +743,7 @@ VKLLM_API const char *vkllm_model_get_chat_template(const vkllm_model *model);
  *
  * A session holds one or more sequences (independent conversations), each with a KV cache
  * ring on the device. The decode step and the prefill chunks are command buffers recorded once
- * and replayed. A session is used by one thread at a time.
+ * and replayed. A session is used by one thread at a time (vkllm_session_cancel excepted).
  * ------------------------------------------------------------------------------------- */
 
 typedef struct vkllm_session vkllm_session;
@@ -756,7 +758,8 @@ typedef struct vkllm_session vkllm_session;
             the most recent ones instead of VKLLM_ERR_CONTEXT_FULL */
 typedef struct vkllm_session_params {
     size_t struct_size;
-    uint32_t n_ctx;   /* KV slots per sequence; 0 (default): the model's training context */
+    uint32_t n_ctx;   /* KV slots per sequence; 0 (default): the model's training context,
+                         at most 4096 (vkllm_session_get_info tells what a session got) */
     uint32_t n_seq;   /* sequences; default 1 */
     uint32_t n_batch; /* prefill chunk; default 64 */
     uint32_t flags;   /* VKLLM_SESSION_* (more under "Experimental" below) */
@@ -887,17 +890,53 @@ VKLLM_API vkllm_status vkllm_session_get_tokens(const vkllm_session *session, ui
  * Generation
  * ------------------------------------------------------------------------------------- */
 
+/* A bias added to one token's logit before sampling; -INFINITY bans the token. */
+typedef struct vkllm_logit_bias {
+    int32_t token; /* one of the tokenizer's ids */
+    float bias;    /* finite, or -INFINITY */
+} vkllm_logit_bias;
+
+/* vkllm_sampling_params.seed: a seed read once from the system's random source when the sampler
+ * (or vkllm_generate's) is created; vkllm_sampler_seed and vkllm_generate_result.seed tell which
+ * (llama.cpp's -s -1). */
+#define VKLLM_SEED_RANDOM UINT64_MAX
+
+/* How the next token is chosen, as llama.cpp's default chain does it, in this order:
+ *   1. logit bias        logit[t] += bias (a ban removes t from every later stage)
+ *   2. penalties         over the last repeat_last_n tokens accepted (prompt and generated):
+ *                        the repetition penalty once per distinct token (a positive logit is
+ *                        divided by it, a negative one multiplied), then logit -= count *
+ *                        frequency_penalty + presence_penalty (OpenAI's semantics)
+ *   3. top-k             the top_k highest logits (ties: lower id first)
+ *   4. typical           locally typical sampling: by |-log p - entropy|, smallest first, the
+ *                        fewest tokens whose probability exceeds typical_p
+ *   5. top-p             the fewest most likely tokens whose probability reaches top_p
+ *   6. min-p             tokens at least min_p times as likely as the most likely one
+ *   7. temperature       logits / temperature, then a draw from their softmax
+ * Stages 4 to 6 compute probabilities at temperature 1, as llama.cpp does. temperature <= 0 is
+ * greedy: the highest logit after stages 1 and 2 (lowest id on ties); greedy with no bias and no
+ * penalty takes the argmax computed on the device without reading the logits back. Only the
+ * tokenizer's ids are candidates, never the rows a padded embedding has past them.
+ * Out-of-range values are VKLLM_ERR_INVALID_ARGUMENT naming the field: NaN anywhere, top_k below
+ * -1, min_p above 1, repeat_penalty <= 0, repeat_last_n below -1, a bias of +INFINITY or a biased
+ * id outside the tokenizer's. */
 typedef struct vkllm_sampling_params {
     size_t struct_size;
-    float temperature;     /* default 0.8; <= 0: greedy (argmax on the device). Either way only
-                              the tokenizer's ids are candidates, never the rows a padded
-                              embedding has past them. */
-    int32_t top_k;         /* default 40; <= 0: off */
+    float temperature;     /* default 0.8; <= 0: greedy */
+    int32_t top_k;         /* default 40; 0 or -1: off */
     float top_p;           /* default 0.95; >= 1: off */
     float min_p;           /* default 0.05; <= 0: off */
     float repeat_penalty;  /* default 1 (off) */
-    int32_t repeat_last_n; /* default 64 */
-    uint64_t seed;         /* default 0; the same seed gives the same tokens */
+    int32_t repeat_last_n; /* default 64: the tokens the penalties look at; 0: none (penalties
+                              off); -1: every token accepted */
+    uint64_t seed;         /* default 0; the same seed gives the same tokens. VKLLM_SEED_RANDOM:
+                              a random one */
+    /* Appended (issue 26): callers built before them get the defaults. */
+    float presence_penalty;             /* default 0 (off) */
+    float frequency_penalty;            /* default 0 (off) */
+    float typical_p;                    /* default 1; >= 1: off */
+    const vkllm_logit_bias *logit_bias; /* NULL when n_logit_bias is 0; copied at creation */
+    size_t n_logit_bias;
 } vkllm_sampling_params;
 
 VKLLM_API void vkllm_sampling_params_init(vkllm_sampling_params *params);
@@ -961,6 +1000,7 @@ typedef struct vkllm_generate_result {
     vkllm_stop_reason stop_reason;
     double prefill_ms;
     double decode_ms;
+    uint64_t seed; /* the sampling seed used (a random one for VKLLM_SEED_RANDOM) */
 } vkllm_generate_result;
 
 /* Appends `prompt` to a sequence and generates from it, streaming through on_token. The
@@ -973,6 +1013,122 @@ VKLLM_API vkllm_status vkllm_generate(vkllm_session *session, const int32_t *pro
                                       size_t n_prompt, const vkllm_sampling_params *sampling,
                                       const vkllm_generate_params *params,
                                       vkllm_generate_result *result);
+
+/* ---------------------------------------------------------------------------------------
+ * Samplers, cancel, session info, batched generation, a loaded model's metadata (issue 26)
+ * ------------------------------------------------------------------------------------- */
+
+/* A sampler: the chain of vkllm_sampling_params with its random generator and the history the
+ * penalties read. It applies to any logits a session wrote: vkllm_session_eval's, or each row
+ * of vkllm_session_decode's. One thread at a time; one sampler per sequence. */
+typedef struct vkllm_sampler vkllm_sampler;
+
+/* Creates a sampler. `tokenizer` (e.g. vkllm_model_get_tokenizer's) bounds the candidates to its
+ * ids, so a padded vocabulary's extra rows are never chosen; NULL: every entry of a row is a
+ * candidate. `params` NULL: vkllm_sampling_params_init's defaults. The logit-bias array is
+ * copied. VKLLM_ERR_INVALID_ARGUMENT for out-of-range params (see vkllm_sampling_params). */
+VKLLM_API vkllm_status vkllm_sampler_create(const vkllm_tokenizer *tokenizer,
+                                            const vkllm_sampling_params *params,
+                                            vkllm_sampler **out);
+
+/* NULL: no-op. */
+VKLLM_API void vkllm_sampler_destroy(vkllm_sampler *sampler);
+
+/* Chooses a token from one row of `n_vocab` logits (vkllm_model_info.n_vocab; the row is not
+ * changed). It does not record the choice: call vkllm_sampler_accept with the token the
+ * sequence keeps. VKLLM_ERR_INVALID_ARGUMENT when the row is shorter than the tokenizer's
+ * vocabulary or when the logit bias bans every candidate. */
+VKLLM_API vkllm_status vkllm_sampler_sample(vkllm_sampler *sampler, const float *logits,
+                                            size_t n_vocab, int32_t *token);
+
+/* Adds a token of the sequence (prompt tokens too, as vkllm_generate does) to the history the
+ * penalties read. Any id is accepted; ids outside the row are ignored by the penalties. */
+VKLLM_API vkllm_status vkllm_sampler_accept(vkllm_sampler *sampler, int32_t token);
+
+/* Forgets the history and restarts the random generator from the seed: the sampler then draws
+ * as it did when created. */
+VKLLM_API vkllm_status vkllm_sampler_reset(vkllm_sampler *sampler);
+
+/* The seed the sampler draws from (the one read from the system for VKLLM_SEED_RANDOM). */
+VKLLM_API vkllm_status vkllm_sampler_seed(const vkllm_sampler *sampler, uint64_t *seed);
+
+/* Stops the call that runs the model on this session (vkllm_session_eval, vkllm_session_decode,
+ * vkllm_session_decode_greedy, vkllm_generate, vkllm_generate_batch): a prefill at the end of
+ * its current chunk, generation before its next decode step. That call returns
+ * VKLLM_ERR_CANCELLED (vkllm_generate with its result filled, stop_reason VKLLM_STOP_CANCELLED)
+ * and the session stays usable: the chunks and tokens done stay in the cache
+ * (vkllm_session_get_position says how far it got; vkllm_session_truncate undoes it). A single
+ * decode step is not interrupted. Any thread may call it at any time (but not racing with
+ * vkllm_session_destroy), also from a callback; it only sets a flag (an atomic store). Each of
+ * those calls clears the flag as it starts, so a cancel made while none runs is dropped, and so is
+ * one that races with a call's start: it stops the call that is running when it is made, never a
+ * later one. VKLLM_ERR_INVALID_ARGUMENT only for a NULL session. */
+VKLLM_API vkllm_status vkllm_session_cancel(vkllm_session *session);
+
+typedef enum vkllm_kv_type {
+    VKLLM_KV_F16 = 0,
+    VKLLM_KV_F32 = 1,
+    VKLLM_KV_Q8_0 = 2,
+    VKLLM_KV_TYPE_FORCE32 = 0x7FFFFFFF
+} vkllm_kv_type;
+
+/* What a session is, as created (defaults resolved). Set struct_size before the call. */
+typedef struct vkllm_session_info {
+    size_t struct_size;
+    uint32_t n_ctx; /* KV slots per sequence */
+    uint32_t n_seq;
+    uint32_t n_batch; /* prefill chunk, after clamping to the context */
+    uint32_t n_sink;  /* 0 unless streaming */
+    uint32_t flags;   /* the VKLLM_SESSION_* flags it was created with */
+    vkllm_kv_type kv_type;
+    uint64_t kv_cache_bytes; /* K and V of every layer and sequence */
+    uint64_t device_bytes;   /* all the session's device memory: KV caches, activations, step
+                                buffers (the model's weights not included) */
+} vkllm_session_info;
+
+VKLLM_API vkllm_status vkllm_session_get_info(const vkllm_session *session,
+                                              vkllm_session_info *out);
+
+/* One sequence of vkllm_generate_batch: its input, and what became of it. */
+typedef struct vkllm_batch_sequence {
+    size_t struct_size; /* sizeof(vkllm_batch_sequence); the first's is the array's stride */
+    uint32_t seq;       /* the session's sequence; distinct within a batch */
+    const int32_t *prompt;
+    size_t n_prompt;               /* at least 1 */
+    vkllm_sampler *sampler;        /* NULL: greedy. Each prompt token is accepted into it, then each
+                                      generated token: a sampler per sequence, not shared */
+    int32_t *tokens;               /* out: the generated tokens (an end token that stops it not
+                                      included); room for max_tokens */
+    size_t n_generated;            /* out */
+    vkllm_stop_reason stop_reason; /* out: END_OF_GENERATION or MAX_TOKENS */
+} vkllm_batch_sequence;
+
+/* Generates for several sequences in one call: each prompt is prefilled (one after another),
+ * then every sequence still going gets one token per step, all decoded together in one
+ * vkllm_session_decode step, each row through its sequence's sampler. A sequence stops at an
+ * end-of-generation token (unless params->ignore_eog) or at params->max_tokens; the others go
+ * on. Of `params` only max_tokens and ignore_eog are read (callbacks, stop strings and seq are
+ * not: NULL gives the defaults). Each sequence's tokens are those vkllm_generate would give it
+ * alone with a sampler of the same seed, as far as the batched step computes the logits a step
+ * of one sequence does: a step of several rows may round differently from a step of one (on
+ * lavapipe the tiny test models' rows are bit-identical, SmolLM2's differ by up to 7e-4), which
+ * changes a token only where a draw or an argmax falls that close to a boundary. Runs are
+ * reproducible per seed on one device. The generated tokens (but the last) are in the cache
+ * afterwards, as with vkllm_generate. Errors before anything runs: VKLLM_ERR_INVALID_ARGUMENT (a
+ * repeated or missing sequence, an empty prompt, an id outside the embedding, a NULL tokens array,
+ * a sampler shared by two sequences), VKLLM_ERR_CONTEXT_FULL (a sequence without room for its
+ * prompt and max_tokens - 1 generated tokens; streaming sessions excepted). VKLLM_ERR_CANCELLED
+ * (vkllm_session_cancel) with every sequence's n_generated and tokens filled so far and its
+ * stop_reason VKLLM_STOP_CANCELLED. */
+VKLLM_API vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
+                                            size_t n_seqs, const vkllm_generate_params *params);
+
+/* The loaded model's GGUF metadata, owned by the model (do not close it; valid while the model
+ * lives): every vkllm_gguf_* metadata function reads it (key_at, get_int, get_float,
+ * get_string, get_text, summary) with no second open of the file. It holds the keys only, copied
+ * at load: it has no tensors (vkllm_gguf_tensor_at gives VKLLM_ERR_NOT_FOUND, the summary counts
+ * none). NULL for a NULL model. */
+VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
 
 /* ---------------------------------------------------------------------------------------
  * Experimental: measurement knobs

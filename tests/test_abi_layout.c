@@ -170,7 +170,7 @@ int main(void) {
     PIN_OFFSET(vkllm_kernel_time, kernel, 0);
     PIN_OFFSET(vkllm_kernel_time, dispatches, 8);
     PIN_OFFSET(vkllm_kernel_time, ms, 16);
-    PIN_SIZE(vkllm_sampling_params, 40);
+    PIN_SIZE(vkllm_sampling_params, 72);
     PIN_OFFSET(vkllm_sampling_params, struct_size, 0);
     PIN_OFFSET(vkllm_sampling_params, temperature, 8);
     PIN_OFFSET(vkllm_sampling_params, top_k, 12);
@@ -179,6 +179,14 @@ int main(void) {
     PIN_OFFSET(vkllm_sampling_params, repeat_penalty, 24);
     PIN_OFFSET(vkllm_sampling_params, repeat_last_n, 28);
     PIN_OFFSET(vkllm_sampling_params, seed, 32);
+    PIN_OFFSET(vkllm_sampling_params, presence_penalty, 40);
+    PIN_OFFSET(vkllm_sampling_params, frequency_penalty, 44);
+    PIN_OFFSET(vkllm_sampling_params, typical_p, 48);
+    PIN_OFFSET(vkllm_sampling_params, logit_bias, 56);
+    PIN_OFFSET(vkllm_sampling_params, n_logit_bias, 64);
+    PIN_SIZE(vkllm_logit_bias, 8);
+    PIN_OFFSET(vkllm_logit_bias, token, 0);
+    PIN_OFFSET(vkllm_logit_bias, bias, 4);
     PIN_SIZE(vkllm_generate_params, 72);
     PIN_OFFSET(vkllm_generate_params, struct_size, 0);
     PIN_OFFSET(vkllm_generate_params, seq, 8);
@@ -191,13 +199,33 @@ int main(void) {
     PIN_OFFSET(vkllm_generate_params, user_data, 56);
     PIN_OFFSET(vkllm_generate_params, steps_per_submit, 64);
     PIN_OFFSET(vkllm_generate_params, ignore_eog, 68); /* the former tail padding: size 72 */
-    PIN_SIZE(vkllm_generate_result, 48);
+    PIN_SIZE(vkllm_generate_result, 56);
     PIN_OFFSET(vkllm_generate_result, struct_size, 0);
     PIN_OFFSET(vkllm_generate_result, n_prompt, 8);
     PIN_OFFSET(vkllm_generate_result, n_generated, 16);
     PIN_OFFSET(vkllm_generate_result, stop_reason, 24);
     PIN_OFFSET(vkllm_generate_result, prefill_ms, 32);
     PIN_OFFSET(vkllm_generate_result, decode_ms, 40);
+    PIN_OFFSET(vkllm_generate_result, seed, 48);
+    PIN_SIZE(vkllm_session_info, 48);
+    PIN_OFFSET(vkllm_session_info, struct_size, 0);
+    PIN_OFFSET(vkllm_session_info, n_ctx, 8);
+    PIN_OFFSET(vkllm_session_info, n_seq, 12);
+    PIN_OFFSET(vkllm_session_info, n_batch, 16);
+    PIN_OFFSET(vkllm_session_info, n_sink, 20);
+    PIN_OFFSET(vkllm_session_info, flags, 24);
+    PIN_OFFSET(vkllm_session_info, kv_type, 28);
+    PIN_OFFSET(vkllm_session_info, kv_cache_bytes, 32);
+    PIN_OFFSET(vkllm_session_info, device_bytes, 40);
+    PIN_SIZE(vkllm_batch_sequence, 64);
+    PIN_OFFSET(vkllm_batch_sequence, struct_size, 0);
+    PIN_OFFSET(vkllm_batch_sequence, seq, 8);
+    PIN_OFFSET(vkllm_batch_sequence, prompt, 16);
+    PIN_OFFSET(vkllm_batch_sequence, n_prompt, 24);
+    PIN_OFFSET(vkllm_batch_sequence, sampler, 32);
+    PIN_OFFSET(vkllm_batch_sequence, tokens, 40);
+    PIN_OFFSET(vkllm_batch_sequence, n_generated, 48);
+    PIN_OFFSET(vkllm_batch_sequence, stop_reason, 56);
     PIN_SIZE(vkllm_tool_call, 24);
     PIN_OFFSET(vkllm_tool_call, id, 0);
     PIN_OFFSET(vkllm_tool_call, name, 8);
@@ -235,6 +263,7 @@ int main(void) {
     PIN_SIZE(vkllm_device_type, 4);
     PIN_SIZE(vkllm_gguf_type, 4);
     PIN_SIZE(vkllm_stop_reason, 4);
+    PIN_SIZE(vkllm_kv_type, 4);
     PIN_SIZE(vkllm_reply_format, 4);
 
     printf("ABI layout: %d checks, %d failure(s)\n", checks, failures);

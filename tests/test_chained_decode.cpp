@@ -177,9 +177,9 @@ TEST_F(ChainedDecode, GenerateIsTheSameWhateverTheStepsPerSubmit) {
     ASSERT_GE(base.ids.size(), 12u) << "the tiny model ended too early for this test";
     char piece[64];
     size_t len = 0;
-    ASSERT_EQ(
-        vkllm_token_to_piece(vkllm_model_get_tokenizer(m), base.ids[9], 0, piece, sizeof piece, &len),
-        VKLLM_OK);
+    ASSERT_EQ(vkllm_token_to_piece(vkllm_model_get_tokenizer(m), base.ids[9], 0, piece,
+                                   sizeof piece, &len),
+              VKLLM_OK);
     std::string stop(piece, len);
 
     vkllm_session *a = session(m, 64, VKLLM_SESSION_KV_F32);

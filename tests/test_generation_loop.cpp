@@ -197,9 +197,9 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     ASSERT_GE(seen.ids.size(), 4u) << "the tiny model ended too early for this check";
     char piece[64];
     size_t len = 0;
-    ASSERT_EQ(
-        vkllm_token_to_piece(vkllm_model_get_tokenizer(m), seen.ids[2], 0, piece, sizeof piece, &len),
-        VKLLM_OK);
+    ASSERT_EQ(vkllm_token_to_piece(vkllm_model_get_tokenizer(m), seen.ids[2], 0, piece,
+                                   sizeof piece, &len),
+              VKLLM_OK);
     std::string stop(piece, len);
     const char *stops[] = {stop.c_str()};
     Seen stopped;
@@ -310,7 +310,8 @@ TEST_F(Generation, IgnoringEndTokensGeneratesThroughThemAsTheReferenceDoes) {
     ASSERT_TRUE(end_at >= 2 && end_at + 4 < kTokens)
         << "no prompt of the tiny model reaches its end token early";
     int32_t is_eog = 0;
-    ASSERT_EQ(vkllm_token_is_end_of_generation(vkllm_model_get_tokenizer(m), kEos, &is_eog), VKLLM_OK);
+    ASSERT_EQ(vkllm_token_is_end_of_generation(vkllm_model_get_tokenizer(m), kEos, &is_eog),
+              VKLLM_OK);
     ASSERT_EQ(is_eog, 1);
 
     vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);

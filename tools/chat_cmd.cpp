@@ -73,7 +73,7 @@ void name_calls(std::vector<ToolCall> &calls, uint64_t &counter) {
 // (or could not be made). False, with `rc` set, when the tool must exit.
 bool answer(const Options &o, const Loaded &l, const vkllm_tokenizer *tok, Conversation &c, int &rc,
             bool &answered) {
-    const uint32_t n_ctx = context_size(o, l);
+    const uint32_t n_ctx = context_size(l);
     vkllm_status s;
     std::string text = render_chat(o, l.model, c.turns, true, s);
     if (s != VKLLM_OK) return rc = fail_with(s, "applying the chat template"), false;
@@ -178,7 +178,6 @@ int cmd_chat(int argc, char **argv) {
     const char *stage = nullptr;
     vkllm_status s = load(o, l, stage);
     if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
-    if (o.repeat_whole_context) o.sampling.repeat_last_n = int32_t(context_size(o, l));
     const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(l.model);
     // No SA_RESTART: ^C at the prompt ends the read, and quits.
     struct sigaction sa = {};

@@ -1,5 +1,7 @@
 #include "generate_options.h"
 
+#include <cmath>
+
 #include "cli_args.h"
 #include "line_reader.h"
 #include "text_file.h"
@@ -16,6 +18,20 @@ std::string read_prompt_file(const char *path) {
         throw vkllm_tool::ArgError("-f: " + error);
     if (!prompt.empty() && prompt.back() == '\n') prompt.pop_back();
     return prompt;
+}
+
+// llama.cpp's --logit-bias: TOKEN_ID, a sign, then the bias ("15043+1", "15043-inf").
+vkllm_logit_bias logit_bias_arg(const std::string &flag, const char *text) {
+    std::string s = text;
+    size_t sign = s.find_first_of("+-", 1);
+    if (sign == std::string::npos || sign == 0)
+        throw vkllm_tool::ArgError(flag + " expects ID+BIAS or ID-BIAS, not " +
+                                   vkllm_tool::quoted(text));
+    vkllm_logit_bias b;
+    b.token = int32_t(vkllm_tool::int_arg(flag, s.substr(0, sign).c_str(), 0, INT32_MAX));
+    std::string bias = s.substr(sign);
+    b.bias = bias == "-inf" ? -INFINITY : vkllm_tool::float_arg(flag, bias.c_str());
+    return b;
 }
 
 }  // namespace
@@ -85,10 +101,16 @@ void generate_usage(FILE *out, bool chat) {
         "  --top-p P               keep the likeliest tokens up to probability P (default 0.95)\n"
         "  --min-p P               drop tokens below P times the likeliest (default 0.05)\n"
         "  --repeat-penalty R      penalise recent tokens (default 1: off)\n"
-        "  --repeat-last-n N       the recent tokens it looks at (default 64; 0: none; -1:\n"
-        "                          the whole context)\n"
-        "  --seed S                the sampler's seed (default 0)\n"
-        "  -c, --ctx-size N        context in tokens (default 0: the model's training context)\n"
+        "  --repeat-last-n N       the recent tokens the penalties look at (default 64; 0:\n"
+        "                          none; -1: the whole context)\n"
+        "  --presence-penalty F    subtract F from the logit of each token seen (default 0)\n"
+        "  --frequency-penalty F   subtract F times its count from each token seen (default 0)\n"
+        "  --typical P             locally typical sampling with mass P (default 1: off)\n"
+        "  --logit-bias SPEC       ID+B or ID-B: add B to token ID's logit or take it away;\n"
+        "                          ID-inf bans the token (repeatable)\n"
+        "  --seed S                the sampler's seed (default 0; -1: a random one, printed)\n"
+        "  -c, --ctx-size N        context in tokens (default 0: the model's training context,\n"
+        "                          at most 4096)\n"
         "  -b, --batch-size N      prefill chunk in tokens (default 64)\n"
         "  --kv-f32, --kv-q8       the KV cache in F32 or Q8_0 (default F16)\n"
         "  --context-shift         when the context is full, go on with its first tokens and\n"
@@ -184,7 +206,6 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
             o.sampling.repeat_penalty = vkllm_tool::float_arg(a, value());
         } else if (a == "--repeat-last-n" && has_value) {
             o.sampling.repeat_last_n = int32_t(vkllm_tool::int_arg(a, value(), -1, INT32_MAX));
-            o.repeat_whole_context = o.sampling.repeat_last_n == -1;
         } else if (a == "--stop" && has_value) {
             o.stop.emplace_back(value());
             if (o.stop.back().empty())
@@ -193,8 +214,19 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
             o.verbose_prompt = true;
         } else if (a == "--color") {
             o.color = true;
+        } else if (a == "--presence-penalty" && has_value) {
+            o.sampling.presence_penalty = vkllm_tool::float_arg(a, value());
+        } else if (a == "--frequency-penalty" && has_value) {
+            o.sampling.frequency_penalty = vkllm_tool::float_arg(a, value());
+        } else if (a == "--typical" && has_value) {
+            o.sampling.typical_p = vkllm_tool::float_arg(a, value());
+        } else if (a == "--logit-bias" && has_value) {
+            o.logit_bias.push_back(logit_bias_arg(a, value()));
         } else if (a == "--seed" && has_value) {
-            o.sampling.seed = vkllm_tool::uint_arg(a, value(), 0, UINT64_MAX);
+            const char *v = value();
+            o.sampling.seed = std::string(v) == "-1"
+                                  ? VKLLM_SEED_RANDOM
+                                  : vkllm_tool::uint_arg(a, v, 0, UINT64_MAX - 1);
         } else if (a == "--device" && has_value) {
             vkllm_tool::device_arg(value(), o.runtime);
         } else if (a == "--validate") {
@@ -213,6 +245,8 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         }
     }
     if (!o.model) throw vkllm_tool::ArgError("-m MODEL is required");
+    o.sampling.logit_bias = o.logit_bias.data();
+    o.sampling.n_logit_bias = o.logit_bias.size();
     if (o.kv_f32 && o.kv_q8) throw vkllm_tool::ArgError("--kv-f32 and --kv-q8 exclude each other");
     const char *chat_only = o.system                     ? "--system"
                             : o.template_name            ? "--template"

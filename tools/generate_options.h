@@ -33,10 +33,10 @@ struct Options {
     std::vector<std::string> stop;
     bool verbose_prompt = false;
     bool color = false;
-    bool repeat_whole_context = false;   // --repeat-last-n -1
     const char *load_session = nullptr;  // run: start from this saved state
     const char *save_session = nullptr;  // run: save the sequence here at the end
-    vkllm_sampling_params sampling;
+    vkllm_sampling_params sampling;      // its logit_bias points into logit_bias
+    std::vector<vkllm_logit_bias> logit_bias;
     vkllm_runtime_params runtime;
 };
 

@@ -136,8 +136,9 @@ vkllm_reply_format reply_format(const Options &o, const vkllm_model *model) {
                : name == "llama3"                     ? VKLLM_REPLY_PLAIN
                                                       : VKLLM_REPLY_HERMES;
     }
-    return vkllm_reply_format_of_template(
-        o.template_source.empty() ? vkllm_model_get_chat_template(model) : o.template_source.c_str());
+    return vkllm_reply_format_of_template(o.template_source.empty()
+                                              ? vkllm_model_get_chat_template(model)
+                                              : o.template_source.c_str());
 }
 
 std::vector<int32_t> chat_ids(const vkllm_tokenizer *tok, const std::string &text,
@@ -155,10 +156,11 @@ void on_sigint(int) {
     g_interrupted = 1;
 }
 
-uint32_t context_size(const Options &o, const Loaded &l) {
-    if (o.n_ctx) return o.n_ctx;
-    vkllm_model_info mi = model_info(l.model);
-    return mi.n_ctx_train;
+uint32_t context_size(const Loaded &l) {
+    vkllm_session_info si;
+    si.struct_size = sizeof si;
+    vkllm_session_get_info(l.session, &si);
+    return si.n_ctx;
 }
 
 // Pieces are printed as they are, bytes of a partial UTF-8 character included.
@@ -187,7 +189,7 @@ void print_prompt_tokens(const vkllm_tokenizer *tok, const std::vector<int32_t> 
 
 uint32_t answer_limit(const Options &o, const Loaded &l, size_t n_past, size_t n_prompt) {
     if (o.context_shift) return o.n_predict;
-    uint64_t room = uint64_t(context_size(o, l)) - n_past - n_prompt + 1;
+    uint64_t room = uint64_t(context_size(l)) - n_past - n_prompt + 1;
     return uint32_t(std::min<uint64_t>(o.n_predict, room));
 }
 
@@ -207,7 +209,11 @@ vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32
     gp.on_prefill = on_prefill;
     gp.user_data = &st;
     r.struct_size = sizeof r;
-    return vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);
+    vkllm_status s = vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);
+    // The seed drawn for --seed -1, so that an answer can be had again.
+    if (o.sampling.seed == VKLLM_SEED_RANDOM && (s == VKLLM_OK || s == VKLLM_ERR_CANCELLED))
+        std::fprintf(stderr, "\n[seed %llu]", (unsigned long long)r.seed);
+    return s;
 }
 
 void print_stats(const Loaded &l, const vkllm_generate_result &r) {

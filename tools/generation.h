@@ -68,8 +68,8 @@ struct Stream {
 // SIGINT's handler: sets g_interrupted (line_reader.h), which stops an answer through the
 // library's cancellation and leaves the session usable. Install it without SA_RESTART.
 void on_sigint(int);
-// Tokens a sequence holds: -c, else the model's training context (the session's default).
-uint32_t context_size(const Options &o, const Loaded &l);
+// Tokens a sequence of the session holds (-c, else the library's default).
+uint32_t context_size(const Loaded &l);
 // --verbose-prompt, in llama.cpp's shape: the text, the count, then each id and its piece.
 void print_prompt_tokens(const vkllm_tokenizer *tok, const std::vector<int32_t> &ids);
 // The most tokens an answer can have when `n_past` tokens are cached and `n_prompt` come:

@@ -71,7 +71,6 @@ int cmd_run(int argc, char **argv) {
     const char *stage = nullptr;
     vkllm_status s = load(o, l, stage);
     if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
-    if (o.repeat_whole_context) o.sampling.repeat_last_n = int32_t(context_size(o, l));
     const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(l.model);
     std::vector<int32_t> prompt = o.prompt_ids;
     std::unique_ptr<ReplyView> view;
@@ -96,7 +95,7 @@ int cmd_run(int argc, char **argv) {
         std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
         if (o.color) std::fputs(kResetColor, stdout);
     }
-    uint32_t n_ctx = context_size(o, l);
+    uint32_t n_ctx = context_size(l);
     if (!o.context_shift && prompt.size() > n_ctx) {
         std::fprintf(stderr,
                      "vkllm: run: the prompt's %zu tokens do not fit the context of %u (-c)\n",

@@ -1,6 +1,7 @@
 package vkllm
 
 /*
+#include <stdlib.h>
 #include "vkllm.h"
 
 vkllm_status vkllmgo_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
@@ -25,6 +26,8 @@ type Session struct {
 	mu     sync.Mutex
 	h      *C.vkllm_session
 	nVocab int // logits per row
+	// Cancel reaches h without mu, which a running call holds; Close takes both.
+	cancelMu sync.Mutex
 }
 
 // NewSession creates a session with one sequence of nCtx KV slots (0: the model's training
@@ -48,6 +51,8 @@ func NewSessionSequences(m *Model, nCtx, nSeq uint32) (*Session, error) {
 func (s *Session) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.cancelMu.Lock()
+	defer s.cancelMu.Unlock()
 	if s.h != nil {
 		C.vkllm_session_destroy(s.h)
 		s.h = nil
@@ -91,9 +96,19 @@ type Sampling struct {
 	TopP          float32 // >= 1: off
 	MinP          float32 // <= 0: off
 	RepeatPenalty float32 // 1: off
-	RepeatLastN   int32
-	Seed          uint64
+	RepeatLastN   int32   // 0: penalties off; -1: every token
+	Seed          uint64  // SeedRandom: one drawn from the system (Generation.Seed)
+	// OpenAI's penalties, typical sampling (>= 1: off) and per-token biases
+	// (math.Inf(-1) bans), in llama.cpp's chain: bias, penalties, top-k, typical, top-p,
+	// min-p, temperature.
+	PresencePenalty  float32
+	FrequencyPenalty float32
+	TypicalP         float32
+	LogitBias        map[int32]float32
 }
+
+// SeedRandom asks for a seed from the system's random source.
+const SeedRandom = ^uint64(0)
 
 // DefaultSampling returns the library's defaults (temperature 0.8, top-k 40, top-p 0.95,
 // min-p 0.05).
@@ -104,6 +119,8 @@ func DefaultSampling() Sampling {
 		Temperature: float32(p.temperature), TopK: int32(p.top_k), TopP: float32(p.top_p),
 		MinP: float32(p.min_p), RepeatPenalty: float32(p.repeat_penalty),
 		RepeatLastN: int32(p.repeat_last_n), Seed: uint64(p.seed),
+		PresencePenalty: float32(p.presence_penalty), FrequencyPenalty: float32(p.frequency_penalty),
+		TypicalP: float32(p.typical_p),
 	}
 }
 
@@ -114,7 +131,9 @@ func Greedy() Sampling {
 	return s
 }
 
-func (s Sampling) raw() C.vkllm_sampling_params {
+// raw returns the C params and a function freeing the bias array they point to (C memory:
+// cgo forbids Go memory holding Go pointers in a call's arguments).
+func (s Sampling) raw() (C.vkllm_sampling_params, func()) {
 	var p C.vkllm_sampling_params
 	C.vkllm_sampling_params_init(&p)
 	p.temperature = C.float(s.Temperature)
@@ -124,7 +143,23 @@ func (s Sampling) raw() C.vkllm_sampling_params {
 	p.repeat_penalty = C.float(s.RepeatPenalty)
 	p.repeat_last_n = C.int32_t(s.RepeatLastN)
 	p.seed = C.uint64_t(s.Seed)
-	return p
+	p.presence_penalty = C.float(s.PresencePenalty)
+	p.frequency_penalty = C.float(s.FrequencyPenalty)
+	p.typical_p = C.float(s.TypicalP)
+	if len(s.LogitBias) == 0 {
+		return p, func() {}
+	}
+	n := len(s.LogitBias)
+	arr := (*C.vkllm_logit_bias)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.vkllm_logit_bias{}))))
+	biases := unsafe.Slice(arr, n)
+	i := 0
+	for token, bias := range s.LogitBias {
+		biases[i] = C.vkllm_logit_bias{token: C.int32_t(token), bias: C.float(bias)}
+		i++
+	}
+	p.logit_bias = arr
+	p.n_logit_bias = C.size_t(n)
+	return p, func() { C.free(unsafe.Pointer(arr)) }
 }
 
 // Token is one generated token and the text it completes (never half a UTF-8 character).
@@ -151,6 +186,7 @@ type Generation struct {
 	StopReason StopReason
 	PrefillMs  float64
 	DecodeMs   float64
+	Seed       uint64 // the sampling seed used (the one drawn for SeedRandom)
 }
 
 // generateState is what the C callbacks reach through a cgo.Handle.
@@ -241,7 +277,8 @@ func (s *Session) GenerateWith(ctx context.Context, prompt []int32, sampling Sam
 	if len(prompt) > 0 {
 		ptr = (*C.int32_t)(unsafe.Pointer(&prompt[0]))
 	}
-	raw := sampling.raw()
+	raw, free := sampling.raw()
+	defer free()
 	var res C.vkllm_generate_result
 	res.struct_size = C.size_t(unsafe.Sizeof(res))
 
@@ -262,6 +299,7 @@ func (s *Session) GenerateWith(ctx context.Context, prompt []int32, sampling Sam
 		NPrompt: int(res.n_prompt), NGenerated: int(res.n_generated),
 		StopReason: StopReason(res.stop_reason),
 		PrefillMs:  float64(res.prefill_ms), DecodeMs: float64(res.decode_ms),
+		Seed: uint64(res.seed),
 	}
 	if status == C.VKLLM_ERR_CANCELLED {
 		if cerr := ctx.Err(); cerr != nil {

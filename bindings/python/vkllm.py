@@ -63,6 +63,12 @@ SESSION_KV_Q8_0 = 0x4
 
 RUNTIME_VALIDATION = 0x1
 
+SEED_RANDOM = 0xFFFFFFFFFFFFFFFF  # a seed read from the system (Sampler.seed tells which)
+
+KV_F16 = 0
+KV_F32 = 1
+KV_Q8_0 = 2
+
 REPLY_PLAIN = 0
 REPLY_HERMES = 1
 REPLY_MISTRAL = 2
@@ -211,6 +217,54 @@ class _SamplingParams(ctypes.Structure):
         ("repeat_penalty", ctypes.c_float),
         ("repeat_last_n", ctypes.c_int32),
         ("seed", ctypes.c_uint64),
+        ("presence_penalty", ctypes.c_float),
+        ("frequency_penalty", ctypes.c_float),
+        ("typical_p", ctypes.c_float),
+        ("logit_bias", ctypes.c_void_p),
+        ("n_logit_bias", ctypes.c_size_t),
+    ]
+
+
+class _LogitBias(ctypes.Structure):
+    _fields_ = [("token", ctypes.c_int32), ("bias", ctypes.c_float)]
+
+
+class SessionInfo(ctypes.Structure):
+    """What a session is: its context, sequences, chunk, KV type and memory."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("n_ctx", ctypes.c_uint32),
+        ("n_seq", ctypes.c_uint32),
+        ("n_batch", ctypes.c_uint32),
+        ("n_sink", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
+        ("kv_type", ctypes.c_int32),
+        ("kv_cache_bytes", ctypes.c_uint64),
+        ("device_bytes", ctypes.c_uint64),
+    ]
+
+
+class _BatchSequence(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("seq", ctypes.c_uint32),
+        ("prompt", ctypes.POINTER(ctypes.c_int32)),
+        ("n_prompt", ctypes.c_size_t),
+        ("sampler", ctypes.c_void_p),
+        ("tokens", ctypes.POINTER(ctypes.c_int32)),
+        ("n_generated", ctypes.c_size_t),
+        ("stop_reason", ctypes.c_int32),
+    ]
+
+
+class _GgufKey(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("name", ctypes.c_char_p),
+        ("type", ctypes.c_int32),
+        ("element_type", ctypes.c_int32),
+        ("count", ctypes.c_uint64),
     ]
 
 
@@ -240,6 +294,7 @@ class GenerateResult(ctypes.Structure):
         ("stop_reason", ctypes.c_int32),
         ("prefill_ms", ctypes.c_double),
         ("decode_ms", ctypes.c_double),
+        ("seed", ctypes.c_uint64),
     ]
 
 
@@ -443,6 +498,46 @@ def _load():
              ctypes.POINTER(_SamplingParams), ctypes.POINTER(_GenerateParams),
              ctypes.POINTER(GenerateResult)],
         ),
+        "vkllm_sampler_create": (
+            status,
+            [ctypes.c_void_p, ctypes.POINTER(_SamplingParams), ctypes.POINTER(ctypes.c_void_p)],
+        ),
+        "vkllm_sampler_destroy": (None, [ctypes.c_void_p]),
+        "vkllm_sampler_sample": (
+            status,
+            [ctypes.c_void_p, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t,
+             ctypes.POINTER(ctypes.c_int32)],
+        ),
+        "vkllm_sampler_accept": (status, [ctypes.c_void_p, ctypes.c_int32]),
+        "vkllm_sampler_reset": (status, [ctypes.c_void_p]),
+        "vkllm_sampler_seed": (status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64)]),
+        "vkllm_session_cancel": (status, [ctypes.c_void_p]),
+        "vkllm_session_get_info": (status, [ctypes.c_void_p, ctypes.POINTER(SessionInfo)]),
+        "vkllm_generate_batch": (
+            status,
+            [ctypes.c_void_p, ctypes.POINTER(_BatchSequence), ctypes.c_size_t,
+             ctypes.POINTER(_GenerateParams)],
+        ),
+        "vkllm_model_gguf": (ctypes.c_void_p, [ctypes.c_void_p]),
+        "vkllm_gguf_key_at": (status, [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_GgufKey)]),
+        "vkllm_gguf_get_int": (
+            status,
+            [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
+        ),
+        "vkllm_gguf_get_float": (
+            status,
+            [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)],
+        ),
+        "vkllm_gguf_get_string": (
+            status,
+            [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+             ctypes.POINTER(ctypes.c_size_t)],
+        ),
+        "vkllm_gguf_get_text": (
+            status,
+            [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+             ctypes.POINTER(ctypes.c_size_t)],
+        ),
     }
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
@@ -478,6 +573,41 @@ def _live(handle, what):
     if not handle:
         raise Error(ERR_INVALID_ARGUMENT, f"the {what} is closed")
     return handle
+
+
+def _sampling_params(temperature=0.8, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.0,
+                     repeat_last_n=64, seed=0, presence_penalty=0.0, frequency_penalty=0.0,
+                     typical_p=1.0, logit_bias=None):
+    """vkllm_sampling_params from keyword arguments, and the bias array it points to (keep it
+    alive while the params are in use). logit_bias: {token: bias}, float("-inf") bans."""
+    sp = _params(_SamplingParams, _lib.vkllm_sampling_params_init)
+    sp.temperature = temperature
+    sp.top_k = top_k
+    sp.top_p = top_p
+    sp.min_p = min_p
+    sp.repeat_penalty = repeat_penalty
+    sp.repeat_last_n = repeat_last_n
+    sp.seed = seed
+    sp.presence_penalty = presence_penalty
+    sp.frequency_penalty = frequency_penalty
+    sp.typical_p = typical_p
+    items = sorted((logit_bias or {}).items())
+    biases = (_LogitBias * max(len(items), 1))(*[_LogitBias(t, b) for t, b in items])
+    if items:
+        sp.logit_bias = ctypes.cast(biases, ctypes.c_void_p)
+        sp.n_logit_bias = len(items)
+    return sp, biases
+
+
+def _text(fill):
+    """A string from a C function with vkllm_gguf_get_string's buffer rules."""
+    n = ctypes.c_size_t(0)
+    code = fill(None, 0, ctypes.byref(n))
+    if code not in (OK, ERR_BUFFER_TOO_SMALL):
+        _check(code)
+    buf = ctypes.create_string_buffer(n.value + 1)
+    _check(fill(buf, len(buf), ctypes.byref(n)))
+    return buf.raw[: n.value].decode(errors="replace")
 
 
 def version():
@@ -667,6 +797,63 @@ class ReplyParser:
         self.close()
 
 
+class Sampler:
+    """llama.cpp's sampler chain (logit bias, repetition/presence/frequency penalties, top-k,
+    typical, top-p, min-p, temperature) with its seed and token history, for the logits of any
+    session row. `model` (optional) limits the candidates to its tokenizer's ids. The keyword
+    arguments and their defaults are Session.generate's; seed=SEED_RANDOM draws one (see
+    `seed`). Use as a context manager or call close()."""
+
+    def __init__(self, model=None, **sampling):
+        self._handle = None
+        sp, biases = _sampling_params(**sampling)
+        tok = (_lib.vkllm_model_get_tokenizer(_live(model._handle, "model"))
+               if model is not None else None)
+        handle = ctypes.c_void_p()
+        _check(_lib.vkllm_sampler_create(tok, ctypes.byref(sp), ctypes.byref(handle)))
+        del biases  # copied by the library
+        self._handle = handle
+        self.model = model
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _lib.vkllm_sampler_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def sample(self, logits):
+        """A token chosen from one row of logits (a sequence of floats: the model's n_vocab).
+        It is not recorded: call accept() with the token the sequence keeps."""
+        row = (ctypes.c_float * max(len(logits), 1))(*logits)
+        token = ctypes.c_int32(0)
+        _check(_lib.vkllm_sampler_sample(_live(self._handle, "sampler"), row, len(logits),
+                                         ctypes.byref(token)))
+        return token.value
+
+    def accept(self, token):
+        """A token of the sequence (prompt or generated), for the penalties."""
+        _check(_lib.vkllm_sampler_accept(_live(self._handle, "sampler"), token))
+
+    def reset(self):
+        """Forgets the history and restarts the draws from the seed."""
+        _check(_lib.vkllm_sampler_reset(_live(self._handle, "sampler")))
+
+    @property
+    def seed(self):
+        """The seed the draws come from (the one drawn for SEED_RANDOM)."""
+        out = ctypes.c_uint64(0)
+        _check(_lib.vkllm_sampler_seed(_live(self._handle, "sampler"), ctypes.byref(out)))
+        return out.value
+
+
 class Model:
     """A model's weights on a runtime's device (immutable; shared by sessions). Use as a
     context manager or call close(); the library keeps the memory until the last session of
@@ -726,6 +913,41 @@ class Model:
         """The text of a list of token ids."""
         return self.tokenizer().detokenize(ids, special)
 
+    def _gguf(self):
+        return _lib.vkllm_model_gguf(_live(self._handle, "model"))
+
+    def meta_keys(self):
+        """The names of the model file's metadata keys, in file order (read from the copy the
+        model keeps: the file is not opened again)."""
+        names, key = [], _GgufKey()
+        key.struct_size = ctypes.sizeof(_GgufKey)
+        g = self._gguf()
+        while True:
+            code = _lib.vkllm_gguf_key_at(g, len(names), ctypes.byref(key))
+            if code == ERR_NOT_FOUND:
+                return names
+            _check(code)
+            names.append(key.name.decode(errors="replace"))
+
+    def meta_int(self, key):
+        out = ctypes.c_int64(0)
+        _check(_lib.vkllm_gguf_get_int(self._gguf(), key.encode(), ctypes.byref(out)))
+        return out.value
+
+    def meta_float(self, key):
+        out = ctypes.c_double(0)
+        _check(_lib.vkllm_gguf_get_float(self._gguf(), key.encode(), ctypes.byref(out)))
+        return out.value
+
+    def meta_string(self, key):
+        g = self._gguf()
+        return _text(lambda buf, cap, n: _lib.vkllm_gguf_get_string(g, key.encode(), buf, cap, n))
+
+    def meta_text(self, key):
+        """Any value as readable text (arrays as their first elements and length)."""
+        g = self._gguf()
+        return _text(lambda buf, cap, n: _lib.vkllm_gguf_get_text(g, key.encode(), buf, cap, n))
+
     def is_end_of_generation(self, token):
         return self.tokenizer().is_end_of_generation(token)
 
@@ -737,7 +959,9 @@ class Session:
     def __init__(self, model, n_ctx=0, n_seq=1, n_batch=None, flags=0, n_sink=None):
         self._handle = None
         self._busy = False
+        self._cancel_asked = False
         self.last_result = None
+        self.last_batch = None
         p = _params(_SessionParams, _lib.vkllm_session_params_init)
         p.n_ctx = n_ctx
         p.n_seq = n_seq
@@ -789,15 +1013,6 @@ class Session:
         _check(_lib.vkllm_session_get_position(self._idle(), seq, ctypes.byref(n)))
         return n.value
 
-    def eval(self, tokens, seq=0):
-        """Appends `tokens` (ids) to sequence `seq` and returns the logits after the last one
-        (n_vocab floats, an array.array('f'))."""
-        n_vocab = self.model.info().n_vocab
-        ids = (ctypes.c_int32 * max(len(tokens), 1))(*tokens)
-        logits = (ctypes.c_float * n_vocab)()
-        _check(_lib.vkllm_session_eval(self._idle(), seq, ids, len(tokens), logits))
-        return array.array("f", logits)
-
     def save_state(self, seq=0):
         """Sequence `seq`'s state (its KV cache, position and token ids) as bytes, for
         load_state() on any session of the same model."""
@@ -839,6 +1054,56 @@ class Session:
         _check(_lib.vkllm_session_get_tokens(handle, seq, ids, n.value, ctypes.byref(n)))
         return list(ids[: n.value])
 
+    def cancel(self):
+        """From any thread: stops the running generation (or prefill) at its next step or
+        chunk; it ends as if stopped early (last_result.stop_reason STOP_CANCELLED). A cancel
+        while nothing runs is dropped."""
+        self._cancel_asked = True
+        _check(_lib.vkllm_session_cancel(_live(self._handle, "session")))
+
+    def info(self):
+        """SessionInfo: the context it got (n_ctx 0 asks for the model's, at most 4096), its
+        sequences, prefill chunk, KV type, KV bytes and device memory."""
+        s = SessionInfo()
+        s.struct_size = ctypes.sizeof(SessionInfo)
+        _check(_lib.vkllm_session_get_info(_live(self._handle, "session"), ctypes.byref(s)))
+        return s
+
+    def generate_batch(self, prompts, max_tokens=256, samplers=None, ignore_eog=False):
+        """Generates for several prompts at once, prompt i in sequence i (the session needs
+        n_seq >= len(prompts)), all decoded together one step per token; samplers[i] (a
+        Sampler, or None for greedy) chooses sequence i's tokens. Returns one list of token ids
+        per prompt. Raises vkllm.Error(ERR_CANCELLED) after cancel(), with `last_batch` holding
+        the tokens so far."""
+        handle = self._idle()
+        samplers = samplers or [None] * len(prompts)
+        if len(samplers) != len(prompts):
+            raise ValueError("one sampler (or None) per prompt")
+        seqs = (_BatchSequence * max(len(prompts), 1))()
+        keep = []
+        for i, prompt in enumerate(prompts):
+            ids = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
+            out = (ctypes.c_int32 * max(max_tokens, 1))()
+            keep += [ids, out]
+            seqs[i].struct_size = ctypes.sizeof(_BatchSequence)
+            seqs[i].seq = i
+            seqs[i].prompt = ids
+            seqs[i].n_prompt = len(prompt)
+            seqs[i].sampler = _live(samplers[i]._handle, "sampler") if samplers[i] else None
+            seqs[i].tokens = out
+        gp = _params(_GenerateParams, _lib.vkllm_generate_params_init)
+        gp.max_tokens = max_tokens
+        gp.ignore_eog = 1 if ignore_eog else 0
+        self._busy = True
+        try:
+            code = _lib.vkllm_generate_batch(handle, seqs, len(prompts), ctypes.byref(gp))
+        finally:
+            self._busy = False
+        self.last_batch = [list(seqs[i].tokens[: seqs[i].n_generated])
+                           for i in range(len(prompts))]
+        _check(code)
+        return self.last_batch
+
     def stats(self):
         s = SessionStats()
         s.struct_size = ctypes.sizeof(SessionStats)
@@ -847,7 +1112,8 @@ class Session:
 
     def generate(self, prompt, max_tokens=256, temperature=0.8, top_k=40, top_p=0.95,
                  min_p=0.05, repeat_penalty=1.0, repeat_last_n=64, seed=0, stop=(), seq=0,
-                 steps_per_submit=0, ignore_eog=False):
+                 steps_per_submit=0, ignore_eog=False, presence_penalty=0.0,
+                 frequency_penalty=0.0, typical_p=1.0, logit_bias=None):
         """Appends `prompt` (token ids) to sequence `seq` and yields the generated text as it
         streams, piece by piece (str; never half a UTF-8 character). The defaults are C's
         (vkllm_sampling_params_init); temperature 0: greedy.
@@ -863,17 +1129,16 @@ class Session:
         max_tokens=0 only prefills: the prompt goes into the cache and nothing is yielded
         (last_result.n_generated 0, STOP_MAX_TOKENS); position() grows by len(prompt), so a
         later generate continues after it. As for any generation, the work runs as the iterator
-        is consumed: list(session.generate(system_prompt, max_tokens=0))."""
+        is consumed: list(session.generate(system_prompt, max_tokens=0)).
+
+        The sampler chain is Sampler's: presence_penalty, frequency_penalty, typical_p and
+        logit_bias ({token: bias}, float("-inf") bans) as there; seed=SEED_RANDOM draws a
+        seed, reported as last_result.seed."""
         handle = self._idle()
         ids = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
-        sp = _params(_SamplingParams, _lib.vkllm_sampling_params_init)
-        sp.temperature = temperature
-        sp.top_k = top_k
-        sp.top_p = top_p
-        sp.min_p = min_p
-        sp.repeat_penalty = repeat_penalty
-        sp.repeat_last_n = repeat_last_n
-        sp.seed = seed
+        sp, biases = _sampling_params(
+            temperature, top_k, top_p, min_p, repeat_penalty, repeat_last_n, seed,
+            presence_penalty, frequency_penalty, typical_p, logit_bias)
         gp = _params(_GenerateParams, _lib.vkllm_generate_params_init)
         gp.seq = seq
         gp.max_tokens = max_tokens
@@ -884,9 +1149,10 @@ class Session:
         if stops:
             gp.stop = stop_arr
             gp.n_stop = len(stops)
-        return self._stream(handle, ids, len(prompt), sp, gp, stop_arr)
+        # The worker's vkllm_generate reads the stop strings and the biases: alive till then.
+        return self._stream(handle, ids, len(prompt), sp, gp, (stop_arr, biases))
 
-    def _stream(self, handle, ids, n_prompt, sp, gp, stop_arr):
+    def _stream(self, handle, ids, n_prompt, sp, gp, keep_alive):
         # vkllm_generate runs on a worker thread and streams through on_token into a queue;
         # this generator hands the pieces out. The session is used by that one thread only.
         pieces = queue.Queue(maxsize=4)  # back-pressure: the worker waits for the reader
@@ -916,6 +1182,7 @@ class Session:
             pieces.put(done)
 
         self._busy = True
+        self._cancel_asked = False
         worker = threading.Thread(target=work, name="vkllm-generate", daemon=True)
         worker.start()
         finished = False
@@ -932,11 +1199,12 @@ class Session:
                 while pieces.get() is not done:  # unblock the worker if the queue is full
                     pass
             worker.join()
-            del callback, stop_arr  # alive until the library is done with them
+            del callback, keep_alive  # alive until the library is done with them
             self._busy = False
             self.last_result = result
         code = outcome["code"]
-        if code != OK and not (code == ERR_CANCELLED and cancel.is_set()):
+        asked = cancel.is_set() or self._cancel_asked
+        if code != OK and not (code == ERR_CANCELLED and asked):
             raise Error(code, outcome["message"])
 
 

@@ -6,10 +6,10 @@
 #include "interface.h"
 
 VKLLM_PUSH_BEGIN(ChainAdvancePush)
-    uint n;       // sequences in the step
-    uint step;    // which step of the chain just ran
-    uint window;  // n_ctx - n_sink
-    uint n_sink;
+uint n;       // sequences in the step
+uint step;    // which step of the chain just ran
+uint window;  // n_ctx - n_sink
+uint n_sink;
 VKLLM_PUSH_END(ChainAdvancePush)
 VKLLM_BINDINGS_BEGIN(ChainAdvanceBindings)
 VKLLM_BINDING(ChainAdvanceBindings, 0, ids)

@@ -10,9 +10,9 @@ VKLLM_SPEC(0, uint, HEAD_DIM, 64)
 VKLLM_SPEC(1, uint, SPLITS, 2)
 VKLLM_SPEC_END(AttentionCombineSpec)
 VKLLM_PUSH_BEGIN(AttentionCombinePush)
-    uint n;  // n_tokens * n_heads
-    uint n_heads;
-    uint has_sinks;
+uint n;  // n_tokens * n_heads
+uint n_heads;
+uint has_sinks;
 VKLLM_PUSH_END(AttentionCombinePush)
 VKLLM_BINDINGS_BEGIN(AttentionCombineBindings)
 VKLLM_BINDING(AttentionCombineBindings, 0, part)

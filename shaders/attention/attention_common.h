@@ -6,16 +6,16 @@
 #include "interface.h"
 
 VKLLM_PUSH_BEGIN(AttentionPush)
-    uint n_tokens;
-    uint n_heads;
-    uint n_kv_heads;
-    uint capacity;
-    uint n_sink;
-    uint n_seq;  // sequences the cache bindings hold
-    float scale;
-    uint window;     // 0: all positions the ring holds
-    uint has_sinks;
-    float softcap;  // with SOFTCAP: scores = softcap * tanh(scores / softcap) (Gemma 2)
+uint n_tokens;
+uint n_heads;
+uint n_kv_heads;
+uint capacity;
+uint n_sink;
+uint n_seq;  // sequences the cache bindings hold
+float scale;
+uint window;  // 0: all positions the ring holds
+uint has_sinks;
+float softcap;  // with SOFTCAP: scores = softcap * tanh(scores / softcap) (Gemma 2)
 VKLLM_PUSH_END(AttentionPush)
 VKLLM_BINDINGS_BEGIN(AttentionBindings)
 VKLLM_BINDING(AttentionBindings, 0, q)

@@ -11,16 +11,16 @@ VKLLM_SPEC(1, uint, KV_TYPE, 1)  // gpu::KvType
 VKLLM_SPEC(2, uint, SOFTCAP, 0)  // 1: soft-cap the scores by the push constant softcap
 VKLLM_SPEC_END(AttentionSmallHeadSpec)
 VKLLM_PUSH_BEGIN(AttentionSmallHeadPush)
-    uint n_tokens;
-    uint n_heads;
-    uint n_kv_heads;
-    uint head_dim;
-    uint capacity;
-    uint n_sink;
-    float scale;
-    uint window;  // 0: none; else positions [pos - window + 1, pos] (sliding-window layers)
-    uint has_sinks;
-    float softcap;  // with SOFTCAP: scores = softcap * tanh(scores / softcap) (Gemma 2)
+uint n_tokens;
+uint n_heads;
+uint n_kv_heads;
+uint head_dim;
+uint capacity;
+uint n_sink;
+float scale;
+uint window;  // 0: none; else positions [pos - window + 1, pos] (sliding-window layers)
+uint has_sinks;
+float softcap;  // with SOFTCAP: scores = softcap * tanh(scores / softcap) (Gemma 2)
 VKLLM_PUSH_END(AttentionSmallHeadPush)
 VKLLM_BINDINGS_BEGIN(AttentionSmallHeadBindings)
 VKLLM_BINDING(AttentionSmallHeadBindings, 0, q)

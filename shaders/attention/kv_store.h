@@ -10,15 +10,15 @@ VKLLM_SPEC(0, uint, KV_TYPE, 1)
 VKLLM_SPEC(1, uint, ROPE, 0)
 VKLLM_SPEC_END(KvStoreSpec)
 VKLLM_PUSH_BEGIN(KvStorePush)
-    uint n_tokens;
-    uint kv_dim;
-    uint head_dim;
-    uint capacity;
-    uint n_sink;
-    uint n_seq;  // sequences the cache bindings hold
-    uint rot_dim;
-    uint n_pos;  // rows in the table
-    uint q_heads;
+uint n_tokens;
+uint kv_dim;
+uint head_dim;
+uint capacity;
+uint n_sink;
+uint n_seq;  // sequences the cache bindings hold
+uint rot_dim;
+uint n_pos;  // rows in the table
+uint q_heads;
 VKLLM_PUSH_END(KvStorePush)
 VKLLM_BINDINGS_BEGIN(KvStoreBindings)
 VKLLM_BINDING(KvStoreBindings, 0, k)

@@ -9,11 +9,11 @@ VKLLM_SPEC_BEGIN(RopeSpec)
 VKLLM_SPEC(0, uint, NEOX, 0)
 VKLLM_SPEC_END(RopeSpec)
 VKLLM_PUSH_BEGIN(RopePush)
-    uint n_tokens;
-    uint n_heads;
-    uint head_dim;
-    uint rot_dim;
-    uint n_pos;  // rows in the table
+uint n_tokens;
+uint n_heads;
+uint head_dim;
+uint rot_dim;
+uint n_pos;  // rows in the table
 VKLLM_PUSH_END(RopePush)
 VKLLM_BINDINGS_BEGIN(RopeBindings)
 VKLLM_BINDING(RopeBindings, 0, x)

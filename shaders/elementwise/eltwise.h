@@ -9,9 +9,9 @@ VKLLM_SPEC_BEGIN(EltwiseSpec)
 VKLLM_SPEC(0, uint, OP, 0)
 VKLLM_SPEC_END(EltwiseSpec)
 VKLLM_PUSH_BEGIN(EltwisePush)
-    uint n;
-    uint nb;
-    float param;  // softcap's cap
+uint n;
+uint nb;
+float param;  // softcap's cap
 VKLLM_PUSH_END(EltwisePush)
 VKLLM_BINDINGS_BEGIN(EltwiseBindings)
 VKLLM_BINDING(EltwiseBindings, 0, a)

@@ -9,12 +9,12 @@ VKLLM_SPEC_BEGIN(GetRowsSpec)
 VKLLM_SPEC(0, uint, WTYPE, 0)
 VKLLM_SPEC_END(GetRowsSpec)
 VKLLM_PUSH_BEGIN(GetRowsPush)
-    uint n_ids;
-    uint cols;
-    uint row0;
-    uint rows;        // rows in this chunk
-    uint total_rows;  // rows in the whole table
-    float scale;      // every value times this (Gemma's sqrt(n_embd))
+uint n_ids;
+uint cols;
+uint row0;
+uint rows;        // rows in this chunk
+uint total_rows;  // rows in the whole table
+float scale;      // every value times this (Gemma's sqrt(n_embd))
 VKLLM_PUSH_END(GetRowsPush)
 VKLLM_BINDINGS_BEGIN(GetRowsBindings)
 VKLLM_BINDING(GetRowsBindings, 0, table)

@@ -9,8 +9,8 @@ VKLLM_SPEC_BEGIN(LayerNormSpec)
 VKLLM_SPEC(0, uint, WG, 64)
 VKLLM_SPEC_END(LayerNormSpec)
 VKLLM_PUSH_BEGIN(LayerNormPush)
-    uint cols;
-    float eps;
+uint cols;
+float eps;
 VKLLM_PUSH_END(LayerNormPush)
 VKLLM_BINDINGS_BEGIN(LayerNormBindings)
 VKLLM_BINDING(LayerNormBindings, 0, x)

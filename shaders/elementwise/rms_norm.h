@@ -9,8 +9,8 @@ VKLLM_SPEC_BEGIN(RmsNormSpec)
 VKLLM_SPEC(0, uint, WG, 64)
 VKLLM_SPEC_END(RmsNormSpec)
 VKLLM_PUSH_BEGIN(RmsNormPush)
-    uint cols;
-    float eps;
+uint cols;
+float eps;
 VKLLM_PUSH_END(RmsNormPush)
 VKLLM_BINDINGS_BEGIN(RmsNormBindings)
 VKLLM_BINDING(RmsNormBindings, 0, x)

@@ -9,8 +9,8 @@ VKLLM_SPEC_BEGIN(SoftmaxSpec)
 VKLLM_SPEC(0, uint, WG, 64)
 VKLLM_SPEC_END(SoftmaxSpec)
 VKLLM_PUSH_BEGIN(SoftmaxPush)
-    uint cols;
-    float scale;
+uint cols;
+float scale;
 VKLLM_PUSH_END(SoftmaxPush)
 VKLLM_BINDINGS_BEGIN(SoftmaxBindings)
 VKLLM_BINDING(SoftmaxBindings, 0, x)

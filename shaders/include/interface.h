@@ -46,42 +46,44 @@ namespace vkllm::gpu::shaders {
 using uint = uint32_t;
 }  // namespace vkllm::gpu::shaders
 
-#define VKLLM_SPEC_BEGIN(NAME) \
+#define VKLLM_SPEC_BEGIN(NAME)      \
     namespace vkllm::gpu::shaders { \
     struct NAME : ::vkllm::gpu::SpecList {
 #define VKLLM_SPEC(ID, TYPE, NAME, DEFAULT) ::vkllm::gpu::SpecConstant NAME{ID, uint32_t(DEFAULT)};
-#define VKLLM_SPEC_END(NAME) \
-    }; \
+#define VKLLM_SPEC_END(NAME)                                                      \
+    }                                                                             \
+    ;                                                                             \
     static_assert(sizeof(NAME) % sizeof(::vkllm::gpu::SpecConstant) == 0, #NAME); \
     }
-#define VKLLM_PUSH_BEGIN(NAME) \
+#define VKLLM_PUSH_BEGIN(NAME)      \
     namespace vkllm::gpu::shaders { \
     struct NAME {
-#define VKLLM_PUSH_END(NAME) \
-    }; \
+#define VKLLM_PUSH_END(NAME)                                                                   \
+    }                                                                                          \
+    ;                                                                                          \
     static_assert(alignof(NAME) == 4 && sizeof(NAME) % 4 == 0, #NAME ": 4-byte scalars only"); \
-    static_assert(sizeof(NAME) <= ::vkllm::gpu::kPushConstantBytes, #NAME ": too large"); \
+    static_assert(sizeof(NAME) <= ::vkllm::gpu::kPushConstantBytes, #NAME ": too large");      \
     }
 // __COUNTER__ (GCC, Clang, MSVC) counts the bindings since BEGIN: binding k must be number k.
-#define VKLLM_BINDINGS_BEGIN(NAME) \
-    namespace vkllm::gpu::shaders { \
+#define VKLLM_BINDINGS_BEGIN(NAME)            \
+    namespace vkllm::gpu::shaders {           \
     struct NAME : ::vkllm::gpu::BindingList { \
-        using self_ = NAME; \
+        using self_ = NAME;                   \
         static constexpr int first_counter_ = __COUNTER__;
-#define VKLLM_BINDING_CHECK_(STRUCT, ID, NAME) \
-    static_assert(std::is_same_v<STRUCT, self_>, \
-                  #NAME ": a binding of another interface"); \
-    static_assert(ID == __COUNTER__ - first_counter_ - 1, \
+#define VKLLM_BINDING_CHECK_(STRUCT, ID, NAME)                                              \
+    static_assert(std::is_same_v<STRUCT, self_>, #NAME ": a binding of another interface"); \
+    static_assert(ID == __COUNTER__ - first_counter_ - 1,                                   \
                   #NAME ": bindings are numbered 0..n-1 in order");
-#define VKLLM_BINDING(STRUCT, ID, NAME) \
+#define VKLLM_BINDING(STRUCT, ID, NAME)    \
     VKLLM_BINDING_CHECK_(STRUCT, ID, NAME) \
     ::vkllm::gpu::Binding NAME{ID, VK_FORMAT_UNDEFINED, #NAME, {}};
 #define VKLLM_TEXEL_BINDING(STRUCT, ID, NAME, FORMAT) \
-    VKLLM_BINDING_CHECK_(STRUCT, ID, NAME) \
+    VKLLM_BINDING_CHECK_(STRUCT, ID, NAME)            \
     ::vkllm::gpu::Binding NAME{ID, VK_FORMAT_##FORMAT, #NAME, {}};
-#define VKLLM_BINDINGS_END(NAME) \
-    static constexpr uint32_t count = uint32_t(__COUNTER__ - first_counter_ - 1); \
-    }; \
+#define VKLLM_BINDINGS_END(NAME)                                                       \
+    static constexpr uint32_t count = uint32_t(__COUNTER__ - first_counter_ - 1);      \
+    }                                                                                  \
+    ;                                                                                  \
     static_assert(sizeof(NAME) == NAME::count * sizeof(::vkllm::gpu::Binding), #NAME); \
     }
 
@@ -91,7 +93,9 @@ using uint = uint32_t;
 #define VKLLM_SPEC(ID, TYPE, NAME, DEFAULT) layout(constant_id = ID) const TYPE NAME = DEFAULT;
 #define VKLLM_SPEC_END(NAME)
 #define VKLLM_PUSH_BEGIN(NAME) layout(push_constant) uniform NAME {
-#define VKLLM_PUSH_END(NAME) } p;
+#define VKLLM_PUSH_END(NAME) \
+    }                        \
+    p;
 #define VKLLM_BINDINGS_BEGIN(NAME)
 #define VKLLM_BINDING(STRUCT, ID, NAME) const uint STRUCT##_##NAME = ID;
 #define VKLLM_TEXEL_BINDING(STRUCT, ID, NAME, FORMAT) const uint STRUCT##_##NAME = ID;

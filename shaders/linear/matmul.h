@@ -10,12 +10,12 @@ VKLLM_SPEC(0, uint, WTYPE, 0)
 VKLLM_SPEC(1, uint, EPILOGUE, 0)  // see linear_epilogue.glsl
 VKLLM_SPEC_END(MatmulSpec)
 VKLLM_PUSH_BEGIN(MatmulPush)
-    uint m;  // activation rows
-    uint n;  // weight rows in this chunk
-    uint k;
-    uint ldy;  // row stride of Y
-    uint y_col0;
-    float scale;  // EPILOGUE bit 2
+uint m;  // activation rows
+uint n;  // weight rows in this chunk
+uint k;
+uint ldy;  // row stride of Y
+uint y_col0;
+float scale;  // EPILOGUE bit 2
 VKLLM_PUSH_END(MatmulPush)
 VKLLM_BINDINGS_BEGIN(MatmulBindings)
 VKLLM_BINDING(MatmulBindings, 0, w)

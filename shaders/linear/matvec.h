@@ -13,12 +13,12 @@ VKLLM_SPEC(3, uint, NB, 1)
 VKLLM_SPEC(4, uint, EPILOGUE, 0)  // see linear_epilogue.glsl
 VKLLM_SPEC_END(MatvecSpec)
 VKLLM_PUSH_BEGIN(MatvecPush)
-    uint rows;  // rows in this chunk
-    uint cols;
-    uint y_offset;
-    uint n;         // vectors in the batch
-    uint y_stride;  // floats between the outputs of consecutive vectors
-    float scale;    // EPILOGUE bit 2
+uint rows;  // rows in this chunk
+uint cols;
+uint y_offset;
+uint n;         // vectors in the batch
+uint y_stride;  // floats between the outputs of consecutive vectors
+float scale;    // EPILOGUE bit 2
 VKLLM_PUSH_END(MatvecPush)
 VKLLM_BINDINGS_BEGIN(MatvecBindings)
 VKLLM_BINDING(MatvecBindings, 0, w)

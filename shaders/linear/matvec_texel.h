@@ -10,7 +10,7 @@ VKLLM_SPEC(0, uint, WG, 8)
 VKLLM_SPEC(1, uint, ROWS, 16)
 VKLLM_SPEC(2, uint, WTYPE, 0)
 VKLLM_SPEC(3, uint, NB, 1)
-VKLLM_SPEC(4, uint, EPILOGUE, 0)      // see linear_epilogue.glsl
+VKLLM_SPEC(4, uint, EPILOGUE, 0)        // see linear_epilogue.glsl
 VKLLM_SPEC(5, bool, SPLIT_TAIL, false)  // cols / 32 % WG == WG / 2: see main
 // A gated unit fused in: y = act(W x) * (W2 x), W the gate and W2 the up projection (same type
 // and shape), both read in one pass over x, with no epilogue. GLU 0: none; 1: SwiGLU (act =
@@ -30,15 +30,15 @@ VKLLM_SPEC(8, bool, NORM, false)
 VKLLM_SPEC(9, bool, QKV, false)
 VKLLM_SPEC_END(MatvecTexelSpec)
 VKLLM_PUSH_BEGIN(MatvecTexelPush)
-    uint rows;  // rows in this chunk
-    uint cols;  // a multiple of 32
-    uint y_offset;
-    uint n;         // vectors in the batch
-    uint y_stride;  // floats between the outputs of consecutive vectors
-    float eps;      // NORM
-    uint k_row0;    // QKV
-    uint v_row0;
-    float scale;  // EPILOGUE bit 2 (not with QKV)
+uint rows;  // rows in this chunk
+uint cols;  // a multiple of 32
+uint y_offset;
+uint n;         // vectors in the batch
+uint y_stride;  // floats between the outputs of consecutive vectors
+float eps;      // NORM
+uint k_row0;    // QKV
+uint v_row0;
+float scale;  // EPILOGUE bit 2 (not with QKV)
 VKLLM_PUSH_END(MatvecTexelPush)
 VKLLM_BINDINGS_BEGIN(MatvecTexelBindings)
 VKLLM_TEXEL_BINDING(MatvecTexelBindings, 0, w, R32G32B32A32_UINT)

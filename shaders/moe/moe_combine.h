@@ -6,10 +6,10 @@
 #include "interface.h"
 
 VKLLM_PUSH_BEGIN(MoeCombinePush)
-    uint n_tokens;
-    uint n;
-    uint k;
-    uint has_shared;
+uint n_tokens;
+uint n;
+uint k;
+uint has_shared;
 VKLLM_PUSH_END(MoeCombinePush)
 VKLLM_BINDINGS_BEGIN(MoeCombineBindings)
 VKLLM_BINDING(MoeCombineBindings, 0, y)

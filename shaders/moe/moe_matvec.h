@@ -13,14 +13,14 @@ VKLLM_SPEC(3, uint, NB, 1)
 VKLLM_SPEC(4, uint, X_PER_ENTRY, 0)
 VKLLM_SPEC_END(MoeMatvecSpec)
 VKLLM_PUSH_BEGIN(MoeMatvecPush)
-    uint rows;
-    uint cols;
-    uint k;          // experts per token
-    uint n_entries;  // n_tokens * k
-    uint n_expert;
-    uint e0;  // first expert of this binding
-    uint n_here;
-    uint has_bias;
+uint rows;
+uint cols;
+uint k;          // experts per token
+uint n_entries;  // n_tokens * k
+uint n_expert;
+uint e0;  // first expert of this binding
+uint n_here;
+uint has_bias;
 VKLLM_PUSH_END(MoeMatvecPush)
 VKLLM_BINDINGS_BEGIN(MoeMatvecBindings)
 VKLLM_BINDING(MoeMatvecBindings, 0, w)

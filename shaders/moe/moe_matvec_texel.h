@@ -15,14 +15,14 @@ VKLLM_SPEC(5, uint, SWIGLU, 0)
 VKLLM_SPEC(6, uint, X_UNITS, 0)  // see walk_rows
 VKLLM_SPEC_END(MoeMatvecTexelSpec)
 VKLLM_PUSH_BEGIN(MoeMatvecTexelPush)
-    uint rows;
-    uint cols;       // a multiple of 32
-    uint k;          // experts per token
-    uint n_entries;  // n_tokens * k
-    uint n_expert;
-    uint e0;  // first expert of this binding
-    uint n_here;
-    uint has_bias;
+uint rows;
+uint cols;       // a multiple of 32
+uint k;          // experts per token
+uint n_entries;  // n_tokens * k
+uint n_expert;
+uint e0;  // first expert of this binding
+uint n_here;
+uint has_bias;
 VKLLM_PUSH_END(MoeMatvecTexelPush)
 VKLLM_BINDINGS_BEGIN(MoeMatvecTexelBindings)
 VKLLM_TEXEL_BINDING(MoeMatvecTexelBindings, 0, w, R32G32B32A32_UINT)

@@ -10,10 +10,10 @@ VKLLM_SPEC(0, uint, GATING, 0)
 VKLLM_SPEC(1, uint, MAXK, 8)
 VKLLM_SPEC_END(MoeRouteSpec)
 VKLLM_PUSH_BEGIN(MoeRoutePush)
-    uint n_tokens;
-    uint n_expert;
-    uint k;
-    uint norm;  // GATING 0: renormalise the k probabilities
+uint n_tokens;
+uint n_expert;
+uint k;
+uint norm;  // GATING 0: renormalise the k probabilities
 VKLLM_PUSH_END(MoeRoutePush)
 VKLLM_BINDINGS_BEGIN(MoeRouteBindings)
 VKLLM_BINDING(MoeRouteBindings, 0, logits)

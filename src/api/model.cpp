@@ -45,6 +45,7 @@ vkllm_status vkllm_model_load(vkllm_runtime *runtime, const char *path,
         m->context = runtime->context;
         m->model = std::make_shared<vkllm::engine::Model>(*runtime->context, path, progress);
         m->tokenizer.impl = m->model->tokenizer();
+        m->metadata.file = m->model->metadata();
         *out = m.release();
     });
 }
@@ -54,6 +55,10 @@ void vkllm_model_destroy(vkllm_model *model) {
         delete model;
     } catch (...) {
     }
+}
+
+const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model) {
+    return model ? &model->metadata : nullptr;
 }
 
 const vkllm_tokenizer *vkllm_model_get_tokenizer(const vkllm_model *model) {

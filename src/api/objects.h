@@ -12,7 +12,7 @@
 #include "tokenizer/tokenizer.h"
 
 struct vkllm_gguf {
-    std::unique_ptr<vkllm::format::GgufFile> file;
+    std::shared_ptr<const vkllm::format::GgufFile> file;  // a loaded model's is shared
 };
 
 // Shared: a model will hand out its tokenizer while keeping it.
@@ -24,6 +24,7 @@ struct vkllm_model {
     std::shared_ptr<vkllm::gpu::Context> context;  // declared first: destroyed last
     std::shared_ptr<vkllm::engine::Model> model;
     vkllm_tokenizer tokenizer;  // handed out by vkllm_model_get_tokenizer
+    vkllm_gguf metadata;        // handed out by vkllm_model_gguf
 };
 
 struct vkllm_session {

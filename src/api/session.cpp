@@ -8,34 +8,17 @@
 #include "api/guard.h"
 #include "api/objects.h"
 #include "api/out.h"
+#include "api/params.h"
+#include "api/sampling.h"
 #include "api/session_access.h"
 
 using vkllm::fail;
 using vkllm::api::change;
 using vkllm::api::guard;
+using vkllm::api::read_params;
 using vkllm::api::readable;
 using vkllm::api::require_arg;
 using vkllm::api::require_struct;
-
-namespace {
-
-// Params structs from callers built against an older header: fields past their struct_size
-// keep the defaults.
-template <typename T>
-T read_params(const T *given, void (*init)(T *), const char *fn) {
-    T p;
-    init(&p);
-    if (given) {
-        if (given->struct_size < sizeof(size_t) || given->struct_size > sizeof p)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: struct_size %zu; call the *_init function first",
-                 fn, given->struct_size);
-        std::memcpy(&p, given, given->struct_size);
-        p.struct_size = sizeof p;
-    }
-    return p;
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -108,13 +91,14 @@ vkllm_status vkllm_session_truncate(vkllm_session *session, uint32_t seq, uint32
     });
 }
 
-vkllm_status vkllm_session_get_position(const vkllm_session *session, uint32_t seq, uint32_t *n_past) {
+vkllm_status vkllm_session_get_position(const vkllm_session *session, uint32_t seq,
+                                        uint32_t *n_past) {
     return guard([&] {
         const vkllm::engine::Session &s = readable(session, "vkllm_session_get_position");
         require_arg(n_past, "vkllm_session_get_position", "n_past");
         if (seq >= s.options().n_seq)
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "vkllm_session_get_position: sequence %u does not exist",
-                 seq);
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "vkllm_session_get_position: sequence %u does not exist", seq);
         *n_past = s.position(seq);
     });
 }
@@ -170,7 +154,7 @@ vkllm_status vkllm_session_get_stats(const vkllm_session *session, vkllm_session
 }
 
 vkllm_status vkllm_session_get_profile(const vkllm_session *session, vkllm_kernel_time *out,
-                                   size_t capacity, size_t *count) {
+                                       size_t capacity, size_t *count) {
     return guard([&] {
         const char *fn = "vkllm_session_get_profile";
         const vkllm::engine::Session &s = readable(session, fn);
@@ -192,7 +176,7 @@ vkllm_status vkllm_session_get_profile(const vkllm_session *session, vkllm_kerne
 }
 
 vkllm_status vkllm_session_get_layer_kv_bytes(const vkllm_session *session, uint32_t layer,
-                                          uint64_t *bytes) {
+                                              uint64_t *bytes) {
     return guard([&] {
         const char *fn = "vkllm_session_get_layer_kv_bytes";
         const vkllm::engine::Session &s = readable(session, fn);
@@ -202,18 +186,6 @@ vkllm_status vkllm_session_get_layer_kv_bytes(const vkllm_session *session, uint
             fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: layer %u of a model with %u", fn, layer, n_layer);
         *bytes = s.layer_kv_bytes(layer);
     });
-}
-
-void vkllm_sampling_params_init(vkllm_sampling_params *p) {
-    if (!p) return;
-    std::memset(p, 0, sizeof *p);
-    p->struct_size = sizeof *p;
-    p->temperature = 0.8f;
-    p->top_k = 40;
-    p->top_p = 0.95f;
-    p->min_p = 0.05f;
-    p->repeat_penalty = 1.0f;
-    p->repeat_last_n = 64;
 }
 
 void vkllm_generate_params_init(vkllm_generate_params *p) {
@@ -232,7 +204,6 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
         readable(session, fn);
         if (n_prompt > 0) require_arg(prompt, fn, "prompt");
         if (result) require_struct(result, fn, "result");
-        vkllm_sampling_params sp = read_params(sampling, vkllm_sampling_params_init, fn);
         vkllm_generate_params gp = read_params(params, vkllm_generate_params_init, fn);
         if (gp.n_stop > 0) require_arg(gp.stop, fn, "params->stop");
         vkllm::engine::GenerateOptions o;
@@ -245,13 +216,7 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
         o.render_special = gp.render_special != 0;
         o.steps_per_submit = gp.steps_per_submit;
         o.ignore_eog = gp.ignore_eog != 0;
-        o.sampling.temperature = sp.temperature;
-        o.sampling.top_k = sp.top_k;
-        o.sampling.top_p = sp.top_p;
-        o.sampling.min_p = sp.min_p;
-        o.sampling.repeat_penalty = sp.repeat_penalty;
-        o.sampling.repeat_last_n = sp.repeat_last_n;
-        o.sampling.seed = sp.seed;
+        o.sampling = vkllm::api::sampling_options(sampling, session->model->n_tokens(), fn);
         if (gp.on_token)
             o.on_token = [&gp](int32_t token, std::string_view text) {
                 std::string copy(text);  // NUL-terminated for C callers
@@ -275,6 +240,7 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
             status == VKLLM_ERR_CANCELLED ? VKLLM_STOP_CANCELLED : vkllm_stop_reason(r.reason);
         out.prefill_ms = r.prefill_ms;
         out.decode_ms = r.decode_ms;
+        out.seed = r.seed;
         vkllm::api::copy_struct(out, result);
     }
     return status;

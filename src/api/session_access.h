@@ -1,16 +1,15 @@
-// The two ways an API call reaches a session: reading it, or changing it as its only user.
+// How calls reach a session: readable() for those that only read it, change() for those that
+// change it, one at a time.
 #pragma once
-
-#include <atomic>
 
 #include "api/guard.h"
 #include "api/objects.h"
 
 namespace vkllm::api {
 
-// Every call but destroy: once the session (or another user of its device) has seen the
-// device lost, nothing it holds can be trusted, and each call says so.
-inline const vkllm::engine::Session &readable(const vkllm_session *s, const char *fn) {
+// Every call but destroy and cancel: once the session (or another user of its device) has seen
+// the device lost, nothing it holds can be trusted, and each call says so.
+inline const engine::Session &readable(const vkllm_session *s, const char *fn) {
     require_arg(s, fn, "session");
     if (s->lost.load() || s->context->device().lost())
         fail(VKLLM_ERR_DEVICE_LOST,
@@ -22,7 +21,8 @@ inline const vkllm::engine::Session &readable(const vkllm_session *s, const char
 
 // Runs `body`, which changes the session, as the session's only user. A second thread in a
 // call that changes it, or a callback re-entering it, is refused instead of corrupting it: one
-// atomic exchange per call. A device loss seen on the way is remembered.
+// atomic exchange per call. A cancel made before the call owned the session is dropped. A
+// device loss seen on the way is remembered.
 template <typename F>
 void change(vkllm_session *s, const char *fn, F &&body) {
     readable(s, fn);
@@ -35,9 +35,10 @@ void change(vkllm_session *s, const char *fn, F &&body) {
         std::atomic<bool> &busy;
         ~Release() { busy.store(false); }
     } release{s->busy};
+    s->session->clear_cancel();
     try {
         body(*s->session);
-    } catch (const vkllm::Error &e) {
+    } catch (const Error &e) {
         if (e.status() == VKLLM_ERR_DEVICE_LOST) s->lost.store(true);
         throw;
     }

@@ -85,6 +85,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     // rows past them (a padded vocabulary) have no text (Model::n_tokens).
     size_t n_candidates = model.n_tokens();
     Sampler sampler(o.sampling);
+    result.seed = sampler.seed();
     for (int32_t t : prompt)
         sampler.accept(t);
 
@@ -129,14 +130,15 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         if (!chained.empty()) session.truncate(seq, chain_start + uint32_t(next));
     };
     auto t1 = std::chrono::steady_clock::now();
+    auto cancel = [&](const char *by) {
+        rewind();
+        result.reason = StopReason::Cancelled;
+        result.decode_ms = elapsed(t1);
+        fail(VKLLM_ERR_CANCELLED, "generation cancelled by %s after %zu tokens", by,
+             result.n_generated);
+    };
     auto emit = [&](int32_t token, const std::string &released) {
-        if (o.on_token && !o.on_token(token, released)) {
-            rewind();
-            result.reason = StopReason::Cancelled;
-            result.decode_ms = elapsed(t1);
-            fail(VKLLM_ERR_CANCELLED, "generation cancelled by the token callback after %zu tokens",
-                 result.n_generated);
-        }
+        if (o.on_token && !o.on_token(token, released)) cancel("the token callback");
     };
     for (;;) {
         int32_t token = next < chained.size() ? chained[next++]
@@ -159,6 +161,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
             break;
         }
         if (next < chained.size()) continue;  // decoded already, and the next one chosen
+        if (session.cancelled()) cancel("vkllm_session_cancel");
         chained.clear();
         next = 0;
         uint32_t steps = chain_steps(session, o, sampler, result.n_generated);

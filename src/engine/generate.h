@@ -43,10 +43,11 @@ struct GenerateResult {
     StopReason reason = StopReason::MaxTokens;
     double prefill_ms = 0;
     double decode_ms = 0;
+    uint64_t seed = 0;  // the sampler's, a random one for kSeedRandom
 };
 
-// Throws VKLLM_ERR_CANCELLED (with `result` filled in) when a callback stops it; the session
-// stays consistent: what was prefilled or decoded stays in the cache.
+// Throws VKLLM_ERR_CANCELLED (with `result` filled in) when a callback or Session::cancel stops
+// it; the session stays consistent: what was prefilled or decoded stays in the cache.
 void generate(Session &session, const std::vector<int32_t> &prompt, const GenerateOptions &options,
               GenerateResult &result);
 

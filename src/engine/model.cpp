@@ -20,6 +20,7 @@ Model::Model(gpu::Context &ctx, const std::string &path, const models::LoadProgr
         tensor_bytes_ += t.n_bytes;
     config_ = models::read_config(file);
     fingerprint_ = model_fingerprint(file);
+    metadata_ = file.metadata_copy();
     // The tokenizer first: a model that cannot be tokenized is refused before any upload.
     tokenizer_ = std::make_shared<tokenizer::Tokenizer>(tokenizer::load_vocab(file));
     if (!tokenizer_->warning().empty())

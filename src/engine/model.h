@@ -47,6 +47,8 @@ class Model {
     uint64_t tensor_bytes() const { return tensor_bytes_; }  // tensor data in the file
     // engine::model_fingerprint of the file: saved session states carry it.
     uint64_t fingerprint() const { return fingerprint_; }
+    // The file's key-values, copied at load (GgufFile::metadata_copy).
+    const std::shared_ptr<const format::GgufFile> &metadata() const { return metadata_; }
 
   private:
     gpu::Context &ctx_;
@@ -60,6 +62,7 @@ class Model {
     uint64_t file_bytes_ = 0;
     uint64_t tensor_bytes_ = 0;
     uint64_t fingerprint_ = 0;
+    std::shared_ptr<const format::GgufFile> metadata_;
 };
 
 }  // namespace vkllm::engine

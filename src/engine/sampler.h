@@ -1,42 +1,64 @@
-// Choosing the next token from logits: greedy, or temperature with top-k, top-p and min-p
-// filtering and a repetition penalty, from a seeded generator so that runs reproduce.
+// Choosing the next token from logits through llama.cpp's default chain: logit bias, penalties
+// (repetition, presence, frequency), top-k, typical, top-p, min-p, temperature, then a draw from
+// a seeded generator so that runs reproduce.
 #pragma once
 
 #include <cstdint>
 #include <random>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace vkllm::engine {
 
+// Asks for a seed from the system's random source.
+constexpr uint64_t kSeedRandom = UINT64_MAX;
+
 struct SamplingOptions {
     float temperature = 0.0f;     // <= 0: greedy (argmax)
-    int32_t top_k = 40;           // <= 0: all
+    int32_t top_k = 40;           // 0 or -1: all
     float top_p = 0.95f;          // >= 1: all
     float min_p = 0.05f;          // <= 0: off
+    float typical_p = 1.0f;       // >= 1: off
     float repeat_penalty = 1.0f;  // 1: off
-    int32_t repeat_last_n = 64;
-    uint64_t seed = 0;
+    int32_t repeat_last_n = 64;   // tokens of history the penalties look at; -1: all
+    float presence_penalty = 0.0f;
+    float frequency_penalty = 0.0f;
+    std::vector<std::pair<int32_t, float>> logit_bias;  // -INFINITY bans the token
+    uint64_t seed = 0;                                  // kSeedRandom: from the system
 };
+
+// Throws VKLLM_ERR_INVALID_ARGUMENT naming the first option out of its range (NaN, a negative
+// top_k other than -1, a repetition penalty <= 0, a bias of +infinity or NaN, a biased token
+// outside 0 .. n_candidates - 1).
+void check_sampling(const SamplingOptions &options, size_t n_candidates, const char *fn);
 
 class Sampler {
   public:
+    // A seed of kSeedRandom is replaced by one read from the system's random source.
     explicit Sampler(const SamplingOptions &options);
 
-    // Greedy decoding reads only the device's argmax, never the logits.
-    bool needs_logits() const { return !greedy_ || opt_.repeat_penalty != 1.0f; }
+    // Greedy decoding with nothing that changes logits reads only the device's argmax.
+    bool needs_logits() const { return !greedy_ || changes_logits_; }
+    uint64_t seed() const { return seed_; }
 
     // Chooses among the first `n_ids` entries of `logits` (modified in place), the ids the
     // tokenizer knows, whatever follows them; `argmax` is the device's pick among those same
     // ids, used when needs_logits() is false.
     int32_t sample(float *logits, size_t n_ids, int32_t argmax);
-    // Tokens seen so far, for the repetition penalty.
+    // A token of the sequence (prompt or generated), for the penalties.
     void accept(int32_t token);
+    // Forgets the history and restarts the generator from seed().
+    void reset();
 
   private:
     SamplingOptions opt_;
     bool greedy_;
+    bool changes_logits_;
+    uint64_t seed_;
     std::mt19937_64 rng_;
-    std::vector<int32_t> recent_;
+    std::vector<int32_t> recent_;          // the last repeat_last_n tokens, oldest first
+    std::unordered_map<int32_t, int> in_;  // how often each token is in recent_
 };
 
 }  // namespace vkllm::engine

@@ -32,7 +32,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 Session::Session(const Model &model, const SessionOptions &options)
     : model_(model), ctx_(model.context()), opt_(options) {
     const models::ModelConfig &c = model.config();
-    if (opt_.n_ctx == 0) opt_.n_ctx = std::min(c.n_ctx_train, model.max_positions());
+    if (opt_.n_ctx == 0)
+        opt_.n_ctx = std::min({c.n_ctx_train, model.max_positions(), kDefaultContext});
     if (opt_.n_seq == 0 || opt_.n_seq > 256)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "session: n_seq %u must be 1 to 256", opt_.n_seq);
     if (opt_.n_ctx > model.max_positions())
@@ -115,6 +116,11 @@ Session::Session(const Model &model, const SessionOptions &options)
         k_cache_.push_back(alloc.allocate(layer_kv_bytes_[l] / 2, gpu::MemoryKind::Device));
         v_cache_.push_back(alloc.allocate(layer_kv_bytes_[l] / 2, gpu::MemoryKind::Device));
     }
+    for (const gpu::Buffer *b : {&step_, &ids_, &chain_, &attn_scratch_, &route_})
+        device_bytes_ += b->size();
+    for (const std::vector<gpu::Buffer> *set : {&acts_, &k_cache_, &v_cache_})
+        for (const gpu::Buffer &b : *set)
+            device_bytes_ += b.size();
     n_past_.assign(opt_.n_seq, 0);
     history_.resize(opt_.n_seq);
 }
@@ -389,7 +395,7 @@ void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logi
         step(t, last && logits ? LogitRows::Last : LogitRows::None, logits, nullptr,
              stats_.prefill_ms, stats_.tokens_prefilled);
         done += len;
-        if (!last && between_chunks && !between_chunks(done))
+        if (!last && ((between_chunks && !between_chunks(done)) || cancelled()))
             fail(VKLLM_ERR_CANCELLED, "prefill cancelled after %zu of %zu tokens", done, n);
     }
 }

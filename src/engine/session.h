@@ -2,6 +2,7 @@
 // buffers, and the steps that run the model. One thread at a time; many per model.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -15,8 +16,13 @@
 
 namespace vkllm::engine {
 
+// A context that a phone holds: a model's training context (32k to 128k positions per
+// sequence) is the default only where it is smaller.
+constexpr uint32_t kDefaultContext = 4096;
+
 struct SessionOptions {
-    uint32_t n_ctx = 0;     // KV slots per sequence; 0: the model's training context
+    uint32_t n_ctx = 0;     // KV slots per sequence; 0: the model's training context, at most
+                            // kDefaultContext
     uint32_t n_seq = 1;     // sequences, decoded together in one step
     uint32_t n_batch = 64;  // prefill chunk length
     gpu::KvType kv_type = gpu::KvType::F16;
@@ -52,6 +58,7 @@ class Session {
     const SessionOptions &options() const { return opt_; }
     const SessionStats &stats() const { return stats_; }
     uint64_t kv_bytes() const { return kv_bytes_; }
+    uint64_t device_bytes() const { return device_bytes_; }  // every buffer the session holds
     // Profiled sessions: device time per kernel since creation, in the order first seen.
     const std::vector<KernelTime> &profile() const { return profile_; }
     // K and V bytes of layer `layer` (sliding-window layers hold a fixed window).
@@ -78,6 +85,12 @@ class Session {
                        int32_t *out);
     // The most steps decode_greedy chains in one submission.
     static constexpr uint32_t kMaxChainSteps = VKLLM_MAX_CHAINED_STEPS;
+
+    // Any thread: stops prefill() at the end of its chunk (VKLLM_ERR_CANCELLED) and generation
+    // before its next step, until clear_cancel().
+    void cancel() { cancel_.store(true, std::memory_order_relaxed); }
+    void clear_cancel() { cancel_.store(false, std::memory_order_relaxed); }
+    bool cancelled() const { return cancel_.load(std::memory_order_relaxed); }
 
     uint32_t position(uint32_t seq) const { return n_past_.at(seq); }
     // Forgets everything from position `keep` on (0: the whole sequence). Refused when a ring
@@ -147,6 +160,7 @@ class Session {
     std::vector<uint32_t> capacity_;  // KV slots per sequence of each layer
     std::vector<uint64_t> layer_kv_bytes_;
     uint64_t kv_bytes_ = 0;
+    uint64_t device_bytes_ = 0;
     gpu::Buffer route_;         // mixture of experts: the step's routing and expert groups
     gpu::Buffer attn_scratch_;  // split-K attention's partial results (GPUs)
     std::vector<uint32_t> n_past_;
@@ -155,6 +169,7 @@ class Session {
         recordings_;
     SessionStats stats_;
     std::vector<KernelTime> profile_;
+    std::atomic<bool> cancel_{false};
 };
 
 }  // namespace vkllm::engine

@@ -96,8 +96,10 @@ const char *value_type_name(ValueType t) {
     return uint32_t(t) <= uint32_t(ValueType::F64) ? names[uint32_t(t)] : "invalid";
 }
 
-GgufFile::GgufFile(const std::string &path) : file_(std::make_unique<MappedFile>(path)) {
-    const char *p = path.c_str();
+GgufFile::GgufFile(const std::string &path) : GgufFile(std::make_unique<MappedFile>(path)) {}
+
+GgufFile::GgufFile(std::unique_ptr<MappedFile> file) : file_(std::move(file)) {
+    const char *p = file_->path().c_str();
     Cursor c(*file_);
     if (file_->size() < 4 || std::memcmp(file_->data(), "GGUF", 4) != 0)
         fail(VKLLM_ERR_FORMAT, "%s: not a GGUF file (no \"GGUF\" magic at byte 0)", p);
@@ -176,6 +178,7 @@ GgufFile::GgufFile(const std::string &path) : file_(std::make_unique<MappedFile>
         key_index_[kv.key] = keys_.size();
         keys_.push_back(std::move(kv));
     }
+    keys_end_ = c.pos();
 
     if (const KeyValue *a = find("general.alignment")) {
         if (a->type != ValueType::U32)
@@ -466,6 +469,15 @@ std::string GgufFile::value_text(const KeyValue &kv, size_t max_elements) const 
     }
     if (kv.count > max_elements) out += sformat(", ... %" PRIu64 " in all", kv.count);
     return out + "]";
+}
+
+std::unique_ptr<GgufFile> GgufFile::metadata_copy() const {
+    // The header and the key-values as they are, with a tensor count of 0: a valid file.
+    std::vector<uint8_t> head(file_->data(), file_->data() + keys_end_);
+    uint64_t n_tensors = 0;
+    std::memcpy(head.data() + 8, &n_tensors, sizeof n_tensors);
+    return std::unique_ptr<GgufFile>(
+        new GgufFile(std::make_unique<MappedFile>(file_->path(), std::move(head))));
 }
 
 }  // namespace vkllm::format

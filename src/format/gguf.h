@@ -62,6 +62,10 @@ class GgufFile {
     // tensor type it does not know).
     explicit GgufFile(const std::string &path);
 
+    // The key-values alone, copied to memory (no tensors, no map of the file kept): what a
+    // loaded model keeps to answer questions about its metadata.
+    std::unique_ptr<GgufFile> metadata_copy() const;
+
     const std::string &path() const { return file_->path(); }
     uint32_t version() const { return version_; }
     uint64_t file_size() const { return file_->size(); }
@@ -92,6 +96,7 @@ class GgufFile {
     std::string value_text(const KeyValue &kv, size_t max_elements = 8) const;
 
   private:
+    explicit GgufFile(std::unique_ptr<MappedFile> file);
     int64_t scalar_int(const KeyValue &kv, uint64_t offset, ValueType type) const;
     double scalar_float(const KeyValue &kv, uint64_t offset, ValueType type) const;
     std::string_view string_at(uint64_t offset) const;
@@ -100,6 +105,7 @@ class GgufFile {
     uint32_t version_ = 0;
     uint64_t alignment_ = 32;
     uint64_t data_offset_ = 0;
+    uint64_t keys_end_ = 0;  // the file offset after the last key-value
     std::vector<KeyValue> keys_;
     std::vector<TensorInfo> tensors_;
     std::unordered_map<std::string, size_t> key_index_;

@@ -36,8 +36,13 @@ MappedFile::MappedFile(const std::string &path) : path_(path) {
     ::close(fd);  // the mapping keeps the file alive
 }
 
+MappedFile::MappedFile(const std::string &path, std::vector<uint8_t> bytes)
+    : path_(path), size_(bytes.size()), owned_(std::move(bytes)) {
+    data_ = owned_.data();
+}
+
 MappedFile::~MappedFile() {
-    if (data_) ::munmap(const_cast<uint8_t *>(data_), size_);
+    if (data_ && owned_.empty()) ::munmap(const_cast<uint8_t *>(data_), size_);
 }
 
 }  // namespace vkllm::format

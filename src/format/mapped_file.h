@@ -1,9 +1,10 @@
 // A read-only memory map of a whole file: model files are paged in on demand, never read into
-// RAM as a whole.
+// RAM as a whole. (Or a copy of some of its bytes, read like one.)
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace vkllm::format {
 
@@ -11,6 +12,8 @@ class MappedFile {
   public:
     // Throws VKLLM_ERR_IO naming the file and the reason.
     explicit MappedFile(const std::string &path);
+    // Bytes already in memory, standing for (part of) the file `path`.
+    MappedFile(const std::string &path, std::vector<uint8_t> bytes);
     ~MappedFile();
     MappedFile(const MappedFile &) = delete;
     MappedFile &operator=(const MappedFile &) = delete;
@@ -23,6 +26,7 @@ class MappedFile {
     std::string path_;
     const uint8_t *data_ = nullptr;
     uint64_t size_ = 0;
+    std::vector<uint8_t> owned_;  // the bytes when they are not a map
 };
 
 }  // namespace vkllm::format

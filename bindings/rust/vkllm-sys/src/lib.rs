@@ -405,7 +405,7 @@ pub struct vkllm_kernel_time {
 // ---------------------------------------------------------------------------------------------
 
 #[repr(C)]
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub struct vkllm_sampling_params {
     pub struct_size: usize,
     pub temperature: f32,
@@ -415,6 +415,64 @@ pub struct vkllm_sampling_params {
     pub repeat_penalty: f32,
     pub repeat_last_n: i32,
     pub seed: u64,
+    pub presence_penalty: f32,
+    pub frequency_penalty: f32,
+    pub typical_p: f32,
+    pub logit_bias: *const vkllm_logit_bias,
+    pub n_logit_bias: usize,
+}
+
+impl Default for vkllm_sampling_params {
+    fn default() -> Self {
+        // SAFETY: zero (a NULL bias array) is valid for every field.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct vkllm_logit_bias {
+    pub token: i32,
+    pub bias: f32,
+}
+
+pub const VKLLM_SEED_RANDOM: u64 = u64::MAX;
+
+pub type vkllm_kv_type = i32;
+pub const VKLLM_KV_F16: vkllm_kv_type = 0;
+pub const VKLLM_KV_F32: vkllm_kv_type = 1;
+pub const VKLLM_KV_Q8_0: vkllm_kv_type = 2;
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct vkllm_session_info {
+    pub struct_size: usize,
+    pub n_ctx: u32,
+    pub n_seq: u32,
+    pub n_batch: u32,
+    pub n_sink: u32,
+    pub flags: u32,
+    pub kv_type: vkllm_kv_type,
+    pub kv_cache_bytes: u64,
+    pub device_bytes: u64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_batch_sequence {
+    pub struct_size: usize,
+    pub seq: u32,
+    pub prompt: *const i32,
+    pub n_prompt: usize,
+    pub sampler: *mut vkllm_sampler,
+    pub tokens: *mut i32,
+    pub n_generated: usize,
+    pub stop_reason: vkllm_stop_reason,
+}
+
+#[repr(C)]
+pub struct vkllm_sampler {
+    _opaque: [u8; 0],
 }
 
 pub type vkllm_token_fn = Option<
@@ -459,6 +517,7 @@ pub struct vkllm_generate_result {
     pub stop_reason: vkllm_stop_reason,
     pub prefill_ms: f64,
     pub decode_ms: f64,
+    pub seed: u64,
 }
 
 extern "C" {
@@ -764,6 +823,34 @@ extern "C" {
         params: *const vkllm_generate_params,
         result: *mut vkllm_generate_result,
     ) -> vkllm_status;
+
+    pub fn vkllm_sampler_create(
+        tokenizer: *const vkllm_tokenizer,
+        params: *const vkllm_sampling_params,
+        out: *mut *mut vkllm_sampler,
+    ) -> vkllm_status;
+    pub fn vkllm_sampler_destroy(sampler: *mut vkllm_sampler);
+    pub fn vkllm_sampler_sample(
+        sampler: *mut vkllm_sampler,
+        logits: *const f32,
+        n_vocab: usize,
+        token: *mut i32,
+    ) -> vkllm_status;
+    pub fn vkllm_sampler_accept(sampler: *mut vkllm_sampler, token: i32) -> vkllm_status;
+    pub fn vkllm_sampler_reset(sampler: *mut vkllm_sampler) -> vkllm_status;
+    pub fn vkllm_sampler_seed(sampler: *const vkllm_sampler, seed: *mut u64) -> vkllm_status;
+    pub fn vkllm_session_cancel(session: *mut vkllm_session) -> vkllm_status;
+    pub fn vkllm_session_get_info(
+        session: *const vkllm_session,
+        out: *mut vkllm_session_info,
+    ) -> vkllm_status;
+    pub fn vkllm_generate_batch(
+        session: *mut vkllm_session,
+        seqs: *mut vkllm_batch_sequence,
+        n_seqs: usize,
+        params: *const vkllm_generate_params,
+    ) -> vkllm_status;
+    pub fn vkllm_model_gguf(model: *const vkllm_model) -> *const vkllm_gguf;
 }
 
 #[cfg(test)]
@@ -779,8 +866,14 @@ mod tests {
         assert_eq!(offset_of!(vkllm_generate_params, steps_per_submit), 64);
         assert_eq!(offset_of!(vkllm_generate_params, ignore_eog), 68);
         assert_eq!(size_of::<vkllm_generate_params>(), 72);
-        assert_eq!(size_of::<vkllm_sampling_params>(), 40);
-        assert_eq!(size_of::<vkllm_generate_result>(), 48);
+        assert_eq!(size_of::<vkllm_sampling_params>(), 72);
+        assert_eq!(offset_of!(vkllm_sampling_params, logit_bias), 56);
+        assert_eq!(size_of::<vkllm_logit_bias>(), 8);
+        assert_eq!(size_of::<vkllm_generate_result>(), 56);
+        assert_eq!(size_of::<vkllm_session_info>(), 48);
+        assert_eq!(offset_of!(vkllm_session_info, kv_cache_bytes), 32);
+        assert_eq!(size_of::<vkllm_batch_sequence>(), 64);
+        assert_eq!(offset_of!(vkllm_batch_sequence, stop_reason), 56);
         assert_eq!(size_of::<vkllm_runtime_params>(), 64);
         assert_eq!(size_of::<vkllm_device_info>(), 1056);
         assert_eq!(size_of::<vkllm_model_summary>(), 856);

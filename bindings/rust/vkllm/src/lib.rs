@@ -27,12 +27,14 @@ use std::ptr::{self, NonNull};
 use vkllm_sys as sys;
 
 mod chat;
+mod control;
 mod device;
 mod gguf;
 mod lowlevel;
 mod reply;
 mod tokenizer;
 pub use chat::{chat_apply_template, chat_render, chat_render_json, ChatOptions, ChatTurn};
+pub use control::{CancelHandle, KvType, Sampler, SessionInfo, SEED_RANDOM};
 pub use device::{devices, version_string, DeviceInfo, DeviceType, RuntimeStats, SelfCheck};
 pub use gguf::{ggml_type_name, Gguf, GgufKey, GgufType, ModelSummary, TensorInfo};
 pub use lowlevel::{KernelTime, SessionOptions, SessionStats};
@@ -358,8 +360,9 @@ fn model_n_vocab(model: *const sys::vkllm_model) -> Result<usize> {
     Ok(info.n_vocab as usize)
 }
 
-/// How the next token is chosen (`vkllm_sampling_params`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// How the next token is chosen (`vkllm_sampling_params`): llama.cpp's chain of logit bias,
+/// penalties, top-k, typical, top-p, min-p and temperature.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Sampling {
     /// <= 0: greedy (argmax on the device).
     pub temperature: f32,
@@ -368,7 +371,14 @@ pub struct Sampling {
     pub min_p: f32,
     pub repeat_penalty: f32,
     pub repeat_last_n: i32,
+    /// [`SEED_RANDOM`]: a seed drawn from the system (reported in [`Generation::seed`]).
     pub seed: u64,
+    pub presence_penalty: f32,
+    pub frequency_penalty: f32,
+    /// >= 1: off.
+    pub typical_p: f32,
+    /// (token, bias) pairs; `f32::NEG_INFINITY` bans the token.
+    pub logit_bias: Vec<(i32, f32)>,
 }
 
 impl Default for Sampling {
@@ -385,6 +395,10 @@ impl Default for Sampling {
             repeat_penalty: raw.repeat_penalty,
             repeat_last_n: raw.repeat_last_n,
             seed: raw.seed,
+            presence_penalty: raw.presence_penalty,
+            frequency_penalty: raw.frequency_penalty,
+            typical_p: raw.typical_p,
+            logit_bias: Vec::new(),
         }
     }
 }
@@ -398,7 +412,13 @@ impl Sampling {
         }
     }
 
-    fn to_raw(self) -> sys::vkllm_sampling_params {
+    /// The C params; they point into `biases`, which must outlive their use.
+    fn to_raw(&self, biases: &mut Vec<sys::vkllm_logit_bias>) -> sys::vkllm_sampling_params {
+        *biases = self
+            .logit_bias
+            .iter()
+            .map(|&(token, bias)| sys::vkllm_logit_bias { token, bias })
+            .collect();
         let mut raw = sys::vkllm_sampling_params::default();
         // SAFETY: init fills a valid struct (struct_size included).
         unsafe { sys::vkllm_sampling_params_init(&mut raw) };
@@ -409,6 +429,11 @@ impl Sampling {
         raw.repeat_penalty = self.repeat_penalty;
         raw.repeat_last_n = self.repeat_last_n;
         raw.seed = self.seed;
+        raw.presence_penalty = self.presence_penalty;
+        raw.frequency_penalty = self.frequency_penalty;
+        raw.typical_p = self.typical_p;
+        raw.logit_bias = biases.as_ptr();
+        raw.n_logit_bias = biases.len();
         raw
     }
 }
@@ -458,6 +483,8 @@ pub struct Generation {
     pub stop_reason: StopReason,
     pub prefill_ms: f64,
     pub decode_ms: f64,
+    /// The sampling seed used (the one drawn for [`SEED_RANDOM`]).
+    pub seed: u64,
 }
 
 /// KV caches of a sequence and the recorded steps (`vkllm_session`, one sequence).
@@ -465,6 +492,8 @@ pub struct Session {
     raw: NonNull<sys::vkllm_session>,
     /// The session keeps its model alive in the library, so this stays valid while we live.
     model: *mut sys::vkllm_model,
+    /// Shared with the [`CancelHandle`]s; emptied before the session is destroyed.
+    cancel: control::CancelTarget,
 }
 
 // SAFETY: vkllm.h, THREAD SAFETY: "A vkllm_session ... [is] used by one thread at a time;
@@ -515,8 +544,9 @@ impl Session {
         Session::with_sequences(model, n_ctx, 1)
     }
 
-    /// A session of `n_seq` sequences of `n_ctx` KV slots each. Methods without a `seq`
-    /// argument work on sequence 0.
+    /// A session of `n_seq` sequences of `n_ctx` KV slots each (0: the model's training
+    /// context, at most 4096), for [`Session::generate_batch`]. The methods that name no
+    /// sequence use sequence 0.
     pub fn with_sequences(model: &Model, n_ctx: u32, n_seq: u32) -> Result<Session> {
         let mut params = sys::vkllm_session_params::default();
         let mut out = ptr::null_mut();
@@ -535,6 +565,7 @@ impl Session {
             .map(|raw| Session {
                 raw,
                 model: model.raw.as_ptr(),
+                cancel: control::CancelTarget::new(raw),
             })
             .ok_or_else(|| invalid_argument("vkllm_session_create returned NULL"))
     }
@@ -676,7 +707,8 @@ impl Session {
     where
         F: FnMut(&str) -> bool,
     {
-        let raw_sampling = sampling.to_raw();
+        let mut biases = Vec::new();
+        let raw_sampling = sampling.to_raw(&mut biases);
         let mut cb = Callback {
             on_piece: &mut on_piece,
             panic: None,
@@ -722,6 +754,7 @@ impl Session {
             },
             prefill_ms: result.prefill_ms,
             decode_ms: result.decode_ms,
+            seed: result.seed,
         })
     }
 
@@ -745,7 +778,8 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        // SAFETY: we own this handle; nothing else uses it.
+        self.cancel.clear();
+        // SAFETY: we own this handle; no CancelHandle reaches it any more.
         unsafe { sys::vkllm_session_destroy(self.raw.as_ptr()) }
     }
 }

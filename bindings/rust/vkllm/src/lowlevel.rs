@@ -84,6 +84,7 @@ impl Session {
             .map(|raw| Session {
                 raw,
                 model: model.as_raw(),
+                cancel: crate::control::CancelTarget::new(raw),
             })
             .ok_or_else(|| invalid_argument("vkllm_session_create returned NULL"))
     }
