@@ -85,6 +85,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     // rows past them (a padded vocabulary) have no text (Model::n_tokens).
     size_t n_candidates = model.n_tokens();
     Sampler sampler(o.sampling);
+    TokenLogprobs logprobs(o.top_logprobs, bool(o.on_logprobs));
     for (int32_t t : prompt)
         sampler.accept(t);
 
@@ -100,7 +101,8 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     try {
         session.prefill(
             o.seq, prompt.data(), prompt.size(), sample ? logits.data() : nullptr,
-            [&](size_t done) { return !o.on_prefill || o.on_prefill(done, prompt.size()); });
+            [&](size_t done) { return !o.on_prefill || o.on_prefill(done, prompt.size()); },
+            sample ? logprobs.request() : nullptr);
     } catch (...) {
         result.prefill_ms = elapsed(t0);
         throw;
@@ -129,16 +131,21 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         if (!chained.empty()) session.truncate(seq, chain_start + uint32_t(next));
     };
     auto t1 = std::chrono::steady_clock::now();
+    auto cancel = [&](const char *callback) {
+        rewind();
+        result.reason = StopReason::Cancelled;
+        result.decode_ms = elapsed(t1);
+        fail(VKLLM_ERR_CANCELLED, "generation cancelled by the %s callback after %zu tokens",
+             callback, result.n_generated);
+    };
     auto emit = [&](int32_t token, const std::string &released) {
-        if (o.on_token && !o.on_token(token, released)) {
-            rewind();
-            result.reason = StopReason::Cancelled;
-            result.decode_ms = elapsed(t1);
-            fail(VKLLM_ERR_CANCELLED, "generation cancelled by the token callback after %zu tokens",
-                 result.n_generated);
-        }
+        if (o.on_token && !o.on_token(token, released)) cancel("token");
     };
     for (;;) {
+        // The row of the last step's log-probabilities that is this token's.
+        size_t row = next < chained.size() ? next : 0;
+        if (next >= chained.size() && sampler.needs_logits())
+            logprobs.keep_raw(logits.data(), n_candidates);
         int32_t token = next < chained.size() ? chained[next++]
                                               : sampler.sample(logits.data(), n_candidates, argmax);
         if (!o.ignore_eog && tok.is_end_of_generation(token)) {
@@ -149,6 +156,8 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         ++result.n_generated;
         bool stopped = false;
         std::string released = filter.push(text.push(token), stopped);
+        if (o.on_logprobs && !o.on_logprobs(token, logprobs.logprob(token, row), logprobs.top(row)))
+            cancel("logprobs");
         emit(token, released);
         if (stopped) {
             result.reason = StopReason::StopString;
@@ -165,10 +174,10 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         if (steps > 1) {
             chain_start = session.position(seq);
             chained.resize(steps);
-            session.decode_greedy(&seq, &token, 1, steps, chained.data());
+            session.decode_greedy(&seq, &token, 1, steps, chained.data(), logprobs.request());
         } else {
             session.decode(&seq, &token, 1, sampler.needs_logits() ? logits.data() : nullptr,
-                           &argmax);
+                           &argmax, logprobs.request());
         }
     }
     rewind();
