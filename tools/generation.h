@@ -46,6 +46,8 @@ std::string apply_template(const Options &o, const vkllm_model *model,
 // The generated ids and text of one answer; the text is printed as it comes when print_text.
 struct Stream {
     bool print_text = true;
+    // --json: each token's line (token_json.h), written as on_logprobs receives it.
+    const vkllm_tokenizer *json = nullptr;
     std::vector<int32_t> ids;
     std::string text;
 };

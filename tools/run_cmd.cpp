@@ -54,7 +54,7 @@ int cmd_run(int argc, char **argv) {
         if (s != VKLLM_OK) return fail_with(s, "tokenizing");
     }
     if (o.verbose_prompt) print_prompt_tokens(tok, prompt);
-    if (!o.have_ids && !o.chat && !o.print_ids) {
+    if (!o.have_ids && !o.chat && !o.print_ids && !o.json) {
         if (o.color) std::fputs(kPromptColor, stdout);
         std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
         if (o.color) std::fputs(kResetColor, stdout);
@@ -68,7 +68,8 @@ int cmd_run(int argc, char **argv) {
     }
     uint32_t limit = answer_limit(o, l, 0, prompt.size());
     Stream st;
-    st.print_text = !o.print_ids;
+    st.print_text = !o.print_ids && !o.json;
+    if (o.json) st.json = tok;
     vkllm_generate_result r;
     std::signal(SIGINT, on_sigint);
     s = generate(o, l, prompt, limit, st, r);
@@ -78,7 +79,7 @@ int cmd_run(int argc, char **argv) {
         for (size_t i = 0; i < st.ids.size(); ++i)
             std::printf("%s%d", i ? "," : "", st.ids[i]);
         std::printf("\n");
-    } else {
+    } else if (!o.json) {
         std::printf("\n");
     }
     print_stats(l, r);
