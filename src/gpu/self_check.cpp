@@ -252,7 +252,7 @@ void self_check(Context &ctx, vkllm_self_check_result &result) {
             for (uint32_t i = 0; i < cols; ++i)
                 order[i] = i;
             std::stable_sort(order.begin(), order.end(),
-                             [row](uint32_t a, uint32_t b) { return row[a] > row[b]; });
+                             [row](uint32_t i, uint32_t j) { return row[i] > row[j]; });
             for (uint32_t j = 0; j < top; ++j)
                 if (got[size_t(t) * words + 2 + 2 * j] != order[j]) worst = INFINITY;
         }
