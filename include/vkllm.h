@@ -887,6 +887,67 @@ VKLLM_API vkllm_status vkllm_session_get_tokens(const vkllm_session *session, ui
                                                 int32_t *tokens, size_t capacity, size_t *count);
 
 /* ---------------------------------------------------------------------------------------
+ * Logits of every position, and log-probabilities
+ *
+ * Log-probabilities are those of the model's own distribution: the log-softmax of the raw
+ * logits over the tokenizer's ids (vkllm_tokenizer_info.n_vocab), before temperature,
+ * penalties or any filtering, as OpenAI's `logprobs` and llama.cpp's server (with its default
+ * post_sampling_probs false) report them. The rows a padded embedding has past the tokenizer's
+ * ids are no token: they take no part in the normalisation, their log-probability is -INFINITY
+ * and they are never among the most likely ids. NaN logits likewise take no part. Most likely
+ * ids come largest first, the lowest id first on ties.
+ * ------------------------------------------------------------------------------------- */
+
+/* What vkllm_session_eval_logits writes for each row. */
+typedef enum vkllm_logits_kind {
+    VKLLM_LOGITS_RAW = 0,         /* the logits, as vkllm_session_eval writes them */
+    VKLLM_LOGITS_LOG_SOFTMAX = 1, /* log-probabilities (above) */
+    VKLLM_LOGITS_KIND_FORCE32 = 0x7FFFFFFF
+} vkllm_logits_kind;
+
+typedef struct vkllm_eval_params {
+    size_t struct_size;
+    vkllm_logits_kind kind; /* default VKLLM_LOGITS_RAW */
+    /* Which positions to write, as indices into the call's tokens (0 to n - 1), in any order,
+     * repeats allowed: row i of the output is the one after tokens[positions[i]]. NULL
+     * (default): every position, row i after tokens[i]. */
+    const uint32_t *positions;
+    size_t n_positions; /* entries of positions; 0 when it is NULL */
+} vkllm_eval_params;
+
+VKLLM_API void vkllm_eval_params_init(vkllm_eval_params *params);
+
+/* Appends `n` tokens to sequence `seq`, as vkllm_session_eval does, and writes the logits (or
+ * log-probabilities) after each chosen position: rows x vkllm_model_info.n_vocab floats to
+ * `out`, rows being n_positions, or n when positions is NULL. The output head runs on the
+ * device over all rows of a prefill chunk at once; a chunk whose rows would exceed the device's
+ * largest storage binding is split. `params` may be NULL (every position, raw logits).
+ * Errors, each before anything runs and changing nothing: VKLLM_ERR_INVALID_ARGUMENT for a
+ * NULL session, tokens (with n > 0) or out (with rows > 0), a bad struct_size, an unknown
+ * kind, positions NULL with n_positions > 0, a position >= n, or a token id as in
+ * vkllm_session_eval; VKLLM_ERR_CONTEXT_FULL when the tokens do not fit. */
+VKLLM_API vkllm_status vkllm_session_eval_logits(vkllm_session *session, uint32_t seq,
+                                                 const int32_t *tokens, size_t n,
+                                                 const vkllm_eval_params *params, float *out);
+
+/* The most alternatives vkllm_generate_params.top_logprobs asks for. */
+#define VKLLM_MAX_TOP_LOGPROBS 20
+
+/* A token and its log-probability. */
+typedef struct vkllm_token_logprob {
+    int32_t token;
+    float logprob;
+} vkllm_token_logprob;
+
+/* Receives, just before on_token does, each generated token's log-probability and the
+ * `n_top` most likely tokens at its position (vkllm_generate_params.top_logprobs of them, or
+ * fewer when the vocabulary has fewer), all valid during the call only. The end-of-generation
+ * token that ends generation is not reported, as it is not passed to on_token. Return 0 to go
+ * on, anything else to stop (VKLLM_ERR_CANCELLED). */
+typedef int32_t (*vkllm_logprobs_fn)(void *user_data, int32_t token, float logprob,
+                                     const vkllm_token_logprob *top, size_t n_top);
+
+/* ---------------------------------------------------------------------------------------
  * Generation
  * ------------------------------------------------------------------------------------- */
 
@@ -972,7 +1033,7 @@ typedef struct vkllm_generate_params {
     int32_t render_special; /* control tokens as text in the stream; default 0 */
     vkllm_token_fn on_token;
     vkllm_prefill_fn on_prefill;
-    void *user_data; /* passed to both callbacks */
+    void *user_data; /* passed to every callback */
     /* Greedy sampling without a repetition penalty decodes up to this many tokens per
      * submission (vkllm_session_decode_greedy), and on_token then receives them together when
      * the submission completes. A stop inside a chain leaves the cache exactly as one step at
@@ -989,6 +1050,14 @@ typedef struct vkllm_generate_params {
      * sizeof is unchanged: callers that started from vkllm_generate_params_init, as required,
      * have 0 here. */
     int32_t ignore_eog;
+    /* Log-probabilities of the generated tokens (see "Logits of every position, and
+     * log-probabilities"), through on_logprobs with user_data; NULL (default): none. They are
+     * computed on the device, where chained greedy steps (steps_per_submit) run too, with no
+     * extra round trip to the host. */
+    vkllm_logprobs_fn on_logprobs;
+    /* Alternatives on_logprobs receives per token: 0 (default) to VKLLM_MAX_TOP_LOGPROBS;
+     * VKLLM_ERR_INVALID_ARGUMENT outside that range. */
+    int32_t top_logprobs;
 } vkllm_generate_params;
 
 VKLLM_API void vkllm_generate_params_init(vkllm_generate_params *params);

@@ -187,7 +187,7 @@ int main(void) {
     PIN_SIZE(vkllm_logit_bias, 8);
     PIN_OFFSET(vkllm_logit_bias, token, 0);
     PIN_OFFSET(vkllm_logit_bias, bias, 4);
-    PIN_SIZE(vkllm_generate_params, 72);
+    PIN_SIZE(vkllm_generate_params, 88);
     PIN_OFFSET(vkllm_generate_params, struct_size, 0);
     PIN_OFFSET(vkllm_generate_params, seq, 8);
     PIN_OFFSET(vkllm_generate_params, max_tokens, 12);
@@ -199,6 +199,16 @@ int main(void) {
     PIN_OFFSET(vkllm_generate_params, user_data, 56);
     PIN_OFFSET(vkllm_generate_params, steps_per_submit, 64);
     PIN_OFFSET(vkllm_generate_params, ignore_eog, 68); /* the former tail padding: size 72 */
+    PIN_OFFSET(vkllm_generate_params, on_logprobs, 72);
+    PIN_OFFSET(vkllm_generate_params, top_logprobs, 80);
+    PIN_SIZE(vkllm_eval_params, 32);
+    PIN_OFFSET(vkllm_eval_params, struct_size, 0);
+    PIN_OFFSET(vkllm_eval_params, kind, 8);
+    PIN_OFFSET(vkllm_eval_params, positions, 16);
+    PIN_OFFSET(vkllm_eval_params, n_positions, 24);
+    PIN_SIZE(vkllm_token_logprob, 8);
+    PIN_OFFSET(vkllm_token_logprob, token, 0);
+    PIN_OFFSET(vkllm_token_logprob, logprob, 4);
     PIN_SIZE(vkllm_generate_result, 56);
     PIN_OFFSET(vkllm_generate_result, struct_size, 0);
     PIN_OFFSET(vkllm_generate_result, n_prompt, 8);

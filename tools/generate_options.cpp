@@ -74,6 +74,12 @@ void generate_usage(FILE *out, bool chat) {
                       "                          newline dropped, as llama.cpp's -f does)\n"
                       "  --prompt-ids IDS        the prompt as token ids: 1,2,3\n"
                       "  --print-ids             print the generated ids, not the text\n"
+                      "  --json                  print one JSON object per generated token and\n"
+                      "                          nothing else: id, text (bytes that are not\n"
+                      "                          UTF-8 as U+FFFD), bytes, logprob (the model's,\n"
+                      "                          before temperature and penalties) and top\n"
+                      "  --top-logprobs N        with --json: the N most likely tokens at each\n"
+                      "                          position in top, with theirs (0 to 20)\n"
                       "  --chat                  wrap the prompt in the model's chat template\n"
                       "  --system TEXT           with --chat: the system message\n"
                       "  --template NAME         with --chat: chatml, llama3 or harmony instead\n"
@@ -141,7 +147,8 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         // run's prompt options mean nothing to chat, which reads its turns from stdin.
         bool prompt_option = a == "-p" || a == "--prompt" || a == "-f" || a == "--file" ||
                              a == "--prompt-ids" || a == "--print-ids" || a == "--chat" ||
-                             a == "--load-session" || a == "--save-session";
+                             a == "--load-session" || a == "--save-session" || a == "--json" ||
+                             a == "--top-logprobs";
         if (chat_cmd && prompt_option)
             throw vkllm_tool::ArgError(a +
                                        " is an option of vkllm run; chat reads its turns "
@@ -163,6 +170,10 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
             o.save_session = value();
         } else if (a == "--print-ids") {
             o.print_ids = true;
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (a == "--top-logprobs" && has_value) {
+            o.top_logprobs = int32_t(vkllm_tool::int_arg(a, value(), 0, VKLLM_MAX_TOP_LOGPROBS));
         } else if (a == "--ignore-eos") {
             o.ignore_eos = true;
         } else if (a == "--chat") {
@@ -247,6 +258,9 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
     if (!o.model) throw vkllm_tool::ArgError("-m MODEL is required");
     o.sampling.logit_bias = o.logit_bias.data();
     o.sampling.n_logit_bias = o.logit_bias.size();
+    if (o.top_logprobs > 0 && !o.json) throw vkllm_tool::ArgError("--top-logprobs needs --json");
+    if (o.json && o.print_ids)
+        throw vkllm_tool::ArgError("--json and --print-ids exclude each other");
     if (o.kv_f32 && o.kv_q8) throw vkllm_tool::ArgError("--kv-f32 and --kv-q8 exclude each other");
     const char *chat_only = o.system                     ? "--system"
                             : o.template_name            ? "--template"

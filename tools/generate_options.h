@@ -17,6 +17,8 @@ struct Options {
     std::vector<int32_t> prompt_ids;
     bool have_ids = false;
     bool print_ids = false;
+    bool json = false;         // run --json: a JSON line per token, nothing else on stdout
+    int32_t top_logprobs = 0;  // run --top-logprobs
     bool ignore_eos = false;
     bool chat = false;
     const char *system = nullptr;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "line_reader.h"
+#include "token_json.h"
 
 namespace vkllm_tool {
 
@@ -33,6 +34,15 @@ int32_t on_token(void *user, int32_t token, const char *text, size_t length) {
         std::fwrite(text, 1, length, stdout);
         std::fflush(stdout);
     }
+    return g_interrupted ? 1 : 0;
+}
+
+int32_t on_logprobs(void *user, int32_t token, float logprob, const vkllm_token_logprob *top,
+                    size_t n_top) {
+    auto *st = static_cast<Stream *>(user);
+    std::string line = token_json(st->json, token, logprob, top, n_top);
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
     return g_interrupted ? 1 : 0;
 }
 
@@ -207,6 +217,10 @@ vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32
     gp.render_special = st.view && st.view->wants_special() ? 1 : 0;
     gp.on_token = on_token;
     gp.on_prefill = on_prefill;
+    if (st.json) {
+        gp.on_logprobs = on_logprobs;
+        gp.top_logprobs = o.top_logprobs;
+    }
     gp.user_data = &st;
     r.struct_size = sizeof r;
     vkllm_status s = vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);

@@ -61,6 +61,8 @@ std::vector<int32_t> chat_ids(const vkllm_tokenizer *tok, const std::string &tex
 struct Stream {
     bool print_text = true;
     ReplyView *view = nullptr;  // a chat reply: the text goes through it, not straight out
+    // --json: each token's line (token_json.h), written as on_logprobs receives it.
+    const vkllm_tokenizer *json = nullptr;
     std::vector<int32_t> ids;
     std::string text;
 };

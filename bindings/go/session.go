@@ -6,8 +6,8 @@ package vkllm
 
 vkllm_status vkllmgo_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
                               const vkllm_sampling_params *sampling, uint32_t max_tokens,
-                              int32_t ignore_eog, uintptr_t handle,
-                              vkllm_generate_result *result);
+                              int32_t ignore_eog, int32_t logprobs, int32_t top_logprobs,
+                              uintptr_t handle, vkllm_generate_result *result);
 */
 import "C"
 
@@ -87,6 +87,53 @@ func (s *Session) Position() (uint32, error) {
 		return 0, err
 	}
 	return uint32(n), nil
+}
+
+// EvalLogits appends tokens to the sequence and returns the logits after each of positions
+// (indices into tokens, any order), or after every token when positions is nil: one row of
+// vkllm_model_info.n_vocab values each. logSoftmax: the log-probabilities over the
+// tokenizer's ids instead (the model's distribution; padded ids past them are -Inf). See
+// vkllm_session_eval_logits.
+func (s *Session) EvalLogits(tokens []int32, positions []uint32, logSoftmax bool) ([][]float32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.h == nil {
+		return nil, errClosed
+	}
+	var params C.vkllm_eval_params
+	C.vkllm_eval_params_init(&params)
+	if logSoftmax {
+		params.kind = C.VKLLM_LOGITS_LOG_SOFTMAX
+	}
+	rows := len(tokens)
+	// C memory: a pointer to Go memory may not be stored in a struct passed to C.
+	if positions != nil {
+		rows = len(positions)
+		pos := (*C.uint32_t)(C.malloc(C.size_t(4 * (len(positions) + 1))))
+		defer C.free(unsafe.Pointer(pos))
+		copy(unsafe.Slice((*uint32)(unsafe.Pointer(pos)), len(positions)), positions)
+		params.positions = pos
+		params.n_positions = C.size_t(len(positions))
+	}
+	out := make([]float32, rows*s.nVocab)
+	var tp *C.int32_t
+	if len(tokens) > 0 {
+		tp = (*C.int32_t)(unsafe.Pointer(&tokens[0]))
+	}
+	var op *C.float
+	if len(out) > 0 {
+		op = (*C.float)(unsafe.Pointer(&out[0]))
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := check(C.vkllm_session_eval_logits(s.h, 0, tp, C.size_t(len(tokens)), &params, op)); err != nil {
+		return nil, err
+	}
+	result := make([][]float32, rows)
+	for r := range result {
+		result[r] = out[r*s.nVocab : (r+1)*s.nVocab]
+	}
+	return result, nil
 }
 
 // Sampling chooses the next token (vkllm_sampling_params).
@@ -189,12 +236,30 @@ type Generation struct {
 	Seed       uint64 // the sampling seed used (the one drawn for SeedRandom)
 }
 
+// MaxTopLogprobs is the most alternatives a generated token reports.
+const MaxTopLogprobs = C.VKLLM_MAX_TOP_LOGPROBS
+
+// TokenLogprob is a token and its log-probability.
+type TokenLogprob struct {
+	ID      int32
+	Logprob float32
+}
+
+// TokenLogprobs is a generated token's log-probability in the model's distribution (the
+// log-softmax of the raw logits over the tokenizer's ids, before temperature and penalties)
+// and the most likely tokens at its position, most likely first (lowest id first on ties).
+type TokenLogprobs struct {
+	TokenLogprob
+	Top []TokenLogprob
+}
+
 // generateState is what the C callbacks reach through a cgo.Handle.
 type generateState struct {
-	ctx     context.Context
-	onToken func(Token) bool
-	stopped bool // onToken returned false
-	panic   any  // a panic of onToken, re-raised after the C call returns
+	ctx        context.Context
+	onToken    func(Token) bool
+	onLogprobs func(TokenLogprobs) bool
+	stopped    bool // onToken returned false
+	panic      any  // a panic of onToken, re-raised after the C call returns
 }
 
 //export vkllmgoOnToken
@@ -213,6 +278,37 @@ func vkllmgoOnToken(handle C.uintptr_t, token C.int32_t, text *C.char, length C.
 			}
 		}()
 		return st.onToken(t)
+	}()
+	if !goOn {
+		if st.panic == nil {
+			st.stopped = true
+		}
+		return 1
+	}
+	return 0
+}
+
+//export vkllmgoOnLogprobs
+func vkllmgoOnLogprobs(handle C.uintptr_t, token C.int32_t, logprob C.float,
+	top *C.vkllm_token_logprob, nTop C.size_t) C.int32_t {
+	st := cgo.Handle(handle).Value().(*generateState)
+	if st.panic != nil || st.stopped || st.ctx.Err() != nil {
+		return 1
+	}
+	r := TokenLogprobs{TokenLogprob: TokenLogprob{ID: int32(token), Logprob: float32(logprob)}}
+	if nTop > 0 {
+		for _, t := range unsafe.Slice(top, int(nTop)) {
+			r.Top = append(r.Top, TokenLogprob{ID: int32(t.token), Logprob: float32(t.logprob)})
+		}
+	}
+	goOn := func() (ok bool) {
+		defer func() {
+			if p := recover(); p != nil {
+				st.panic = p
+				ok = false
+			}
+		}()
+		return st.onLogprobs(r)
 	}()
 	if !goOn {
 		if st.panic == nil {
@@ -242,6 +338,12 @@ type GenerateOptions struct {
 	// only MaxTokens or the callback ends the generation (for benchmarks and for comparisons
 	// with runners that continue past an end token).
 	IgnoreEOG bool
+	// OnLogprobs, when not nil, receives each generated token's log-probability and its
+	// TopLogprobs (0 to MaxTopLogprobs) most likely alternatives, computed on the device,
+	// just before onToken receives the token; returning false stops the generation as
+	// onToken's false does.
+	OnLogprobs  func(TokenLogprobs) bool
+	TopLogprobs int32
 }
 
 // Generate appends prompt to the sequence and generates up to maxTokens tokens, calling
@@ -270,7 +372,7 @@ func (s *Session) GenerateWith(ctx context.Context, prompt []int32, sampling Sam
 	if err := ctx.Err(); err != nil {
 		return Generation{}, &Error{Status: StatusCancelled, Message: err.Error(), cause: err}
 	}
-	st := &generateState{ctx: ctx, onToken: onToken}
+	st := &generateState{ctx: ctx, onToken: onToken, onLogprobs: opts.OnLogprobs}
 	h := cgo.NewHandle(st)
 	defer h.Delete()
 	var ptr *C.int32_t
@@ -287,8 +389,13 @@ func (s *Session) GenerateWith(ctx context.Context, prompt []int32, sampling Sam
 	if opts.IgnoreEOG {
 		ignoreEOG = 1
 	}
+	var logprobs C.int32_t
+	if opts.OnLogprobs != nil {
+		logprobs = 1
+	}
 	status := C.vkllmgo_generate(s.h, ptr, C.size_t(len(prompt)), &raw,
-		C.uint32_t(opts.MaxTokens), ignoreEOG, C.uintptr_t(h), &res)
+		C.uint32_t(opts.MaxTokens), ignoreEOG, logprobs, C.int32_t(opts.TopLogprobs),
+		C.uintptr_t(h), &res)
 	err := check(status)
 	runtime.UnlockOSThread()
 

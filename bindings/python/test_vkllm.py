@@ -4,6 +4,7 @@ VKLLM_LIBRARY and VKLLM_TEST_MODEL, a tiny model file)."""
 import gc
 import inspect
 import json
+import math
 import os
 import unittest
 
@@ -182,6 +183,65 @@ class GenerationTest(unittest.TestCase):
                 session.reset()
                 runs.append("".join(session.generate(self.prompt, 8, temperature=0.9, seed=42)))
             self.assertEqual(runs[0], runs[1])
+
+    def test_eval_logits_of_every_position_are_log_probabilities_and_equal_chosen_ones(self):
+        tokens = self.prompt * 3
+        n_vocab = self.model.info().n_vocab
+        with vkllm.Session(self.model, n_ctx=64, n_batch=4) as session:
+            rows = session.eval_logits(tokens, log_softmax=True)
+            self.assertEqual(len(rows), len(tokens))
+            self.assertEqual(session.position(), len(tokens))
+            for row in rows:
+                self.assertEqual(len(row), n_vocab)
+                self.assertAlmostEqual(sum(math.exp(v) for v in row), 1.0, delta=1e-4)
+                self.assertTrue(all(v <= 0 for v in row))
+            # The last position alone, and two chosen ones in any order, on a fresh sequence.
+            session.reset()
+            last = session.eval_logits(tokens, positions=[len(tokens) - 1], log_softmax=True)
+            for a, b in zip(last[0], rows[-1]):
+                self.assertAlmostEqual(a, b, delta=1e-5)
+            session.reset()
+            chosen = session.eval_logits(tokens, positions=[2, 0], log_softmax=True)
+            for got, want in ((chosen[0], rows[2]), (chosen[1], rows[0])):
+                for a, b in zip(got, want):
+                    self.assertAlmostEqual(a, b, delta=1e-5)
+            # Raw logits: their log-softmax is the rows above.
+            session.reset()
+            raw = session.eval_logits(tokens, positions=[1])[0]
+            lse = math.log(sum(math.exp(v) for v in raw))
+            for a, b in zip(raw, rows[1]):
+                self.assertAlmostEqual(a - lse, b, delta=1e-4)
+            with self.assertRaises(vkllm.Error) as cm:
+                session.eval_logits(tokens, positions=[len(tokens)])
+            self.assertEqual(cm.exception.code, vkllm.ERR_INVALID_ARGUMENT)
+
+    def test_generation_reports_logprobs_of_the_models_distribution(self):
+        with vkllm.Session(self.model, n_ctx=64) as session:
+            for steps in (1, 8):  # one step per submission, and chained greedy steps
+                session.reset()
+                list(session.generate(self.prompt, max_tokens=6, temperature=0, ignore_eog=True,
+                                      top_logprobs=4, steps_per_submit=steps))
+                reports = session.last_logprobs
+                self.assertEqual(len(reports), 6)
+                # Teacher forcing the same tokens gives the same log-probabilities.
+                tokens = self.prompt + [t for t, _, _ in reports]
+                session.reset()
+                rows = session.eval_logits(tokens, log_softmax=True)
+                for k, (token, logprob, top) in enumerate(reports):
+                    row = rows[len(self.prompt) - 1 + k]
+                    self.assertEqual(len(top), 4)
+                    self.assertEqual(top[0][0], token)  # greedy: the most likely
+                    self.assertAlmostEqual(logprob, row[token], delta=1e-4)
+                    self.assertEqual([lp for _, lp in top], sorted((lp for _, lp in top),
+                                                                   reverse=True))
+                    for t, lp in top:
+                        self.assertAlmostEqual(lp, row[t], delta=1e-4)
+                self.assertTrue(all(lp <= 0 for _, lp, _ in reports))
+            session.reset()
+            list(session.generate(self.prompt, max_tokens=3, temperature=0))
+            self.assertIsNone(session.last_logprobs)
+            with self.assertRaises(vkllm.Error):
+                list(session.generate(self.prompt, max_tokens=3, top_logprobs=21))
 
     def test_ignore_eog_generates_through_the_end_token(self):
         # The tiny model's greedy continuation of token 89 reaches its end token <|im_end|>

@@ -168,6 +168,19 @@ _TokenFn = ctypes.CFUNCTYPE(
 _PrefillFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
 
 
+class _TokenLogprob(ctypes.Structure):
+    _fields_ = [("token", ctypes.c_int32), ("logprob", ctypes.c_float)]
+
+
+_LogprobsFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.c_float,
+                               ctypes.POINTER(_TokenLogprob), ctypes.c_size_t)
+
+# vkllm_logits_kind, and the most alternatives a generated token reports.
+LOGITS_RAW = 0
+LOGITS_LOG_SOFTMAX = 1
+MAX_TOP_LOGPROBS = 20
+
+
 class _ModelParams(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -281,6 +294,17 @@ class _GenerateParams(ctypes.Structure):
         ("user_data", ctypes.c_void_p),
         ("steps_per_submit", ctypes.c_uint32),
         ("ignore_eog", ctypes.c_int32),
+        ("on_logprobs", _LogprobsFn),
+        ("top_logprobs", ctypes.c_int32),
+    ]
+
+
+class _EvalParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("kind", ctypes.c_int32),
+        ("positions", ctypes.POINTER(ctypes.c_uint32)),
+        ("n_positions", ctypes.c_size_t),
     ]
 
 
@@ -492,6 +516,12 @@ def _load():
         ),
         "vkllm_sampling_params_init": (None, [ctypes.c_void_p]),
         "vkllm_generate_params_init": (None, [ctypes.c_void_p]),
+        "vkllm_eval_params_init": (None, [ctypes.c_void_p]),
+        "vkllm_session_eval_logits": (
+            status,
+            [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
+             ctypes.POINTER(_EvalParams), ctypes.POINTER(ctypes.c_float)],
+        ),
         "vkllm_generate": (
             status,
             [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
@@ -962,6 +992,7 @@ class Session:
         self._cancel_asked = False
         self.last_result = None
         self.last_batch = None
+        self.last_logprobs = None
         p = _params(_SessionParams, _lib.vkllm_session_params_init)
         p.n_ctx = n_ctx
         p.n_seq = n_seq
@@ -1110,10 +1141,33 @@ class Session:
         _check(_lib.vkllm_session_get_stats(self._idle(), ctypes.byref(s)))
         return s
 
+    def eval_logits(self, tokens, seq=0, positions=None, log_softmax=False):
+        """Appends `tokens` (ids) to sequence `seq` and returns the logits after each position
+        (a list of rows of vkllm_model_info.n_vocab floats), or after each of `positions`
+        (indices into `tokens`, any order); log_softmax: the log-probabilities over the
+        tokenizer's ids instead (the padded ids past them -inf). See
+        vkllm_session_eval_logits."""
+        handle = self._idle()
+        n_vocab = self.model.info().n_vocab
+        ids = (ctypes.c_int32 * max(len(tokens), 1))(*tokens)
+        p = _params(_EvalParams, _lib.vkllm_eval_params_init)
+        p.kind = LOGITS_LOG_SOFTMAX if log_softmax else LOGITS_RAW
+        rows = len(tokens)
+        if positions is not None:
+            pos = (ctypes.c_uint32 * max(len(positions), 1))(*positions)
+            p.positions = pos
+            p.n_positions = len(positions)
+            rows = len(positions)
+        out = (ctypes.c_float * max(rows * n_vocab, 1))()
+        _check(_lib.vkllm_session_eval_logits(handle, seq, ids, len(tokens), ctypes.byref(p),
+                                              out))
+        return [list(out[r * n_vocab:(r + 1) * n_vocab]) for r in range(rows)]
+
     def generate(self, prompt, max_tokens=256, temperature=0.8, top_k=40, top_p=0.95,
                  min_p=0.05, repeat_penalty=1.0, repeat_last_n=64, seed=0, stop=(), seq=0,
                  steps_per_submit=0, ignore_eog=False, presence_penalty=0.0,
-                 frequency_penalty=0.0, typical_p=1.0, logit_bias=None):
+                 frequency_penalty=0.0, typical_p=1.0, logit_bias=None, logprobs=False,
+                 top_logprobs=0):
         """Appends `prompt` (token ids) to sequence `seq` and yields the generated text as it
         streams, piece by piece (str; never half a UTF-8 character). The defaults are C's
         (vkllm_sampling_params_init); temperature 0: greedy.
@@ -1133,7 +1187,12 @@ class Session:
 
         The sampler chain is Sampler's: presence_penalty, frequency_penalty, typical_p and
         logit_bias ({token: bias}, float("-inf") bans) as there; seed=SEED_RANDOM draws a
-        seed, reported as last_result.seed."""
+        seed, reported as last_result.seed.
+
+        logprobs (or top_logprobs > 0): `last_logprobs` gets, for each generated token, a tuple
+        (token, logprob, [(id, logprob), ...]) with the top_logprobs (0 to MAX_TOP_LOGPROBS)
+        most likely ids at its position, most likely first: the model's log-probabilities,
+        before temperature and penalties, computed on the device (vkllm_logprobs_fn)."""
         handle = self._idle()
         ids = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
         sp, biases = _sampling_params(
@@ -1144,6 +1203,8 @@ class Session:
         gp.max_tokens = max_tokens
         gp.steps_per_submit = steps_per_submit
         gp.ignore_eog = 1 if ignore_eog else 0
+        gp.top_logprobs = top_logprobs
+        self.last_logprobs = [] if logprobs or top_logprobs else None
         stops = [s.encode() if isinstance(s, str) else bytes(s) for s in stop]
         stop_arr = (ctypes.c_char_p * max(len(stops), 1))(*stops)
         if stops:
@@ -1168,6 +1229,15 @@ class Session:
 
         callback = _TokenFn(on_token)
         gp.on_token = callback
+        reports = self.last_logprobs
+
+        def on_logprobs(_user, token, logprob, top, n_top):
+            reports.append((token, logprob, [(top[i].token, top[i].logprob)
+                                             for i in range(n_top)]))
+            return 1 if cancel.is_set() else 0
+
+        logprobs_callback = _LogprobsFn(on_logprobs) if reports is not None else _LogprobsFn()
+        gp.on_logprobs = logprobs_callback
         result = GenerateResult()
         result.struct_size = ctypes.sizeof(GenerateResult)
         outcome = {}
@@ -1199,7 +1269,8 @@ class Session:
                 while pieces.get() is not done:  # unblock the worker if the queue is full
                     pass
             worker.join()
-            del callback, keep_alive  # alive until the library is done with them
+            # alive until the library is done with them
+            del callback, logprobs_callback, keep_alive
             self._busy = False
             self.last_result = result
         code = outcome["code"]

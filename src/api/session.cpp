@@ -112,6 +112,35 @@ vkllm_status vkllm_session_eval(vkllm_session *session, uint32_t seq, const int3
     });
 }
 
+void vkllm_eval_params_init(vkllm_eval_params *p) {
+    if (!p) return;
+    std::memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->kind = VKLLM_LOGITS_RAW;
+}
+
+vkllm_status vkllm_session_eval_logits(vkllm_session *session, uint32_t seq, const int32_t *tokens,
+                                       size_t n, const vkllm_eval_params *params, float *out) {
+    return guard([&] {
+        const char *fn = "vkllm_session_eval_logits";
+        readable(session, fn);
+        if (n > 0) require_arg(tokens, fn, "tokens");
+        vkllm_eval_params p = read_params(params, vkllm_eval_params_init, fn);
+        if (p.kind != VKLLM_LOGITS_RAW && p.kind != VKLLM_LOGITS_LOG_SOFTMAX)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: unknown kind %d", fn, int(p.kind));
+        if (!p.positions && p.n_positions > 0)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: positions is NULL with n_positions %zu", fn,
+                 p.n_positions);
+        std::vector<uint32_t> positions;
+        if (p.positions) positions.assign(p.positions, p.positions + p.n_positions);
+        if ((p.positions ? p.n_positions : n) > 0) require_arg(out, fn, "out");
+        change(session, fn, [&](vkllm::engine::Session &s) {
+            s.eval_logits(seq, tokens, n, p.positions ? &positions : nullptr,
+                          p.kind == VKLLM_LOGITS_LOG_SOFTMAX, out);
+        });
+    });
+}
+
 vkllm_status vkllm_session_decode(vkllm_session *session, const uint32_t *seqs,
                                   const int32_t *tokens, size_t n, float *logits) {
     return guard([&] {
@@ -217,6 +246,10 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
         o.steps_per_submit = gp.steps_per_submit;
         o.ignore_eog = gp.ignore_eog != 0;
         o.sampling = vkllm::api::sampling_options(sampling, session->model->n_tokens(), fn);
+        if (gp.top_logprobs < 0 || gp.top_logprobs > VKLLM_MAX_TOP_LOGPROBS)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: top_logprobs %d is outside 0 to %d", fn,
+                 gp.top_logprobs, VKLLM_MAX_TOP_LOGPROBS);
+        o.top_logprobs = uint32_t(gp.top_logprobs);
         if (gp.on_token)
             o.on_token = [&gp](int32_t token, std::string_view text) {
                 std::string copy(text);  // NUL-terminated for C callers
@@ -225,6 +258,14 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
         if (gp.on_prefill)
             o.on_prefill = [&gp](size_t done, size_t total) {
                 return gp.on_prefill(gp.user_data, done, total) == 0;
+            };
+        if (gp.on_logprobs)
+            o.on_logprobs = [&gp](int32_t token, float logprob,
+                                  const std::vector<vkllm::engine::TokenLogprob> &top) {
+                std::vector<vkllm_token_logprob> c;
+                for (const vkllm::engine::TokenLogprob &t : top)
+                    c.push_back({t.token, t.logprob});
+                return gp.on_logprobs(gp.user_data, token, logprob, c.data(), c.size()) == 0;
             };
         std::vector<int32_t> tokens(prompt, prompt + n_prompt);
         change(session, fn,

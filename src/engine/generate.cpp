@@ -86,6 +86,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     size_t n_candidates = model.n_tokens();
     Sampler sampler(o.sampling);
     result.seed = sampler.seed();
+    TokenLogprobs logprobs(o.top_logprobs, bool(o.on_logprobs));
     for (int32_t t : prompt)
         sampler.accept(t);
 
@@ -101,7 +102,8 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     try {
         session.prefill(
             o.seq, prompt.data(), prompt.size(), sample ? logits.data() : nullptr,
-            [&](size_t done) { return !o.on_prefill || o.on_prefill(done, prompt.size()); });
+            [&](size_t done) { return !o.on_prefill || o.on_prefill(done, prompt.size()); },
+            sample ? logprobs.request() : nullptr);
     } catch (...) {
         result.prefill_ms = elapsed(t0);
         throw;
@@ -141,6 +143,10 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         if (o.on_token && !o.on_token(token, released)) cancel("the token callback");
     };
     for (;;) {
+        // The row of the last step's log-probabilities that is this token's.
+        size_t row = next < chained.size() ? next : 0;
+        if (next >= chained.size() && sampler.needs_logits())
+            logprobs.keep_raw(logits.data(), n_candidates);
         int32_t token = next < chained.size() ? chained[next++]
                                               : sampler.sample(logits.data(), n_candidates, argmax);
         if (!o.ignore_eog && tok.is_end_of_generation(token)) {
@@ -151,6 +157,8 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         ++result.n_generated;
         bool stopped = false;
         std::string released = filter.push(text.push(token), stopped);
+        if (o.on_logprobs && !o.on_logprobs(token, logprobs.logprob(token, row), logprobs.top(row)))
+            cancel("the logprobs callback");
         emit(token, released);
         if (stopped) {
             result.reason = StopReason::StopString;
@@ -168,10 +176,10 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         if (steps > 1) {
             chain_start = session.position(seq);
             chained.resize(steps);
-            session.decode_greedy(&seq, &token, 1, steps, chained.data());
+            session.decode_greedy(&seq, &token, 1, steps, chained.data(), logprobs.request());
         } else {
             session.decode(&seq, &token, 1, sampler.needs_logits() ? logits.data() : nullptr,
-                           &argmax);
+                           &argmax, logprobs.request());
         }
     }
     rewind();

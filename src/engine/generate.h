@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/logprobs.h"
 #include "engine/sampler.h"
 #include "engine/session.h"
 
@@ -35,6 +36,13 @@ struct GenerateOptions {
     std::function<bool(int32_t token, std::string_view text)> on_token;
     // Between prefill chunks, with the prompt tokens done; returning false cancels.
     std::function<bool(size_t done, size_t total)> on_prefill;
+    // Just before on_token, each token's log-probability in the model's distribution (the
+    // log-softmax of the raw logits over the tokenizer's ids, before temperature and
+    // penalties) and the `top_logprobs` most likely ids at its position, computed on the
+    // device; returning false cancels.
+    std::function<bool(int32_t token, float logprob, const std::vector<TokenLogprob> &top)>
+        on_logprobs;
+    uint32_t top_logprobs = 0;  // 0 to kMaxTopLogprobs
 };
 
 struct GenerateResult {

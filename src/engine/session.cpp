@@ -107,6 +107,7 @@ Session::Session(const Model &model, const SessionOptions &options)
     step_stride_ = (uint64_t(max_rows_) * 4 + 255) / 256 * 256;
     step_ = alloc.allocate(step_stride_ * kStepArrays, gpu::MemoryKind::Host);
     ids_ = alloc.allocate(uint64_t(opt_.n_seq) * 4, gpu::MemoryKind::Host);
+    logit_rows_ = opt_.n_seq;
     chain_ = alloc.allocate(uint64_t(kMaxChainSteps) * opt_.n_seq * 4, gpu::MemoryKind::Host);
     if (scratch_bytes) attn_scratch_ = alloc.allocate(scratch_bytes, gpu::MemoryKind::Device);
     if (c.moe())
@@ -154,8 +155,8 @@ gpu::AttentionShape Session::attention_shape(uint32_t n, uint32_t layer, bool pr
     return s;
 }
 
-void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens,
-                     bool prefill) {
+void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens, bool prefill,
+                     uint32_t chain_step) {
     namespace op = models::op;
     const models::ModelConfig &c = model_.config();
     gpu::Kernels &k = ctx_.kernels();
@@ -258,14 +259,18 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
             k.argmax(rec, act(am.in, rows), ids_.range(0, uint64_t(rows) * 4), rows, width(am.in),
                      model_.n_tokens());
         },
+        [&](const op::Logprobs &lp) {
+            k.logprobs(rec, act(lp.in, rows), logprobs_.range(), rows, width(lp.in),
+                       model_.n_tokens(), lp.top, chain_step * rows);
+        },
     };
     for (const models::Op &o : plan.ops)
         std::visit(record_op, o);
 }
 
-gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t chain,
-                                   bool prefill) {
-    auto key = std::make_tuple(n_tokens, int(rows), chain, prefill);
+gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t chain, bool prefill,
+                                   int32_t logprobs) {
+    auto key = std::make_tuple(n_tokens, int(rows), chain, prefill, logprobs);
     auto it = recordings_.find(key);
     if (it != recordings_.end()) return *it->second;
     // A profile labels every dispatch; a step has at most a few thousand of them.
@@ -278,13 +283,13 @@ gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t c
         return k.norm_fusable(w, act(in, r), norm, r);
     };
     models::Plan plan =
-        models::build_plan(model_.config(), model_.weights(), {n_tokens, rows}, fusable);
+        models::build_plan(model_.config(), model_.weights(), {n_tokens, rows, logprobs}, fusable);
     rec->begin();
     if (chain == 0) record(*rec, plan, n_tokens, prefill);
     // The same dispatches again for every step: each reads the step arrays the step before
     // advanced, so one recording serves any starting position.
     for (uint32_t s = 0; s < chain; ++s) {
-        record(*rec, plan, n_tokens, prefill);
+        record(*rec, plan, n_tokens, prefill, s);
         ctx_.kernels().chain_advance(*rec, ids_.range(0, uint64_t(n_tokens) * 4),
                                      step_.range(kTokens * step_stride_, uint64_t(n_tokens) * 4),
                                      step_view(n_tokens),
@@ -339,13 +344,14 @@ std::vector<uint32_t> Session::write_step(const Tokens &t) {
 }
 
 void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argmax, double &time_ms,
-                   uint64_t &token_count) {
+                   uint64_t &token_count, const LogprobRequest *lp) {
     auto t0 = std::chrono::steady_clock::now();
     uint32_t n = uint32_t(t.ids.size());
     std::vector<uint32_t> count = write_step(t);
     // Runs of tokens of one sequence (4 or more each on average) are a prompt being processed.
     auto seqs = uint32_t(std::count_if(count.begin(), count.end(), [](uint32_t c) { return c; }));
-    submit(n, rows, 0, n >= 4 * seqs);
+    if (lp) ensure_logprob_rows();
+    submit(n, rows, 0, n >= 4 * seqs, lp ? int32_t(lp->top) : -1);
     for (uint32_t s = 0; s < opt_.n_seq; ++s)
         n_past_[s] += count[s];
     for (uint32_t i = 0; i < n; ++i)
@@ -356,13 +362,16 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
                     size_t(out_rows) * model_.config().n_vocab * sizeof(float));
     if (argmax && rows != LogitRows::None)
         std::memcpy(argmax, ids_.mapped(), size_t(out_rows) * sizeof(int32_t));
+    if (lp && rows != LogitRows::None)
+        *lp->rows = read_logprob_rows(logprobs_.mapped(), out_rows, lp->top);
     time_ms += ms_since(t0);
     token_count += n;
 }
 
-void Session::submit(uint32_t n_tokens, LogitRows rows, uint32_t chain, bool prefill) {
+void Session::submit(uint32_t n_tokens, LogitRows rows, uint32_t chain, bool prefill,
+                     int32_t logprobs) {
     if (opt_.record_every_step) recordings_.clear();
-    gpu::Recording &rec = recording(n_tokens, rows, chain, prefill);
+    gpu::Recording &rec = recording(n_tokens, rows, chain, prefill, logprobs);
     rec.submit();
     ++stats_.submits;
     if (opt_.profile) add_profile(rec);
@@ -378,8 +387,7 @@ void Session::add_profile(const gpu::Recording &rec) {
     }
 }
 
-void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logits,
-                      const std::function<bool(size_t)> &between_chunks) {
+void Session::check_prefill(uint32_t seq, const int32_t *tokens, size_t n) const {
     check_fits(seq, n);
     int32_t vocab = int32_t(model_.config().n_vocab);
     for (size_t i = 0; i < n; ++i)
@@ -387,13 +395,18 @@ void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logi
             fail(VKLLM_ERR_INVALID_ARGUMENT,
                  "token %d at index %zu is outside the vocabulary (0 to %d, the embedding's rows)",
                  tokens[i], i, vocab - 1);
+}
+
+void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logits,
+                      const std::function<bool(size_t)> &between_chunks, const LogprobRequest *lp) {
+    check_prefill(seq, tokens, n);
     for (size_t done = 0; done < n;) {
         size_t len = std::min<size_t>(opt_.n_batch, n - done);
         bool last = done + len == n;
         Tokens t{std::vector<int32_t>(tokens + done, tokens + done + len),
                  std::vector<uint32_t>(len, seq)};
-        step(t, last && logits ? LogitRows::Last : LogitRows::None, logits, nullptr,
-             stats_.prefill_ms, stats_.tokens_prefilled);
+        step(t, last && (logits || lp) ? LogitRows::Last : LogitRows::None, logits, nullptr,
+             stats_.prefill_ms, stats_.tokens_prefilled, last ? lp : nullptr);
         done += len;
         if (!last && ((between_chunks && !between_chunks(done)) || cancelled()))
             fail(VKLLM_ERR_CANCELLED, "prefill cancelled after %zu of %zu tokens", done, n);
@@ -420,22 +433,23 @@ void Session::check_decode(const uint32_t *seqs, const int32_t *tokens, size_t n
 }
 
 void Session::decode(const uint32_t *seqs, const int32_t *tokens, size_t n, float *logits,
-                     int32_t *argmax) {
+                     int32_t *argmax, const LogprobRequest *lp) {
     check_decode(seqs, tokens, n, 1);
     Tokens t{std::vector<int32_t>(tokens, tokens + n), std::vector<uint32_t>(seqs, seqs + n)};
-    step(t, LogitRows::All, logits, argmax, stats_.decode_ms, stats_.tokens_decoded);
+    step(t, LogitRows::All, logits, argmax, stats_.decode_ms, stats_.tokens_decoded, lp);
 }
 
 void Session::decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps,
-                            int32_t *out) {
+                            int32_t *out, const LogprobRequest *lp) {
     if (steps == 0 || steps > kMaxChainSteps)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "greedy decode of %u steps: 1 to %u are chained", steps,
              kMaxChainSteps);
     check_decode(seqs, tokens, n, steps);
     auto t0 = std::chrono::steady_clock::now();
     Tokens t{std::vector<int32_t>(tokens, tokens + n), std::vector<uint32_t>(seqs, seqs + n)};
+    if (lp) ensure_logprob_rows();
     write_step(t);
-    submit(uint32_t(n), LogitRows::All, steps, false);
+    submit(uint32_t(n), LogitRows::All, steps, false, lp ? int32_t(lp->top) : -1);
     for (size_t i = 0; i < n; ++i)
         n_past_[seqs[i]] += steps;
     std::memcpy(out, chain_.mapped(), size_t(steps) * n * sizeof(int32_t));
@@ -445,6 +459,7 @@ void Session::decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t 
         for (uint32_t s = 0; s + 1 < steps; ++s)
             history_[seqs[i]].push_back(out[s * n + i]);
     }
+    if (lp) *lp->rows = read_logprob_rows(logprobs_.mapped(), steps * uint32_t(n), lp->top);
     stats_.decode_ms += ms_since(t0);
     stats_.tokens_decoded += uint64_t(steps) * n;
 }

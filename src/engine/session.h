@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/logprobs.h"
 #include "engine/model.h"
 #include "models/plan.h"
 
@@ -69,20 +70,33 @@ class Session {
     // after each chunk with the tokens done so far, stops the prefill by returning false
     // (VKLLM_ERR_CANCELLED; the chunks already run stay in the cache). VKLLM_ERR_CONTEXT_FULL,
     // before anything runs, when the tokens do not fit.
+    // `lp`: the last token's log-probabilities too (one row).
     void prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logits,
-                 const std::function<bool(size_t)> &between_chunks = {});
+                 const std::function<bool(size_t)> &between_chunks = {},
+                 const LogprobRequest *lp = nullptr);
+
+    // Runs `n` tokens of sequence `seq` as prefill does and writes n_vocab floats per row to
+    // `out`: the logits after each of `positions` (indices into the tokens, any order; null:
+    // every one), or with `log_softmax` their log-probabilities over the tokenizer's ids (-inf
+    // for the padded ids past them). The output head runs over whole chunks on the device, in
+    // chunks whose logits fit one binding. Everything is checked before anything runs.
+    void eval_logits(uint32_t seq, const int32_t *tokens, size_t n,
+                     const std::vector<uint32_t> *positions, bool log_softmax, float *out);
 
     // One token for each of `n` distinct sequences, in one step. Writes n x n_vocab logits and/or
-    // the argmax of each row (computed on the device) where the pointers are not null.
+    // the argmax of each row (computed on the device) where the pointers are not null, and
+    // with `lp` each row's log-probabilities.
     void decode(const uint32_t *seqs, const int32_t *tokens, size_t n, float *logits,
-                int32_t *argmax);
+                int32_t *argmax, const LogprobRequest *lp = nullptr);
 
     // Greedy decoding of `steps` tokens for each of `n` distinct sequences in one submission:
     // the first step decodes `tokens`, each later one the argmax the step before chose, picked,
     // fed back and streamed out on the device. out[s * n + i] is sequence seqs[i]'s argmax after
-    // step s; all `steps` tokens of each sequence are in the cache afterwards.
+    // step s; all `steps` tokens of each sequence are in the cache afterwards. `lp`: the
+    // log-probabilities of each step's rows, computed on the device as part of the chain,
+    // [step][sequence] like out.
     void decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps,
-                       int32_t *out);
+                       int32_t *out, const LogprobRequest *lp = nullptr);
     // The most steps decode_greedy chains in one submission.
     static constexpr uint32_t kMaxChainSteps = VKLLM_MAX_CHAINED_STEPS;
 
@@ -129,16 +143,31 @@ class Session {
         std::vector<uint32_t> seqs;
     };
     void check_decode(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps) const;
+    // Room in the sequence and every id within the embedding.
+    void check_prefill(uint32_t seq, const int32_t *tokens, size_t n) const;
+    // Rows of logits (and of their argmax) the session holds: grown on demand for eval_logits,
+    // dropping the recordings that bound the smaller buffers.
+    void ensure_logit_rows(uint32_t rows);
+    // Tokens per eval_logits chunk: n_batch, or fewer where a chunk's logits would exceed the
+    // device's largest binding.
+    uint32_t eval_chunk() const;
+    // The log-probability rows' buffer, allocated at its largest on first use so that no
+    // recording ever needs another.
+    void ensure_logprob_rows();
     // Writes the step's arrays for the host; returns the tokens of each sequence.
     std::vector<uint32_t> write_step(const Tokens &t);
     void step(const Tokens &t, models::LogitRows rows, float *logits, int32_t *argmax,
-              double &time_ms, uint64_t &token_count);
-    // `chain` 0: one step; k > 0: k greedy decode steps chained (decode_greedy).
+              double &time_ms, uint64_t &token_count, const LogprobRequest *lp = nullptr);
+    // `chain` 0: one step; k > 0: k greedy decode steps chained (decode_greedy). `logprobs`:
+    // models::StepShape's.
     gpu::Recording &recording(uint32_t n_tokens, models::LogitRows rows, uint32_t chain,
-                              bool prefill);
+                              bool prefill, int32_t logprobs);
     // Submits that recording (recorded first if need be) and waits.
-    void submit(uint32_t n_tokens, models::LogitRows rows, uint32_t chain, bool prefill);
-    void record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens, bool prefill);
+    void submit(uint32_t n_tokens, models::LogitRows rows, uint32_t chain, bool prefill,
+                int32_t logprobs = -1);
+    // `chain_step`: which step of a chain this is (its log-probability rows' slice).
+    void record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens, bool prefill,
+                uint32_t chain_step = 0);
     gpu::BufferRange act(models::Act a, uint32_t rows) const;
     gpu::StepView step_view(uint32_t n_tokens) const;
     // `prefill`: the step's tokens come in runs of one sequence (gpu::AttentionShape).
@@ -154,8 +183,10 @@ class Session {
     std::vector<gpu::Buffer> acts_;  // by models::Act
     gpu::Buffer step_;               // host-visible: tokens, positions, seq ids, kv_begin
     uint64_t step_stride_ = 0;
-    gpu::Buffer ids_;    // host-visible argmax of each logits row
-    gpu::Buffer chain_;  // host-visible: decode_greedy's tokens, [step][sequence]
+    gpu::Buffer ids_;          // host-visible argmax of each logits row
+    uint32_t logit_rows_ = 0;  // rows of the logits activation and of ids_
+    gpu::Buffer logprobs_;     // host-visible log-probability rows (op::Logprobs); lazily
+    gpu::Buffer chain_;        // host-visible: decode_greedy's tokens, [step][sequence]
     std::vector<gpu::Buffer> k_cache_, v_cache_;
     std::vector<uint32_t> capacity_;  // KV slots per sequence of each layer
     std::vector<uint64_t> layer_kv_bytes_;
@@ -165,7 +196,7 @@ class Session {
     gpu::Buffer attn_scratch_;  // split-K attention's partial results (GPUs)
     std::vector<uint32_t> n_past_;
     std::vector<std::vector<int32_t>> history_;  // each sequence's ids, as tokens() gives them
-    std::map<std::tuple<uint32_t, int, uint32_t, bool>, std::unique_ptr<gpu::Recording>>
+    std::map<std::tuple<uint32_t, int, uint32_t, bool, int32_t>, std::unique_ptr<gpu::Recording>>
         recordings_;
     SessionStats stats_;
     std::vector<KernelTime> profile_;

@@ -226,6 +226,39 @@ void self_check(Context &ctx, vkllm_self_check_result &result) {
         c.record_outcome("argmax", ok ? 0.0 : INFINITY);
     }
 
+    // Log-probabilities of the same rows: each row's log-sum-exp (within 1e-5, relative) and its
+    // 3 most likely ids, exact.
+    {
+        const uint32_t top = 3, words = ArgmaxKernels::logprobs_row_words(top);
+        Buffer out = ctx.allocator().allocate(uint64_t(n) * words * 4, MemoryKind::Device);
+        c.rec.begin();
+        k.logprobs(c.rec, bx.range(), out.range(), n, cols, cols, top);
+        c.rec.end();
+        c.rec.submit();
+        std::vector<uint32_t> got(size_t(n) * words);
+        ctx.transfer().download(out, got.data(), got.size() * 4);
+        double worst = 0;
+        for (uint32_t t = 0; t < n; ++t) {
+            const float *row = &x[size_t(t) * cols];
+            double mx = *std::max_element(row, row + cols), sum = 0;
+            for (uint32_t i = 0; i < cols; ++i)
+                sum += std::exp(double(row[i]) - mx);
+            float lse;
+            std::memcpy(&lse, &got[size_t(t) * words + 1], 4);
+            double want = mx + std::log(sum);
+            worst =
+                std::max(worst, std::fabs(lse - want) / (1e-5 * std::max(1.0, std::fabs(want))));
+            std::vector<uint32_t> order(cols);
+            for (uint32_t i = 0; i < cols; ++i)
+                order[i] = i;
+            std::stable_sort(order.begin(), order.end(),
+                             [row](uint32_t i, uint32_t j) { return row[i] > row[j]; });
+            for (uint32_t j = 0; j < top; ++j)
+                if (got[size_t(t) * words + 2 + 2 * j] != order[j]) worst = INFINITY;
+        }
+        c.record_outcome("logprobs", worst);
+    }
+
     // Attention of one query (2 heads over 1 KV head of 32) on 5 cached positions stored by
     // kv_store: a decode step's path through the KV ring.
     const uint32_t dim = 32, keys = 5;

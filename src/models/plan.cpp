@@ -221,6 +221,7 @@ class Builder {
             w_.output, o.in, Act::Logits, {}, Write::Replace, o.norm, 1.0f / c_.logit_scale});
         if (c_.final_softcap > 0) add(op::SoftCap{Act::Logits, c_.final_softcap});
         add(op::Argmax{Act::Logits});
+        if (shape_.logprobs >= 0) add(op::Logprobs{Act::Logits, uint32_t(shape_.logprobs)});
     }
 
     const ModelConfig &c_;

@@ -45,6 +45,9 @@ enum class LogitRows {
 struct StepShape {
     uint32_t n_tokens;
     LogitRows logits;
+    // -1: no log-probabilities; k >= 0: each logits row's log-sum-exp and k most likely ids
+    // (op::Logprobs).
+    int32_t logprobs = -1;
 };
 
 // The named options of the ops below, so a plan reads without positional booleans.
@@ -168,6 +171,13 @@ struct TakeLast {  // out row 0 = in's last row; the ops after it work on that o
 struct Argmax {
     Act in;
 };
+// Each row of `in` summarised over the vocabulary's tokens: its log-sum-exp and its `top` most
+// likely ids with their log-probabilities, into the session's log-probability rows (of a
+// chained step, its slice): what log-softmax outputs and generation's logprobs read.
+struct Logprobs {
+    Act in;
+    uint32_t top;
+};
 }  // namespace op
 
 // Every op a plan may hold. The engine interprets it with std::visit and one handler per op, so
@@ -175,7 +185,7 @@ struct Argmax {
 using Op = std::variant<op::Embed, op::RmsNorm, op::LayerNorm, op::AddPositions, op::Gelu,
                         op::Linear, op::LinearQkv, op::Add, op::StoreKv, op::Attend,
                         op::LinearSwiGlu, op::TakeLast, op::MoeRoute, op::MoeSwiGlu, op::MoeLinear,
-                        op::MoeCombine, op::SoftCap, op::Argmax>;
+                        op::MoeCombine, op::SoftCap, op::Argmax, op::Logprobs>;
 
 struct Plan {
     std::vector<Op> ops;
@@ -199,7 +209,7 @@ using NormFusable =
 // whole rows), qwen3moe (qwen2moe's experts with QK-norm, renormalised weights, no shared
 // expert), smollm3 (llama with no RoPE on every fourth layer) and granite (llama with its
 // embedding, residual, attention and logit scales). A step that produces logits ends with
-// their Argmax.
+// their Argmax, and their Logprobs where the shape asks for them.
 //
 // An RMS norm whose every reader is a linear layer the kernels can normalise for is folded
 // into them (their `norm`) where `fusable` says so: no RmsNorm op, and they read its input.

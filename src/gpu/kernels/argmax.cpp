@@ -1,9 +1,11 @@
 #include "gpu/kernels/argmax.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "argmax/argmax.h"
 #include "argmax/chain_advance.h"
+#include "argmax/logprobs.h"
 #include "gpu/kernels/weight_layout.h"
 #include "shader_names.h"
 
@@ -24,6 +26,32 @@ void ArgmaxKernels::argmax(Recording &rec, const BufferRange &x, const BufferRan
     // Rows of many logits (prefill) may not fit one binding: bound in row chunks.
     for (const KernelEnv::Chunk &c : env_.split_rows(Matrix{x, WeightType::F32, rows, cols})) {
         shaders::ArgmaxPush push{c.rows, cols, c.row0, n};
+        b.x = c.data;
+        env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
+    }
+    rec.barrier();
+}
+
+void ArgmaxKernels::logprobs(Recording &rec, const BufferRange &x, const BufferRange &out,
+                             uint32_t rows, uint32_t cols, uint32_t n, uint32_t top,
+                             uint32_t out_row0) {
+    if (n == 0 || n > cols || top > kMaxTop)
+        fail(VKLLM_ERR_INTERNAL, "logprobs: %u candidates in rows of %u, top %u", n, cols, top);
+    require(x, uint64_t(rows) * cols * 4, "logprobs", "x");
+    require(out, (uint64_t(out_row0) + rows) * logprobs_row_words(top) * 4, "logprobs", "out");
+    // Lavapipe: one 8-lane subgroup per row (LAVAPIPE.md). GPUs: 64 lanes, whose kept pairs
+    // (64 x 20 x 8 bytes) stay within the 16 KiB of shared memory every device has.
+    uint32_t wg = env_.cpu_class ? 8 : 64;
+    // The scan (4 elements per iteration), then lane 0's sum and merge over the lanes.
+    check_loops(n / (4 * wg) + 1 + wg * (top + 2), "logprobs", n);
+    shaders::LogprobsSpec spec;
+    spec.WG = wg;
+    spec.K = std::max(top, 1u);
+    const Pipeline &p = env_.pipelines.get<shaders::LogprobsBindings>(shaders::logprobs, spec);
+    shaders::LogprobsBindings b;
+    b.out = out;
+    for (const KernelEnv::Chunk &c : env_.split_rows(Matrix{x, WeightType::F32, rows, cols})) {
+        shaders::LogprobsPush push{c.rows, cols, c.row0, n, top, out_row0};
         b.x = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
     }

@@ -1,6 +1,6 @@
-// The end of a decode step on the device: the greedy choice of each row of logits, and the
-// advance of chained decode steps (tests/test_kernels_attention.cpp's Argmax tests,
-// tests/test_chained_decode.cpp).
+// The end of a decode step on the device: the greedy choice of each row of logits, its
+// log-probabilities, and the advance of chained decode steps (tests/test_kernels_attention.cpp's
+// Argmax tests, tests/test_kernels_logprobs.cpp, tests/test_chained_decode.cpp).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,18 @@ class ArgmaxKernels {
     // rows of a padded embedding pass the tokenizer's size as `n`.
     void argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
                 uint32_t cols, uint32_t n);
+
+    // The most (id, log-probability) pairs logprobs() reports per row.
+    static constexpr uint32_t kMaxTop = 20;
+    // Words logprobs() writes per row for `top` pairs.
+    static constexpr uint32_t logprobs_row_words(uint32_t top) { return 2 + 2 * top; }
+    // Over the first `n` values of each row of x ([rows][cols] F32): output row out_row0 + r of
+    // `out` (logprobs_row_words(top) 32-bit words each) = the row's max and log-sum-exp (float
+    // bits), then its `top` (0 to kMaxTop) largest values as (id, value - lse) pairs, largest
+    // first, the lowest id first on ties; id -1 (logprob -inf) where fewer than `top` remain.
+    // NaNs join neither the sum nor the pairs.
+    void logprobs(Recording &rec, const BufferRange &x, const BufferRange &out, uint32_t rows,
+                  uint32_t cols, uint32_t n, uint32_t top, uint32_t out_row0 = 0);
 
     // Between chained decode steps of `n` sequences: tokens[r] = ids[r], out[step * n + r] =
     // ids[r], and each sequence one position on (the step's positions and kv_begin, whose

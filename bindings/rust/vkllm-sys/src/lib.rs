@@ -486,6 +486,38 @@ pub type vkllm_token_fn = Option<
 pub type vkllm_prefill_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, done: usize, total: usize) -> i32>;
 
+pub type vkllm_logits_kind = i32;
+pub const VKLLM_LOGITS_RAW: vkllm_logits_kind = 0;
+pub const VKLLM_LOGITS_LOG_SOFTMAX: vkllm_logits_kind = 1;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct vkllm_eval_params {
+    pub struct_size: usize,
+    pub kind: vkllm_logits_kind,
+    pub positions: *const u32,
+    pub n_positions: usize,
+}
+
+pub const VKLLM_MAX_TOP_LOGPROBS: i32 = 20;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct vkllm_token_logprob {
+    pub token: i32,
+    pub logprob: f32,
+}
+
+pub type vkllm_logprobs_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        token: i32,
+        logprob: f32,
+        top: *const vkllm_token_logprob,
+        n_top: usize,
+    ) -> i32,
+>;
+
 pub type vkllm_stop_reason = i32;
 pub const VKLLM_STOP_END_OF_GENERATION: vkllm_stop_reason = 0;
 pub const VKLLM_STOP_MAX_TOKENS: vkllm_stop_reason = 1;
@@ -506,6 +538,8 @@ pub struct vkllm_generate_params {
     pub user_data: *mut c_void,
     pub steps_per_submit: u32,
     pub ignore_eog: i32,
+    pub on_logprobs: vkllm_logprobs_fn,
+    pub top_logprobs: i32,
 }
 
 #[repr(C)]
@@ -740,6 +774,15 @@ extern "C" {
         n: usize,
         logits: *mut f32,
     ) -> vkllm_status;
+    pub fn vkllm_eval_params_init(params: *mut vkllm_eval_params);
+    pub fn vkllm_session_eval_logits(
+        session: *mut vkllm_session,
+        seq: u32,
+        tokens: *const i32,
+        n: usize,
+        params: *const vkllm_eval_params,
+        out: *mut f32,
+    ) -> vkllm_status;
     pub fn vkllm_session_decode(
         session: *mut vkllm_session,
         seqs: *const u32,
@@ -865,7 +908,13 @@ mod tests {
         assert_eq!(offset_of!(vkllm_generate_params, on_token), 40);
         assert_eq!(offset_of!(vkllm_generate_params, steps_per_submit), 64);
         assert_eq!(offset_of!(vkllm_generate_params, ignore_eog), 68);
-        assert_eq!(size_of::<vkllm_generate_params>(), 72);
+        assert_eq!(offset_of!(vkllm_generate_params, on_logprobs), 72);
+        assert_eq!(offset_of!(vkllm_generate_params, top_logprobs), 80);
+        assert_eq!(size_of::<vkllm_generate_params>(), 88);
+        assert_eq!(offset_of!(vkllm_eval_params, kind), 8);
+        assert_eq!(offset_of!(vkllm_eval_params, positions), 16);
+        assert_eq!(size_of::<vkllm_eval_params>(), 32);
+        assert_eq!(size_of::<vkllm_token_logprob>(), 8);
         assert_eq!(size_of::<vkllm_sampling_params>(), 72);
         assert_eq!(offset_of!(vkllm_sampling_params, logit_bias), 56);
         assert_eq!(size_of::<vkllm_logit_bias>(), 8);

@@ -487,6 +487,30 @@ pub struct Generation {
     pub seed: u64,
 }
 
+/// What [`Session::eval_logits`] writes for each row (`vkllm_logits_kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogitsKind {
+    /// The logits, as [`Session::eval`] returns them.
+    Raw,
+    /// Log-probabilities: the log-softmax of the logits over the tokenizer's ids, before
+    /// temperature or penalties; padded ids past them are `-inf`.
+    LogSoftmax,
+}
+
+/// The most alternatives a generated token reports (`VKLLM_MAX_TOP_LOGPROBS`).
+pub const MAX_TOP_LOGPROBS: u32 = sys::VKLLM_MAX_TOP_LOGPROBS as u32;
+
+/// A generated token's log-probability in the model's distribution (the log-softmax of the raw
+/// logits over the tokenizer's ids, before temperature and penalties), and the most likely
+/// tokens at its position, most likely first (lowest id first on ties).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenLogprobs {
+    pub token: i32,
+    pub logprob: f32,
+    /// (token, log-probability) pairs.
+    pub top: Vec<(i32, f32)>,
+}
+
 /// KV caches of a sequence and the recorded steps (`vkllm_session`, one sequence).
 pub struct Session {
     raw: NonNull<sys::vkllm_session>,
@@ -505,6 +529,31 @@ unsafe impl Send for Session {}
 struct Callback<'a> {
     on_piece: &'a mut dyn FnMut(&str) -> bool,
     panic: Option<Box<dyn Any + Send + 'static>>,
+    logprobs: Vec<TokenLogprobs>,
+}
+
+/// The C on_logprobs callback: keeps each report for `generate_with_logprobs`.
+unsafe extern "C" fn on_logprobs_trampoline(
+    user_data: *mut c_void,
+    token: i32,
+    logprob: f32,
+    top: *const sys::vkllm_token_logprob,
+    n_top: usize,
+) -> i32 {
+    // SAFETY: user_data is the &mut Callback that generate passed, alive during the call.
+    let cb = unsafe { &mut *user_data.cast::<Callback>() };
+    let top: &[sys::vkllm_token_logprob] = if top.is_null() || n_top == 0 {
+        &[]
+    } else {
+        // SAFETY: the library gives `n_top` valid entries at `top` during the call.
+        unsafe { std::slice::from_raw_parts(top, n_top) }
+    };
+    cb.logprobs.push(TokenLogprobs {
+        token,
+        logprob,
+        top: top.iter().map(|t| (t.token, t.logprob)).collect(),
+    });
+    i32::from(cb.panic.is_some())
 }
 
 /// The C on_token callback: never lets a panic unwind into the library; it stops the
@@ -670,6 +719,47 @@ impl Session {
         Ok(ids)
     }
 
+    /// Appends `tokens` to the cache and returns the logits (or, with `LogitsKind::LogSoftmax`,
+    /// the log-probabilities) after each of `positions` (indices into `tokens`, any order), or
+    /// after every token when `positions` is `None`: one row of n_vocab values each
+    /// (`vkllm_session_eval_logits`).
+    pub fn eval_logits(
+        &mut self,
+        tokens: &[i32],
+        positions: Option<&[u32]>,
+        kind: LogitsKind,
+    ) -> Result<Vec<Vec<f32>>> {
+        let n_vocab = model_n_vocab(self.model)?;
+        let rows = positions.map_or(tokens.len(), <[u32]>::len);
+        let mut out = vec![0f32; rows * n_vocab];
+        // SAFETY: zeroed is valid (a NULL positions pointer); init fills defaults.
+        let mut params: sys::vkllm_eval_params = unsafe { std::mem::zeroed() };
+        // SAFETY: init writes a valid struct.
+        unsafe { sys::vkllm_eval_params_init(&mut params) };
+        params.kind = match kind {
+            LogitsKind::Raw => sys::VKLLM_LOGITS_RAW,
+            LogitsKind::LogSoftmax => sys::VKLLM_LOGITS_LOG_SOFTMAX,
+        };
+        if let Some(p) = positions {
+            // A slice's pointer is never NULL, even when empty: NULL would mean every position.
+            params.positions = p.as_ptr();
+            params.n_positions = p.len();
+        }
+        // SAFETY: valid handle used by this thread only (&mut); tokens, positions and out
+        // (rows x n_vocab floats) valid for the call.
+        check(unsafe {
+            sys::vkllm_session_eval_logits(
+                self.raw.as_ptr(),
+                0,
+                tokens.as_ptr(),
+                tokens.len(),
+                &params,
+                out.as_mut_ptr(),
+            )
+        })?;
+        Ok(out.chunks(n_vocab.max(1)).map(<[f32]>::to_vec).collect())
+    }
+
     /// Appends `prompt` and generates up to `max_tokens` tokens, handing each piece of text to
     /// `on_piece` (never half a UTF-8 character). `on_piece` returns `true` to go on; `false`
     /// stops the generation, which then ends with `Ok` and `StopReason::Cancelled`. A panic in
@@ -702,8 +792,40 @@ impl Session {
         prompt: &[i32],
         sampling: &Sampling,
         options: &GenerateOptions,
-        mut on_piece: F,
+        on_piece: F,
     ) -> Result<Generation>
+    where
+        F: FnMut(&str) -> bool,
+    {
+        Ok(self.run(prompt, sampling, options, None, on_piece)?.0)
+    }
+
+    /// [`Session::generate_with`] that also returns each generated token's log-probability
+    /// and its `top_logprobs` (0 to [`MAX_TOP_LOGPROBS`]) most likely alternatives, computed on
+    /// the device (`vkllm_generate_params.on_logprobs`), in the order the tokens came.
+    pub fn generate_with_logprobs<F>(
+        &mut self,
+        prompt: &[i32],
+        sampling: &Sampling,
+        options: &GenerateOptions,
+        top_logprobs: u32,
+        on_piece: F,
+    ) -> Result<(Generation, Vec<TokenLogprobs>)>
+    where
+        F: FnMut(&str) -> bool,
+    {
+        self.run(prompt, sampling, options, Some(top_logprobs), on_piece)
+    }
+
+    /// vkllm_generate, with logprobs reported where `top_logprobs` is Some.
+    fn run<F>(
+        &mut self,
+        prompt: &[i32],
+        sampling: &Sampling,
+        options: &GenerateOptions,
+        top_logprobs: Option<u32>,
+        mut on_piece: F,
+    ) -> Result<(Generation, Vec<TokenLogprobs>)>
     where
         F: FnMut(&str) -> bool,
     {
@@ -712,6 +834,7 @@ impl Session {
         let mut cb = Callback {
             on_piece: &mut on_piece,
             panic: None,
+            logprobs: Vec::new(),
         };
         // SAFETY: zeroed is valid (NULL pointers, None callbacks); init fills defaults.
         let mut params: sys::vkllm_generate_params = unsafe { std::mem::zeroed() };
@@ -726,6 +849,10 @@ impl Session {
             params.max_tokens = options.max_tokens;
             params.ignore_eog = i32::from(options.ignore_eog);
             params.on_token = Some(on_token_trampoline);
+            if let Some(top) = top_logprobs {
+                params.on_logprobs = Some(on_logprobs_trampoline);
+                params.top_logprobs = i32::try_from(top).unwrap_or(i32::MAX);
+            }
             params.user_data = (&mut cb as *mut Callback).cast();
             sys::vkllm_generate(
                 self.raw.as_ptr(),
@@ -742,7 +869,7 @@ impl Session {
         if code != sys::VKLLM_ERR_CANCELLED {
             check(code)?;
         }
-        Ok(Generation {
+        let generation = Generation {
             n_prompt: result.n_prompt,
             n_generated: result.n_generated,
             stop_reason: match result.stop_reason {
@@ -755,7 +882,8 @@ impl Session {
             prefill_ms: result.prefill_ms,
             decode_ms: result.decode_ms,
             seed: result.seed,
-        })
+        };
+        Ok((generation, cb.logprobs))
     }
 
     /// Greedy generation as an iterator of token ids, one decode step per `next()` (through
