@@ -145,6 +145,30 @@ with tempfile.TemporaryDirectory() as tmp:
 print(f"--load-session: {n_hello} of {n_all} tokens restored, the same text; a state saved "
       "after an answer resumes its prompt; a missing file is an error")
 
+# -s N: samples from one prefill, forked; sample i (seed S + i) is what a run with that seed
+# alone gives (the tiny model's batched rows are bit-identical to single steps), greedy samples
+# are all the greedy answer, and -s with --stop is refused.
+args = ("-p", "hello there", "-n", "8", "--ignore-eos", "--print-ids")
+out, err = run(*args, "-s", "3", "--temp", "1", "--seed", "5")
+lines = out.decode().splitlines()
+want_heads = [f"--- sample {i + 1} of 3 (seed {5 + i}) ---" for i in range(3)]
+if lines[0::2] != want_heads or "prefill" not in err or "2 forks" not in err:
+    fail(f"-s 3: {out!r}\n{err}")
+for i in range(3):
+    alone, _ = run(*args, "--temp", "1", "--seed", str(5 + i))
+    if lines[2 * i + 1] != alone.decode().strip():
+        fail(f"-s 3: sample {i + 1} is {lines[2 * i + 1]}, --seed {5 + i} alone {alone!r}")
+if len(set(lines[1::2])) < 2:
+    fail(f"-s 3: the samples are all the same with --temp 1: {lines}")
+greedy, _ = run(*args)
+out, _ = run(*args, "-s", "2")
+if out.decode().splitlines()[1::2] != [greedy.decode().strip()] * 2:
+    fail(f"-s 2 greedy: {out!r}, alone {greedy!r}")
+_, err = run("-p", "hi", "-s", "2", "--stop", "x", code=2)
+if "does not apply to -s" not in err:
+    fail(f"-s with --stop: {err}")
+print("-s: each sample is its seed's answer alone, from one prefill and 2 forks")
+
 # ^C: the answer stops, the statistics come, exit status 130.
 p = subprocess.Popen([*RUN, "-p", "hello", "-n", "100000", "--ignore-eos", "--context-shift"],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -74,6 +74,10 @@ void generate_usage(FILE *out, bool chat) {
                       "                          newline dropped, as llama.cpp's -f does)\n"
                       "  --prompt-ids IDS        the prompt as token ids: 1,2,3\n"
                       "  --print-ids             print the generated ids, not the text\n"
+                      "  -s, --samples N         N samples of the prompt from one prefill (forked\n"
+                      "                          on the device, generated together; seeds S,\n"
+                      "                          S+1, ...), each after a \"--- sample i of N\"\n"
+                      "                          line\n"
                       "  --json                  print one JSON object per generated token and\n"
                       "                          nothing else: id, text (bytes that are not\n"
                       "                          UTF-8 as U+FFFD), bytes, logprob (the model's,\n"
@@ -147,8 +151,8 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         // run's prompt options mean nothing to chat, which reads its turns from stdin.
         bool prompt_option = a == "-p" || a == "--prompt" || a == "-f" || a == "--file" ||
                              a == "--prompt-ids" || a == "--print-ids" || a == "--chat" ||
-                             a == "--load-session" || a == "--save-session" || a == "--json" ||
-                             a == "--top-logprobs";
+                             a == "--load-session" || a == "--save-session" || a == "-s" ||
+                             a == "--samples" || a == "--json" || a == "--top-logprobs";
         if (chat_cmd && prompt_option)
             throw vkllm_tool::ArgError(a +
                                        " is an option of vkllm run; chat reads its turns "
@@ -176,6 +180,8 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
             o.top_logprobs = int32_t(vkllm_tool::int_arg(a, value(), 0, VKLLM_MAX_TOP_LOGPROBS));
         } else if (a == "--ignore-eos") {
             o.ignore_eos = true;
+        } else if ((a == "-s" || a == "--samples") && has_value) {
+            o.samples = uint32_t(vkllm_tool::int_arg(a, value(), 1, 256));
         } else if (a == "--chat") {
             o.chat = true;
         } else if (a == "--system" && has_value) {
@@ -259,6 +265,12 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
     o.sampling.logit_bias = o.logit_bias.data();
     o.sampling.n_logit_bias = o.logit_bias.size();
     if (o.top_logprobs > 0 && !o.json) throw vkllm_tool::ArgError("--top-logprobs needs --json");
+    if (o.samples > 1 && (!o.stop.empty() || o.json || o.load_session || o.save_session))
+        throw vkllm_tool::ArgError(std::string(!o.stop.empty()  ? "--stop"
+                                               : o.json         ? "--json"
+                                               : o.load_session ? "--load-session"
+                                                                : "--save-session") +
+                                   " does not apply to -s: the samples are generated together");
     if (o.json && o.print_ids)
         throw vkllm_tool::ArgError("--json and --print-ids exclude each other");
     if (o.kv_f32 && o.kv_q8) throw vkllm_tool::ArgError("--kv-f32 and --kv-q8 exclude each other");

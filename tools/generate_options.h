@@ -35,6 +35,7 @@ struct Options {
     std::vector<std::string> stop;
     bool verbose_prompt = false;
     bool color = false;
+    uint32_t samples = 1;                // run -s: samples of the prompt, from one prefill
     const char *load_session = nullptr;  // run: start from this saved state
     const char *save_session = nullptr;  // run: save the sequence here at the end
     vkllm_sampling_params sampling;      // its logit_bias points into logit_bias

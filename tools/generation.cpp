@@ -88,6 +88,7 @@ vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
     vkllm_session_params sp;
     vkllm_session_params_init(&sp);
     sp.n_ctx = o.n_ctx;
+    sp.n_seq = o.samples;
     if (o.n_batch) sp.n_batch = o.n_batch;
     if (o.kv_f32) sp.flags |= VKLLM_SESSION_KV_F32;
     if (o.kv_q8) sp.flags |= VKLLM_SESSION_KV_Q8_0;

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cli_args.h"
 #include "generation.h"
+#include "samples.h"
 #include "text_file.h"
 
 using namespace vkllm_tool;
@@ -90,7 +91,7 @@ int cmd_run(int argc, char **argv) {
     }
     if (s != VKLLM_OK) return fail_with(s, "tokenizing");
     if (o.verbose_prompt) print_prompt_tokens(tok, prompt);
-    if (!o.have_ids && !o.chat && !o.print_ids && !o.json) {
+    if (!o.have_ids && !o.chat && !o.print_ids && !o.json && o.samples == 1) {
         if (o.color) std::fputs(kPromptColor, stdout);
         std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
         if (o.color) std::fputs(kResetColor, stdout);
@@ -109,6 +110,13 @@ int cmd_run(int argc, char **argv) {
     }
     std::vector<int32_t> rest(prompt.begin() + long(reused), prompt.end());
     uint32_t limit = answer_limit(o, l, reused, rest.size());
+    if (o.samples > 1) {
+        if (prompt.empty()) {
+            std::fprintf(stderr, "vkllm: run: -s needs a prompt of at least one token\n");
+            return 2;
+        }
+        return run_samples(o, l, prompt, limit);
+    }
     Stream st;
     st.print_text = !o.print_ids && !o.json;
     st.view = view.get();
