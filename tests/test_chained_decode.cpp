@@ -294,3 +294,28 @@ TEST_F(ChainedDecodeOnSharedModels, SlidingWindowRingsRewindAtMostABatch) {
                                     b = decode_each(fresh, next, n_vocab);
     EXPECT_LE(max_abs_diff(a[0], b[0]), 1e-5);
 }
+
+// A rewind leaves the dropped positions in their slots, where they overwrote older keys: after
+// 50 -> 42, the slots of 19..26 hold 42..49, so a second rewind to 34 (whose next token sees
+// 19..34) is refused, as one straight from 50 to 34 is; a fork copies whole rings, and with them
+// what they lost. After new tokens overwrite the slots again, the rule counts from the new
+// high-water mark.
+TEST_F(ChainedDecodeOnSharedModels, ASecondRewindCountsFromTheHighestPositionWritten) {
+    vkllm_model *m = load(model_path("tiny-gptoss-f32"));
+    ASSERT_NE(m, nullptr);
+    uint32_t n_vocab = vocab(m);
+    std::vector<int32_t> tokens = some_tokens(50, n_vocab, 43);
+    vkllm_session *s = session(m, 96, 0, 2, 8);
+    decode_each(s, tokens, n_vocab);
+    ASSERT_EQ(vkllm_session_truncate(s, 0, 42), VKLLM_OK);
+    EXPECT_EQ(vkllm_session_fork(s, 0, 1, 42), VKLLM_OK);
+    for (uint32_t seq : {0u, 1u}) {
+        EXPECT_EQ(vkllm_session_truncate(s, seq, 34), VKLLM_ERR_INVALID_ARGUMENT) << seq;
+        EXPECT_EQ(position(s, seq), 42u);
+        EXPECT_EQ(vkllm_session_truncate(s, seq, 43), VKLLM_ERR_INVALID_ARGUMENT)
+            << "past the position: nothing to keep";
+    }
+    EXPECT_EQ(vkllm_session_truncate(s, 0, 0), VKLLM_OK);  // everything can go
+    decode_each(s, std::vector<int32_t>(tokens.begin(), tokens.begin() + 40), n_vocab);
+    EXPECT_EQ(vkllm_session_truncate(s, 0, 32), VKLLM_OK) << "emptied: counts from 40 again";
+}

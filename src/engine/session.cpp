@@ -123,6 +123,7 @@ Session::Session(const Model &model, const SessionOptions &options)
         for (const gpu::Buffer &b : *set)
             device_bytes_ += b.size();
     n_past_.assign(opt_.n_seq, 0);
+    written_.assign(opt_.n_seq, 0);
     history_.resize(opt_.n_seq);
 }
 
@@ -476,7 +477,7 @@ bool Session::can_truncate(uint32_t seq, uint32_t keep) const {
         uint32_t rotating = capacity_[l] - sinks;
         uint32_t visible = opt_.n_ctx - opt_.n_sink;
         if (swa) visible = std::min(visible, c.sliding_window);
-        int64_t lost_last = int64_t(n_past_[seq]) - 1 - rotating;
+        int64_t lost_last = int64_t(std::max(written_[seq], n_past_[seq])) - 1 - rotating;
         int64_t seen_first = std::max<int64_t>(int64_t(keep) + 1 - visible, sinks);
         if (seen_first <= std::min<int64_t>(lost_last, int64_t(keep) - 1)) return false;
     }
@@ -495,6 +496,7 @@ void Session::truncate(uint32_t seq, uint32_t keep) {
              "sequence %u: keeping %u of %u positions is impossible, the ring has overwritten keys "
              "they need; only a full reset is possible",
              seq, keep, n_past_[seq]);
+    written_[seq] = keep == 0 ? 0 : std::max(written_[seq], n_past_[seq]);
     n_past_[seq] = keep;
     history_[seq].resize(keep);
 }

@@ -195,6 +195,10 @@ class Session {
     gpu::Buffer route_;         // mixture of experts: the step's routing and expert groups
     gpu::Buffer attn_scratch_;  // split-K attention's partial results (GPUs)
     std::vector<uint32_t> n_past_;
+    // The most positions each sequence's rings were written up to since it was last empty: a
+    // rewind leaves the slots of the positions it dropped holding them, so what a ring has
+    // lost depends on this, not on n_past_ (max(written_, n_past_) is the high-water mark).
+    std::vector<uint32_t> written_;
     std::vector<std::vector<int32_t>> history_;  // each sequence's ids, as tokens() gives them
     std::map<std::tuple<uint32_t, int, uint32_t, bool, int32_t>, std::unique_ptr<gpu::Recording>>
         recordings_;

@@ -191,6 +191,7 @@ void Session::load_state(uint32_t seq, const uint8_t *data, size_t size) {
     history_[seq].resize(h.n_past);
     std::memcpy(history_[seq].data(), ids, uint64_t(h.n_past) * 4);
     n_past_[seq] = h.n_past;
+    written_[seq] = h.n_past;
 }
 
 void Session::save_state_file(uint32_t seq, const std::string &path) const {
@@ -279,6 +280,8 @@ void Session::fork(uint32_t src, uint32_t dst, uint32_t n_keep) {
     rec.submit();
     history_[dst].assign(history_[src].begin(), history_[src].begin() + n_keep);
     n_past_[dst] = n_keep;
+    // The copy is of whole rings: dst's slots hold what src's did, up to src's high-water mark.
+    written_[dst] = std::max(written_[src], n_past_[src]);
 }
 
 }  // namespace vkllm::engine
