@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "cli_args.h"
 #include "quant_targets.h"
+#include "token_json.h"
 #include "vkllm.h"
 
 namespace {
@@ -416,34 +417,17 @@ struct Result {
     }
 };
 
-std::string json_string(const std::string &s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
 void print_json(const ModelFacts &f, const std::string &device, bool kv_cache, const Result &r) {
     std::printf(
         "{\"model\": %s, \"type\": %s, \"size\": %llu, \"params\": %llu, \"test\": %s, "
         "\"n_prompt\": %u, \"n_gen\": %u, \"kv_cache\": %s, \"samples_ts\": [",
-        json_string(f.model).c_str(), json_string(f.type).c_str(), (unsigned long long)f.size,
-        (unsigned long long)f.params, json_string(r.test).c_str(), r.n_prompt, r.n_gen,
-        kv_cache ? "true" : "false");
+        vkllm_tool::json_text(f.model).c_str(), vkllm_tool::json_text(f.type).c_str(),
+        (unsigned long long)f.size, (unsigned long long)f.params,
+        vkllm_tool::json_text(r.test).c_str(), r.n_prompt, r.n_gen, kv_cache ? "true" : "false");
     for (size_t i = 0; i < r.samples.size(); ++i)
         std::printf("%s%.6g", i ? ", " : "", r.samples[i]);
     std::printf("], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s}\n", r.mean(), r.stddev(),
-                json_string(device).c_str());
+                vkllm_tool::json_text(device).c_str());
 }
 
 // llama-bench's markdown table, a row per test.

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <new>
 
+#include "token_json.h"
+
 namespace vkllm_tool {
 
 namespace {
@@ -55,27 +57,8 @@ void ReplyView::show(const vkllm_reply_part &part) {
     }
 }
 
-std::string json_quote(const std::string &text) {
-    std::string out = "\"";
-    for (unsigned char c : text) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += char(c);
-        } else if (c == '\n') {
-            out += "\\n";
-        } else if (c < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += char(c);
-        }
-    }
-    return out + "\"";
-}
-
 std::string tool_call_json(const ToolCall &call) {
-    return "{\"id\": " + json_quote(call.id) + ", \"name\": " + json_quote(call.name) +
+    return "{\"id\": " + json_text(call.id) + ", \"name\": " + json_text(call.name) +
            ", \"arguments\": " + call.arguments + "}";
 }
 

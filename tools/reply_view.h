@@ -42,7 +42,5 @@ class ReplyView {
 
 // {"id": "...", "name": "...", "arguments": {...}}: a call as one JSON line.
 std::string tool_call_json(const ToolCall &call);
-// JSON string literal of UTF-8 text.
-std::string json_quote(const std::string &text);
 
 }  // namespace vkllm_tool
