@@ -1,9 +1,10 @@
 // Writes the seed corpora of fuzz/corpus/ (committed; rerun after changing the model writer):
 // small valid models of each architecture and weight type the tiny-model writer knows, texts
 // for the tokenizers, conversations for the chat templates, replies of each format for the
-// reply parser, small Jinja templates with their variables for the interpreter.
+// reply parser, small Jinja templates with their variables for the interpreter, GBNF grammars
+// with a text to run through them.
 //   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,pretokenize,chat_template,
-//                         reply_parser,jinja}/)
+//                         reply_parser,jinja,gbnf}/)
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -35,7 +36,7 @@ int main(int argc, char **argv) {
     }
     std::string out = argv[1];
     for (const char *d : {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize",
-                          "/chat_template", "/reply_parser", "/jinja"})
+                          "/chat_template", "/reply_parser", "/jinja", "/gbnf"})
         mkdir((out + d).c_str(), 0755);
 
     struct Model {
@@ -180,5 +181,31 @@ int main(int argc, char **argv) {
     for (const char *t : templates)
         write(out + "/jinja/" + std::to_string(i++),
               std::string(t) + std::string(1, '\0') + messages);
+
+    // Grammars, each with a text after a NUL (fuzz_gbnf runs the text through the grammar).
+    const char *grammars[][2] = {
+        {"root ::= ws value ws\n"
+         "value ::= object | array | string | number | \"true\" | \"false\" | \"null\"\n"
+         "object ::= \"{\" ws ( member ( \",\" ws member )* )? \"}\"\n"
+         "member ::= string ws \":\" ws value ws\n"
+         "array ::= \"[\" ws ( value ws ( \",\" ws value ws )* )? \"]\"\n"
+         "string ::= \"\\\"\" ( [^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" "
+         "[0-9a-fA-F]{4} ) )* \"\\\"\"\n"
+         "number ::= \"-\"? ( \"0\" | [1-9] [0-9]* ) ( \".\" [0-9]+ )? ( [eE] [-+]? [0-9]+ )?\n"
+         "ws ::= [ \\t\\n\\r]*\n",
+         "{\"a\": [1, -2.5e3, \"\\u00e9\", null], \"b\": {}}"},
+        {"# arithmetic\nroot ::= expr\nexpr ::= term ((\"+\" | \"-\") term)*\n"
+         "term ::= [0-9]+ | \"(\" expr \")\"",
+         "(1+2)-3"},
+        {"root ::= [0-9]{4} \"-\" (\"0\" [1-9] | \"1\" [0-2]) \"-\" [0-3] [0-9]{1,1}",
+         "2024-05-17"},
+        {"root ::= (\"- \" [^\\n]+ \"\\n\"){1,3} .? [\\u3041-\\u3096]* \"\\U0001F600\"?",
+         "- a\n- b\n\xE3\x81\x82\xF0\x9F\x98\x80"},
+        {"root ::= \"yes\" | \"no\" | (\n  \"maybe\" # comment\n)", "maybe"},
+    };
+    i = 0;
+    for (const auto &g : grammars)
+        write(out + "/gbnf/" + std::to_string(i++),
+              std::string(g[0]) + std::string(1, '\0') + g[1]);
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The layers of src/ depend one way, downwards (docs/ARCHITECTURE.md, DESIGN.md):
 
-    api -> engine -> models, tokenizer, chat -> gpu, format -> common
+    api -> engine -> grammar -> models, tokenizer, chat -> gpu, format -> common
 
 A file may include its own layer's headers and those of any layer below its own; never one
 above (upward) nor a sibling on its own level (sideways: models, tokenizer and chat, gpu and
@@ -25,8 +25,9 @@ import sys
 
 # Rank of each directory under src/: a layer may include only its own and lower ranks.
 LAYERS = {
-    "api": 4,
-    "engine": 3,
+    "api": 5,
+    "engine": 4,
+    "grammar": 3,
     "models": 2,
     "tokenizer": 2,
     "chat": 2,

@@ -1,0 +1,83 @@
+// Where a generation stands in a grammar: the set of parse stacks that are still alive, as
+// llama.cpp's grammar engine keeps them (a pushdown automaton run on every branch at once).
+// Each stack holds positions in Grammar::elements, the top last; after every step the top of each
+// stack is a character class (what may come next) and an empty stack means the root rule is
+// complete. Text arrives as bytes: a token may end inside a UTF-8 character, and the bytes so far
+// are carried over to the next token.
+//
+// Why stacks rather than an Earley parser: GBNF as written for LLMs (JSON, lists, choices) is
+// nearly deterministic, so the live stacks number a handful; each code point costs a few
+// comparisons and no chart grows with the output. Left recursion, the one thing the stacks
+// cannot do, is refused when the grammar is parsed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace vkllm::grammar {
+
+using Stack = std::vector<uint32_t>;
+
+// The bytes of an unfinished UTF-8 character: its bits so far and the bytes it still needs.
+struct PartialUtf8 {
+    uint32_t value = 0;
+    uint32_t remaining = 0;  // 0: none pending
+    uint32_t length = 0;     // the whole sequence's length, for the overlong check
+};
+
+// The live stacks past this many mean an ambiguous grammar whose branches multiply with the
+// output (("a" | "a")* ...): the engine refuses to go on rather than grow without bound.
+constexpr size_t kMaxStacks = 4096;
+
+class GrammarState {
+  public:
+    explicit GrammarState(std::shared_ptr<const Grammar> grammar);
+
+    // Each returns false, leaving the state as it was, when the grammar cannot continue with
+    // the input. They throw VKLLM_ERR_INVALID_ARGUMENT past kMaxStacks.
+    bool accept_codepoint(uint32_t cp);
+    // Invalid UTF-8 (a stray continuation byte, an overlong form, a surrogate, a value above
+    // U+10FFFF) is rejected; a sequence cut at the end is kept for the next call, and rejected
+    // at once when no completion of it could match.
+    bool accept_bytes(std::string_view bytes);
+
+    // The root rule has matched everything so far and no UTF-8 character is half done: the text
+    // may end here (an end-of-generation token is allowed).
+    bool is_complete() const;
+    // Nothing more can follow: the only live stacks are complete ones.
+    bool must_end() const;
+
+    void reset();
+
+    const Grammar &grammar() const { return *grammar_; }
+    const std::vector<Stack> &stacks() const { return stacks_; }
+    const PartialUtf8 &partial() const { return partial_; }
+
+  private:
+    std::shared_ptr<const Grammar> grammar_;
+    std::vector<Stack> stacks_;
+    PartialUtf8 partial_;
+};
+
+// The stacks `stack` stands for once every rule reference on its top is expanded: each result's
+// top is a character class, or the result is empty. Appends them to `out`, skipping duplicates.
+void expand(const Grammar &g, const Stack &stack, std::vector<Stack> &out);
+
+// The stacks at the start of rule `rule` (the root: the state before any text).
+std::vector<Stack> initial_stacks(const Grammar &g, uint32_t rule);
+
+// One code point: false when no stack can take it (the stacks are then left as they were).
+bool advance_codepoint(const Grammar &g, std::vector<Stack> &stacks, uint32_t cp);
+
+// One byte of UTF-8 text, the character it belongs to carried in `partial`: false when the
+// byte is invalid UTF-8 or no stack can take the character (or any completion of it); the
+// stacks and `partial` are then unspecified. What GrammarState::accept_bytes and the token mask's
+// trie walk step with.
+bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &partial, uint8_t byte);
+
+}  // namespace vkllm::grammar
