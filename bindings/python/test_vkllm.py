@@ -832,6 +832,14 @@ class GrammarTest(unittest.TestCase):
             gen = session.generate(self.prompt, max_tokens=16, temperature=0, grammar=g)
             g.close()
             self.assertIn("".join(gen), labels)
+        # Batched: each sequence's sampler ends it when its grammar is finished.
+        with vkllm.Session(self.model, n_ctx=128, n_seq=2) as session, \
+                vkllm.Sampler(self.model, grammar=gbnf, temperature=1.0, seed=4) as s0, \
+                vkllm.Sampler(self.model, grammar=gbnf, temperature=1.0, seed=5) as s1:
+            out = session.generate_batch([self.prompt, self.prompt], max_tokens=16,
+                                         samplers=[s0, s1])
+            self.assertEqual([self.model.detokenize(ids) in labels for ids in out], [True, True])
+            self.assertEqual([s0.progress(), s1.progress()], [vkllm.GRAMMAR_FINISHED] * 2)
 
     def test_a_bounded_json_schema_gives_json_with_the_required_keys(self):
         with vkllm.Session(self.model, n_ctx=512) as session:
