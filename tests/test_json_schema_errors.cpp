@@ -224,6 +224,7 @@ TEST(JsonSchemaErrors, MalformedSchemasSayWhatIsWrongAndWhere) {
             "$ref": "#/$defs/a"})",
          "refers to itself through $ref before any object or array"},
         {"{\"type\": ", "JSON"},
+        {"{\"enum\": [\"a\xDB\"]}", "is not valid UTF-8 at byte 12"},
         {"[1, 2]", "a schema must be an object or a boolean"},
     };
     for (const Case &c : cases) {

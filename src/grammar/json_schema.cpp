@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "grammar/gbnf_parser.h"
 #include "grammar/json_schema_rules.h"
+#include "tokenizer/unicode.h"
 
 namespace vkllm::grammar {
 
@@ -563,6 +564,13 @@ class Converter {
 }  // namespace
 
 std::string json_schema_to_gbnf(std::string_view schema_json, const JsonSchemaLimits &limits) {
+    for (size_t pos = 0; pos < schema_json.size();) {
+        tokenizer::Utf8Char c = tokenizer::utf8_decode(schema_json, pos);
+        if (!c.valid)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "JSON Schema text is not valid UTF-8 at byte %zu",
+                 pos);
+        pos += c.len;
+    }
     bool blank = schema_json.find_first_not_of(" \t\r\n") == std::string_view::npos;
     Value schema = blank ? Value(true) : chat::parse_json(schema_json, limits.max_depth * 2 + 8);
     std::string text = Converter(schema, limits).run();

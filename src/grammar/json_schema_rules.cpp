@@ -1,5 +1,6 @@
 #include "grammar/json_schema_rules.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -22,7 +23,8 @@ struct Primitive {
 const std::vector<Primitive> &primitives() {
     static const std::vector<Primitive> table = {
         {"space", R"("" | " " | "\n" [ \t]{0,20})", {}},
-        // \u escapes of surrogates are left out: a lone one is not text, and validators differ on it.
+        // \u escapes of surrogates are left out: a lone one is not text, and validators differ on
+        // it.
         {"char",
          R"([^"\\\x7F\x00-\x1F] | [\\] (["\\/bfnrt] | "u" ([0-9a-cA-CefEF] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2})))",
          {}},
@@ -148,6 +150,15 @@ void write_node(const TrieNode &node, const std::string &name,
 }  // namespace
 
 std::string gbnf_literal(std::string_view text) {
+    // A lone surrogate written as \uD800 in the schema decodes to bytes that are not UTF-8.
+    for (size_t pos = 0; pos < text.size();) {
+        tokenizer::Utf8Char c = tokenizer::utf8_decode(text, pos);
+        if (!c.valid)
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "JSON Schema string \"%.*s\" is not valid Unicode text (a lone surrogate?)",
+                 int(std::min<size_t>(text.size(), 64)), text.data());
+        pos += c.len;
+    }
     std::string out = "\"";
     for (unsigned char c : text) {
         if (c == '"' || c == '\\') {
