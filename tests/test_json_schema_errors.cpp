@@ -60,6 +60,8 @@ TEST(JsonSchema, UnboundedIntegersAndNumbersHaveBoundedDigits) {
     EXPECT_TRUE(matches(g, "[1." + std::string(16, '5') + "]"));
     EXPECT_FALSE(matches(g, "[1." + std::string(17, '5') + "]"));
     EXPECT_FALSE(matches(g, "[01]"));
+    EXPECT_TRUE(matches(g, "[-1.5e-99, 2E+7]"));
+    EXPECT_FALSE(matches(g, "[1e100]"));  // three exponent digits could overflow a double
 }
 
 // Every integer in a window around the bounds, against plain comparison.
@@ -92,6 +94,10 @@ TEST(JsonSchema, ExclusiveAndOneSidedIntegerBounds) {
     for (int x = -3000; x <= 300; ++x)
         EXPECT_EQ(matches(below, std::to_string(x)), x <= -251) << x;
     EXPECT_TRUE(matches(below, "-9999999999999999"));
+    auto huge = schema(R"({"type": "integer", "minimum": 100000000000000000})");
+    EXPECT_TRUE(matches(huge, "100000000000000000"));
+    EXPECT_TRUE(matches(huge, "999999999999999999"));
+    EXPECT_FALSE(matches(huge, "99999999999999999"));
 }
 
 TEST(JsonSchema, DatesAreCalendarDates) {

@@ -18,8 +18,9 @@ struct Primitive {
 };
 
 // Bounded where a value is otherwise unbounded (whitespace, digits), so that a model can never
-// loop inside a number or between tokens. Dates are exact (month lengths, leap years, no year
-// 0000) because validators parse them.
+// loop inside a number or between tokens; two exponent digits keep every number finite as a
+// double (1e999 would be infinity to most readers). Dates are exact (month lengths, leap years, no
+// year 0000) because validators parse them.
 const std::vector<Primitive> &primitives() {
     static const std::vector<Primitive> table = {
         {"space", R"("" | " " | "\n" [ \t]{0,20})", {}},
@@ -32,7 +33,7 @@ const std::vector<Primitive> &primitives() {
         {"string", R"("\"" char* "\"" space)", {"char", "space"}},
         {"integral", R"([0] | [1-9] [0-9]{0,15})", {}},
         {"number",
-         R"("-"? integral ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})? space)",
+         R"("-"? integral ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,2})? space)",
          {"integral", "space"}},
         {"integer", R"("-"? integral space)", {"integral", "space"}},
         {"boolean", R"(("true" | "false") space)", {"space"}},
@@ -194,9 +195,9 @@ const std::vector<std::string> &primitive_names() {
 
 std::string integer_range(std::optional<int64_t> lo, std::optional<int64_t> hi) {
     constexpr int64_t kUnbounded = 9999999999999999;  // 16 digits, as `integral`
-    int64_t low = lo ? *lo : -kUnbounded;
-    int64_t high = hi ? *hi : std::max(kUnbounded, low);
-    if (!lo && high < -kUnbounded) low = high;
+    // Past 16 digits on the bounded side, the open side reaches the largest bound allowed.
+    int64_t low = lo ? *lo : (hi && *hi < -kUnbounded ? -kMaxIntegerBound : -kUnbounded);
+    int64_t high = hi ? *hi : (lo && *lo > kUnbounded ? kMaxIntegerBound : kUnbounded);
     std::vector<std::string> alts;
     if (low < 0) {
         std::vector<std::string> neg;
