@@ -2,12 +2,15 @@
 // small valid models of each architecture and weight type the tiny-model writer knows, texts
 // for the tokenizers, conversations for the chat templates, replies of each format for the
 // reply parser, small Jinja templates with their variables for the interpreter, GBNF grammars
-// with a text to run through them.
+// with a text to run through them, the JSON Schema corpus of the converter's test
+// (tests/data/json_schema, read from the source tree).
 //   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,pretokenize,chat_template,
-//                         reply_parser,jinja,gbnf}/)
+//                         reply_parser,jinja,gbnf,json_schema}/)
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -36,7 +39,7 @@ int main(int argc, char **argv) {
     }
     std::string out = argv[1];
     for (const char *d : {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize",
-                          "/chat_template", "/reply_parser", "/jinja", "/gbnf"})
+                          "/chat_template", "/reply_parser", "/jinja", "/gbnf", "/json_schema"})
         mkdir((out + d).c_str(), 0755);
 
     struct Model {
@@ -207,5 +210,16 @@ int main(int argc, char **argv) {
     for (const auto &g : grammars)
         write(out + "/gbnf/" + std::to_string(i++),
               std::string(g[0]) + std::string(1, '\0') + g[1]);
+
+    // JSON schemas: the converter test's corpus, file for file.
+    std::vector<std::string> schemas;
+    for (const auto &entry : std::filesystem::directory_iterator(VKLLM_JSON_SCHEMA_CORPUS)) {
+        std::string name = entry.path().filename().string();
+        if (name.size() > 5 && name.substr(name.size() - 5) == ".json") schemas.push_back(name);
+    }
+    std::sort(schemas.begin(), schemas.end());
+    for (const std::string &name : schemas)
+        write(out + "/json_schema/" + name.substr(0, name.size() - 5),
+              read(std::string(VKLLM_JSON_SCHEMA_CORPUS) + "/" + name));
     return 0;
 }

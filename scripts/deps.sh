@@ -41,9 +41,12 @@ vkllm_configure() {
 # llama.cpp's GGUF reader (gguf-py) for tests/test_gguf_interop.py, into build/pydeps (the
 # tests' VKLLM_PYDEPS) rather than the system: its dependencies are Debian's packages above.
 vkllm_install_pydeps() {
-    [ -d build/pydeps/gguf ] && return 0
-    echo "vkllm: installing gguf==0.19.0 into build/pydeps"
+    [ -d build/pydeps/gguf ] && [ -d build/pydeps/jsonschema ] && return 0
+    # jsonschema validates the JSON Schema corpus and sampled outputs
+    # (tests/check_json_schema_samples.py); its dependencies are pinned with it.
+    echo "vkllm: installing gguf==0.19.0 and jsonschema==4.26.0 into build/pydeps"
     /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-        --target build/pydeps \
-        --no-deps gguf==0.19.0
+        --target build/pydeps --upgrade \
+        --no-deps gguf==0.19.0 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 \
+        referencing==0.37.0 rpds-py==2026.9.1 attrs==26.1.0 typing-extensions==4.16.0
 }

@@ -8,6 +8,7 @@
 #include "api/out.h"
 #include "api/sampling.h"
 #include "grammar/gbnf_parser.h"
+#include "grammar/json_schema.h"
 
 using vkllm::fail;
 using vkllm::api::guard;
@@ -53,6 +54,28 @@ vkllm_status vkllm_grammar_create(const vkllm_tokenizer *tokenizer, const char *
         require_arg(tokenizer, fn, "tokenizer");
         require_arg(gbnf, fn, "gbnf");
         *out = compile(*tokenizer, vkllm::grammar::parse_gbnf(gbnf, root ? root : "root"));
+    });
+}
+
+vkllm_status vkllm_grammar_create_from_json_schema(const vkllm_tokenizer *tokenizer,
+                                                   const char *schema, vkllm_grammar **out) {
+    return guard([&] {
+        const char *fn = "vkllm_grammar_create_from_json_schema";
+        require_arg(out, fn, "out");
+        *out = nullptr;
+        require_arg(tokenizer, fn, "tokenizer");
+        std::string gbnf = vkllm::grammar::json_schema_to_gbnf(schema ? schema : "");
+        *out = compile(*tokenizer, vkllm::grammar::parse_gbnf(gbnf));
+    });
+}
+
+vkllm_status vkllm_json_schema_to_gbnf(const char *schema, char *buf, size_t capacity,
+                                       size_t *length) {
+    return guard([&] {
+        const char *fn = "vkllm_json_schema_to_gbnf";
+        require_arg(length, fn, "length");
+        vkllm::api::copy_text(vkllm::grammar::json_schema_to_gbnf(schema ? schema : ""), buf,
+                              capacity, length, fn);
     });
 }
 

@@ -1,0 +1,602 @@
+#include "grammar/json_schema.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "chat/json_value.h"
+#include "common/error.h"
+#include "grammar/gbnf_parser.h"
+#include "grammar/json_schema_rules.h"
+#include "tokenizer/unicode.h"
+
+namespace vkllm::grammar {
+
+namespace {
+
+using chat::Value;
+using Kind = chat::Value::Kind;
+
+// Keywords that describe and never constrain: skipped.
+const std::set<std::string> kAnnotations = {"title",    "description", "examples", "default",
+                                            "$schema",  "$id",         "$comment", "deprecated",
+                                            "readOnly", "writeOnly",   "$defs",    "definitions"};
+
+const std::set<std::string> kStringKeywords = {"minLength", "maxLength", "format"};
+const std::set<std::string> kIntegerKeywords = {"minimum", "maximum", "exclusiveMinimum",
+                                                "exclusiveMaximum"};
+const std::set<std::string> kObjectKeywords = {"properties", "required", "additionalProperties"};
+const std::set<std::string> kArrayKeywords = {"items", "prefixItems", "minItems", "maxItems"};
+const std::set<std::string> kCombinators = {"anyOf", "oneOf", "allOf", "$ref", "enum", "const"};
+const std::vector<std::string> kTypes = {"string", "number", "integer", "boolean",
+                                         "null",   "object", "array"};
+
+// A JSON pointer's reference token: ~ and / escaped (RFC 6901).
+std::string pointer_token(const std::string &key) {
+    std::string out;
+    for (char c : key) {
+        if (c == '~')
+            out += "~0";
+        else if (c == '/')
+            out += "~1";
+        else
+            out += c;
+    }
+    return out;
+}
+
+// A rule name made of the parts of a path: [a-zA-Z0-9-] kept, every other run one '-'.
+std::string sanitize(const std::string &text) {
+    std::string out;
+    for (char c : text) {
+        bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (keep)
+            out += c;
+        else if (out.empty() || out.back() != '-')
+            out += '-';
+    }
+    while (!out.empty() && out.back() == '-')
+        out.pop_back();
+    while (!out.empty() && out.front() == '-')
+        out.erase(out.begin());
+    if (out.size() > 48) out.resize(48);
+    return out.empty() ? "x" : out;
+}
+
+class Converter {
+  public:
+    Converter(const Value &root, const JsonSchemaLimits &limits) : root_(root), limits_(limits) {
+        for (const std::string &name : schema::primitive_names())
+            taken_.insert(name);
+        taken_.insert("root");
+    }
+
+    std::string run() {
+        std::string body = visit(root_, "#", "root", 0);
+        add_rule("root", body);
+        std::string text;
+        for (const auto &[name, rule] : rules_)
+            text += name + " ::= " + rule + "\n";
+        return text;
+    }
+
+  private:
+    const Value &root_;
+    const JsonSchemaLimits &limits_;
+    std::vector<std::pair<std::string, std::string>> rules_;
+    std::set<std::string> taken_;
+    std::set<std::string> primitives_added_;
+    std::map<std::string, std::string> ref_rules_;  // "#/$defs/X" -> its rule's name
+
+    [[noreturn]] static void unsupported(const std::string &keyword, const std::string &ptr,
+                                         const std::string &why = "") {
+        fail(VKLLM_ERR_UNSUPPORTED, "JSON Schema keyword '%s' at %s is not supported%s",
+             keyword.c_str(), ptr.c_str(), why.c_str());
+    }
+    [[noreturn]] static void invalid(const std::string &ptr, const std::string &what) {
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "JSON Schema at %s: %s", ptr.c_str(), what.c_str());
+    }
+
+    void add_rule(const std::string &name, const std::string &body) {
+        if (rules_.size() >= limits_.max_rules)
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "JSON Schema needs more than %zu grammar rules (the limit)", limits_.max_rules);
+        rules_.emplace_back(name, body);
+    }
+
+    // A fresh rule name: `base`, else base-2, base-3...
+    std::string fresh_name(const std::string &base) {
+        std::string name = sanitize(base);
+        for (int i = 2; taken_.count(name); ++i)
+            name = sanitize(base) + "-" + std::to_string(i);
+        taken_.insert(name);
+        return name;
+    }
+
+    // A fixed rule (and those it uses), written once.
+    std::string primitive(const std::string &name) {
+        if (primitives_added_.insert(name).second) {
+            std::vector<std::string> deps;
+            std::optional<std::string> body = schema::primitive_rule(name, deps);
+            add_rule(name, *body);
+            for (const std::string &dep : deps)
+                primitive(dep);
+        }
+        return name;
+    }
+
+    // Writes `body` as a new rule named after `hint` and returns its name.
+    std::string named(const std::string &hint, const std::string &body) {
+        std::string name = fresh_name(hint);
+        add_rule(name, body);
+        return name;
+    }
+
+    static const Value *get(const Value &schema, const char *key) {
+        return schema.dict().find(std::string(key));
+    }
+
+    size_t count(const Value &schema, const char *key, const std::string &ptr) {
+        const Value *v = get(schema, key);
+        if (!v) return 0;
+        bool integral = v->kind() == Kind::Int ||
+                        (v->kind() == Kind::Float && std::floor(v->as_float()) == v->as_float());
+        if (!integral || v->as_float() < 0)
+            invalid(ptr, sformat("'%s' must be a non-negative integer", key));
+        if (v->as_float() > double(limits_.max_count))
+            unsupported(key, ptr, sformat(" above %zu (the limit)", limits_.max_count));
+        return size_t(v->as_float());
+    }
+
+    // The schema at `ptr` as a GBNF expression (a rule name or a short sequence).
+    std::string visit(const Value &schema, const std::string &ptr, const std::string &hint,
+                      int depth) {
+        if (depth > limits_.max_depth)
+            invalid(ptr, sformat("nested deeper than %d schemas", limits_.max_depth));
+        if (schema.kind() == Kind::Bool) {
+            if (schema.as_bool()) return primitive("value");
+            unsupported("false", ptr, " (a schema no value satisfies)");
+        }
+        if (!schema.is_dict()) invalid(ptr, "a schema must be an object or a boolean");
+        std::set<std::string> present;
+        for (const auto &[key, value] : schema.dict().items) {
+            const std::string &k = key.str();
+            if (kAnnotations.count(k)) continue;
+            bool known = k == "type" || kStringKeywords.count(k) || kIntegerKeywords.count(k) ||
+                         kObjectKeywords.count(k) || kArrayKeywords.count(k) ||
+                         kCombinators.count(k);
+            if (!known) unsupported(k, ptr);
+            present.insert(k);
+        }
+        for (const char *combinator : {"$ref", "anyOf", "oneOf", "allOf", "enum", "const"}) {
+            if (!present.count(combinator)) continue;
+            for (const std::string &other : present)
+                if (other != combinator &&
+                    !(other == "type" &&
+                      (std::string(combinator) == "enum" || std::string(combinator) == "const")))
+                    unsupported(other, ptr, sformat(" beside '%s'", combinator));
+            std::string c = combinator;
+            if (c == "$ref") return ref(*get(schema, "$ref"), ptr, depth);
+            if (c == "enum" || c == "const") return constants(schema, c, ptr, hint);
+            return alternatives(*get(schema, combinator), c, ptr, hint, depth);
+        }
+        std::vector<std::string> types = declared_types(schema, present, ptr);
+        std::vector<std::string> alts;
+        for (const std::string &type : types)
+            alts.push_back(
+                typed(schema, type, ptr, types.size() > 1 ? hint + "-" + type : hint, depth));
+        if (alts.size() == 1) return alts[0];
+        std::string body;
+        for (size_t i = 0; i < alts.size(); ++i)
+            body += (i ? " | " : "") + alts[i];
+        return named(hint, body);
+    }
+
+    // The types the schema allows: its `type`, or else the types its keywords are about (a
+    // schema with only minLength is about strings), or else any value.
+    std::vector<std::string> declared_types(const Value &schema,
+                                            const std::set<std::string> &present,
+                                            const std::string &ptr) {
+        std::vector<std::string> types;
+        if (const Value *t = get(schema, "type")) {
+            std::vector<Value> items = t->is_list() ? t->list() : std::vector<Value>{*t};
+            if (items.empty()) invalid(ptr + "/type", "an empty list of types");
+            for (const Value &item : items) {
+                if (!item.is_str() ||
+                    std::find(kTypes.begin(), kTypes.end(), item.str()) == kTypes.end())
+                    invalid(ptr + "/type", "'type' must be a JSON type name or a list of them");
+                if (std::find(types.begin(), types.end(), item.str()) != types.end())
+                    invalid(ptr + "/type", "a type is listed twice");
+                types.push_back(item.str());
+            }
+            return types;
+        }
+        auto any_of = [&](const std::set<std::string> &keys) {
+            for (const std::string &k : keys)
+                if (present.count(k)) return true;
+            return false;
+        };
+        if (any_of(kObjectKeywords)) types.push_back("object");
+        if (any_of(kArrayKeywords)) types.push_back("array");
+        if (any_of(kStringKeywords)) types.push_back("string");
+        if (any_of(kIntegerKeywords)) types.push_back("integer");
+        if (types.empty()) types.push_back("any");
+        return types;
+    }
+
+    std::string typed(const Value &schema, const std::string &type, const std::string &ptr,
+                      const std::string &hint, int depth) {
+        if (type == "any") return primitive("value");
+        if (type == "boolean" || type == "null") return primitive(type);
+        if (type == "string") return string_rule(schema, ptr, hint);
+        if (type == "number") {
+            for (const std::string &k : kIntegerKeywords)
+                if (get(schema, k.c_str()))
+                    unsupported(k, ptr, " for type 'number' (only for 'integer')");
+            return primitive("number");
+        }
+        if (type == "integer") return integer_rule(schema, ptr, hint);
+        if (type == "object") return object_rule(schema, ptr, hint, depth);
+        return array_rule(schema, ptr, hint, depth);
+    }
+
+    std::string string_rule(const Value &schema, const std::string &ptr, const std::string &hint) {
+        if (const Value *f = get(schema, "format")) {
+            if (!f->is_str()) invalid(ptr + "/format", "'format' must be a string");
+            if (get(schema, "minLength") || get(schema, "maxLength"))
+                unsupported(get(schema, "minLength") ? "minLength" : "maxLength", ptr,
+                            " beside 'format'");
+            const std::string &name = f->str();
+            if (name == "date" || name == "time" || name == "date-time" || name == "uuid")
+                return primitive(name + "-string");
+            unsupported("format", ptr,
+                        " for the format '" + name + "' (date, time, date-time and uuid are)");
+        }
+        size_t lo = count(schema, "minLength", ptr);
+        std::optional<size_t> hi;
+        if (get(schema, "maxLength")) hi = count(schema, "maxLength", ptr);
+        if (hi && *hi < lo) invalid(ptr, "'minLength' is above 'maxLength'");
+        if (lo == 0 && !hi) return primitive("string");
+        primitive("char");
+        primitive("space");
+        std::string rep = hi ? sformat("{%zu,%zu}", lo, *hi) : sformat("{%zu,}", lo);
+        return named(hint, "\"\\\"\" char" + rep + " \"\\\"\" space");
+    }
+
+    std::optional<int64_t> bound(const Value &schema, const char *key, const std::string &ptr,
+                                 bool lower, bool exclusive) {
+        const Value *v = get(schema, key);
+        if (!v) return std::nullopt;
+        if (v->kind() != Kind::Int && v->kind() != Kind::Float)
+            invalid(ptr + "/" + key, sformat("'%s' must be a number", key));
+        double x = v->as_float();
+        if (!(std::fabs(x) <= double(schema::kMaxIntegerBound)))
+            unsupported(key, ptr, " beyond 10^18 (the limit)");
+        if (v->kind() == Kind::Int) {
+            int64_t i = v->as_int();
+            if (exclusive) i += lower ? 1 : -1;
+            return i;
+        }
+        double r = lower ? (exclusive ? std::floor(x) + 1 : std::ceil(x))
+                         : (exclusive ? std::ceil(x) - 1 : std::floor(x));
+        return int64_t(r);
+    }
+
+    std::string integer_rule(const Value &schema, const std::string &ptr, const std::string &hint) {
+        std::optional<int64_t> lo = bound(schema, "minimum", ptr, true, false);
+        std::optional<int64_t> hi = bound(schema, "maximum", ptr, false, false);
+        if (auto x = bound(schema, "exclusiveMinimum", ptr, true, true))
+            lo = lo ? std::max(*lo, *x) : *x;
+        if (auto x = bound(schema, "exclusiveMaximum", ptr, false, true))
+            hi = hi ? std::min(*hi, *x) : *x;
+        if (!lo && !hi) return primitive("integer");
+        if (lo && hi && *lo > *hi) invalid(ptr, "no integer lies within its bounds");
+        primitive("space");
+        return named(hint, schema::integer_range(lo, hi) + " space");
+    }
+
+    std::string object_rule(const Value &schema, const std::string &ptr, const std::string &hint,
+                            int depth) {
+        primitive("space");
+        std::vector<std::pair<std::string, const Value *>> props;
+        std::vector<std::string> prop_ptrs;
+        if (const Value *p = get(schema, "properties")) {
+            if (!p->is_dict()) invalid(ptr + "/properties", "'properties' must be an object");
+            for (const auto &[key, value] : p->dict().items) {
+                props.emplace_back(key.str(), &value);
+                prop_ptrs.push_back(ptr + "/properties/" + pointer_token(key.str()));
+            }
+        }
+        std::set<std::string> required;
+        if (const Value *r = get(schema, "required")) {
+            if (!r->is_list()) invalid(ptr + "/required", "'required' must be an array of strings");
+            for (const Value &name : r->list()) {
+                if (!name.is_str())
+                    invalid(ptr + "/required", "'required' must be an array of strings");
+                required.insert(name.str());
+            }
+        }
+        // Extra keys: none unless additionalProperties says so (llama.cpp's default, so that a
+        // model does not invent keys the application never reads).
+        const Value *extra = get(schema, "additionalProperties");
+        std::string extra_value;
+        if (extra) {
+            if (extra->kind() == Kind::Bool) {
+                if (extra->as_bool()) extra_value = primitive("value");
+            } else {
+                extra_value =
+                    visit(*extra, ptr + "/additionalProperties", hint + "-additional", depth + 1);
+            }
+        }
+        for (const std::string &name : required) {
+            bool declared = std::any_of(props.begin(), props.end(),
+                                        [&](const auto &p) { return p.first == name; });
+            if (declared) continue;
+            if (extra && extra->kind() == Kind::Bool && !extra->as_bool())
+                invalid(ptr + "/required",
+                        "required property '" + name +
+                            "' is not in 'properties' and additionalProperties is false");
+            static const Value any = Value(true);
+            props.emplace_back(name, extra && !extra->is_dict() ? &any : extra ? extra : &any);
+            prop_ptrs.push_back(ptr + "/required");
+        }
+        std::vector<std::string> kvs;
+        std::vector<std::string> names;
+        for (size_t i = 0; i < props.size(); ++i) {
+            const std::string &key = props[i].first;
+            names.push_back(key);
+            std::string value = visit(*props[i].second, prop_ptrs[i], hint + "-" + key, depth + 1);
+            kvs.push_back(named(hint + "-" + key + "-kv",
+                                schema::gbnf_literal(chat::to_json(Value(key), {})) +
+                                    " space \":\" space " + value));
+        }
+        std::string extra_kv;
+        if (!extra_value.empty()) {
+            for (const std::string &name : names)
+                if (name.size() > 256)
+                    unsupported("additionalProperties", ptr,
+                                " beside a property name longer than 256 bytes");
+            primitive("key-char");
+            std::vector<std::pair<std::string, std::string>> key_rules;
+            std::string key_rule_name = fresh_name(hint + "-extra-key");
+            std::string key_body = schema::key_other_than(
+                names, [&] { return fresh_name(key_rule_name); }, key_rules);
+            for (auto &[name, body] : key_rules)
+                add_rule(name, body);
+            add_rule(key_rule_name, key_body);
+            extra_kv = named(hint + "-extra-kv", key_rule_name + " \":\" space " + extra_value);
+        }
+        // Properties in schema order, any subset that holds the required ones, then extra pairs.
+        // tail(i): properties i.. after something was written, each with its comma;
+        // seq(i): the same before anything was written (its first item has no comma).
+        // Two rules a property, not 2^n alternatives.
+        std::string tail = extra_kv.empty() ? "" : "(\",\" space " + extra_kv + ")*";
+        std::string seq = extra_kv.empty() ? "" : "(" + extra_kv + " " + tail + ")?";
+        for (size_t i = kvs.size(); i-- > 0;) {
+            bool req = required.count(props[i].first) > 0;
+            std::string item = kvs[i] + (tail.empty() ? "" : " " + tail);
+            std::string seq_body = req || seq.empty() ? item : item + " | " + seq;
+            std::string comma_item = "\",\" space " + kvs[i];
+            std::string tail_body =
+                (req ? comma_item : "(" + comma_item + ")?") + (tail.empty() ? "" : " " + tail);
+            seq = named(hint + "-seq", seq_body);
+            if (!req && seq_body == item) seq = "(" + seq + ")?";
+            tail = named(hint + "-tail", tail_body);
+        }
+        std::string body = "\"{\" space " + (seq.empty() ? "" : seq + " ");
+        return named(hint, body + "\"}\" space");
+    }
+
+    std::string array_rule(const Value &schema, const std::string &ptr, const std::string &hint,
+                           int depth) {
+        primitive("space");
+        std::vector<std::string> prefix;
+        if (const Value *p = get(schema, "prefixItems")) {
+            if (!p->is_list()) invalid(ptr + "/prefixItems", "'prefixItems' must be an array");
+            if (p->list().size() > limits_.max_count)
+                unsupported("prefixItems", ptr, " with more items than the limit");
+            for (size_t i = 0; i < p->list().size(); ++i)
+                prefix.push_back(visit(p->list()[i], ptr + "/prefixItems/" + std::to_string(i),
+                                       hint + "-" + std::to_string(i), depth + 1));
+        }
+        std::string item;  // empty: no items past the prefix
+        const Value *items = get(schema, "items");
+        if (!items || items->kind() != Kind::Bool || items->as_bool())
+            item = items ? visit(*items, ptr + "/items", hint + "-item", depth + 1)
+                         : primitive("value");
+        size_t lo = count(schema, "minItems", ptr);
+        std::optional<size_t> hi;
+        if (get(schema, "maxItems")) hi = count(schema, "maxItems", ptr);
+        if (hi && *hi < lo) invalid(ptr, "'minItems' is above 'maxItems'");
+        size_t k = prefix.size();
+        if (item.empty()) {
+            if (lo > k) invalid(ptr, "'minItems' asks for more items than 'prefixItems' allows");
+            hi = std::min(hi.value_or(k), k);
+        }
+        // tail(j): the items from index j on, each after a comma, j items already written.
+        auto item_at = [&](size_t j) { return j < k ? prefix[j] : item; };
+        std::string tail;
+        size_t last = hi ? std::min(*hi, k) : k;  // first index the repetition covers
+        if (!hi || *hi > k) {
+            size_t rep_lo = lo > last ? lo - last : 0;
+            std::string rep =
+                hi ? sformat("{%zu,%zu}", rep_lo, *hi - last) : sformat("{%zu,}", rep_lo);
+            tail = "(\",\" space " + item + ")" + rep;
+        }
+        for (size_t j = last; j-- > 1;) {
+            std::string seq = "\",\" space " + item_at(j) + (tail.empty() ? "" : " " + tail);
+            tail = named(hint + "-tail", j >= lo ? "(" + seq + ")?" : seq);
+        }
+        std::string body = "\"[\" space ";
+        if (!hi || *hi > 0) {
+            if (last == 0) {
+                // No prefix: the first item is an ordinary item, and the rest repeat.
+                size_t rep_lo = lo > 1 ? lo - 1 : 0;
+                std::string rep =
+                    hi ? sformat("{%zu,%zu}", rep_lo, *hi - 1) : sformat("{%zu,}", rep_lo);
+                std::string seq = item + " (\",\" space " + item + ")" + rep;
+                body += lo == 0 ? "(" + seq + ")? " : seq + " ";
+            } else {
+                std::string seq = item_at(0) + (tail.empty() ? "" : " " + tail);
+                body += lo == 0 ? "(" + seq + ")? " : seq + " ";
+            }
+        }
+        return named(hint, body + "\"]\" space");
+    }
+
+    std::string alternatives(const Value &list, const std::string &keyword, const std::string &ptr,
+                             const std::string &hint, int depth) {
+        if (!list.is_list() || list.list().empty())
+            invalid(ptr + "/" + keyword, "'" + keyword + "' must be a non-empty array of schemas");
+        if (keyword == "allOf") {
+            if (list.list().size() != 1) unsupported("allOf", ptr, " with more than one schema");
+            return visit(list.list()[0], ptr + "/allOf/0", hint, depth + 1);
+        }
+        std::string body;
+        for (size_t i = 0; i < list.list().size(); ++i)
+            body += (i ? " | " : "") + visit(list.list()[i],
+                                             ptr + "/" + keyword + "/" + std::to_string(i),
+                                             hint + "-" + std::to_string(i), depth + 1);
+        return named(hint, body);
+    }
+
+    static bool has_type(const Value &v, const std::string &type) {
+        switch (v.kind()) {
+            case Kind::None:
+                return type == "null";
+            case Kind::Bool:
+                return type == "boolean";
+            case Kind::Int:
+                return type == "integer" || type == "number";
+            case Kind::Float:
+                return type == "number" ||
+                       (type == "integer" && std::floor(v.as_float()) == v.as_float());
+            case Kind::Str:
+                return type == "string";
+            case Kind::Sequence:
+                return type == "array";
+            case Kind::Dict:
+                return type == "object";
+            default:
+                return false;
+        }
+    }
+
+    std::string constants(const Value &schema, const std::string &keyword, const std::string &ptr,
+                          const std::string &hint) {
+        const Value &v = *get(schema, keyword.c_str());
+        std::vector<Value> values;
+        if (keyword == "const") {
+            values.push_back(v);
+        } else {
+            if (!v.is_list() || v.list().empty())
+                invalid(ptr + "/enum", "'enum' must be a non-empty array");
+            if (v.list().size() > limits_.max_enum)
+                unsupported("enum", ptr, sformat(" with more than %zu values", limits_.max_enum));
+            values = v.list();
+        }
+        std::vector<std::string> types = declared_types(schema, {}, ptr);
+        std::string body;
+        for (const Value &value : values) {
+            bool fits = types[0] == "any" ||
+                        std::any_of(types.begin(), types.end(),
+                                    [&](const std::string &t) { return has_type(value, t); });
+            if (!fits) continue;
+            body +=
+                (body.empty() ? "" : " | ") + schema::gbnf_literal(chat::to_json(value, compact()));
+        }
+        if (body.empty()) invalid(ptr, "no value of '" + keyword + "' has the schema's type");
+        primitive("space");
+        return named(hint, "(" + body + ") space");
+    }
+
+    static chat::JsonOptions compact() {
+        chat::JsonOptions o;
+        o.item_separator = ",";
+        o.key_separator = ":";
+        return o;
+    }
+
+    std::string ref(const Value &target, const std::string &ptr, int depth) {
+        if (!target.is_str()) invalid(ptr + "/$ref", "'$ref' must be a string");
+        const std::string &r = target.str();
+        auto known = ref_rules_.find(r);
+        if (known != ref_rules_.end()) return known->second;
+        if (r == "#") return "root";
+        std::string defs, name;
+        for (const char *prefix : {"#/$defs/", "#/definitions/"})
+            if (r.rfind(prefix, 0) == 0) {
+                defs = std::string(prefix).substr(2, std::string(prefix).size() - 3);
+                name = r.substr(std::string(prefix).size());
+            }
+        if (defs.empty() || name.empty() || name.find('/') != std::string::npos)
+            unsupported("$ref", ptr,
+                        " to '" + r + "' (only #, #/$defs/NAME and #/definitions/NAME are)");
+        // The pointer's escapes: ~1 is '/', ~0 is '~'.
+        std::string key;
+        for (size_t i = 0; i < name.size(); ++i) {
+            if (name[i] == '~' && i + 1 < name.size() &&
+                (name[i + 1] == '0' || name[i + 1] == '1')) {
+                key += name[i + 1] == '0' ? '~' : '/';
+                ++i;
+            } else {
+                key += name[i];
+            }
+        }
+        const Value *table = root_.is_dict() ? get(root_, defs.c_str()) : nullptr;
+        const Value *def = table && table->is_dict() ? table->dict().find(key) : nullptr;
+        if (!def) invalid(ptr + "/$ref", "'" + r + "' names no definition");
+        // The name is known before the definition is visited, so a recursive definition refers
+        // to its own rule.
+        std::string rule = fresh_name(key);
+        ref_rules_[r] = rule;
+        std::string body = visit(*def, r, rule, depth + 1);
+        add_rule(rule, body);
+        return rule;
+    }
+};
+
+}  // namespace
+
+std::string json_schema_to_gbnf(std::string_view schema_json, const JsonSchemaLimits &limits) {
+    for (size_t pos = 0; pos < schema_json.size();) {
+        tokenizer::Utf8Char c = tokenizer::utf8_decode(schema_json, pos);
+        if (!c.valid)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "JSON Schema text is not valid UTF-8 at byte %zu",
+                 pos);
+        pos += c.len;
+    }
+    bool blank = schema_json.find_first_not_of(" \t\r\n") == std::string_view::npos;
+    Value schema = blank ? Value(true) : chat::parse_json(schema_json, limits.max_depth * 2 + 8);
+    std::string text = Converter(schema, limits).run();
+    if (text.size() > limits.max_bytes)
+        fail(VKLLM_ERR_INVALID_ARGUMENT, "JSON Schema converts to more than %zu bytes of grammar",
+             limits.max_bytes);
+    try {
+        parse_gbnf(text);
+    } catch (const Error &e) {
+        std::string message = e.what();
+        // A definition that is itself first (A: anyOf [A, ...]) is a schema without a base
+        // case before any '{' or '[': the schema's fault, not the converter's.
+        if (message.find("left-recursive") != std::string::npos)
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "JSON Schema refers to itself through $ref before any object or array: %s",
+                 message.c_str());
+        // Many long strings or arrays expand past the parser's size limits.
+        if (message.find("limit") != std::string::npos ||
+            message.find("grows past") != std::string::npos ||
+            message.find("rules (repetitions") != std::string::npos)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "JSON Schema converts to a grammar too large: %s",
+                 message.c_str());
+        fail(VKLLM_ERR_INTERNAL,
+             "the JSON Schema converter wrote a grammar that does not parse: %s", message.c_str());
+    }
+    return text;
+}
+
+}  // namespace vkllm::grammar

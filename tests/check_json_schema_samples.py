@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The JSON Schema corpus (tests/data/json_schema) checked by an independent validator, the
+Python `jsonschema` package (Draft 2020-12, formats checked): every NAME.valid.jsonl line must
+validate against NAME.json and every NAME.invalid.jsonl line must not. With a `vkllm` binary
+and a model, also what the converter's grammar lets a model write: for each schema,
+`vkllm run --json-schema NAME.json --temp 1` with 5 seeds, and each output (stdout, the
+generated text only) must be JSON the schema accepts.
+
+    check_json_schema_samples.py                      the corpus only
+    check_json_schema_samples.py VKLLM_BINARY MODEL   the corpus and sampled outputs
+
+`jsonschema` is found on PYTHONPATH (scripts/test installs it into build/pydeps). Prints
+"json schema samples: N failures" last; the exit status is 1 when N > 0.
+"""
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+
+import jsonschema
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "json_schema")
+SEEDS = [1, 2, 3, 4, 5]
+TIME_RE = re.compile(r"^(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|z|[+-]\d{2}:\d{2})$")
+
+checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+# jsonschema checks "time" and "date-time" only with optional packages; RFC 3339's rules are
+# short enough to write here so that they are always checked.
+@checker.checks("time", raises=ValueError)
+def is_time(value):
+    if not isinstance(value, str):
+        return True
+    m = TIME_RE.match(value)
+    if not m:
+        raise ValueError(f"not an RFC 3339 time: {value!r}")
+    hour, minute, second = int(m[1]), int(m[2]), int(m[3])
+    if hour > 23 or minute > 59 or second > 59:
+        raise ValueError(f"time out of range: {value!r}")
+    if m[5] not in ("Z", "z") and (int(m[5][1:3]) > 23 or int(m[5][4:6]) > 59):
+        raise ValueError(f"offset out of range: {value!r}")
+    return True
+
+
+@checker.checks("date-time", raises=ValueError)
+def is_date_time(value):
+    if not isinstance(value, str):
+        return True
+    date, sep, time = value.partition("T")
+    if not sep or not re.match(r"^\d{4}-\d{2}-\d{2}$", date):
+        raise ValueError(f"not an RFC 3339 date-time: {value!r}")
+    datetime.date.fromisoformat(date)
+    return is_time(time)
+
+
+def validator(schema):
+    return jsonschema.Draft202012Validator(schema, format_checker=checker)
+
+
+def schemas():
+    for name in sorted(os.listdir(CORPUS)):
+        if name.endswith(".json"):
+            base = name[: -len(".json")]
+            with open(os.path.join(CORPUS, name), encoding="utf-8") as f:
+                yield base, json.load(f)
+
+
+def lines(base, kind):
+    with open(os.path.join(CORPUS, f"{base}.{kind}.jsonl"), encoding="utf-8") as f:
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
+def errors_of(v, text):
+    try:
+        instance = json.loads(text)
+    except ValueError as e:
+        return f"not JSON: {e}"
+    errors = list(v.iter_errors(instance))
+    return errors[0].message if errors else None
+
+
+def main():
+    failures = 0
+    corpus = list(schemas())
+    for base, schema in corpus:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        v = validator(schema)
+        for text in lines(base, "valid"):
+            error = errors_of(v, text)
+            if error:
+                failures += 1
+                print(f"FAIL {base}: valid instance {text!r} is rejected: {error}")
+        for text in lines(base, "invalid"):
+            if errors_of(v, text) is None:
+                failures += 1
+                print(f"FAIL {base}: invalid instance {text!r} is accepted")
+    print(f"corpus: {len(corpus)} schemas checked")
+    if len(sys.argv) == 3:
+        cli, model = sys.argv[1], sys.argv[2]
+        samples = 0
+        for base, schema in corpus:
+            v = validator(schema)
+            for seed in SEEDS:
+                cmd = [cli, "run", "-m", model, "-p", "Answer in JSON:", "--json-schema",
+                       os.path.join(CORPUS, base + ".json"), "--temp", "1", "--seed", str(seed),
+                       "-n", "400"]
+                p = subprocess.run(cmd, capture_output=True, timeout=600)
+                samples += 1
+                out = p.stdout.decode("utf-8", "replace")
+                if p.returncode != 0:
+                    failures += 1
+                    print(f"FAIL {base} seed {seed}: exit {p.returncode}: "
+                          f"{p.stderr.decode('utf-8', 'replace')[-500:]}")
+                    continue
+                error = errors_of(v, out)
+                if error:
+                    failures += 1
+                    print(f"FAIL {base} seed {seed}: output {out!r}: {error}")
+        print(f"sampled: {samples} outputs checked")
+    elif len(sys.argv) != 1:
+        print(__doc__)
+        return 2
+    print(f"json schema samples: {failures} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
