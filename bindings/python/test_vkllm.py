@@ -748,8 +748,8 @@ class GrammarTest(unittest.TestCase):
         gbnf = vkllm.json_schema_to_gbnf(PERSON_SCHEMA)
         self.assertIn("root ::=", gbnf)
         self.assertEqual(vkllm.json_schema_to_gbnf(json.dumps(PERSON_SCHEMA)), gbnf)
-        # The text compiles as a grammar of its own.
-        with vkllm.Grammar(self.model, gbnf):
+        # The text compiles as a grammar of its own, for the model or for its tokenizer.
+        with vkllm.Grammar(self.model, gbnf), vkllm.Grammar(self.model.tokenizer(), gbnf, "root"):
             pass
 
     def test_a_bad_grammar_raises_with_its_line_and_column(self):
