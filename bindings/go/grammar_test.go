@@ -56,7 +56,8 @@ func mustGrammar(t *testing.T) func(*Grammar, error) *Grammar {
 	}
 }
 
-func generateText(t *testing.T, s *Session, prompt []int32, sampling Sampling, maxTokens uint32) (string, Generation) {
+func generateText(t *testing.T, s *Session, prompt []int32, sampling Sampling,
+	maxTokens uint32) (string, Generation) {
 	t.Helper()
 	var text strings.Builder
 	gen, err := s.Generate(context.Background(), prompt, sampling, maxTokens, func(tok Token) bool {
@@ -225,7 +226,8 @@ func TestProgressGoesFromIncompleteToFinishedOverTheTokensOfTheText(t *testing.T
 		t.Fatalf("reset: %v %v", err, progress())
 	}
 	no, _ := m.TokenizeFlags("no", 0)
-	if err := sp.Accept(no[0]); !errors.Is(err, ErrInvalidArgument) || progress() != GrammarIncomplete {
+	err = sp.Accept(no[0])
+	if !errors.Is(err, ErrInvalidArgument) || progress() != GrammarIncomplete {
 		t.Errorf("a token the grammar does not allow: %v %v", err, progress())
 	}
 }
@@ -233,7 +235,8 @@ func TestProgressGoesFromIncompleteToFinishedOverTheTokensOfTheText(t *testing.T
 func TestAChoiceGrammarGeneratesOneOfItsLabels(t *testing.T) {
 	_, m := load(t)
 	labels := []string{"positive", "negative", "neutral"}
-	g := mustGrammar(t)(NewGrammar(m.Tokenizer(), `root ::= "positive" | "negative" | "neutral"`, ""))
+	gbnf := `root ::= "positive" | "negative" | "neutral"`
+	g := mustGrammar(t)(NewGrammar(m.Tokenizer(), gbnf, ""))
 	prompt, _ := m.Tokenize("Hello world")
 	s, err := NewSession(m, 128)
 	if err != nil {
