@@ -1117,11 +1117,11 @@ VKLLM_API void vkllm_sampler_destroy(vkllm_sampler *sampler);
 VKLLM_API vkllm_status vkllm_sampler_sample(vkllm_sampler *sampler, const float *logits,
                                             size_t n_vocab, int32_t *token);
 
-/* Adds a token of the sequence (prompt tokens too, as vkllm_generate does) to the history the
- * penalties read. Any id is accepted; ids outside the row are ignored by the penalties. With a
- * grammar the token also advances it: give prompt tokens to vkllm_sampler_accept_prompt then,
- * and here only generated ones (VKLLM_ERR_INVALID_ARGUMENT, nothing changed, for a token the
- * grammar does not allow). */
+/* Adds a token of the sequence to the history the penalties read (ids outside the row are
+ * ignored by them). Without a grammar any id is accepted, prompt tokens too (as vkllm_generate
+ * does). With a grammar the token also advances it, so give prompt tokens to
+ * vkllm_sampler_accept_prompt and only generated ones here: a token the grammar does not allow
+ * is VKLLM_ERR_INVALID_ARGUMENT and changes nothing. */
 VKLLM_API vkllm_status vkllm_sampler_accept(vkllm_sampler *sampler, int32_t token);
 
 /* Forgets the history, restarts the random generator from the seed and the grammar from its

@@ -234,3 +234,87 @@ TEST(Runtime, PipelineCacheFileIsWrittenAtDestroyAndLoadedAtCreate) {
     vkllm_runtime_destroy(rt);
     std::remove(path.c_str());
 }
+
+// A grammar is compiled once and read by many samplers: threads compiling grammars for one
+// tokenizer at once share one token trie, and samplers of one grammar on several threads each
+// keep their own parse state (ThreadSanitizer runs this in scripts/test).
+TEST(GrammarThreads, OneGrammarServesSamplersOnSeveralThreads) {
+    std::string path =
+        std::string(VKLLM_SHARED_DATA_DIR) + "/tokenizer/llama.cpp-vocab/ggml-vocab-gpt-2.gguf";
+    vkllm_gguf *gguf = nullptr;
+    if (vkllm_gguf_open(path.c_str(), &gguf) != VKLLM_OK)
+        GTEST_SKIP() << path << " is absent: " << vkllm_last_error();
+    vkllm_tokenizer *tok = nullptr;
+    ASSERT_EQ(vkllm_tokenizer_create(gguf, &tok), VKLLM_OK) << vkllm_last_error();
+    vkllm_gguf_destroy(gguf);
+    const char *gbnf = "root ::= \"alpha\" | \"beta gamma\" | [0-9]{1,3} \" units\"";
+    std::vector<vkllm_grammar *> grammars(2, nullptr);
+    {
+        std::vector<std::thread> compile;
+        for (size_t i = 0; i < grammars.size(); ++i)
+            compile.emplace_back([&, i] {
+                EXPECT_EQ(vkllm_grammar_create(tok, gbnf, nullptr, &grammars[i]), VKLLM_OK);
+            });
+        for (auto &t : compile)
+            t.join();
+    }
+    ASSERT_NE(grammars[0], nullptr);
+    ASSERT_NE(grammars[1], nullptr);
+    vkllm_tokenizer_info info;
+    info.struct_size = sizeof info;
+    ASSERT_EQ(vkllm_tokenizer_get_info(tok, &info), VKLLM_OK);
+    const size_t n_vocab = size_t(info.n_vocab);
+    std::vector<std::vector<std::string>> texts(4);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < texts.size(); ++i)
+        threads.emplace_back([&, i] {
+            vkllm_sampling_params p;
+            vkllm_sampling_params_init(&p);
+            p.temperature = 1.0f;
+            p.top_k = 0;
+            p.top_p = 1.0f;
+            p.min_p = 0.0f;
+            p.seed = i;
+            p.grammar = grammars[i % 2];
+            vkllm_sampler *s = nullptr;
+            ASSERT_EQ(vkllm_sampler_create(tok, &p, &s), VKLLM_OK);
+            uint32_t rng = uint32_t(i) * 2654435761u + 1;
+            std::vector<float> logits(n_vocab);
+            for (int sample = 0; sample < 6; ++sample) {
+                std::string text;
+                vkllm_grammar_progress progress = VKLLM_GRAMMAR_INCOMPLETE;
+                while (progress != VKLLM_GRAMMAR_FINISHED && text.size() < 64) {
+                    for (float &l : logits) {
+                        rng = rng * 1664525u + 1013904223u;
+                        l = float(rng >> 8) / float(1 << 24) * 8.0f;
+                    }
+                    int32_t t = -1;
+                    ASSERT_EQ(vkllm_sampler_sample(s, logits.data(), n_vocab, &t), VKLLM_OK);
+                    int32_t eog = 0;
+                    vkllm_token_is_end_of_generation(tok, t, &eog);
+                    if (eog) break;
+                    ASSERT_EQ(vkllm_sampler_accept(s, t), VKLLM_OK) << vkllm_last_error();
+                    char piece[256];
+                    size_t n = 0;
+                    ASSERT_EQ(vkllm_token_to_piece(tok, t, 0, piece, sizeof piece, &n), VKLLM_OK);
+                    text.append(piece, n);
+                    ASSERT_EQ(vkllm_sampler_get_grammar_progress(s, &progress), VKLLM_OK);
+                }
+                texts[i].push_back(text);
+                ASSERT_EQ(vkllm_sampler_reset(s), VKLLM_OK);
+            }
+            vkllm_sampler_destroy(s);
+        });
+    for (auto &t : threads)
+        t.join();
+    for (const auto &per_thread : texts)
+        for (const std::string &text : per_thread) {
+            bool units = text.size() > 6 && text.compare(text.size() - 6, 6, " units") == 0 &&
+                         text.find_first_not_of("0123456789") == text.size() - 6 &&
+                         text.size() - 6 >= 1 && text.size() - 6 <= 3;
+            EXPECT_TRUE(text == "alpha" || text == "beta gamma" || units) << text;
+        }
+    vkllm_grammar_destroy(grammars[0]);
+    vkllm_grammar_destroy(grammars[1]);
+    vkllm_tokenizer_destroy(tok);
+}
