@@ -53,6 +53,14 @@ TokenTrie::TokenTrie(const std::vector<std::string> &pieces) : pieces_(pieces) {
     }
 }
 
+size_t TokenTrie::memory_bytes() const {
+    size_t bytes = nodes_.capacity() * sizeof(Node) + edges_.capacity() * sizeof(Edge) +
+                   tokens_.capacity() * sizeof(int32_t) + pieces_.capacity() * sizeof(std::string);
+    for (const std::string &p : pieces_)
+        if (p.capacity() > std::string().capacity()) bytes += p.capacity() + 1;
+    return bytes;
+}
+
 TokenTrie TokenTrie::from_tokenizer(const tokenizer::Tokenizer &tokenizer) {
     std::vector<std::string> pieces(size_t(tokenizer.vocab().size()));
     for (size_t id = 0; id < pieces.size(); ++id)

@@ -36,6 +36,8 @@ class TokenTrie {
     const std::vector<int32_t> &tokens() const { return tokens_; }
     size_t vocab_size() const { return pieces_.size(); }
     const std::string &piece(int32_t id) const { return pieces_[size_t(id)]; }
+    // What the trie holds in memory, its copy of the pieces included.
+    size_t memory_bytes() const;
 
   private:
     std::vector<Node> nodes_;
