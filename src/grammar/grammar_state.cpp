@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "grammar/config_table.h"
 
 namespace vkllm::grammar {
 
@@ -97,14 +98,30 @@ GrammarState::GrammarState(std::shared_ptr<const Grammar> grammar) : grammar_(st
     reset();
 }
 
+GrammarState::TableSlot::TableSlot() = default;
+GrammarState::TableSlot::TableSlot(const TableSlot &) {}
+GrammarState::TableSlot::TableSlot(TableSlot &&) noexcept = default;
+GrammarState::TableSlot &GrammarState::TableSlot::operator=(const TableSlot &other) {
+    if (this != &other) table.reset();
+    return *this;
+}
+GrammarState::TableSlot &GrammarState::TableSlot::operator=(TableSlot &&) noexcept = default;
+GrammarState::TableSlot::~TableSlot() = default;
+
+ConfigTable &GrammarState::config_table() const {
+    if (!table_.table) table_.table = std::make_unique<ConfigTable>(grammar_);
+    return *table_.table;
+}
+
 void GrammarState::reset() {
     stacks_ = initial_stacks(*grammar_, grammar_->root);
     partial_ = PartialUtf8{};
 }
 
-bool advance_codepoint(const Grammar &g, std::vector<Stack> &stacks, uint32_t cp) {
+bool step_codepoint(const Grammar &g, const std::vector<Stack> &stacks, uint32_t cp,
+                    std::vector<Stack> &out) {
     const std::vector<Element> &e = g.elements;
-    std::vector<Stack> out;
+    out.clear();
     size_t budget = kExpansionBudget;
     for (const Stack &s : stacks) {
         if (s.empty()) continue;
@@ -116,6 +133,12 @@ bool advance_codepoint(const Grammar &g, std::vector<Stack> &stacks, uint32_t cp
     }
     if (out.empty()) return false;
     merge(out);
+    return true;
+}
+
+bool advance_codepoint(const Grammar &g, std::vector<Stack> &stacks, uint32_t cp) {
+    std::vector<Stack> out;
+    if (!step_codepoint(g, stacks, cp, out)) return false;
     stacks = std::move(out);
     return true;
 }
@@ -133,20 +156,27 @@ bool feasible(const Grammar &g, const std::vector<Stack> &stacks, const PartialU
 
 }  // namespace
 
-bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &p, uint8_t byte) {
+ByteStep step_byte(const Grammar &g, const std::vector<Stack> &stacks, PartialUtf8 &p, uint8_t byte,
+                   std::vector<Stack> &out) {
     static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
     uint32_t b = byte;
+    auto partial_if_feasible = [&] {
+        return feasible(g, stacks, p) ? ByteStep::Partial : ByteStep::Refused;
+    };
+    auto advanced_if_taken = [&](uint32_t cp) {
+        return step_codepoint(g, stacks, cp, out) ? ByteStep::Advanced : ByteStep::Refused;
+    };
     if (p.remaining > 0) {
-        if ((b & 0xC0) != 0x80) return false;
+        if ((b & 0xC0) != 0x80) return ByteStep::Refused;
         p.value = (p.value << 6) | (b & 0x3F);
-        if (--p.remaining > 0) return feasible(g, stacks, p);
+        if (--p.remaining > 0) return partial_if_feasible();
         uint32_t cp = p.value;
         if (cp < kMin[p.length] || cp > kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF))
-            return false;
+            return ByteStep::Refused;
         p = PartialUtf8{};
-        return advance_codepoint(g, stacks, cp);
+        return advanced_if_taken(cp);
     }
-    if (b < 0x80) return advance_codepoint(g, stacks, b);
+    if (b < 0x80) return advanced_if_taken(b);
     if (b >= 0xC2 && b <= 0xDF) {
         p = {b & 0x1F, 1, 2};
     } else if (b >= 0xE0 && b <= 0xEF) {
@@ -154,9 +184,23 @@ bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &p, 
     } else if (b >= 0xF0 && b <= 0xF4) {
         p = {b & 0x07, 3, 4};
     } else {
-        return false;  // a continuation byte with nothing before it, or never valid in UTF-8
+        return ByteStep::Refused;  // a continuation byte with nothing before it, or never valid
     }
-    return feasible(g, stacks, p);
+    return partial_if_feasible();
+}
+
+bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &p, uint8_t byte) {
+    std::vector<Stack> out;
+    switch (step_byte(g, stacks, p, byte, out)) {
+        case ByteStep::Refused:
+            return false;
+        case ByteStep::Partial:
+            return true;
+        case ByteStep::Advanced:
+            stacks = std::move(out);
+            return true;
+    }
+    return false;
 }
 
 bool GrammarState::accept_codepoint(uint32_t cp) {

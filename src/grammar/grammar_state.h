@@ -22,6 +22,7 @@
 namespace vkllm::grammar {
 
 using Stack = std::vector<uint32_t>;
+class ConfigTable;
 
 // The bytes of an unfinished UTF-8 character: its bits so far and the bytes it still needs.
 struct PartialUtf8 {
@@ -34,6 +35,8 @@ struct PartialUtf8 {
 // output (("a" | "a")* ...): the engine refuses to go on rather than grow without bound.
 constexpr size_t kMaxStacks = 4096;
 
+// One thread at a time uses a state, token_mask included: the mask keeps its cache in the
+// state it reads (config_table()).
 class GrammarState {
   public:
     explicit GrammarState(std::shared_ptr<const Grammar> grammar);
@@ -58,10 +61,28 @@ class GrammarState {
     const std::vector<Stack> &stacks() const { return stacks_; }
     const PartialUtf8 &partial() const { return partial_; }
 
+    // The token mask's automaton over this grammar's parse configurations (config_table.h),
+    // kept between masks: it depends on the grammar alone, never on where the state stands, so
+    // accepting text and reset() keep it. A copy of the state starts with an empty one.
+    ConfigTable &config_table() const;
+
   private:
+    // Owns the table; copying gives an empty slot rather than a second owner.
+    class TableSlot {
+      public:
+        TableSlot();
+        TableSlot(const TableSlot &);
+        TableSlot(TableSlot &&) noexcept;
+        TableSlot &operator=(const TableSlot &);
+        TableSlot &operator=(TableSlot &&) noexcept;
+        ~TableSlot();
+        std::unique_ptr<ConfigTable> table;
+    };
+
     std::shared_ptr<const Grammar> grammar_;
     std::vector<Stack> stacks_;
     PartialUtf8 partial_;
+    mutable TableSlot table_;
 };
 
 // The stacks `stack` stands for once every rule reference on its top is expanded: each result's
@@ -73,11 +94,23 @@ std::vector<Stack> initial_stacks(const Grammar &g, uint32_t rule);
 
 // One code point: false when no stack can take it (the stacks are then left as they were).
 bool advance_codepoint(const Grammar &g, std::vector<Stack> &stacks, uint32_t cp);
+// The same from stacks left untouched: the stacks after `cp` replace what `out` held; false
+// when there are none.
+bool step_codepoint(const Grammar &g, const std::vector<Stack> &stacks, uint32_t cp,
+                    std::vector<Stack> &out);
 
 // One byte of UTF-8 text, the character it belongs to carried in `partial`: false when the
 // byte is invalid UTF-8 or no stack can take the character (or any completion of it); the
 // stacks and `partial` are then unspecified. What GrammarState::accept_bytes and the token mask's
 // trie walk step with.
 bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &partial, uint8_t byte);
+
+// advance_byte without touching the stacks, for the mask's walk (which steps one parse
+// configuration by many bytes, and most bytes are refused): a byte that only extends an
+// unfinished character changes `partial` alone (Partial); one that completes a character
+// writes the new stacks to `out` (Advanced). After Refused, `partial` is unspecified.
+enum class ByteStep { Refused, Partial, Advanced };
+ByteStep step_byte(const Grammar &g, const std::vector<Stack> &stacks, PartialUtf8 &partial,
+                   uint8_t byte, std::vector<Stack> &out);
 
 }  // namespace vkllm::grammar
