@@ -1,30 +1,27 @@
 #include "grammar/config_table.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace vkllm::grammar {
 
 namespace {
 
-// A configuration gets its dense row at its fourth computed transition: the few stepped from
-// once or twice (deep in the trie, below rare prefixes) stay in the map, while the hot ones
-// (a JSON string's, a number's) get a row within the first walk. The row count is bounded so
-// that the rows of one state stay under 4 MiB.
+// A configuration gets its row at its fourth step from a finished character without one: those
+// stepped from once or twice (deep in the trie, below rare prefixes) find their transition by a
+// search of their intervals, the hot ones (a JSON string's, a number's) by one load. The row
+// count is bounded so that the rows of one state stay under 4 MiB.
 constexpr uint8_t kRowAfterMisses = 4;
 constexpr size_t kMaxRows = 4096;
-
-// What a configuration, a row and a map entry cost, for the budget: the bytes held, roughly
-// (vector and map node headers included), not the allocator's exact figure.
-constexpr size_t kConfigOverhead = sizeof(std::vector<Stack>) + sizeof(PartialUtf8) + 64;
 constexpr size_t kRowBytes = 256 * sizeof(int32_t);
-constexpr size_t kSparseEntryBytes = 32;
 
-std::string key_of(const std::vector<Stack> &stacks, const PartialUtf8 &p) {
+// What a configuration costs, for the budget: the bytes held, roughly (vector and map node
+// headers included), not the allocator's exact figure.
+constexpr size_t kConfigOverhead = sizeof(ConfigTable::Position) + 192;
+
+std::string key_of(const std::vector<Stack> &stacks) {
     std::string key;
     auto put = [&key](uint32_t v) { key.append(reinterpret_cast<const char *>(&v), sizeof v); };
-    put(p.value);
-    put(p.remaining);
-    put(p.length);
     for (const Stack &s : stacks) {
         put(uint32_t(s.size()));
         for (uint32_t pos : s)
@@ -37,56 +34,127 @@ std::string key_of(const std::vector<Stack> &stacks, const PartialUtf8 &p) {
 
 ConfigTable::ConfigTable(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {}
 
-int32_t ConfigTable::intern(const std::vector<Stack> &stacks, const PartialUtf8 &partial) {
-    std::string key = key_of(stacks, partial);
+int32_t ConfigTable::intern(const std::vector<Stack> &stacks) {
+    std::string key = key_of(stacks);
     auto found = index_.find(key);
     if (found != index_.end()) return found->second;
     int32_t id = int32_t(configs_.size());
     // The key once in the index, the stacks once more (their elements and vector headers).
     bytes_ += kConfigOverhead + 2 * key.size() + stacks.size() * sizeof(Stack);
     index_.emplace(std::move(key), id);
-    // The copy is made before push_back can reallocate: `stacks` may be another
-    // configuration's (step_slow's Partial case).
-    configs_.push_back(Config{stacks, partial});
-    row_of_.push_back(-1);
-    misses_.push_back(0);
+    Config c;
+    c.stacks = stacks;
+    configs_.push_back(std::move(c));
     return id;
 }
 
-int32_t ConfigTable::step_slow(int32_t from, uint8_t byte) {
-    size_t f = size_t(from);
-    uint64_t edge = uint64_t(from) << 8 | byte;
-    int32_t to = kRefused;
-    auto known = row_of_[f] < 0 ? sparse_.find(edge) : sparse_.end();
-    if (known != sparse_.end()) {
-        to = known->second;
-    } else {
-        PartialUtf8 partial = configs_[f].partial;
-        switch (step_byte(*grammar_, configs_[f].stacks, partial, byte, scratch_)) {
-            case ByteStep::Refused:
-                to = kRefused;
-                break;
-            case ByteStep::Partial:
-                to = intern(configs_[f].stacks, partial);
-                break;
-            case ByteStep::Advanced:
-                to = intern(scratch_, partial);
-                break;
+void ConfigTable::partition(Config &c) {
+    const std::vector<Element> &e = grammar_->elements;
+    std::vector<std::pair<uint32_t, uint32_t>> accepted;
+    c.starts.assign(1, 0);
+    for (const Stack &s : c.stacks) {
+        if (s.empty()) continue;
+        CharClass cls = read_class(e, s.back());
+        if (cls.any) {
+            accepted.emplace_back(0, kMaxCodePoint);
+            continue;
         }
+        std::sort(cls.ranges.begin(), cls.ranges.end());
+        uint32_t uncovered = 0;  // for a negated class: where its complement resumes
+        for (auto [low, high] : cls.ranges) {
+            c.starts.push_back(low);
+            if (high < kMaxCodePoint) c.starts.push_back(high + 1);
+            if (!cls.negated) {
+                accepted.emplace_back(low, high);
+            } else {
+                if (low > uncovered) accepted.emplace_back(uncovered, low - 1);
+                uncovered =
+                    std::max(uncovered, high < kMaxCodePoint ? high + 1 : kMaxCodePoint + 1);
+            }
+        }
+        if (cls.negated && uncovered <= kMaxCodePoint)
+            accepted.emplace_back(uncovered, kMaxCodePoint);
     }
-    if (row_of_[f] < 0 && misses_[f] < kRowAfterMisses) ++misses_[f];
-    if (row_of_[f] < 0 && misses_[f] == kRowAfterMisses && rows() < kMaxRows) {
-        row_of_[f] = int32_t(rows());
-        rows_.resize(rows_.size() + 256, kUnknown);
-        bytes_ += kRowBytes;
+    std::sort(c.starts.begin(), c.starts.end());
+    c.starts.erase(std::unique(c.starts.begin(), c.starts.end()), c.starts.end());
+    std::sort(accepted.begin(), accepted.end());
+    c.accepted.clear();
+    for (auto [low, high] : accepted) {
+        if (!c.accepted.empty() && low <= uint64_t(c.accepted.back().second) + 1)
+            c.accepted.back().second = std::max(c.accepted.back().second, high);
+        else
+            c.accepted.emplace_back(low, high);
     }
-    if (row_of_[f] >= 0) {
-        rows_[size_t(row_of_[f]) << 8 | byte] = to;
-    } else if (known == sparse_.end()) {
-        sparse_.emplace(edge, to);
-        bytes_ += kSparseEntryBytes;
+    // Every interval lies wholly inside or outside the accepted set: its bounds are among the
+    // interval starts.
+    c.next.resize(c.starts.size());
+    size_t a = 0;
+    for (size_t k = 0; k < c.starts.size(); ++k) {
+        while (a < c.accepted.size() && c.accepted[a].second < c.starts[k])
+            ++a;
+        bool in = a < c.accepted.size() && c.accepted[a].first <= c.starts[k];
+        c.next[k] = in ? kUnknown : kRefused;
     }
+    c.high_interval =
+        size_t(std::upper_bound(c.starts.begin(), c.starts.end(), 0x80u) - c.starts.begin()) - 1;
+    c.uniform_high = c.high_interval + 1 == c.starts.size();
+    c.partitioned = true;
+    bytes_ += c.starts.size() * 2 * sizeof(uint32_t) + c.accepted.size() * 2 * sizeof(uint32_t);
+}
+
+bool ConfigTable::may_complete(const Config &c, const PartialUtf8 &partial) const {
+    uint32_t low, high;
+    if (!utf8_completions(partial, low, high)) return false;
+    // The first accepted interval that ends at or after `low`.
+    auto it = std::lower_bound(
+        c.accepted.begin(), c.accepted.end(), low,
+        [](const std::pair<uint32_t, uint32_t> &r, uint32_t v) { return r.second < v; });
+    return it != c.accepted.end() && it->first <= high;
+}
+
+int32_t ConfigTable::step_codepoint(int32_t from, uint32_t cp) {
+    Config &c = configs_[size_t(from)];
+    size_t k =
+        size_t(std::upper_bound(c.starts.begin(), c.starts.end(), cp) - c.starts.begin()) - 1;
+    if (c.next[k] != kUnknown) return c.next[k];
+    // Every code point of the interval takes the same stacks, so its start stands for all.
+    int32_t to = kRefused;
+    if (grammar::step_codepoint(*grammar_, c.stacks, c.starts[k], scratch_)) to = intern(scratch_);
+    Config &after = configs_[size_t(from)];  // intern may have moved configs_
+    after.next[k] = to;
+    if (after.uniform_high && k == after.high_interval) after.high_next = to;
     return to;
+}
+
+bool ConfigTable::step_slow(const Position &from, uint8_t byte, Position &to) {
+    if (!configs_[size_t(from.config)].partitioned) partition(configs_[size_t(from.config)]);
+    PartialUtf8 partial = from.partial;
+    uint32_t cp = 0;
+    int32_t next = kRefused;
+    switch (utf8_step(partial, byte, cp)) {
+        case Utf8Step::Invalid:
+            break;
+        case Utf8Step::Pending:
+            if (may_complete(configs_[size_t(from.config)], partial)) next = from.config;
+            break;
+        case Utf8Step::Complete:
+            next = step_codepoint(from.config, cp);
+            break;
+    }
+    if (from.partial.remaining == 0) {
+        Config &c = configs_[size_t(from.config)];
+        if (c.row < 0 && c.misses < kRowAfterMisses) ++c.misses;
+        if (c.row < 0 && c.misses == kRowAfterMisses && rows_.size() / 256 < kMaxRows) {
+            c.row = int32_t(rows_.size() / 256);
+            rows_.resize(rows_.size() + 256, kUnknown);
+            bytes_ += kRowBytes;
+        }
+        if (c.row >= 0) rows_[size_t(c.row) << 8 | byte] = next;
+    }
+    if (next == kRefused) return false;
+    to.config = next;
+    to.partial = partial;
+    return true;
 }
 
 void ConfigTable::trim(size_t budget) {
@@ -95,10 +163,7 @@ void ConfigTable::trim(size_t budget) {
 
 void ConfigTable::clear() {
     configs_ = {};
-    row_of_ = {};
-    misses_ = {};
     rows_ = {};
-    sparse_ = {};
     index_ = {};
     bytes_ = 0;
 }

@@ -58,17 +58,6 @@ void merge(std::vector<Stack> &stacks) {
 
 constexpr size_t kExpansionBudget = 64 * kMaxStacks;
 
-// The code points a partial UTF-8 sequence can still become.
-bool completions(const PartialUtf8 &p, uint32_t &low, uint32_t &high) {
-    static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    uint32_t shift = 6 * p.remaining;
-    low = std::max(p.value << shift, kMin[p.length]);
-    high = std::min((p.value << shift) | ((1u << shift) - 1), kMaxCodePoint);
-    // ED A0..ED BF can only become surrogates, which UTF-8 may not encode.
-    bool surrogates_only = low >= 0xD800 && high <= 0xDFFF;
-    return low <= high && !surrogates_only;
-}
-
 }  // namespace
 
 void expand(const Grammar &g, const Stack &stack, std::vector<Stack> &out) {
@@ -148,7 +137,7 @@ namespace {
 // Some stack can take a code point the partial character may still become.
 bool feasible(const Grammar &g, const std::vector<Stack> &stacks, const PartialUtf8 &partial) {
     uint32_t low, high;
-    if (!completions(partial, low, high)) return false;
+    if (!utf8_completions(partial, low, high)) return false;
     for (const Stack &s : stacks)
         if (!s.empty() && class_may_match(g.elements, s.back(), low, high)) return true;
     return false;
@@ -158,35 +147,16 @@ bool feasible(const Grammar &g, const std::vector<Stack> &stacks, const PartialU
 
 ByteStep step_byte(const Grammar &g, const std::vector<Stack> &stacks, PartialUtf8 &p, uint8_t byte,
                    std::vector<Stack> &out) {
-    static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    uint32_t b = byte;
-    auto partial_if_feasible = [&] {
-        return feasible(g, stacks, p) ? ByteStep::Partial : ByteStep::Refused;
-    };
-    auto advanced_if_taken = [&](uint32_t cp) {
-        return step_codepoint(g, stacks, cp, out) ? ByteStep::Advanced : ByteStep::Refused;
-    };
-    if (p.remaining > 0) {
-        if ((b & 0xC0) != 0x80) return ByteStep::Refused;
-        p.value = (p.value << 6) | (b & 0x3F);
-        if (--p.remaining > 0) return partial_if_feasible();
-        uint32_t cp = p.value;
-        if (cp < kMin[p.length] || cp > kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF))
+    uint32_t cp = 0;
+    switch (utf8_step(p, byte, cp)) {
+        case Utf8Step::Invalid:
             return ByteStep::Refused;
-        p = PartialUtf8{};
-        return advanced_if_taken(cp);
+        case Utf8Step::Pending:
+            return feasible(g, stacks, p) ? ByteStep::Partial : ByteStep::Refused;
+        case Utf8Step::Complete:
+            return step_codepoint(g, stacks, cp, out) ? ByteStep::Advanced : ByteStep::Refused;
     }
-    if (b < 0x80) return advanced_if_taken(b);
-    if (b >= 0xC2 && b <= 0xDF) {
-        p = {b & 0x1F, 1, 2};
-    } else if (b >= 0xE0 && b <= 0xEF) {
-        p = {b & 0x0F, 2, 3};
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        p = {b & 0x07, 3, 4};
-    } else {
-        return ByteStep::Refused;  // a continuation byte with nothing before it, or never valid
-    }
-    return partial_if_feasible();
+    return ByteStep::Refused;
 }
 
 bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &p, uint8_t byte) {

@@ -11,6 +11,7 @@
 // cannot do, is refused when the grammar is parsed.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -104,6 +105,52 @@ bool step_codepoint(const Grammar &g, const std::vector<Stack> &stacks, uint32_t
 // stacks and `partial` are then unspecified. What GrammarState::accept_bytes and the token mask's
 // trie walk step with.
 bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &partial, uint8_t byte);
+
+// UTF-8 alone, one byte: Invalid (a stray continuation byte, an overlong form, a surrogate, a
+// value above U+10FFFF, a byte never valid); Pending (`p` updated, the character unfinished);
+// Complete (`cp` is the character, `p` is reset).
+enum class Utf8Step { Invalid, Pending, Complete };
+// The smallest code point of each sequence length (shorter would be an overlong form).
+constexpr uint32_t kUtf8Min[] = {0, 0, 0x80, 0x800, 0x10000};
+// Inline: the mask's walk decodes every byte of the vocabulary's non-ASCII pieces with it.
+inline Utf8Step utf8_step(PartialUtf8 &p, uint8_t byte, uint32_t &cp) {
+    uint32_t b = byte;
+    if (p.remaining > 0) {
+        if ((b & 0xC0) != 0x80) return Utf8Step::Invalid;
+        p.value = (p.value << 6) | (b & 0x3F);
+        if (--p.remaining > 0) return Utf8Step::Pending;
+        cp = p.value;
+        if (cp < kUtf8Min[p.length] || cp > kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF))
+            return Utf8Step::Invalid;
+        p = PartialUtf8{};
+        return Utf8Step::Complete;
+    }
+    if (b < 0x80) {
+        cp = b;
+        return Utf8Step::Complete;
+    }
+    if (b >= 0xC2 && b <= 0xDF) {
+        p = {b & 0x1F, 1, 2};
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        p = {b & 0x0F, 2, 3};
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        p = {b & 0x07, 3, 4};
+    } else {
+        return Utf8Step::Invalid;  // a continuation byte with nothing before it, or never valid
+    }
+    return Utf8Step::Pending;
+}
+
+// The code points an unfinished character can still become, [low, high]; false when none can
+// (ED A0..ED BF only lead to surrogates).
+inline bool utf8_completions(const PartialUtf8 &p, uint32_t &low, uint32_t &high) {
+    uint32_t shift = 6 * p.remaining;
+    low = std::max(p.value << shift, kUtf8Min[p.length]);
+    high = std::min((p.value << shift) | ((1u << shift) - 1), kMaxCodePoint);
+    // ED A0..ED BF can only become surrogates, which UTF-8 may not encode.
+    bool surrogates_only = low >= 0xD800 && high <= 0xDFFF;
+    return low <= high && !surrogates_only;
+}
 
 // advance_byte without touching the stacks, for the mask's walk (which steps one parse
 // configuration by many bytes, and most bytes are refused): a byte that only extends an

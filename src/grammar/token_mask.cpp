@@ -22,20 +22,19 @@ MaskStats token_mask(const GrammarState &state, const TokenTrie &trie, std::vect
     ConfigTable &table = state.config_table();
     table.trim(kTableBudget);
 
-    // at_depth[d]: the configuration after the first d bytes of the node being visited, that is,
-    // of its ancestors (the walk is depth first, so an ancestor's entry is never overwritten
-    // while its subtree is walked).
-    std::vector<int32_t> at_depth(trie.max_depth() + 1);
-    at_depth[0] = table.intern(state.stacks(), state.partial());
+    // at_depth[d]: where the walk stands after the first d bytes of the node being visited,
+    // that is, after its ancestors (depth first: an ancestor's entry is never overwritten while
+    // its subtree is walked).
+    std::vector<ConfigTable::Position> at_depth(trie.max_depth() + 1);
+    at_depth[0].config = table.intern(state.stacks());
+    at_depth[0].partial = state.partial();
     const size_t end = order.size() - 1;
     for (size_t i = 1; i < end;) {
         const TokenTrie::Visit &v = order[i];
-        int32_t to = table.step(at_depth[v.depth - 1], v.byte);
-        if (to == ConfigTable::kRefused) {
+        if (!table.step(at_depth[v.depth - 1], v.byte, at_depth[v.depth])) {
             i = v.subtree_end;  // no token below starts with bytes the grammar can take
             continue;
         }
-        at_depth[v.depth] = to;
         ++stats.nodes_visited;
         uint32_t last = order[i + 1].first_token;
         for (uint32_t t = v.first_token; t < last; ++t)
