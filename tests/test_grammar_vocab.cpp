@@ -97,6 +97,29 @@ TEST(TokenTrie, EachSubtreeIsOneRangeOfThePreorder) {
 
 TEST(TokenMask, AgreesWithEachTokenAloneOnASmallVocabulary) {
     std::vector<std::string> pieces = {
+        "a", "b", "ab", "abc", "\xC3", "\xA9", "\xC3\xA9", "", "{", "}", "\"", "\"a", "1", "12",
+        " ", "e\"", "\xE2\x82", "\xAC", "\xE2\x82\xAC",
+        // Never UTF-8: a surrogate's start, an overlong form, past U+10FFFF, a lone 0xFF.
+        "\xED\xA0", "\xE0\x80", "\xF4\x90", "\xFF", "\xED\x9F\xBF"};
+    TokenTrie trie(pieces);
+    auto g = compile(kJson);
+    GrammarState s(g);
+    expect_mask_matches_each_token(s, trie);
+    ASSERT_TRUE(s.accept_bytes("{\"k"));
+    expect_mask_matches_each_token(s, trie);
+    ASSERT_TRUE(s.accept_bytes("\xC3"));  // half an é: only its second byte may follow
+    expect_mask_matches_each_token(s, trie);
+    std::vector<uint8_t> mask;
+    token_mask(s, trie, mask);
+    EXPECT_EQ(mask[5], 1);  // \xA9
+    EXPECT_EQ(mask[0], 0);  // 'a'
+}
+
+TEST(TokenMask, AgreesWithEachTokenAloneUnderClassesThatSplitTheCodePoints) {
+    // Classes whose bounds fall inside the multi-byte ranges (U+00E8 splits the characters that
+    // start with C3): the mask's table cuts the code points into intervals at those bounds and
+    // checks unfinished characters against them.
+    std::vector<std::string> pieces = {
         "a",        "z",        "\xC3",         "\xA9",         "\xC3\xA9",
         "\xC3\xBF", "\xC3\xA0", "\xA0",         "\xC4\x80",     "\xCE\xB1",
         "\xCE",     "\xE4\xB8", "\xAD",         "\xE4\xB8\xAD", "\xE2\x82",
