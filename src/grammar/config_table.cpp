@@ -15,9 +15,9 @@ constexpr uint8_t kRowAfterMisses = 4;
 constexpr size_t kMaxRows = 4096;
 constexpr size_t kRowBytes = 256 * sizeof(int32_t);
 
-// What a configuration costs, for the budget: the bytes held, roughly (vector and map node
-// headers included), not the allocator's exact figure.
-constexpr size_t kConfigOverhead = sizeof(ConfigTable::Position) + 192;
+// What a configuration costs beyond its stacks, for the budget: its record, the headers of its
+// vectors and its index entry, roughly, not the allocator's exact figure.
+constexpr size_t kConfigOverhead = 256;
 
 std::string key_of(const std::vector<Stack> &stacks) {
     std::string key;

@@ -8,10 +8,10 @@
 // handful of intervals ("\"", "\\", the controls, the rest), so a walk over the whole vocabulary
 // computes a handful of steps, whatever scripts the vocabulary spells; UTF-8 is decoded by the
 // walk itself (a PartialUtf8 next to the configuration), an unfinished character checked
-// against the union of what the tops accept. ASCII bytes, most of most vocabularies, get a
-// dense row per configuration stepped often: one load per trie node; so do the bytes of the
-// other characters where, as in a JSON string, every code point from U+0080 up leads to the
-// same configuration.
+// against the union of what the tops accept. A configuration stepped often gets a dense row of
+// its transitions by byte after a finished character (ASCII bytes, and the lead bytes of the
+// others): one load per trie node. Continuation bytes take a fast path where, as in a JSON
+// string, every code point from U+0080 up leads to the same configuration.
 //
 // The table depends on the grammar alone, so it stays valid as the state moves; a state that
 // reaches new contexts (a string nested deeper) adds a few configurations per context. It is
@@ -103,8 +103,8 @@ class ConfigTable {
         size_t high_interval = 0;
         bool uniform_high = false;
         int32_t high_next = -1;
-        // Its dense row of transitions from a finished character, by byte (-1 otherwise): the
-        // next configuration after an ASCII byte; after a lead byte, this configuration (the
+        // Its row in rows_ (-1: none yet): the transitions from a finished character, by byte:
+        // the next configuration after an ASCII byte; after a lead byte, this configuration (the
         // walk then carries lead_partial(byte)) when some character it starts is accepted.
         int32_t row = -1;
         uint8_t misses = 0;  // steps taken without a row
