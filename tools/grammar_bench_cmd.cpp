@@ -84,7 +84,7 @@ bool parse(int argc, char **argv, Options &o) try {
     }
     if (!o.model) throw vkllm_tool::ArgError("-m MODEL is required");
     if (!o.grammar_file == !o.choices)
-        throw vkllm_tool::ArgError("one of --grammar-file and --choices is required");
+        throw vkllm_tool::ArgError("give one of --grammar-file and --choices (not both)");
     if (o.grammar_file && !o.text_file)
         throw vkllm_tool::ArgError("--grammar-file needs --text: a text the grammar accepts");
     return true;

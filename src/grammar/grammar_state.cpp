@@ -145,30 +145,15 @@ bool feasible(const Grammar &g, const std::vector<Stack> &stacks, const PartialU
 
 }  // namespace
 
-ByteStep step_byte(const Grammar &g, const std::vector<Stack> &stacks, PartialUtf8 &p, uint8_t byte,
-                   std::vector<Stack> &out) {
+bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &p, uint8_t byte) {
     uint32_t cp = 0;
     switch (utf8_step(p, byte, cp)) {
         case Utf8Step::Invalid:
-            return ByteStep::Refused;
-        case Utf8Step::Pending:
-            return feasible(g, stacks, p) ? ByteStep::Partial : ByteStep::Refused;
-        case Utf8Step::Complete:
-            return step_codepoint(g, stacks, cp, out) ? ByteStep::Advanced : ByteStep::Refused;
-    }
-    return ByteStep::Refused;
-}
-
-bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &p, uint8_t byte) {
-    std::vector<Stack> out;
-    switch (step_byte(g, stacks, p, byte, out)) {
-        case ByteStep::Refused:
             return false;
-        case ByteStep::Partial:
-            return true;
-        case ByteStep::Advanced:
-            stacks = std::move(out);
-            return true;
+        case Utf8Step::Pending:
+            return feasible(g, stacks, p);
+        case Utf8Step::Complete:
+            return advance_codepoint(g, stacks, cp);
     }
     return false;
 }

@@ -102,8 +102,8 @@ bool step_codepoint(const Grammar &g, const std::vector<Stack> &stacks, uint32_t
 
 // One byte of UTF-8 text, the character it belongs to carried in `partial`: false when the
 // byte is invalid UTF-8 or no stack can take the character (or any completion of it); the
-// stacks and `partial` are then unspecified. What GrammarState::accept_bytes and the token mask's
-// trie walk step with.
+// stacks and `partial` are then unspecified. What GrammarState::accept_bytes and token_allowed
+// step with (the mask's walk decodes with utf8_step and steps code points).
 bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &partial, uint8_t byte);
 
 // UTF-8 alone, one byte: Invalid (a stray continuation byte, an overlong form, a surrogate, a
@@ -151,13 +151,5 @@ inline bool utf8_completions(const PartialUtf8 &p, uint32_t &low, uint32_t &high
     bool surrogates_only = low >= 0xD800 && high <= 0xDFFF;
     return low <= high && !surrogates_only;
 }
-
-// advance_byte without touching the stacks, for the mask's walk (which steps one parse
-// configuration by many bytes, and most bytes are refused): a byte that only extends an
-// unfinished character changes `partial` alone (Partial); one that completes a character
-// writes the new stacks to `out` (Advanced). After Refused, `partial` is unspecified.
-enum class ByteStep { Refused, Partial, Advanced };
-ByteStep step_byte(const Grammar &g, const std::vector<Stack> &stacks, PartialUtf8 &partial,
-                   uint8_t byte, std::vector<Stack> &out);
 
 }  // namespace vkllm::grammar
