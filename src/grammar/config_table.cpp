@@ -52,9 +52,15 @@ void ConfigTable::partition(Config &c) {
     const std::vector<Element> &e = grammar_->elements;
     std::vector<std::pair<uint32_t, uint32_t>> accepted;
     c.starts.assign(1, 0);
-    for (const Stack &s : c.stacks) {
-        if (s.empty()) continue;
-        CharClass cls = read_class(e, s.back());
+    // Each class once: many stacks can share a top (they differ below it), and the classes at
+    // distinct positions add up to at most the grammar's elements.
+    std::vector<uint32_t> tops;
+    for (const Stack &s : c.stacks)
+        if (!s.empty()) tops.push_back(s.back());
+    std::sort(tops.begin(), tops.end());
+    tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
+    for (uint32_t top : tops) {
+        CharClass cls = read_class(e, top);
         if (cls.any) {
             accepted.emplace_back(0, kMaxCodePoint);
             continue;
