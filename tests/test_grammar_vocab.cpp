@@ -5,10 +5,13 @@
 // must always end in a sentence of the grammar.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,10 +69,38 @@ TEST(TokenTrie, TokensSharingBytesShareNodes) {
     EXPECT_EQ(n[0].token_count, 0u);  // the empty piece is nowhere
 }
 
+TEST(TokenTrie, EachSubtreeIsOneRangeOfThePreorder) {
+    std::vector<std::string> pieces = {"ab", "a", "", "abc", "b", "ab", "\xFF", "ba", "abd", "c"};
+    TokenTrie trie(pieces);
+    const auto &order = trie.preorder();
+    ASSERT_EQ(order.size(), trie.nodes().size() + 1);
+    EXPECT_EQ(order.back().first_token, trie.tokens().size());
+    // Each node's bytes rebuilt from depth and byte alone: the parent of a node is the last
+    // node before it one level up.
+    std::vector<std::string> prefix(trie.nodes().size());
+    std::vector<size_t> last_at_depth(trie.max_depth() + 1, 0);
+    for (size_t i = 1; i < trie.nodes().size(); ++i) {
+        prefix[i] = prefix[last_at_depth[order[i].depth - 1]] + char(order[i].byte);
+        last_at_depth[order[i].depth] = i;
+    }
+    for (size_t i = 0; i < trie.nodes().size(); ++i) {
+        std::vector<int32_t> below(trie.tokens().begin() + order[i].first_token,
+                                   trie.tokens().begin() + order[order[i].subtree_end].first_token);
+        std::sort(below.begin(), below.end());
+        std::vector<int32_t> expected;
+        for (size_t id = 0; id < pieces.size(); ++id)
+            if (!pieces[id].empty() && pieces[id].compare(0, prefix[i].size(), prefix[i]) == 0)
+                expected.push_back(int32_t(id));
+        EXPECT_EQ(below, expected) << "node " << i << " '" << prefix[i] << "'";
+    }
+}
+
 TEST(TokenMask, AgreesWithEachTokenAloneOnASmallVocabulary) {
     std::vector<std::string> pieces = {
-        "a",  "b",   "ab", "abc", "\xC3", "\xA9", "\xC3\xA9", "",     "{",           "}",
-        "\"", "\"a", "1",  "12",  " ",    "e\"",  "\xE2\x82", "\xAC", "\xE2\x82\xAC"};
+        "a", "b", "ab", "abc", "\xC3", "\xA9", "\xC3\xA9", "", "{", "}", "\"", "\"a", "1", "12",
+        " ", "e\"", "\xE2\x82", "\xAC", "\xE2\x82\xAC",
+        // Never UTF-8: a surrogate's start, an overlong form, past U+10FFFF, a lone 0xFF.
+        "\xED\xA0", "\xE0\x80", "\xF4\x90", "\xFF", "\xED\x9F\xBF"};
     TokenTrie trie(pieces);
     auto g = compile(kJson);
     GrammarState s(g);
@@ -82,6 +113,30 @@ TEST(TokenMask, AgreesWithEachTokenAloneOnASmallVocabulary) {
     token_mask(s, trie, mask);
     EXPECT_EQ(mask[5], 1);  // \xA9
     EXPECT_EQ(mask[0], 0);  // 'a'
+}
+
+TEST(TokenMask, AgreesWithEachTokenAloneUnderClassesThatSplitTheCodePoints) {
+    // Classes whose bounds fall inside the multi-byte ranges (U+00E8 splits the characters that
+    // start with C3): the mask's table cuts the code points into intervals at those bounds and
+    // checks unfinished characters against them.
+    std::vector<std::string> pieces = {
+        "a",        "z",        "\xC3",         "\xA9",         "\xC3\xA9",
+        "\xC3\xBF", "\xC3\xA0", "\xA0",         "\xC4\x80",     "\xCE\xB1",
+        "\xCE",     "\xE4\xB8", "\xAD",         "\xE4\xB8\xAD", "\xE2\x82",
+        "\xAC",     "\xF0\x9F", "\x98\x80",     "\xF0",         "\xED\xA0",
+        "\xE0\x80", "a\xC3",    "a\xE6\x96\x87"};
+    TokenTrie trie(pieces);
+    auto g = compile(
+        "root ::= ([a-z] | [\\u0080-\\u00E8] | [\\u4E00-\\u9FFF] | "
+        "[^\\x00-\\u07FF\\u4E00-\\u9FFF])+");
+    GrammarState s(g);
+    for (const char *text : {"", "a", "\xC3", "\xE4", "\xE4\xB8", "\xF0\x9F", "\xE2"}) {
+        GrammarState at = s;
+        ASSERT_TRUE(at.accept_bytes(text)) << text;
+        expect_mask_matches_each_token(at, trie);
+        // Again from the same state: the second mask reads the table the first one built.
+        expect_mask_matches_each_token(at, trie);
+    }
 }
 
 TEST(TokenMask, AChoiceAllowsOnlyTheTokensThatSpellIt) {
@@ -188,6 +243,46 @@ TEST_P(RealVocabulary, MaskAgreesWithEachTokenAloneInsideAJsonString) {
     expect_mask_matches_each_token(s, *loaded_->trie);
     ASSERT_TRUE(s.accept_bytes("\xC3"));
     expect_mask_matches_each_token(s, *loaded_->trie);
+}
+
+std::string read_test_file(const std::string &name) {
+    std::ifstream in(std::string(VKLLM_TEST_DATA_DIR) + "/" + name, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+TEST_P(RealVocabulary, MasksFromAWarmTableEqualMasksFromAnEmptyOne) {
+    // The state keeps the mask's configuration table from token to token; a copy of the state
+    // starts with an empty one. Along JSON texts, token by token as the tokenizer splits them,
+    // both masks agree, and they allow the token that comes next.
+    std::string sample = read_test_file("grammar/sample.json");
+    ASSERT_FALSE(sample.empty());
+    auto g = compile(read_test_file("grammar/json.gbnf"));
+    const bool spm = loaded_->tokenizer->vocab().model == tokenizer::VocabModel::Spm;
+    for (const std::string &text :
+         {sample,
+          std::string("[1, 2.5, -3e10, null, {\"k\": \"caf\xC3\xA9 \xF0\x9F\x98\x80\"}]")}) {
+        std::vector<int32_t> ids = loaded_->tokenizer->encode(text, {});
+        GrammarState warm(g);
+        std::vector<uint8_t> warm_mask, cold_mask;
+        for (size_t i = 0; i < ids.size(); ++i) {
+            std::string piece = loaded_->trie->piece(ids[i]);
+            if (i == 0 && spm && piece[0] == ' ' && text[0] != ' ') {
+                piece.erase(0, 1);  // SentencePiece's dummy prefix, as in feed_tokens
+            } else {
+                MaskStats warm_stats = token_mask(warm, *loaded_->trie, warm_mask);
+                GrammarState cold = warm;
+                MaskStats cold_stats = token_mask(cold, *loaded_->trie, cold_mask);
+                ASSERT_EQ(warm_mask, cold_mask) << "before token " << i << " '" << piece << "'";
+                EXPECT_EQ(warm_stats.allowed, cold_stats.allowed);
+                EXPECT_EQ(warm_stats.nodes_visited, cold_stats.nodes_visited);
+                ASSERT_EQ(warm_mask[size_t(ids[i])], 1) << "token " << i << " '" << piece << "'";
+            }
+            ASSERT_TRUE(warm.accept_bytes(piece)) << "token " << i << " '" << piece << "'";
+        }
+        EXPECT_TRUE(warm.is_complete());
+    }
 }
 
 TEST_P(RealVocabulary, RandomSamplingUnderAGrammarAlwaysEndsInASentence) {

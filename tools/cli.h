@@ -15,3 +15,6 @@ int cmd_quantize(int argc, char **argv);
 int cmd_make_model(int argc, char **argv);
 // vkllm bench: prompt-processing and generation speed, like llama-bench. argv[0] is "bench".
 int cmd_bench(int argc, char **argv);
+// vkllm bench-grammar: a grammar constraint's cost per token on a real vocabulary. argv[0] is
+// "bench-grammar".
+int cmd_bench_grammar(int argc, char **argv);

@@ -31,6 +31,7 @@ int usage(FILE *out) {
         "  info             describe a GGUF model file: summary, metadata, tensors\n"
         "  tokenize         print the token ids of a text\n"
         "  bench-tokenizer  tokenizer throughput on a text file\n"
+        "  bench-grammar    what a grammar constraint costs per token, on a real vocabulary\n"
         "  self-check       run every compute kernel on a device against a CPU computation\n"
         "  quantize         rewrite a model with its matrices in another type\n"
         "  make-model       write a random-weight model of a real model's shape\n"
@@ -452,6 +453,7 @@ int main(int argc, char **argv) {
     if (cmd == "quantize") return cmd_quantize(argc - 1, argv + 1);
     if (cmd == "make-model") return cmd_make_model(argc - 1, argv + 1);
     if (cmd == "bench") return cmd_bench(argc - 1, argv + 1);
+    if (cmd == "bench-grammar") return cmd_bench_grammar(argc - 1, argv + 1);
     const Command *command = find_command(cmd);
     if (!command) {
         std::fprintf(stderr, "vkllm: unknown command %s\n", cmd.c_str());

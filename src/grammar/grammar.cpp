@@ -8,18 +8,8 @@
 
 namespace vkllm::grammar {
 
-namespace {
-
-// The class at elements[pos] as closed intervals; `negated` for [^...], `any` for '.'.
-struct Class {
-    std::vector<std::pair<uint32_t, uint32_t>> ranges;
-    bool negated = false;
-    bool any = false;
-    uint32_t next = 0;
-};
-
-Class read_class(const std::vector<Element> &e, uint32_t pos) {
-    Class c;
+CharClass read_class(const std::vector<Element> &e, uint32_t pos) {
+    CharClass c;
     c.negated = e[pos].type == ElementType::CharNot;
     c.any = e[pos].type == ElementType::CharAny;
     if (c.any) {
@@ -38,8 +28,6 @@ Class read_class(const std::vector<Element> &e, uint32_t pos) {
     c.next = pos;
     return c;
 }
-
-}  // namespace
 
 bool class_matches(const std::vector<Element> &e, uint32_t pos, uint32_t cp, uint32_t *next) {
     // The hot path of the engine: no allocation, one pass over the class.
@@ -63,7 +51,7 @@ bool class_matches(const std::vector<Element> &e, uint32_t pos, uint32_t cp, uin
 }
 
 bool class_may_match(const std::vector<Element> &e, uint32_t pos, uint32_t low, uint32_t high) {
-    Class c = read_class(e, pos);
+    CharClass c = read_class(e, pos);
     if (c.any) return true;
     if (!c.negated) {
         for (auto [a, b] : c.ranges)
@@ -170,7 +158,7 @@ std::string to_gbnf(const Grammar &g) {
                 out += " .";
                 ++pos;
             } else {
-                Class c = read_class(g.elements, pos);
+                CharClass c = read_class(g.elements, pos);
                 out += c.negated ? " [^" : " [";
                 bool first = true;
                 for (auto [a, b] : c.ranges) {

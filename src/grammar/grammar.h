@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vkllm::grammar {
@@ -50,6 +51,16 @@ inline bool ends_alternative(ElementType t) {
 inline bool starts_class(ElementType t) {
     return t == ElementType::Char || t == ElementType::CharNot || t == ElementType::CharAny;
 }
+
+// The class starting at elements[pos] as closed intervals of code points; `negated` for [^...],
+// `any` for '.' (no intervals); `next`: the index of the element after the class.
+struct CharClass {
+    std::vector<std::pair<uint32_t, uint32_t>> ranges;
+    bool negated = false;
+    bool any = false;
+    uint32_t next = 0;
+};
+CharClass read_class(const std::vector<Element> &elements, uint32_t pos);
 
 // Whether the class starting at elements[pos] matches `cp`; `next` receives the index of the
 // element after the class.

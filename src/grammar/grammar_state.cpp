@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "grammar/config_table.h"
 
 namespace vkllm::grammar {
 
@@ -57,17 +58,6 @@ void merge(std::vector<Stack> &stacks) {
 
 constexpr size_t kExpansionBudget = 64 * kMaxStacks;
 
-// The code points a partial UTF-8 sequence can still become.
-bool completions(const PartialUtf8 &p, uint32_t &low, uint32_t &high) {
-    static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    uint32_t shift = 6 * p.remaining;
-    low = std::max(p.value << shift, kMin[p.length]);
-    high = std::min((p.value << shift) | ((1u << shift) - 1), kMaxCodePoint);
-    // ED A0..ED BF can only become surrogates, which UTF-8 may not encode.
-    bool surrogates_only = low >= 0xD800 && high <= 0xDFFF;
-    return low <= high && !surrogates_only;
-}
-
 }  // namespace
 
 void expand(const Grammar &g, const Stack &stack, std::vector<Stack> &out) {
@@ -97,14 +87,30 @@ GrammarState::GrammarState(std::shared_ptr<const Grammar> grammar) : grammar_(st
     reset();
 }
 
+GrammarState::TableSlot::TableSlot() = default;
+GrammarState::TableSlot::TableSlot(const TableSlot &) {}
+GrammarState::TableSlot::TableSlot(TableSlot &&) noexcept = default;
+GrammarState::TableSlot &GrammarState::TableSlot::operator=(const TableSlot &other) {
+    if (this != &other) table.reset();
+    return *this;
+}
+GrammarState::TableSlot &GrammarState::TableSlot::operator=(TableSlot &&) noexcept = default;
+GrammarState::TableSlot::~TableSlot() = default;
+
+ConfigTable &GrammarState::config_table() const {
+    if (!table_.table) table_.table = std::make_unique<ConfigTable>(grammar_);
+    return *table_.table;
+}
+
 void GrammarState::reset() {
     stacks_ = initial_stacks(*grammar_, grammar_->root);
     partial_ = PartialUtf8{};
 }
 
-bool advance_codepoint(const Grammar &g, std::vector<Stack> &stacks, uint32_t cp) {
+bool step_codepoint(const Grammar &g, const std::vector<Stack> &stacks, uint32_t cp,
+                    std::vector<Stack> &out) {
     const std::vector<Element> &e = g.elements;
-    std::vector<Stack> out;
+    out.clear();
     size_t budget = kExpansionBudget;
     for (const Stack &s : stacks) {
         if (s.empty()) continue;
@@ -116,6 +122,12 @@ bool advance_codepoint(const Grammar &g, std::vector<Stack> &stacks, uint32_t cp
     }
     if (out.empty()) return false;
     merge(out);
+    return true;
+}
+
+bool advance_codepoint(const Grammar &g, std::vector<Stack> &stacks, uint32_t cp) {
+    std::vector<Stack> out;
+    if (!step_codepoint(g, stacks, cp, out)) return false;
     stacks = std::move(out);
     return true;
 }
@@ -125,7 +137,7 @@ namespace {
 // Some stack can take a code point the partial character may still become.
 bool feasible(const Grammar &g, const std::vector<Stack> &stacks, const PartialUtf8 &partial) {
     uint32_t low, high;
-    if (!completions(partial, low, high)) return false;
+    if (!utf8_completions(partial, low, high)) return false;
     for (const Stack &s : stacks)
         if (!s.empty() && class_may_match(g.elements, s.back(), low, high)) return true;
     return false;
@@ -134,29 +146,16 @@ bool feasible(const Grammar &g, const std::vector<Stack> &stacks, const PartialU
 }  // namespace
 
 bool advance_byte(const Grammar &g, std::vector<Stack> &stacks, PartialUtf8 &p, uint8_t byte) {
-    static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    uint32_t b = byte;
-    if (p.remaining > 0) {
-        if ((b & 0xC0) != 0x80) return false;
-        p.value = (p.value << 6) | (b & 0x3F);
-        if (--p.remaining > 0) return feasible(g, stacks, p);
-        uint32_t cp = p.value;
-        if (cp < kMin[p.length] || cp > kMaxCodePoint || (cp >= 0xD800 && cp <= 0xDFFF))
+    uint32_t cp = 0;
+    switch (utf8_step(p, byte, cp)) {
+        case Utf8Step::Invalid:
             return false;
-        p = PartialUtf8{};
-        return advance_codepoint(g, stacks, cp);
+        case Utf8Step::Pending:
+            return feasible(g, stacks, p);
+        case Utf8Step::Complete:
+            return advance_codepoint(g, stacks, cp);
     }
-    if (b < 0x80) return advance_codepoint(g, stacks, b);
-    if (b >= 0xC2 && b <= 0xDF) {
-        p = {b & 0x1F, 1, 2};
-    } else if (b >= 0xE0 && b <= 0xEF) {
-        p = {b & 0x0F, 2, 3};
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        p = {b & 0x07, 3, 4};
-    } else {
-        return false;  // a continuation byte with nothing before it, or never valid in UTF-8
-    }
-    return feasible(g, stacks, p);
+    return false;
 }
 
 bool GrammarState::accept_codepoint(uint32_t cp) {

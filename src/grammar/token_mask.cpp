@@ -1,106 +1,48 @@
 #include "grammar/token_mask.h"
 
 #include <string>
-#include <unordered_map>
-#include <utility>
+
+#include "grammar/config_table.h"
 
 namespace vkllm::grammar {
 
 namespace {
 
-// The parse configurations (stacks + half a character) met during one walk, each with its
-// transitions by byte, computed once. Inside a JSON string every character leads back to the
-// same configuration, so the walk over most of the vocabulary becomes table look-ups instead
-// of stack copies: a lazily built automaton over the parser's configurations.
-class Configurations {
-  public:
-    explicit Configurations(const Grammar &g) : g_(g) {}
-
-    int32_t add(std::vector<Stack> stacks, PartialUtf8 partial) {
-        std::string key = key_of(stacks, partial);
-        auto [it, added] = index_.emplace(std::move(key), int32_t(configs_.size()));
-        if (added) configs_.push_back({std::move(stacks), partial});
-        return it->second;
-    }
-
-    // The configuration after `byte`, or -1 when the grammar refuses it.
-    int32_t step(int32_t from, uint8_t byte) {
-        uint64_t edge = uint64_t(from) << 8 | byte;
-        auto found = next_.find(edge);
-        if (found != next_.end()) return found->second;
-        std::vector<Stack> stacks = configs_[size_t(from)].stacks;
-        PartialUtf8 partial = configs_[size_t(from)].partial;
-        int32_t to = -1;
-        if (advance_byte(g_, stacks, partial, byte)) to = add(std::move(stacks), partial);
-        next_.emplace(edge, to);
-        return to;
-    }
-
-  private:
-    static std::string key_of(const std::vector<Stack> &stacks, const PartialUtf8 &p) {
-        std::string key;
-        auto put = [&key](uint32_t v) { key.append(reinterpret_cast<const char *>(&v), sizeof v); };
-        put(p.value);
-        put(p.remaining);
-        put(p.length);
-        for (const Stack &s : stacks) {
-            put(uint32_t(s.size()));
-            for (uint32_t pos : s)
-                put(pos);
-        }
-        return key;
-    }
-
-    struct Config {
-        std::vector<Stack> stacks;
-        PartialUtf8 partial;
-    };
-    const Grammar &g_;
-    std::vector<Config> configs_;
-    // (configuration << 8 | byte) -> the next one or -1; sparse, as a walk tries few bytes of
-    // most configurations (a table of 256 per configuration costs 1 KiB each, and a grammar
-    // that tells every token apart has as many configurations as trie nodes).
-    std::unordered_map<uint64_t, int32_t> next_;
-    std::unordered_map<std::string, int32_t> index_;
-};
+// The configuration table a state keeps between masks may hold this much; past it, it is emptied
+// (before a walk, and after one that grew it past the budget) and rebuilt on demand.
+constexpr size_t kTableBudget = size_t(32) << 20;
 
 }  // namespace
 
 MaskStats token_mask(const GrammarState &state, const TokenTrie &trie, std::vector<uint8_t> &mask) {
     MaskStats stats;
     mask.assign(trie.vocab_size(), 0);
-    const auto &nodes = trie.nodes();
-    const auto &edges = trie.edges();
-    const auto &tokens = trie.tokens();
-    Configurations configs(state.grammar());
+    const std::vector<TokenTrie::Visit> &order = trie.preorder();
+    const std::vector<int32_t> &tokens = trie.tokens();
+    ConfigTable &table = state.config_table();
+    table.trim(kTableBudget);
 
-    // An explicit stack of frames: the longest piece (hundreds of blanks in some vocabularies)
-    // sets the depth, which a recursive walk would put on the thread's stack.
-    struct Frame {
-        uint32_t node;
-        uint32_t next_edge;  // the next child to try
-        int32_t config;
-    };
-    std::vector<Frame> frames;
-    frames.push_back({0, 0, configs.add(state.stacks(), state.partial())});
-    while (!frames.empty()) {
-        Frame &top = frames.back();
-        const TokenTrie::Node &node = nodes[top.node];
-        if (top.next_edge == node.edge_count) {
-            frames.pop_back();
+    // at_depth[d]: where the walk stands after the first d bytes of the node being visited,
+    // that is, after its ancestors (depth first: an ancestor's entry is never overwritten while
+    // its subtree is walked).
+    std::vector<ConfigTable::Position> at_depth(trie.max_depth() + 1);
+    at_depth[0].config = table.intern(state.stacks());
+    at_depth[0].partial = state.partial();
+    const size_t end = order.size() - 1;
+    for (size_t i = 1; i < end;) {
+        const TokenTrie::Visit &v = order[i];
+        if (!table.step(at_depth[v.depth - 1], v.byte, at_depth[v.depth])) {
+            i = v.subtree_end;  // no token below starts with bytes the grammar can take
             continue;
         }
-        const TokenTrie::Edge &edge = edges[node.first_edge + top.next_edge++];
-        int32_t to = configs.step(top.config, edge.byte);
-        if (to < 0) continue;
         ++stats.nodes_visited;
-        const TokenTrie::Node &reached = nodes[edge.child];
-        for (uint32_t i = 0; i < reached.token_count; ++i) {
-            mask[size_t(tokens[reached.first_token + i])] = 1;
-            ++stats.allowed;
-        }
-        if (reached.edge_count > 0) frames.push_back({edge.child, 0, to});
+        uint32_t last = order[i + 1].first_token;
+        for (uint32_t t = v.first_token; t < last; ++t)
+            mask[size_t(tokens[t])] = 1;
+        stats.allowed += last - v.first_token;
+        ++i;
     }
+    table.trim(kTableBudget);
     return stats;
 }
 

@@ -51,6 +51,36 @@ TokenTrie::TokenTrie(const std::vector<std::string> &pieces) : pieces_(pieces) {
         node.token_count = uint32_t(ending[n].size());
         tokens_.insert(tokens_.end(), ending[n].begin(), ending[n].end());
     }
+
+    // Nodes were created in the sorted pieces' order, which is depth first with children in
+    // byte order; every child comes after its parent, so one backward pass closes subtrees.
+    preorder_.resize(nodes_.size() + 1);
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+        preorder_[n].first_token = nodes_[n].first_token;
+        for (uint32_t e = 0; e < nodes_[n].edge_count; ++e) {
+            const Edge &edge = edges_[nodes_[n].first_edge + e];
+            preorder_[edge.child].depth = preorder_[n].depth + 1;
+            preorder_[edge.child].byte = edge.byte;
+        }
+        max_depth_ = std::max<size_t>(max_depth_, preorder_[n].depth);
+    }
+    for (size_t n = nodes_.size(); n-- > 0;) {
+        const Node &node = nodes_[n];
+        preorder_[n].subtree_end =
+            node.edge_count == 0
+                ? uint32_t(n + 1)
+                : preorder_[edges_[node.first_edge + node.edge_count - 1].child].subtree_end;
+    }
+    preorder_[nodes_.size()].first_token = uint32_t(tokens_.size());
+}
+
+size_t TokenTrie::memory_bytes() const {
+    size_t bytes = nodes_.capacity() * sizeof(Node) + edges_.capacity() * sizeof(Edge) +
+                   tokens_.capacity() * sizeof(int32_t) + preorder_.capacity() * sizeof(Visit) +
+                   pieces_.capacity() * sizeof(std::string);
+    for (const std::string &p : pieces_)
+        if (p.capacity() > std::string().capacity()) bytes += p.capacity() + 1;
+    return bytes;
 }
 
 TokenTrie TokenTrie::from_tokenizer(const tokenizer::Tokenizer &tokenizer) {
