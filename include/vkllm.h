@@ -1244,11 +1244,11 @@ typedef struct vkllm_grammar vkllm_grammar;
 
 /* Compiles GBNF text (NUL-terminated) for `tokenizer`'s vocabulary (vkllm_model_get_tokenizer's
  * or vkllm_tokenizer_create's; not needed after the call). `root`: the rule to start from, NULL
- * for "root". The first use of a tokenizer builds its token trie (tens of milliseconds for a
- * 150k vocabulary), kept for later grammars. VKLLM_ERR_INVALID_ARGUMENT for NULL arguments and
- * for a bad grammar, with "line L, column C: ..." in vkllm_last_error() (columns count code
- * points): a syntax error, an undefined or twice-defined rule, a left-recursive rule (write it
- * with repetition), a repetition count above 4,096, a grammar past the size limits. */
+ * for "root". The first use of a tokenizer builds its token trie (about 0.1 s for a 150k
+ * vocabulary on one CPU core), kept for later grammars. VKLLM_ERR_INVALID_ARGUMENT for NULL
+ * arguments and for a bad grammar, with "line L, column C: ..." in vkllm_last_error() (columns
+ * count code points): a syntax error, an undefined or twice-defined rule, a left-recursive rule
+ * (write it with repetition), a repetition count above 4,096, a grammar past the size limits. */
 VKLLM_API vkllm_status vkllm_grammar_create(const vkllm_tokenizer *tokenizer, const char *gbnf,
                                             const char *root, vkllm_grammar **out);
 
