@@ -20,6 +20,8 @@
 #include "grammar/token_mask.h"
 #include "grammar/token_trie.h"
 #include "grammar_test_util.h"
+#include "model_cache.h"
+#include "realistic_grammars.h"
 #include "shared_data.h"
 #include "tokenizer/tokenizer.h"
 
@@ -27,18 +29,9 @@ namespace vkllm::grammar {
 namespace {
 
 using testing::compile;
+using testing::kGrammarCases;
+using testing::kJson;
 using testing::matches;
-
-const char *kJson = R"(
-root   ::= ws value ws
-value  ::= object | array | string | number | "true" | "false" | "null"
-object ::= "{" ws ( member ( "," ws member )* )? "}"
-member ::= string ws ":" ws value ws
-array  ::= "[" ws ( value ws ( "," ws value ws )* )? "]"
-string ::= "\"" ( [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\""
-number ::= "-"? ( "0" | [1-9] [0-9]* ) ( "." [0-9]+ )? ( [eE] [-+]? [0-9]+ )?
-ws     ::= [ \t\n\r]*
-)";
 
 // Every token's verdict from the mask equals running that token's bytes alone.
 void expect_mask_matches_each_token(const GrammarState &state, const TokenTrie &trie) {
@@ -155,7 +148,8 @@ TEST(TokenMask, AChoiceAllowsOnlyTheTokensThatSpellIt) {
 
 struct Vocabulary {
     const char *name;
-    const char *path;  // under ../shared/data
+    const char *path;  // under ../shared/data, or a model of the cache (model_cache.h)
+    bool cached_model = false;
 };
 
 const Vocabulary kVocabularies[] = {
@@ -164,6 +158,9 @@ const Vocabulary kVocabularies[] = {
     {"llama3", "tokenizer/generated-vocab/ggml-vocab-llama3.gguf"},
     {"qwen2_5", "tokenizer/generated-vocab/ggml-vocab-qwen2.5.gguf"},
     {"gpt_oss", "tokenizer/generated-vocab/ggml-vocab-gpt-oss.gguf"},
+    // Gemma 3's SentencePiece vocabulary (262,144 pieces, byte fallback) has no vocab-only
+    // file in ../shared/data: it is read from the real model scripts/fetch-models caches.
+    {"gemma3", "gemma-3-270m-q4_k_m.gguf", true},
 };
 
 struct Loaded {
@@ -176,9 +173,14 @@ const Loaded *load(const Vocabulary &v) {
     static std::vector<std::pair<std::string, Loaded>> cache;
     for (auto &[name, l] : cache)
         if (name == v.name) return &l;
-    std::string dir = shared_data_dir();
-    if (dir.empty()) return nullptr;
-    format::GgufFile f(dir + "/" + v.path);
+    std::string path;
+    if (v.cached_model) {
+        path = cached_model(v.path);
+    } else if (std::string dir = shared_data_dir(); !dir.empty()) {
+        path = dir + "/" + v.path;
+    }
+    if (path.empty()) return nullptr;
+    format::GgufFile f(path);
     Loaded l;
     l.tokenizer = std::make_unique<tokenizer::Tokenizer>(tokenizer::load_vocab(f));
     l.trie = std::make_unique<TokenTrie>(TokenTrie::from_tokenizer(*l.tokenizer));
@@ -190,10 +192,20 @@ class RealVocabulary : public ::testing::TestWithParam<Vocabulary> {
   protected:
     void SetUp() override {
         loaded_ = load(GetParam());
-        if (!loaded_) GTEST_SKIP() << "../shared/data is absent: real vocabularies not checked";
+        if (!loaded_)
+            GTEST_SKIP() << GetParam().path
+                         << " is absent (../shared/data, or the model cache scripts/fetch-models "
+                            "fills): this vocabulary is not checked";
     }
     const Loaded *loaded_ = nullptr;
 };
+
+// SentencePiece vocabularies that add a "dummy prefix": the text's first piece starts with a
+// space the text has not (or one more than it has).
+bool adds_dummy_prefix(const Loaded &l) {
+    const tokenizer::Vocab &v = l.tokenizer->vocab();
+    return v.model == tokenizer::VocabModel::Spm && v.add_space_prefix;
+}
 
 // The text as the tokenizer splits it, fed token by token: each token is allowed alone and in
 // the mask, and the grammar is complete at the end.
@@ -203,10 +215,10 @@ void feed_tokens(const Loaded &l, const std::shared_ptr<const Grammar> &g, const
     GrammarState s(g);
     std::vector<uint8_t> mask;
     std::string so_far;
-    for (int32_t id : ids) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const int32_t id = ids[i];
         const std::string &piece = l.trie->piece(id);
-        if (so_far.empty() && !piece.empty() && piece[0] == ' ' &&
-            l.tokenizer->vocab().model == tokenizer::VocabModel::Spm && text[0] != ' ') {
+        if (i == 0 && adds_dummy_prefix(l) && !piece.empty() && piece[0] == ' ') {
             // SentencePiece's dummy prefix: a text's first word carries a space the text has
             // not. Generated text continues a prompt and keeps it; this test feeds the text
             // without it.
@@ -225,6 +237,31 @@ void feed_tokens(const Loaded &l, const std::shared_ptr<const Grammar> &g, const
     }
     EXPECT_EQ(so_far, text);
     EXPECT_TRUE(s.is_complete()) << text;
+}
+
+// Whether the grammar takes the text token by token as the tokenizer splits it, and is
+// complete at the end (the dummy-prefix space of SentencePiece dropped as above).
+bool takes_tokens(const Loaded &l, const std::shared_ptr<const Grammar> &g,
+                  const std::string &text) {
+    GrammarState s(g);
+    bool first = true;
+    for (int32_t id : l.tokenizer->encode(text, {})) {
+        std::string piece = l.trie->piece(id);
+        if (first && adds_dummy_prefix(l) && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);
+        first = false;
+        if (!s.accept_bytes(piece)) return false;
+    }
+    return s.is_complete();
+}
+
+TEST_P(RealVocabulary, EveryRealisticGrammarTakesItsSentencesTokenByTokenAndRefusesTheRest) {
+    for (const auto &c : kGrammarCases) {
+        auto g = compile(c.grammar);
+        for (const std::string &text : c.accept)
+            feed_tokens(*loaded_, g, text, true);
+        for (const std::string &text : c.reject)
+            EXPECT_FALSE(takes_tokens(*loaded_, g, text)) << c.name << ": '" << text << "'";
+    }
 }
 
 TEST_P(RealVocabulary, JsonTextsPassTokenByToken) {
