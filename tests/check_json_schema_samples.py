@@ -23,6 +23,8 @@ import jsonschema
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "json_schema")
 SEEDS = [1, 2, 3, 4, 5]
+# Schemas whose sentences have no length bound: a random model's text would be cut at -n 400.
+NOT_SAMPLED = {"any_value"}
 TIME_RE = re.compile(r"^(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|z|[+-]\d{2}:\d{2})$")
 
 checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
@@ -102,6 +104,8 @@ def main():
         cli, model = sys.argv[1], sys.argv[2]
         samples = 0
         for base, schema in corpus:
+            if base in NOT_SAMPLED:
+                continue
             v = validator(schema)
             for seed in SEEDS:
                 cmd = [cli, "run", "-m", model, "-p", "Answer in JSON:", "--json-schema",
