@@ -262,6 +262,17 @@ TEST(JsonSchemaLimits, HostileSizesStopAtTheLimitsWithAnError) {
     f = convert_error(wide + "}}");
     EXPECT_EQ(f.status, VKLLM_ERR_INVALID_ARGUMENT) << f.message;
     EXPECT_NE(f.message.find("too large"), std::string::npos) << f.message;
+    // Many names alike past the 48 characters a rule name keeps: each gets its own suffix.
+    std::string alike = R"({"type": "object", "properties": {)";
+    std::string stem(60, 'k');
+    for (int i = 0; i < 2000; ++i)
+        alike +=
+            (i ? ", " : "") + std::string("\"") + stem + std::to_string(i) + R"(": {"const": 1})";
+    auto g = schema(alike + "}}");
+    EXPECT_TRUE(matches(g, "{\"" + stem + "1999\": 1}"));
+    EXPECT_FALSE(matches(g, "{\"" + stem + "2000\": 1}"));
+    f = convert_error(alike + R"(}, "additionalProperties": true})");
+    EXPECT_EQ(f.status, VKLLM_ERR_INVALID_ARGUMENT) << f.message;
     // A $ref chain through many definitions: each hop counts toward the depth limit.
     std::string chain = R"({"$ref": "#/$defs/d0", "$defs": {)";
     for (int i = 0; i < 100; ++i)

@@ -92,6 +92,7 @@ class Converter {
     std::set<std::string> taken_;
     std::set<std::string> primitives_added_;
     std::map<std::string, std::string> ref_rules_;  // "#/$defs/X" -> its rule's name
+    std::map<std::string, size_t> next_suffix_;
 
     [[noreturn]] static void unsupported(const std::string &keyword, const std::string &ptr,
                                          const std::string &why = "") {
@@ -111,9 +112,12 @@ class Converter {
 
     // A fresh rule name: `base`, else base-2, base-3...
     std::string fresh_name(const std::string &base) {
-        std::string name = sanitize(base);
-        for (int i = 2; taken_.count(name); ++i)
-            name = sanitize(base) + "-" + std::to_string(i);
+        std::string stem = sanitize(base), name = stem;
+        // The next suffix to try per stem: many properties with one long prefix (names are cut
+        // at 48 characters) would otherwise make the search quadratic.
+        size_t &next = next_suffix_[stem];
+        while (taken_.count(name))
+            name = stem + "-" + std::to_string(next++ + 2);
         taken_.insert(name);
         return name;
     }
@@ -357,10 +361,17 @@ class Converter {
         }
         std::string extra_kv;
         if (!extra_value.empty()) {
-            for (const std::string &name : names)
+            size_t trie_bytes = 0;  // an upper bound on the trie's nodes, each a rule
+            for (const std::string &name : names) {
                 if (name.size() > 256)
                     unsupported("additionalProperties", ptr,
                                 " beside a property name longer than 256 bytes");
+                trie_bytes += name.size();
+            }
+            if (rules_.size() + trie_bytes > limits_.max_rules)
+                fail(VKLLM_ERR_INVALID_ARGUMENT,
+                     "JSON Schema needs more than %zu grammar rules (the limit)",
+                     limits_.max_rules);
             primitive("key-char");
             std::vector<std::pair<std::string, std::string>> key_rules;
             std::string key_rule_name = fresh_name(hint + "-extra-key");
