@@ -129,6 +129,15 @@ TEST(JsonSchema, ExtraKeysAreAnyKeyButTheDeclaredOnes) {
     EXPECT_FALSE(matches(closed, R"({"a": 1, "b": 2})"));  // additionalProperties false by default
 }
 
+TEST(JsonSchema, APropertyWhoseSchemaIsFalseNeverAppears) {
+    auto g = schema(R"({"properties": {"a": false, "b": {"const": 1}},
+        "additionalProperties": {"type": "integer"}})");
+    EXPECT_TRUE(matches(g, R"({"b": 1})"));
+    EXPECT_TRUE(matches(g, R"({"b": 1, "c": 2})"));
+    EXPECT_FALSE(matches(g, R"({"a": 1})"));
+    EXPECT_FALSE(matches(g, R"({"b": 1, "a": 1})"));
+}
+
 TEST(JsonSchema, OptionalPropertiesMayAppearInAnySubsetInSchemaOrder) {
     auto g = schema(R"({"properties": {"a": {"const": 1}, "b": {"const": 2}, "c": {"const": 3},
         "d": {"const": 4}}, "required": ["b"]})");
@@ -190,7 +199,7 @@ TEST(JsonSchemaRefusals, EachUnsupportedKeywordIsNamedWithItsPointer) {
          "keyword 'propertyNames' at #/properties/a~1b~0"},
         {R"({"$defs": {"x": {"unevaluatedProperties": false}}, "$ref": "#/$defs/x"})",
          "keyword 'unevaluatedProperties' at #/$defs/x"},
-        {R"({"properties": {"a": false}})", "keyword 'false' at #/properties/a"},
+        {R"({"anyOf": [{"type": "null"}, false]})", "keyword 'false' at #/anyOf/1"},
         {R"({"type": "string", "maxLength": 100000})", "keyword 'maxLength' at #"},
         {R"({"type": "integer", "maximum": 1e20})", "keyword 'maximum' at #"},
     };
@@ -232,6 +241,8 @@ TEST(JsonSchemaErrors, MalformedSchemasSayWhatIsWrongAndWhere) {
         {"{\"type\": ", "JSON"},
         {"{\"enum\": [\"a\xDB\"]}", "is not valid UTF-8 at byte 12"},
         {"[1, 2]", "a schema must be an object or a boolean"},
+        {R"({"properties": {"a": false}, "required": ["a"]})",
+         "at #/properties/a: a required property whose schema is false"},
     };
     for (const Case &c : cases) {
         Failure f = convert_error(c.schema);

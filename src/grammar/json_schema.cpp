@@ -307,22 +307,32 @@ class Converter {
     std::string object_rule(const Value &schema, const std::string &ptr, const std::string &hint,
                             int depth) {
         primitive("space");
-        std::vector<std::pair<std::string, const Value *>> props;
-        std::vector<std::string> prop_ptrs;
-        if (const Value *p = get(schema, "properties")) {
-            if (!p->is_dict()) invalid(ptr + "/properties", "'properties' must be an object");
-            for (const auto &[key, value] : p->dict().items) {
-                props.emplace_back(key.str(), &value);
-                prop_ptrs.push_back(ptr + "/properties/" + pointer_token(key.str()));
-            }
-        }
         std::set<std::string> required;
+        std::vector<std::string> required_order;  // undeclared ones are added in this order
         if (const Value *r = get(schema, "required")) {
             if (!r->is_list()) invalid(ptr + "/required", "'required' must be an array of strings");
             for (const Value &name : r->list()) {
                 if (!name.is_str())
                     invalid(ptr + "/required", "'required' must be an array of strings");
-                required.insert(name.str());
+                if (required.insert(name.str()).second) required_order.push_back(name.str());
+            }
+        }
+        std::vector<std::pair<std::string, const Value *>> props;
+        std::vector<std::string> prop_ptrs;
+        std::vector<std::string> names;  // every declared name: extra keys must differ from them
+        if (const Value *p = get(schema, "properties")) {
+            if (!p->is_dict()) invalid(ptr + "/properties", "'properties' must be an object");
+            for (const auto &[key, value] : p->dict().items) {
+                std::string at = ptr + "/properties/" + pointer_token(key.str());
+                names.push_back(key.str());
+                // A property whose schema is false never appears.
+                if (value.kind() == Kind::Bool && !value.as_bool()) {
+                    if (required.count(key.str()))
+                        invalid(at, "a required property whose schema is false");
+                    continue;
+                }
+                props.emplace_back(key.str(), &value);
+                prop_ptrs.push_back(at);
             }
         }
         // Extra keys: none unless additionalProperties says so (llama.cpp's default, so that a
@@ -337,10 +347,8 @@ class Converter {
                     visit(*extra, ptr + "/additionalProperties", hint + "-additional", depth + 1);
             }
         }
-        for (const std::string &name : required) {
-            bool declared = std::any_of(props.begin(), props.end(),
-                                        [&](const auto &p) { return p.first == name; });
-            if (declared) continue;
+        for (const std::string &name : required_order) {
+            if (std::find(names.begin(), names.end(), name) != names.end()) continue;
             if (extra && extra->kind() == Kind::Bool && !extra->as_bool())
                 invalid(ptr + "/required",
                         "required property '" + name +
@@ -348,12 +356,11 @@ class Converter {
             static const Value any = Value(true);
             props.emplace_back(name, extra && !extra->is_dict() ? &any : extra ? extra : &any);
             prop_ptrs.push_back(ptr + "/required");
+            names.push_back(name);
         }
         std::vector<std::string> kvs;
-        std::vector<std::string> names;
         for (size_t i = 0; i < props.size(); ++i) {
             const std::string &key = props[i].first;
-            names.push_back(key);
             std::string value = visit(*props[i].second, prop_ptrs[i], hint + "-" + key, depth + 1);
             kvs.push_back(named(hint + "-" + key + "-kv",
                                 schema::gbnf_literal(chat::to_json(Value(key), {})) +
