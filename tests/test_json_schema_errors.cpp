@@ -129,6 +129,18 @@ TEST(JsonSchema, ExtraKeysAreAnyKeyButTheDeclaredOnes) {
     EXPECT_FALSE(matches(closed, R"({"a": 1, "b": 2})"));  // additionalProperties false by default
 }
 
+TEST(JsonSchema, RequiredKeysNotDeclaredComeAfterTheDeclaredOnesWithTheExtraSchema) {
+    auto g = schema(R"({"properties": {"x": {"const": 0}}, "required": ["b", "a"],
+        "additionalProperties": {"type": "boolean"}})");
+    EXPECT_TRUE(matches(g, R"({"b": true, "a": false})"));
+    EXPECT_TRUE(matches(g, R"({"x": 0, "b": true, "a": false, "c": true})"));
+    EXPECT_FALSE(matches(g, R"({"b": 1, "a": false})"));
+    EXPECT_FALSE(matches(g, R"({"b": true})"));
+    auto any = schema(R"({"required": ["k"]})");
+    EXPECT_TRUE(matches(any, R"({"k": [1, {"z": null}]})"));
+    EXPECT_FALSE(matches(any, R"({})"));
+}
+
 TEST(JsonSchema, APropertyWhoseSchemaIsFalseNeverAppears) {
     auto g = schema(R"({"properties": {"a": false, "b": {"const": 1}},
         "additionalProperties": {"type": "integer"}})");
