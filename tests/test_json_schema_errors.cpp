@@ -141,6 +141,16 @@ TEST(JsonSchema, RequiredKeysNotDeclaredComeAfterTheDeclaredOnesWithTheExtraSche
     EXPECT_FALSE(matches(any, R"({})"));
 }
 
+TEST(JsonSchema, EqualSubschemasShareOneRule) {
+    std::string gbnf = json_schema_to_gbnf(R"({"properties": {
+        "a": {"type": "string", "maxLength": 40}, "b": {"type": "string", "maxLength": 40},
+        "c": {"type": "string", "maxLength": 41}}})");
+    size_t first = gbnf.find("char{0,40}");
+    ASSERT_NE(first, std::string::npos) << gbnf;
+    EXPECT_EQ(gbnf.find("char{0,40}", first + 1), std::string::npos) << gbnf;
+    EXPECT_NE(gbnf.find("char{0,41}"), std::string::npos) << gbnf;
+}
+
 TEST(JsonSchema, APropertyWhoseSchemaIsFalseNeverAppears) {
     auto g = schema(R"({"properties": {"a": false, "b": {"const": 1}},
         "additionalProperties": {"type": "integer"}})");
@@ -277,11 +287,12 @@ TEST(JsonSchemaLimits, HostileSizesStopAtTheLimitsWithAnError) {
         big_enum += (i ? "," : "") + std::to_string(i);
     f = convert_error(big_enum + "]}");
     EXPECT_EQ(f.status, VKLLM_ERR_UNSUPPORTED) << f.message;
-    // Many long strings: the repetitions expand past the GBNF parser's size limits.
+    // Many long strings of different lengths (equal ones share a rule): the repetitions expand
+    // past the GBNF parser's size limits.
     std::string wide = R"({"type": "object", "properties": {)";
     for (int i = 0; i < 200; ++i)
         wide += (i ? ", " : "") + std::string("\"p") + std::to_string(i) +
-                R"(": {"type": "string", "maxLength": 4096})";
+                R"(": {"type": "string", "maxLength": )" + std::to_string(4096 - i) + "}";
     f = convert_error(wide + "}}");
     EXPECT_EQ(f.status, VKLLM_ERR_INVALID_ARGUMENT) << f.message;
     EXPECT_NE(f.message.find("too large"), std::string::npos) << f.message;

@@ -93,6 +93,7 @@ class Converter {
     std::set<std::string> primitives_added_;
     std::map<std::string, std::string> ref_rules_;  // "#/$defs/X" -> its rule's name
     std::map<std::string, size_t> next_suffix_;
+    std::map<std::string, std::string> rule_of_body_;
 
     [[noreturn]] static void unsupported(const std::string &keyword, const std::string &ptr,
                                          const std::string &why = "") {
@@ -134,11 +135,15 @@ class Converter {
         return name;
     }
 
-    // Writes `body` as a new rule named after `hint` and returns its name.
+    // Writes `body` as a new rule named after `hint` and returns its name; a body written
+    // before is the same language, so its rule is reused (twenty `maxLength: 40` strings
+    // expand one repetition, not twenty).
     std::string named(const std::string &hint, const std::string &body) {
-        std::string name = fresh_name(hint);
-        add_rule(name, body);
-        return name;
+        auto [it, added] = rule_of_body_.emplace(body, std::string());
+        if (!added) return it->second;
+        it->second = fresh_name(hint);
+        add_rule(it->second, body);
+        return it->second;
     }
 
     static const Value *get(const Value &schema, const char *key) {
@@ -379,7 +384,7 @@ class Converter {
                 fail(VKLLM_ERR_INVALID_ARGUMENT,
                      "JSON Schema needs more than %zu grammar rules (the limit)",
                      limits_.max_rules);
-            primitive("key-char");
+            primitive("key-rest");
             std::vector<std::pair<std::string, std::string>> key_rules;
             std::string key_rule_name = fresh_name(hint + "-extra-key");
             std::string key_body = schema::key_other_than(
