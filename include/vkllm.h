@@ -998,6 +998,11 @@ typedef struct vkllm_sampling_params {
     float typical_p;                    /* default 1; >= 1: off */
     const vkllm_logit_bias *logit_bias; /* NULL when n_logit_bias is 0; copied at creation */
     size_t n_logit_bias;
+    /* Appended (issue 27). NULL (default): none. A compiled grammar (see "Grammars") the
+     * generated text must follow; the sampler keeps its own reference and parse state, so the
+     * handle may be destroyed once the sampler (or vkllm_generate) has started, and one grammar
+     * serves any number of samplers. */
+    const struct vkllm_grammar *grammar;
 } vkllm_sampling_params;
 
 VKLLM_API void vkllm_sampling_params_init(vkllm_sampling_params *params);
@@ -1106,16 +1111,21 @@ VKLLM_API void vkllm_sampler_destroy(vkllm_sampler *sampler);
 /* Chooses a token from one row of `n_vocab` logits (vkllm_model_info.n_vocab; the row is not
  * changed). It does not record the choice: call vkllm_sampler_accept with the token the
  * sequence keeps. VKLLM_ERR_INVALID_ARGUMENT when the row is shorter than the tokenizer's
- * vocabulary or when the logit bias bans every candidate. */
+ * vocabulary or when the logit bias bans every candidate; with a grammar, also when the grammar
+ * allows no token (the vocabulary cannot spell any continuation, or it is FINISHED and the
+ * tokenizer has no end-of-generation token). */
 VKLLM_API vkllm_status vkllm_sampler_sample(vkllm_sampler *sampler, const float *logits,
                                             size_t n_vocab, int32_t *token);
 
 /* Adds a token of the sequence (prompt tokens too, as vkllm_generate does) to the history the
- * penalties read. Any id is accepted; ids outside the row are ignored by the penalties. */
+ * penalties read. Any id is accepted; ids outside the row are ignored by the penalties. With a
+ * grammar the token also advances it: give prompt tokens to vkllm_sampler_accept_prompt then,
+ * and here only generated ones (VKLLM_ERR_INVALID_ARGUMENT, nothing changed, for a token the
+ * grammar does not allow). */
 VKLLM_API vkllm_status vkllm_sampler_accept(vkllm_sampler *sampler, int32_t token);
 
-/* Forgets the history and restarts the random generator from the seed: the sampler then draws
- * as it did when created. */
+/* Forgets the history, restarts the random generator from the seed and the grammar from its
+ * start: the sampler then draws as it did when created. */
 VKLLM_API vkllm_status vkllm_sampler_reset(vkllm_sampler *sampler);
 
 /* The seed the sampler draws from (the one read from the system for VKLLM_SEED_RANDOM). */
@@ -1164,8 +1174,10 @@ typedef struct vkllm_batch_sequence {
     uint32_t seq;       /* the session's sequence; distinct within a batch */
     const int32_t *prompt;
     size_t n_prompt;               /* at least 1 */
-    vkllm_sampler *sampler;        /* NULL: greedy. Each prompt token is accepted into it, then each
-                                      generated token: a sampler per sequence, not shared */
+    vkllm_sampler *sampler;        /* NULL: greedy. Each prompt token is accepted into it (as
+                                      vkllm_sampler_accept_prompt does), then each generated
+                                      token: a sampler per sequence, not shared. One with a
+                                      grammar ends its sequence when the grammar is FINISHED */
     int32_t *tokens;               /* out: the generated tokens (an end token that stops it not
                                       included); room for max_tokens */
     size_t n_generated;            /* out */
@@ -1198,6 +1210,93 @@ VKLLM_API vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_
  * at load: it has no tensors (vkllm_gguf_tensor_at gives VKLLM_ERR_NOT_FOUND, the summary counts
  * none). NULL for a NULL model. */
 VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
+
+/* ---------------------------------------------------------------------------------------
+ * Grammars: output an app can parse (issue 27)
+ *
+ * A grammar constrains sampling so that the generated text is a string of a formal language:
+ * a JSON object of a given shape, one of a list of labels, a date. Grammars are written in
+ * GBNF, llama.cpp's format (its grammars/README.md; docs/GRAMMARS.md here):
+ *
+ *     root   ::= answer " because " reason
+ *     answer ::= "yes" | "no"
+ *     reason ::= [a-z ,]{1,80} "."      # rules, literals, classes, * + ? {m,n}, ( | )
+ *
+ * or converted from a JSON Schema (docs/JSON_SCHEMA.md lists what is supported; any other
+ * keyword is refused, never ignored). A grammar is compiled once for a tokenizer's vocabulary
+ * and is then read-only: any number of samplers, on any threads, share it.
+ *
+ * A sampler given a grammar (vkllm_sampling_params.grammar) keeps a parse state. At each step
+ * it runs its chain as usual and checks the token it chose against the grammar: the common
+ * case costs microseconds. Only when that token is not allowed does it compute the set of
+ * tokens that are (a walk of the vocabulary's token trie against the parse state), remove the
+ * others and run the chain again. End-of-generation tokens are allowed only where the grammar
+ * is complete. Tokens may span several grammar elements and end inside a UTF-8 character. The
+ * log-probabilities vkllm_generate reports stay the model's own, before the constraint.
+ *
+ * vkllm_generate with a grammar starts from the grammar's start for each call, reads the logits
+ * back every step (the chained greedy path of steps_per_submit needs the host between steps,
+ * so it steps one token per submission), and stops with VKLLM_STOP_END_OF_GENERATION when the
+ * model ends a complete text or when nothing more can follow.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_grammar vkllm_grammar;
+
+/* Compiles GBNF text (NUL-terminated) for `tokenizer`'s vocabulary (vkllm_model_get_tokenizer's
+ * or vkllm_tokenizer_create's; not needed after the call). `root`: the rule to start from, NULL
+ * for "root". The first use of a tokenizer builds its token trie (tens of milliseconds for a
+ * 150k vocabulary), kept for later grammars. VKLLM_ERR_INVALID_ARGUMENT for NULL arguments and
+ * for a bad grammar, with "line L, column C: ..." in vkllm_last_error() (columns count code
+ * points): a syntax error, an undefined or twice-defined rule, a left-recursive rule (write it
+ * with repetition), a repetition count above 4,096, a grammar past the size limits. */
+VKLLM_API vkllm_status vkllm_grammar_create(const vkllm_tokenizer *tokenizer, const char *gbnf,
+                                            const char *root, vkllm_grammar **out);
+
+/* Compiles a JSON Schema (JSON text, NUL-terminated) for `tokenizer`'s vocabulary: the text
+ * generated is one JSON value the schema accepts. NULL or "" or "{}": any JSON value.
+ * VKLLM_ERR_UNSUPPORTED naming the keyword and its JSON pointer for a keyword the converter
+ * cannot enforce; VKLLM_ERR_INVALID_ARGUMENT for malformed JSON or a malformed schema. */
+VKLLM_API vkllm_status vkllm_grammar_create_from_json_schema(const vkllm_tokenizer *tokenizer,
+                                                             const char *schema,
+                                                             vkllm_grammar **out);
+
+/* The GBNF text a JSON Schema converts to, to read or edit: written NUL-terminated to `buf`
+ * (`capacity` bytes; may be NULL when capacity is 0), its length without the NUL to *length.
+ * VKLLM_ERR_BUFFER_TOO_SMALL (with *length set) when it does not fit; errors as
+ * vkllm_grammar_create_from_json_schema. */
+VKLLM_API vkllm_status vkllm_json_schema_to_gbnf(const char *schema, char *buf, size_t capacity,
+                                                 size_t *length);
+
+/* NULL: no-op. Samplers created with the grammar keep working. */
+VKLLM_API void vkllm_grammar_destroy(vkllm_grammar *grammar);
+
+/* Where a sampler's grammar stands. */
+typedef enum vkllm_grammar_progress {
+    VKLLM_GRAMMAR_INCOMPLETE = 0, /* more text is needed: end tokens are not allowed */
+    VKLLM_GRAMMAR_COMPLETE = 1,   /* the text may end here, or go on */
+    VKLLM_GRAMMAR_FINISHED = 2,   /* the text is complete and nothing can follow */
+    VKLLM_GRAMMAR_PROGRESS_FORCE32 = 0x7FFFFFFF
+} vkllm_grammar_progress;
+
+/* A sampler's grammar state after the tokens accepted so far: FINISHED means the app's loop
+ * should stop (vkllm_sampler_sample would then choose an end-of-generation token). A sampler
+ * without a grammar reports COMPLETE. */
+VKLLM_API vkllm_status vkllm_sampler_get_grammar_progress(const vkllm_sampler *sampler,
+                                                          vkllm_grammar_progress *progress);
+
+/* Tokens of the prompt, for the penalties' history only: they never advance the grammar, which
+ * constrains generated text. (vkllm_sampler_accept advances both: it is for tokens the
+ * sampler's sequence generates, and there a token the grammar does not allow is
+ * VKLLM_ERR_INVALID_ARGUMENT and changes nothing.) */
+VKLLM_API vkllm_status vkllm_sampler_accept_prompt(vkllm_sampler *sampler, const int32_t *tokens,
+                                                   size_t n);
+
+/* For apps that run their own sampling chain: sets to -INFINITY every logit of the row (n_vocab
+ * entries, vkllm_model_info.n_vocab) whose token the sampler's grammar does not allow next (end
+ * tokens unless the grammar is complete; every id past the tokenizer's). A sampler without a
+ * grammar changes nothing. */
+VKLLM_API vkllm_status vkllm_sampler_apply_grammar(vkllm_sampler *sampler, float *logits,
+                                                   size_t n_vocab);
 
 /* ---------------------------------------------------------------------------------------
  * Experimental: measurement knobs

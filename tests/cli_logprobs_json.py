@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks `vkllm run --json` and `--top-logprobs N` against the tool's own plain output:
+"""Checks `vkllm run --jsonl` and `--top-logprobs N` against the tool's own plain output:
 
     python3 tests/cli_logprobs_json.py path/to/vkllm path/to/tiny-qwen2-f32.gguf
 
@@ -10,7 +10,7 @@
   - text is the bytes decoded as UTF-8 with errors="replace" (the run includes tokens that are
     part of a character, so the replacement is exercised), and the JSON is valid all the same;
   - sampling: the ids of --print-ids with the same seed;
-  - --top-logprobs beyond 20, or without --json, is refused.
+  - --top-logprobs beyond 20, or without --jsonl, is refused.
 """
 import json
 import subprocess
@@ -33,7 +33,7 @@ def run(*args, code=0):
 
 
 def tokens(*args):
-    out, err = run("--json", *args)
+    out, err = run("--jsonl", *args)
     if "decode 24 tokens" not in err:
         fail(f"{args}: no statistics on stderr:\n{err}")
     lines = out.decode("utf-8").split("\n")  # strict: the JSON lines are valid UTF-8
@@ -87,10 +87,10 @@ if not all(t["logprob"] <= 0 and len(t["top"]) == 2 for t in sampled):
     fail("sampling: a logprob above 0 or a wrong number of alternatives")
 print("sampled: the ids of --print-ids")
 
-_, err = run("--json", "--top-logprobs", "21", code=2)
+_, err = run("--jsonl", "--top-logprobs", "21", code=2)
 if "--top-logprobs" not in err:
     fail(f"--top-logprobs 21: {err}")
 _, err = run("--top-logprobs", "3", code=2)
-if "--top-logprobs needs --json" not in err:
-    fail(f"--top-logprobs without --json: {err}")
-print("refused: --top-logprobs 21, and --top-logprobs without --json")
+if "--top-logprobs needs --jsonl" not in err:
+    fail(f"--top-logprobs without --jsonl: {err}")
+print("refused: --top-logprobs 21, and --top-logprobs without --jsonl")

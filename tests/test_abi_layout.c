@@ -170,7 +170,7 @@ int main(void) {
     PIN_OFFSET(vkllm_kernel_time, kernel, 0);
     PIN_OFFSET(vkllm_kernel_time, dispatches, 8);
     PIN_OFFSET(vkllm_kernel_time, ms, 16);
-    PIN_SIZE(vkllm_sampling_params, 72);
+    PIN_SIZE(vkllm_sampling_params, 80);
     PIN_OFFSET(vkllm_sampling_params, struct_size, 0);
     PIN_OFFSET(vkllm_sampling_params, temperature, 8);
     PIN_OFFSET(vkllm_sampling_params, top_k, 12);
@@ -184,6 +184,7 @@ int main(void) {
     PIN_OFFSET(vkllm_sampling_params, typical_p, 48);
     PIN_OFFSET(vkllm_sampling_params, logit_bias, 56);
     PIN_OFFSET(vkllm_sampling_params, n_logit_bias, 64);
+    PIN_OFFSET(vkllm_sampling_params, grammar, 72);
     PIN_SIZE(vkllm_logit_bias, 8);
     PIN_OFFSET(vkllm_logit_bias, token, 0);
     PIN_OFFSET(vkllm_logit_bias, bias, 4);

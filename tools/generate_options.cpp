@@ -78,11 +78,11 @@ void generate_usage(FILE *out, bool chat) {
                       "                          on the device, generated together; seeds S,\n"
                       "                          S+1, ...), each after a \"--- sample i of N\"\n"
                       "                          line\n"
-                      "  --json                  print one JSON object per generated token and\n"
+                      "  --jsonl                 print one JSON object per generated token and\n"
                       "                          nothing else: id, text (bytes that are not\n"
                       "                          UTF-8 as U+FFFD), bytes, logprob (the model's,\n"
                       "                          before temperature and penalties) and top\n"
-                      "  --top-logprobs N        with --json: the N most likely tokens at each\n"
+                      "  --top-logprobs N        with --jsonl: the N most likely tokens at each\n"
                       "                          position in top, with theirs (0 to 20)\n"
                       "  --chat                  wrap the prompt in the model's chat template\n"
                       "  --system TEXT           with --chat: the system message\n"
@@ -119,6 +119,13 @@ void generate_usage(FILE *out, bool chat) {
         "  --logit-bias SPEC       ID+B or ID-B: add B to token ID's logit or take it away;\n"
         "                          ID-inf bans the token (repeatable)\n"
         "  --seed S                the sampler's seed (default 0; -1: a random one, printed)\n"
+        "  --grammar TEXT          the answer follows this GBNF grammar (llama.cpp's format;\n"
+        "                          docs/GRAMMARS.md); it ends when the grammar is finished\n"
+        "  --grammar-file FILE     the GBNF grammar from a file\n"
+        "  --json-schema SCHEMA    the answer is JSON valid under this JSON Schema: a file,\n"
+        "                          or the schema itself when it starts with '{'\n"
+        "  --json                  the answer is one JSON value, any\n"
+        "                          (run prints only the answer under any of these four)\n"
         "  -c, --ctx-size N        context in tokens (default 0: the model's training context,\n"
         "                          at most 4096)\n"
         "  -b, --batch-size N      prefill chunk in tokens (default 64)\n"
@@ -138,6 +145,29 @@ void generate_usage(FILE *out, bool chat) {
     if (chat) std::fprintf(out, "\nline editing: %s\n", vkllm_tool::LineReader::backend());
 }
 
+// --grammar TEXT, --grammar-file FILE, --json-schema FILE|JSON, --json: one of them.
+void set_constraint(Options &o, const std::string &option, const char *value) {
+    if (o.constraint != Options::Constraint::None)
+        throw vkllm_tool::ArgError(option + ": the output is constrained already (" +
+                                   o.constraint_source +
+                                   "); give one of --grammar, --grammar-file, --json-schema "
+                                   "and --json");
+    std::string text = value ? value : "";
+    std::string source = option;
+    if (option == "--grammar-file" ||
+        (option == "--json-schema" && !text.empty() && text[0] != '{')) {
+        std::string error;
+        source = text;
+        if (!vkllm_tool::read_text_file(value, text, error))
+            throw vkllm_tool::ArgError(option + ": " + error);
+    }
+    o.constraint = option == "--grammar" || option == "--grammar-file"
+                       ? Options::Constraint::Gbnf
+                       : Options::Constraint::JsonSchema;
+    o.constraint_text = text;
+    o.constraint_source = source;
+}
+
 // Parses the options after argv[0]; false (and a message) when the command line is wrong.
 bool parse_generate_options(int argc, char **argv, Options &o) try {
     const bool chat_cmd = std::string(argv[0]) == "chat";
@@ -152,7 +182,7 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         bool prompt_option = a == "-p" || a == "--prompt" || a == "-f" || a == "--file" ||
                              a == "--prompt-ids" || a == "--print-ids" || a == "--chat" ||
                              a == "--load-session" || a == "--save-session" || a == "-s" ||
-                             a == "--samples" || a == "--json" || a == "--top-logprobs";
+                             a == "--samples" || a == "--jsonl" || a == "--top-logprobs";
         if (chat_cmd && prompt_option)
             throw vkllm_tool::ArgError(a +
                                        " is an option of vkllm run; chat reads its turns "
@@ -174,8 +204,13 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
             o.save_session = value();
         } else if (a == "--print-ids") {
             o.print_ids = true;
+        } else if (a == "--jsonl") {
+            o.jsonl = true;
+        } else if ((a == "--grammar" || a == "--grammar-file" || a == "--json-schema") &&
+                   has_value) {
+            set_constraint(o, a, value());
         } else if (a == "--json") {
-            o.json = true;
+            set_constraint(o, a, nullptr);
         } else if (a == "--top-logprobs" && has_value) {
             o.top_logprobs = int32_t(vkllm_tool::int_arg(a, value(), 0, VKLLM_MAX_TOP_LOGPROBS));
         } else if (a == "--ignore-eos") {
@@ -264,15 +299,18 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
     if (!o.model) throw vkllm_tool::ArgError("-m MODEL is required");
     o.sampling.logit_bias = o.logit_bias.data();
     o.sampling.n_logit_bias = o.logit_bias.size();
-    if (o.top_logprobs > 0 && !o.json) throw vkllm_tool::ArgError("--top-logprobs needs --json");
-    if (o.samples > 1 && (!o.stop.empty() || o.json || o.load_session || o.save_session))
+    if (o.top_logprobs > 0 && !o.jsonl)
+        throw vkllm_tool::ArgError(
+            "--top-logprobs needs --jsonl (the JSON line per token; --json asks for a JSON "
+            "answer)");
+    if (o.samples > 1 && (!o.stop.empty() || o.jsonl || o.load_session || o.save_session))
         throw vkllm_tool::ArgError(std::string(!o.stop.empty()  ? "--stop"
-                                               : o.json         ? "--json"
+                                               : o.jsonl        ? "--jsonl"
                                                : o.load_session ? "--load-session"
                                                                 : "--save-session") +
                                    " does not apply to -s: the samples are generated together");
-    if (o.json && o.print_ids)
-        throw vkllm_tool::ArgError("--json and --print-ids exclude each other");
+    if (o.jsonl && o.print_ids)
+        throw vkllm_tool::ArgError("--jsonl and --print-ids exclude each other");
     if (o.kv_f32 && o.kv_q8) throw vkllm_tool::ArgError("--kv-f32 and --kv-q8 exclude each other");
     const char *chat_only = o.system                     ? "--system"
                             : o.template_name            ? "--template"

@@ -17,7 +17,7 @@ struct Options {
     std::vector<int32_t> prompt_ids;
     bool have_ids = false;
     bool print_ids = false;
-    bool json = false;         // run --json: a JSON line per token, nothing else on stdout
+    bool jsonl = false;        // run --jsonl: a JSON line per token, nothing else on stdout
     int32_t top_logprobs = 0;  // run --top-logprobs
     bool ignore_eos = false;
     bool chat = false;
@@ -38,7 +38,12 @@ struct Options {
     uint32_t samples = 1;                // run -s: samples of the prompt, from one prefill
     const char *load_session = nullptr;  // run: start from this saved state
     const char *save_session = nullptr;  // run: save the sequence here at the end
-    vkllm_sampling_params sampling;      // its logit_bias points into logit_bias
+    // The constraint on generated text: GBNF text or a JSON Schema, and where it came from (a
+    // file name, or the option that gave it) for error messages.
+    enum class Constraint { None, Gbnf, JsonSchema } constraint = Constraint::None;
+    std::string constraint_text;
+    std::string constraint_source;
+    vkllm_sampling_params sampling;  // its logit_bias points into logit_bias
     std::vector<vkllm_logit_bias> logit_bias;
     vkllm_runtime_params runtime;
 };

@@ -83,6 +83,20 @@ vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
         stage = nullptr;
         return VKLLM_ERR_INVALID_ARGUMENT;
     }
+    if (o.constraint != Options::Constraint::None) {
+        const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(l.model);
+        const char *text = o.constraint_text.c_str();
+        s = o.constraint == Options::Constraint::Gbnf
+                ? vkllm_grammar_create(tok, text, nullptr, &l.grammar)
+                : vkllm_grammar_create_from_json_schema(tok, text, &l.grammar);
+        if (s != VKLLM_OK) {
+            // As compilers write it: where the grammar came from, then the place in it.
+            std::fprintf(stderr, "vkllm: %s: %s\n", o.constraint_source.c_str(),
+                         vkllm_last_error());
+            stage = nullptr;
+            return s;
+        }
+    }
     l.load_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     vkllm_session_params sp;
@@ -224,7 +238,9 @@ vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32
     }
     gp.user_data = &st;
     r.struct_size = sizeof r;
-    vkllm_status s = vkllm_generate(l.session, prompt.data(), prompt.size(), &o.sampling, &gp, &r);
+    vkllm_sampling_params sp = o.sampling;
+    sp.grammar = l.grammar;
+    vkllm_status s = vkllm_generate(l.session, prompt.data(), prompt.size(), &sp, &gp, &r);
     // The seed drawn for --seed -1, so that an answer can be had again.
     if (o.sampling.seed == VKLLM_SEED_RANDOM && (s == VKLLM_OK || s == VKLLM_ERR_CANCELLED))
         std::fprintf(stderr, "\n[seed %llu]", (unsigned long long)r.seed);

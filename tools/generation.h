@@ -23,8 +23,10 @@ struct Loaded {
     vkllm_runtime *rt = nullptr;
     vkllm_model *model = nullptr;
     vkllm_session *session = nullptr;
+    vkllm_grammar *grammar = nullptr;  // --grammar, --json-schema, ...: compiled for the model
     double load_ms = 0;
     ~Loaded() {
+        vkllm_grammar_destroy(grammar);
         vkllm_session_destroy(session);
         vkllm_model_destroy(model);
         vkllm_runtime_destroy(rt);
@@ -61,7 +63,7 @@ std::vector<int32_t> chat_ids(const vkllm_tokenizer *tok, const std::string &tex
 struct Stream {
     bool print_text = true;
     ReplyView *view = nullptr;  // a chat reply: the text goes through it, not straight out
-    // --json: each token's line (token_json.h), written as on_logprobs receives it.
+    // --jsonl: each token's line (token_json.h), written as on_logprobs receives it.
     const vkllm_tokenizer *json = nullptr;
     std::vector<int32_t> ids;
     std::string text;

@@ -82,7 +82,7 @@ int cmd_run(int argc, char **argv) {
         std::string text = render_chat(o, l.model, turns, true, s);
         if (s != VKLLM_OK) return fail_with(s, "applying the chat template");
         prompt = chat_ids(tok, text, s);
-        if (!o.print_ids && !o.json)
+        if (!o.print_ids && !o.jsonl)
             view = std::make_unique<ReplyView>(
                 reply_format(o, l.model), vkllm_prompt_opens_reasoning(text.c_str()) != 0, o.color);
     } else if (!o.have_ids) {
@@ -91,7 +91,8 @@ int cmd_run(int argc, char **argv) {
     }
     if (s != VKLLM_OK) return fail_with(s, "tokenizing");
     if (o.verbose_prompt) print_prompt_tokens(tok, prompt);
-    if (!o.have_ids && !o.chat && !o.print_ids && !o.json && o.samples == 1) {
+    if (!o.have_ids && !o.chat && !o.print_ids && !o.jsonl && o.samples == 1 &&
+        o.constraint == Options::Constraint::None) {
         if (o.color) std::fputs(kPromptColor, stdout);
         std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
         if (o.color) std::fputs(kResetColor, stdout);
@@ -118,9 +119,9 @@ int cmd_run(int argc, char **argv) {
         return run_samples(o, l, prompt, limit);
     }
     Stream st;
-    st.print_text = !o.print_ids && !o.json;
+    st.print_text = !o.print_ids && !o.jsonl;
     st.view = view.get();
-    if (o.json) st.json = tok;
+    if (o.jsonl) st.json = tok;
     vkllm_generate_result r;
     std::signal(SIGINT, on_sigint);
     s = generate(o, l, rest, limit, st, r);
@@ -139,7 +140,7 @@ int cmd_run(int argc, char **argv) {
         for (size_t i = 0; i < st.ids.size(); ++i)
             std::printf("%s%d", i ? "," : "", st.ids[i]);
         std::printf("\n");
-    } else if (!o.json) {
+    } else if (!o.jsonl) {
         std::printf("\n");
     }
     print_stats(l, r);

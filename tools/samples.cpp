@@ -46,18 +46,20 @@ int run_samples(const Options &o, const Loaded &l, const std::vector<int32_t> &p
     std::vector<std::vector<int32_t>> out(n, std::vector<int32_t>(max_tokens ? max_tokens : 1));
     std::vector<vkllm_batch_sequence> seqs(n);
     const bool greedy = o.sampling.temperature <= 0;
+    // Greedy samples without a grammar need no sampler: the device's argmax decides.
+    const bool need_sampler = !greedy || l.grammar;
     for (uint32_t i = 0; i < n; ++i) {
         vkllm_sampling_params sp = o.sampling;
+        sp.grammar = l.grammar;
         // Seeds base, base + 1, ...: a sample reruns alone with --seed base + i.
         if (sp.seed != VKLLM_SEED_RANDOM) sp.seed += i;
         vkllm_sampler *sampler = nullptr;
-        if (!greedy) {
+        if (need_sampler) {
             s = vkllm_sampler_create(tok, &sp, &sampler);
             if (s != VKLLM_OK) return fail_with(s, "creating a sampler");
             samplers.items.push_back(sampler);
             vkllm_sampler_seed(sampler, &seeds[i]);
-            for (size_t k = 0; k < shared; ++k)
-                vkllm_sampler_accept(sampler, prompt[k]);
+            vkllm_sampler_accept_prompt(sampler, prompt.data(), shared);
         }
         seqs[i] = {sizeof(vkllm_batch_sequence), i, &prompt[shared], 1, sampler, out[i].data(), 0,
                    VKLLM_STOP_MAX_TOKENS};
@@ -90,7 +92,10 @@ int run_samples(const Options &o, const Loaded &l, const std::vector<int32_t> &p
         std::string text(len + 1, '\0');
         vkllm_detokenize(tok, b.tokens, b.n_generated, 0, text.data(), text.size(), &len);
         text.resize(len);
-        std::printf("%s%s\n", o.chat || o.have_ids ? "" : o.prompt.c_str(), text.c_str());
+        // As run prints one answer: the prompt first, unless it is a chat's or ids, or a
+        // grammar asks for the answer alone.
+        bool echo = !o.chat && !o.have_ids && o.constraint == Options::Constraint::None;
+        std::printf("%s%s\n", echo ? o.prompt.c_str() : "", text.c_str());
     }
     std::fflush(stdout);
     std::fprintf(stderr,

@@ -1,4 +1,4 @@
-// `vkllm run --json`: one JSON object per generated token, its log-probability and the most
+// `vkllm run --jsonl`: one JSON object per generated token, its log-probability and the most
 // likely alternatives, on one line each.
 #pragma once
 

@@ -20,7 +20,8 @@ type Sampler struct {
 }
 
 // NewSampler creates a sampler; with a model (nil: none) only its tokenizer's ids are
-// candidates.
+// candidates. With s.Grammar it keeps a parse state (see GrammarProgress); the grammar may be
+// closed afterwards.
 func NewSampler(m *Model, s Sampling) (*Sampler, error) {
 	var tok *C.vkllm_tokenizer
 	if m != nil {
@@ -31,7 +32,10 @@ func NewSampler(m *Model, s Sampling) (*Sampler, error) {
 		}
 		tok = C.vkllm_model_get_tokenizer(m.h)
 	}
-	raw, free := s.raw()
+	raw, free, err := s.raw()
+	if err != nil {
+		return nil, err
+	}
 	defer free()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

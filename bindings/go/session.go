@@ -152,6 +152,10 @@ type Sampling struct {
 	FrequencyPenalty float32
 	TypicalP         float32
 	LogitBias        map[int32]float32
+	// Grammar, when not nil, is the language the generated text must belong to; a generation
+	// then stops (StopEndOfGeneration) when the model ends a complete text or when nothing more
+	// can follow. It must be open while the sampler or generation is created.
+	Grammar *Grammar
 }
 
 // SeedRandom asks for a seed from the system's random source.
@@ -178,9 +182,10 @@ func Greedy() Sampling {
 	return s
 }
 
-// raw returns the C params and a function freeing the bias array they point to (C memory:
-// cgo forbids Go memory holding Go pointers in a call's arguments).
-func (s Sampling) raw() (C.vkllm_sampling_params, func()) {
+// raw returns the C params and a function, to call after the call that reads them, freeing
+// the bias array they point to (C memory: cgo forbids Go memory holding Go pointers in a call's
+// arguments) and letting go of the grammar, held open until then.
+func (s Sampling) raw() (C.vkllm_sampling_params, func(), error) {
 	var p C.vkllm_sampling_params
 	C.vkllm_sampling_params_init(&p)
 	p.temperature = C.float(s.Temperature)
@@ -193,8 +198,17 @@ func (s Sampling) raw() (C.vkllm_sampling_params, func()) {
 	p.presence_penalty = C.float(s.PresencePenalty)
 	p.frequency_penalty = C.float(s.FrequencyPenalty)
 	p.typical_p = C.float(s.TypicalP)
+	release := func() {}
+	if s.Grammar != nil {
+		h, done, err := s.Grammar.hold()
+		if err != nil {
+			return p, nil, err
+		}
+		p.grammar = h
+		release = done
+	}
 	if len(s.LogitBias) == 0 {
-		return p, func() {}
+		return p, release, nil
 	}
 	n := len(s.LogitBias)
 	arr := (*C.vkllm_logit_bias)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.vkllm_logit_bias{}))))
@@ -206,7 +220,7 @@ func (s Sampling) raw() (C.vkllm_sampling_params, func()) {
 	}
 	p.logit_bias = arr
 	p.n_logit_bias = C.size_t(n)
-	return p, func() { C.free(unsafe.Pointer(arr)) }
+	return p, func() { C.free(unsafe.Pointer(arr)); release() }, nil
 }
 
 // Token is one generated token and the text it completes (never half a UTF-8 character).
@@ -379,7 +393,10 @@ func (s *Session) GenerateWith(ctx context.Context, prompt []int32, sampling Sam
 	if len(prompt) > 0 {
 		ptr = (*C.int32_t)(unsafe.Pointer(&prompt[0]))
 	}
-	raw, free := sampling.raw()
+	raw, free, err := sampling.raw()
+	if err != nil {
+		return Generation{}, err
+	}
 	defer free()
 	var res C.vkllm_generate_result
 	res.struct_size = C.size_t(unsafe.Sizeof(res))
@@ -396,7 +413,7 @@ func (s *Session) GenerateWith(ctx context.Context, prompt []int32, sampling Sam
 	status := C.vkllmgo_generate(s.h, ptr, C.size_t(len(prompt)), &raw,
 		C.uint32_t(opts.MaxTokens), ignoreEOG, logprobs, C.int32_t(opts.TopLogprobs),
 		C.uintptr_t(h), &res)
-	err := check(status)
+	err = check(status)
 	runtime.UnlockOSThread()
 
 	if st.panic != nil {

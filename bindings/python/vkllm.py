@@ -235,6 +235,7 @@ class _SamplingParams(ctypes.Structure):
         ("typical_p", ctypes.c_float),
         ("logit_bias", ctypes.c_void_p),
         ("n_logit_bias", ctypes.c_size_t),
+        ("grammar", ctypes.c_void_p),
     ]
 
 
@@ -607,9 +608,10 @@ def _live(handle, what):
 
 def _sampling_params(temperature=0.8, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.0,
                      repeat_last_n=64, seed=0, presence_penalty=0.0, frequency_penalty=0.0,
-                     typical_p=1.0, logit_bias=None):
+                     typical_p=1.0, logit_bias=None, grammar=None):
     """vkllm_sampling_params from keyword arguments, and the bias array it points to (keep it
-    alive while the params are in use). logit_bias: {token: bias}, float("-inf") bans."""
+    alive while the params are in use). logit_bias: {token: bias}, float("-inf") bans;
+    grammar: a Grammar (kept open by the caller while the params are in use)."""
     sp = _params(_SamplingParams, _lib.vkllm_sampling_params_init)
     sp.temperature = temperature
     sp.top_k = top_k
@@ -626,6 +628,8 @@ def _sampling_params(temperature=0.8, top_k=40, top_p=0.95, min_p=0.05, repeat_p
     if items:
         sp.logit_bias = ctypes.cast(biases, ctypes.c_void_p)
         sp.n_logit_bias = len(items)
+    if grammar is not None:
+        sp.grammar = _live(grammar._handle, "grammar")
     return sp, biases
 
 
@@ -832,16 +836,23 @@ class Sampler:
     typical, top-p, min-p, temperature) with its seed and token history, for the logits of any
     session row. `model` (optional) limits the candidates to its tokenizer's ids. The keyword
     arguments and their defaults are Session.generate's; seed=SEED_RANDOM draws one (see
-    `seed`). Use as a context manager or call close()."""
+    `seed`). grammar (a Grammar, or GBNF text compiled for `model`) or json_schema (a dict or
+    JSON text, compiled for `model`) constrains the tokens it chooses (see progress()). Use as
+    a context manager or call close()."""
 
-    def __init__(self, model=None, **sampling):
+    def __init__(self, model=None, grammar=None, json_schema=None, **sampling):
         self._handle = None
-        sp, biases = _sampling_params(**sampling)
-        tok = (_lib.vkllm_model_get_tokenizer(_live(model._handle, "model"))
-               if model is not None else None)
-        handle = ctypes.c_void_p()
-        _check(_lib.vkllm_sampler_create(tok, ctypes.byref(sp), ctypes.byref(handle)))
-        del biases  # copied by the library
+        compiled, owned = _grammar_of(model, grammar, json_schema)
+        try:
+            sp, biases = _sampling_params(grammar=compiled, **sampling)
+            tok = (_lib.vkllm_model_get_tokenizer(_live(model._handle, "model"))
+                   if model is not None else None)
+            handle = ctypes.c_void_p()
+            _check(_lib.vkllm_sampler_create(tok, ctypes.byref(sp), ctypes.byref(handle)))
+            del biases  # copied by the library
+        finally:
+            if owned:
+                compiled.close()  # the sampler holds its own reference
         self._handle = handle
         self.model = model
 
@@ -1167,7 +1178,7 @@ class Session:
                  min_p=0.05, repeat_penalty=1.0, repeat_last_n=64, seed=0, stop=(), seq=0,
                  steps_per_submit=0, ignore_eog=False, presence_penalty=0.0,
                  frequency_penalty=0.0, typical_p=1.0, logit_bias=None, logprobs=False,
-                 top_logprobs=0):
+                 top_logprobs=0, grammar=None, json_schema=None):
         """Appends `prompt` (token ids) to sequence `seq` and yields the generated text as it
         streams, piece by piece (str; never half a UTF-8 character). The defaults are C's
         (vkllm_sampling_params_init); temperature 0: greedy.
@@ -1192,12 +1203,18 @@ class Session:
         logprobs (or top_logprobs > 0): `last_logprobs` gets, for each generated token, a tuple
         (token, logprob, [(id, logprob), ...]) with the top_logprobs (0 to MAX_TOP_LOGPROBS)
         most likely ids at its position, most likely first: the model's log-probabilities,
-        before temperature and penalties, computed on the device (vkllm_logprobs_fn)."""
+        before temperature and penalties, computed on the device (vkllm_logprobs_fn).
+
+        grammar (a Grammar, or GBNF text) or json_schema (a dict, or JSON text) constrains the
+        generated text to the grammar's language: it stops (STOP_END_OF_GENERATION) when the
+        model ends a complete text or when nothing more can follow. A bad grammar or schema
+        raises vkllm.Error here, before anything runs."""
         handle = self._idle()
         ids = (ctypes.c_int32 * max(len(prompt), 1))(*prompt)
+        compiled, _ = _grammar_of(self.model, grammar, json_schema)
         sp, biases = _sampling_params(
             temperature, top_k, top_p, min_p, repeat_penalty, repeat_last_n, seed,
-            presence_penalty, frequency_penalty, typical_p, logit_bias)
+            presence_penalty, frequency_penalty, typical_p, logit_bias, compiled)
         gp = _params(_GenerateParams, _lib.vkllm_generate_params_init)
         gp.seq = seq
         gp.max_tokens = max_tokens
@@ -1210,8 +1227,10 @@ class Session:
         if stops:
             gp.stop = stop_arr
             gp.n_stop = len(stops)
-        # The worker's vkllm_generate reads the stop strings and the biases: alive till then.
-        return self._stream(handle, ids, len(prompt), sp, gp, (stop_arr, biases))
+        # The worker's vkllm_generate reads the stop strings, the biases and the grammar: alive
+        # till then, even if the Grammar is closed before the stream starts.
+        return self._stream(handle, ids, len(prompt), sp, gp,
+                            (stop_arr, biases, compiled._ref if compiled else None))
 
     def _stream(self, handle, ids, n_prompt, sp, gp, keep_alive):
         # vkllm_generate runs on a worker thread and streams through on_token into a queue;
@@ -1799,4 +1818,154 @@ def _session_profile(self):
 for _f in (_session_truncate, _session_eval, _session_decode, _session_decode_greedy,
            _session_layer_kv_bytes, _session_profile):
     setattr(Session, _f.__name__[len("_session_"):], _f)
+del _f
+
+
+# ---------------------------------------------------------------------------------------------
+# Grammars: output an app can parse (issue 27). Sampler and Session.generate take grammar= and
+# json_schema=; the Sampler methods below are attached as the low-level steps above are.
+# ---------------------------------------------------------------------------------------------
+
+GRAMMAR_INCOMPLETE = 0  # more text is needed: end tokens are not allowed
+GRAMMAR_COMPLETE = 1  # the text may end here, or go on
+GRAMMAR_FINISHED = 2  # the text is complete and nothing can follow
+
+_declare({
+    "vkllm_grammar_create": (_status, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                                       ctypes.POINTER(ctypes.c_void_p)]),
+    "vkllm_grammar_create_from_json_schema": (_status, [ctypes.c_void_p, ctypes.c_char_p,
+                                                        ctypes.POINTER(ctypes.c_void_p)]),
+    "vkllm_json_schema_to_gbnf": (_status, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t,
+                                            _p_size]),
+    "vkllm_grammar_destroy": (None, [ctypes.c_void_p]),
+    "vkllm_sampler_get_grammar_progress": (_status, [ctypes.c_void_p,
+                                                     ctypes.POINTER(ctypes.c_int32)]),
+    "vkllm_sampler_accept_prompt": (_status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32),
+                                              ctypes.c_size_t]),
+    "vkllm_sampler_apply_grammar": (_status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_float),
+                                              ctypes.c_size_t]),
+})
+
+
+def _schema_text(schema):
+    """A JSON Schema as the JSON text the library reads: a str is taken as it is, anything else
+    (a dict, True) is json.dumps'ed."""
+    return (schema if isinstance(schema, str) else json.dumps(schema)).encode()
+
+
+def _vocabulary(model_or_tokenizer):
+    """The vkllm_tokenizer of a Model or a Tokenizer."""
+    if isinstance(model_or_tokenizer, Tokenizer):
+        return model_or_tokenizer._h()
+    return _lib.vkllm_model_get_tokenizer(_live(model_or_tokenizer._handle, "model"))
+
+
+class _GrammarRef:
+    """Owns a vkllm_grammar until its last Python reference goes: the Grammar's, and those of
+    the generations given it that have not run yet (Grammar.close() must not free a handle one
+    of them will still pass to the library; the library keeps its own once a sampler or a
+    generation has started)."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __del__(self):
+        _lib.vkllm_grammar_destroy(self.handle)
+
+
+class Grammar:
+    """A grammar compiled for a vocabulary (vkllm_grammar): generated text must be a string of
+    its language. Grammar(model, gbnf, root=None) compiles GBNF text (llama.cpp's format; root:
+    the rule to start from, "root" by default) for a Model's or Tokenizer's vocabulary;
+    Grammar.from_json_schema(model, schema) compiles a JSON Schema (a dict, or JSON text). A bad
+    grammar raises vkllm.Error (ERR_INVALID_ARGUMENT, "line L, column C: ..."); a schema keyword
+    the converter cannot enforce raises ERR_UNSUPPORTED naming it. Read-only once compiled: any
+    number of Samplers and generations share it, and they keep working after close(). Use as a
+    context manager or call close()."""
+
+    def __init__(self, model, gbnf, root=None):
+        self._ref = None
+        handle = ctypes.c_void_p()
+        _check(_lib.vkllm_grammar_create(
+            _vocabulary(model), gbnf.encode() if isinstance(gbnf, str) else bytes(gbnf),
+            root.encode() if root is not None else None, ctypes.byref(handle)))
+        self._ref = _GrammarRef(handle)
+
+    @classmethod
+    def from_json_schema(cls, model, schema):
+        g = cls.__new__(cls)
+        g._ref = None
+        handle = ctypes.c_void_p()
+        _check(_lib.vkllm_grammar_create_from_json_schema(
+            _vocabulary(model), _schema_text(schema), ctypes.byref(handle)))
+        g._ref = _GrammarRef(handle)
+        return g
+
+    @property
+    def _handle(self):
+        return self._ref.handle if self._ref is not None else None
+
+    def close(self):
+        self._ref = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def json_schema_to_gbnf(schema):
+    """The GBNF text a JSON Schema (a dict, or JSON text) converts to, to read or edit and pass
+    to Grammar."""
+    text = _schema_text(schema)
+    return _sized(lambda b, c, n: _lib.vkllm_json_schema_to_gbnf(text, b, c, n)).decode()
+
+
+def _grammar_of(model, grammar, json_schema):
+    """The Grammar that grammar= or json_schema= asks for, and whether it was compiled here
+    (for `model`) and is the caller's to close."""
+    if grammar is not None and json_schema is not None:
+        raise ValueError("pass grammar= or json_schema=, not both")
+    if isinstance(grammar, Grammar):
+        return grammar, False
+    if grammar is None and json_schema is None:
+        return None, False
+    if model is None:
+        raise ValueError("a grammar given as text needs a model to compile it for")
+    if grammar is not None:
+        return Grammar(model, grammar), True
+    return Grammar.from_json_schema(model, json_schema), True
+
+
+def _sampler_progress(self):
+    """GRAMMAR_INCOMPLETE, GRAMMAR_COMPLETE or GRAMMAR_FINISHED: where the sampler's grammar
+    stands after the tokens accepted (FINISHED: the text is done, stop; COMPLETE without a
+    grammar)."""
+    out = ctypes.c_int32(0)
+    _check(_lib.vkllm_sampler_get_grammar_progress(_live(self._handle, "sampler"),
+                                                   ctypes.byref(out)))
+    return out.value
+
+
+def _sampler_accept_prompt(self, tokens):
+    """Prompt tokens, for the penalties' history only: they do not advance the grammar (accept()
+    does, for generated tokens, and raises for one the grammar does not allow)."""
+    _check(_lib.vkllm_sampler_accept_prompt(_live(self._handle, "sampler"), _int32s(tokens),
+                                            len(tokens)))
+
+
+def _sampler_apply_grammar(self, logits):
+    """Sets to -inf each logit whose token the grammar does not allow next, for an app's own
+    sampling chain. An array.array('f') is changed in place and returned; any other sequence of
+    floats gives a new array.array('f')."""
+    row = logits if isinstance(logits, array.array) and logits.typecode == "f" else array.array(
+        "f", logits)
+    ptr = (ctypes.c_float * max(len(row), 1)).from_buffer(row) if len(row) else None
+    _check(_lib.vkllm_sampler_apply_grammar(_live(self._handle, "sampler"), ptr, len(row)))
+    return row
+
+
+for _f in (_sampler_progress, _sampler_accept_prompt, _sampler_apply_grammar):
+    setattr(Sampler, _f.__name__[len("_sampler_"):], _f)
 del _f

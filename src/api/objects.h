@@ -3,21 +3,31 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 
 #include "engine/generate.h"
 #include "engine/model.h"
 #include "engine/session.h"
 #include "format/gguf.h"
 #include "gpu/context.h"
+#include "grammar/token_trie.h"
 #include "tokenizer/tokenizer.h"
 
 struct vkllm_gguf {
     std::shared_ptr<const vkllm::format::GgufFile> file;  // a loaded model's is shared
 };
 
+// The token trie of a tokenizer's vocabulary, built by the first grammar compiled for it and
+// shared by every later one (a grammar keeps it alive on its own).
+struct vkllm_token_trie_cache {
+    std::mutex mutex;
+    std::shared_ptr<const vkllm::grammar::TokenTrie> trie;
+};
+
 // Shared: a model will hand out its tokenizer while keeping it.
 struct vkllm_tokenizer {
     std::shared_ptr<const vkllm::tokenizer::Tokenizer> impl;
+    std::shared_ptr<vkllm_token_trie_cache> trie = std::make_shared<vkllm_token_trie_cache>();
 };
 
 struct vkllm_model {

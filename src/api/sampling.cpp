@@ -32,6 +32,11 @@ engine::SamplingOptions sampling_options(const vkllm_sampling_params *given, siz
     for (size_t i = 0; i < p.n_logit_bias; ++i)
         o.logit_bias.emplace_back(p.logit_bias[i].token, p.logit_bias[i].bias);
     o.seed = p.seed;
+    o.grammar = compiled_grammar(p.grammar);
+    if (o.grammar && n_candidates && o.grammar->trie->vocab_size() != n_candidates)
+        fail(VKLLM_ERR_INVALID_ARGUMENT,
+             "%s: params->grammar was compiled for a vocabulary of %zu tokens; this one has %zu",
+             fn, o.grammar->trie->vocab_size(), n_candidates);
     engine::check_sampling(o, n_candidates, fn);
     return o;
 }
@@ -93,6 +98,40 @@ vkllm_status vkllm_sampler_accept(vkllm_sampler *sampler, int32_t token) {
     return guard([&] {
         require_arg(sampler, "vkllm_sampler_accept", "sampler");
         sampler->impl.accept(token);
+    });
+}
+
+vkllm_status vkllm_sampler_accept_prompt(vkllm_sampler *sampler, const int32_t *tokens, size_t n) {
+    return guard([&] {
+        const char *fn = "vkllm_sampler_accept_prompt";
+        require_arg(sampler, fn, "sampler");
+        if (n > 0) require_arg(tokens, fn, "tokens");
+        for (size_t i = 0; i < n; ++i)
+            sampler->impl.accept_prompt(tokens[i]);
+    });
+}
+
+vkllm_status vkllm_sampler_get_grammar_progress(const vkllm_sampler *sampler,
+                                                vkllm_grammar_progress *progress) {
+    return guard([&] {
+        const char *fn = "vkllm_sampler_get_grammar_progress";
+        require_arg(sampler, fn, "sampler");
+        require_arg(progress, fn, "progress");
+        *progress = vkllm_grammar_progress(sampler->impl.progress());
+    });
+}
+
+vkllm_status vkllm_sampler_apply_grammar(vkllm_sampler *sampler, float *logits, size_t n_vocab) {
+    return guard([&] {
+        const char *fn = "vkllm_sampler_apply_grammar";
+        require_arg(sampler, fn, "sampler");
+        require_arg(logits, fn, "logits");
+        if (n_vocab == 0 || n_vocab < sampler->n_candidates)
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "%s: a row of %zu logits; the tokenizer has %zu ids (pass "
+                 "vkllm_model_info.n_vocab)",
+                 fn, n_vocab, sampler->n_candidates);
+        sampler->impl.apply_grammar(logits, n_vocab);
     });
 }
 

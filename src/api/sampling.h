@@ -1,6 +1,7 @@
 // vkllm_sampling_params as the engine's sampling options, and the vkllm_sampler handle.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "engine/sampler.h"
@@ -18,5 +19,8 @@ namespace vkllm::api {
 // names ids below `n_candidates` (0: unchecked). Throws VKLLM_ERR_INVALID_ARGUMENT.
 engine::SamplingOptions sampling_options(const vkllm_sampling_params *given, size_t n_candidates,
                                          const char *fn);
+
+// What a grammar handle holds (NULL for NULL), for the samplers that keep it.
+std::shared_ptr<const grammar::CompiledGrammar> compiled_grammar(const vkllm_grammar *grammar);
 
 }  // namespace vkllm::api

@@ -88,7 +88,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     result.seed = sampler.seed();
     TokenLogprobs logprobs(o.top_logprobs, bool(o.on_logprobs));
     for (int32_t t : prompt)
-        sampler.accept(t);
+        sampler.accept_prompt(t);
 
     std::vector<float> logits(model.config().n_vocab);
     auto t0 = std::chrono::steady_clock::now();
@@ -162,6 +162,12 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         emit(token, released);
         if (stopped) {
             result.reason = StopReason::StopString;
+            break;
+        }
+        // A grammar that nothing can follow ends the text as an end token would, without
+        // decoding the last token (as if the end token were sampled next).
+        if (sampler.progress() == grammar::Progress::Finished) {
+            result.reason = StopReason::EndOfGeneration;
             break;
         }
         if (result.n_generated >= o.max_tokens) {

@@ -50,7 +50,7 @@ void generate_batch(Session &session, std::vector<BatchSequence> &seqs, uint32_t
         b.tokens.clear();
         b.reason = StopReason::MaxTokens;
         for (int32_t t : b.prompt)
-            b.sampler->accept(t);
+            b.sampler->accept_prompt(t);
         float *row = max_tokens ? logits.data() : nullptr;
         session.prefill(b.seq, b.prompt.data(), b.prompt.size(), row);
         if (!max_tokens) continue;
@@ -72,7 +72,11 @@ void generate_batch(Session &session, std::vector<BatchSequence> &seqs, uint32_t
             }
             b.sampler->accept(next[i]);
             b.tokens.push_back(next[i]);
-            if (b.tokens.size() < max_tokens) still.push_back(i);
+            // A finished grammar ends the sequence here, its last token not decoded.
+            if (b.sampler->progress() == grammar::Progress::Finished)
+                b.reason = StopReason::EndOfGeneration;
+            else if (b.tokens.size() < max_tokens)
+                still.push_back(i);
         }
         going.swap(still);
         if (going.empty()) return;

@@ -106,6 +106,7 @@ Sampler::Sampler(const SamplingOptions &options)
                        (options.repeat_penalty != 1.0f || options.presence_penalty != 0.0f ||
                         options.frequency_penalty != 0.0f))),
       seed_(options.seed) {
+    if (opt_.grammar) constraint_.emplace(opt_.grammar);
     if (seed_ == kSeedRandom) {
         // Read once: two random_device words, since one may be only 32 bits wide.
         std::random_device source;
@@ -117,6 +118,11 @@ Sampler::Sampler(const SamplingOptions &options)
 }
 
 void Sampler::accept(int32_t token) {
+    if (constraint_) constraint_->accept(token);
+    accept_prompt(token);
+}
+
+void Sampler::accept_prompt(int32_t token) {
     if (opt_.repeat_last_n == 0 || !changes_logits_) return;
     recent_.push_back(token);
     ++in_[token];
@@ -130,9 +136,35 @@ void Sampler::reset() {
     recent_.clear();
     in_.clear();
     rng_.seed(seed_);
+    if (constraint_) constraint_->reset();
+}
+
+void Sampler::apply_grammar(float *logits, size_t n_ids) {
+    if (constraint_) constraint_->mask(logits, n_ids);
 }
 
 int32_t Sampler::sample(float *logits, size_t n_ids, int32_t argmax) {
+    if (!constraint_) return choose(logits, n_ids, argmax);
+    if (constraint_->progress() == grammar::Progress::Finished) {
+        for (int32_t end : opt_.grammar->end_tokens)
+            if (size_t(end) < n_ids) return end;
+        fail(VKLLM_ERR_INVALID_ARGUMENT,
+             "sampling: the grammar is finished and the vocabulary has no end-of-generation "
+             "token to end the text with");
+    }
+    // The chain changes the row in place; the second pass, if any, starts from it as given.
+    unconstrained_.assign(logits, logits + n_ids);
+    int32_t token = choose(logits, n_ids, argmax);
+    if (constraint_->allows(token)) return token;
+    std::copy(unconstrained_.begin(), unconstrained_.end(), logits);
+    if (constraint_->mask(logits, n_ids) == 0)
+        fail(VKLLM_ERR_INVALID_ARGUMENT,
+             "sampling: the grammar allows no token here (the vocabulary cannot spell any "
+             "continuation of the text so far)");
+    return choose(logits, n_ids, argmax);
+}
+
+int32_t Sampler::choose(float *logits, size_t n_ids, int32_t argmax) {
     if (!needs_logits()) return argmax;
     for (auto [token, bias] : opt_.logit_bias)
         if (size_t(token) < n_ids) logits[token] += bias;

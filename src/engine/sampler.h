@@ -4,10 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <random>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "grammar/constraint.h"
 
 namespace vkllm::engine {
 
@@ -26,6 +30,9 @@ struct SamplingOptions {
     float frequency_penalty = 0.0f;
     std::vector<std::pair<int32_t, float>> logit_bias;  // -INFINITY bans the token
     uint64_t seed = 0;                                  // kSeedRandom: from the system
+    // The text generated must follow it: the sampler checks the token its chain chose and
+    // masks the logits only when that token is not allowed.
+    std::shared_ptr<const grammar::CompiledGrammar> grammar;
 };
 
 // Throws VKLLM_ERR_INVALID_ARGUMENT naming the first option out of its range (NaN, a negative
@@ -39,19 +46,32 @@ class Sampler {
     explicit Sampler(const SamplingOptions &options);
 
     // Greedy decoding with nothing that changes logits reads only the device's argmax.
-    bool needs_logits() const { return !greedy_ || changes_logits_; }
+    bool needs_logits() const { return !greedy_ || changes_logits_ || constraint_; }
     uint64_t seed() const { return seed_; }
 
     // Chooses among the first `n_ids` entries of `logits` (modified in place), the ids the
     // tokenizer knows, whatever follows them; `argmax` is the device's pick among those same
     // ids, used when needs_logits() is false.
+    // Under a grammar that is finished, the first end token of the vocabulary.
     int32_t sample(float *logits, size_t n_ids, int32_t argmax);
-    // A token of the sequence (prompt or generated), for the penalties.
+    // A generated token: the penalties' history, and the grammar's state (which throws
+    // VKLLM_ERR_INVALID_ARGUMENT, nothing changed, for a token it does not allow).
     void accept(int32_t token);
-    // Forgets the history and restarts the generator from seed().
+    // A prompt token: the penalties' history only.
+    void accept_prompt(int32_t token);
+    // Forgets the history, restarts the generator from seed() and the grammar from its start.
     void reset();
 
+    // Complete when there is no grammar.
+    grammar::Progress progress() const {
+        return constraint_ ? constraint_->progress() : grammar::Progress::Complete;
+    }
+    // Sets -INFINITY on the logits of tokens the grammar does not allow next (none without one).
+    void apply_grammar(float *logits, size_t n_ids);
+
   private:
+    int32_t choose(float *logits, size_t n_ids, int32_t argmax);
+
     SamplingOptions opt_;
     bool greedy_;
     bool changes_logits_;
@@ -59,6 +79,8 @@ class Sampler {
     std::mt19937_64 rng_;
     std::vector<int32_t> recent_;          // the last repeat_last_n tokens, oldest first
     std::unordered_map<int32_t, int> in_;  // how often each token is in recent_
+    std::optional<grammar::Constraint> constraint_;
+    std::vector<float> unconstrained_;  // the row as given, for a second pass under the mask
 };
 
 }  // namespace vkllm::engine

@@ -420,11 +420,12 @@ pub struct vkllm_sampling_params {
     pub typical_p: f32,
     pub logit_bias: *const vkllm_logit_bias,
     pub n_logit_bias: usize,
+    pub grammar: *const vkllm_grammar,
 }
 
 impl Default for vkllm_sampling_params {
     fn default() -> Self {
-        // SAFETY: zero (a NULL bias array) is valid for every field.
+        // SAFETY: zero (a NULL bias array, no grammar) is valid for every field.
         unsafe { std::mem::zeroed() }
     }
 }
@@ -474,6 +475,16 @@ pub struct vkllm_batch_sequence {
 pub struct vkllm_sampler {
     _opaque: [u8; 0],
 }
+
+#[repr(C)]
+pub struct vkllm_grammar {
+    _opaque: [u8; 0],
+}
+
+pub type vkllm_grammar_progress = i32;
+pub const VKLLM_GRAMMAR_INCOMPLETE: vkllm_grammar_progress = 0;
+pub const VKLLM_GRAMMAR_COMPLETE: vkllm_grammar_progress = 1;
+pub const VKLLM_GRAMMAR_FINISHED: vkllm_grammar_progress = 2;
 
 pub type vkllm_token_fn = Option<
     unsafe extern "C" fn(
@@ -894,6 +905,39 @@ extern "C" {
         params: *const vkllm_generate_params,
     ) -> vkllm_status;
     pub fn vkllm_model_gguf(model: *const vkllm_model) -> *const vkllm_gguf;
+
+    pub fn vkllm_grammar_create(
+        tokenizer: *const vkllm_tokenizer,
+        gbnf: *const c_char,
+        root: *const c_char,
+        out: *mut *mut vkllm_grammar,
+    ) -> vkllm_status;
+    pub fn vkllm_grammar_create_from_json_schema(
+        tokenizer: *const vkllm_tokenizer,
+        schema: *const c_char,
+        out: *mut *mut vkllm_grammar,
+    ) -> vkllm_status;
+    pub fn vkllm_json_schema_to_gbnf(
+        schema: *const c_char,
+        buf: *mut c_char,
+        capacity: usize,
+        length: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_grammar_destroy(grammar: *mut vkllm_grammar);
+    pub fn vkllm_sampler_get_grammar_progress(
+        sampler: *const vkllm_sampler,
+        progress: *mut vkllm_grammar_progress,
+    ) -> vkllm_status;
+    pub fn vkllm_sampler_accept_prompt(
+        sampler: *mut vkllm_sampler,
+        tokens: *const i32,
+        n: usize,
+    ) -> vkllm_status;
+    pub fn vkllm_sampler_apply_grammar(
+        sampler: *mut vkllm_sampler,
+        logits: *mut f32,
+        n_vocab: usize,
+    ) -> vkllm_status;
 }
 
 #[cfg(test)]
@@ -915,8 +959,9 @@ mod tests {
         assert_eq!(offset_of!(vkllm_eval_params, positions), 16);
         assert_eq!(size_of::<vkllm_eval_params>(), 32);
         assert_eq!(size_of::<vkllm_token_logprob>(), 8);
-        assert_eq!(size_of::<vkllm_sampling_params>(), 72);
+        assert_eq!(size_of::<vkllm_sampling_params>(), 80);
         assert_eq!(offset_of!(vkllm_sampling_params, logit_bias), 56);
+        assert_eq!(offset_of!(vkllm_sampling_params, grammar), 72);
         assert_eq!(size_of::<vkllm_logit_bias>(), 8);
         assert_eq!(size_of::<vkllm_generate_result>(), 56);
         assert_eq!(size_of::<vkllm_session_info>(), 48);

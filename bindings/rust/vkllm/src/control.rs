@@ -22,12 +22,15 @@ unsafe impl Send for Sampler {}
 
 impl Sampler {
     /// A sampler whose candidates are `model`'s tokenizer ids (None: every entry of a row).
+    /// With [`Sampling::grammar`] it keeps a parse state (see [`Sampler::grammar_progress`]);
+    /// the grammar may be dropped afterwards.
     pub fn new(model: Option<&Model>, sampling: &Sampling) -> Result<Sampler> {
         let mut biases = Vec::new();
         let params = sampling.to_raw(&mut biases);
         let tokenizer = model.map_or(ptr::null(), |m| m.tokenizer().as_raw());
         let mut out = ptr::null_mut();
-        // SAFETY: params and the biases they point to are valid for the call (copied by it).
+        // SAFETY: params, the biases and the grammar they point to are valid for the call
+        // (the biases are copied, the grammar referenced by the sampler).
         check(unsafe { sys::vkllm_sampler_create(tokenizer, &params, &mut out) })?;
         NonNull::new(out)
             .map(|raw| Sampler { raw })
@@ -55,6 +58,10 @@ impl Sampler {
     pub fn reset(&mut self) -> Result<()> {
         // SAFETY: valid handle.
         check(unsafe { sys::vkllm_sampler_reset(self.raw.as_ptr()) })
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut sys::vkllm_sampler {
+        self.raw.as_ptr()
     }
 
     /// The seed the draws come from (the one drawn for [`SEED_RANDOM`]).

@@ -30,6 +30,7 @@ mod chat;
 mod control;
 mod device;
 mod gguf;
+mod grammar;
 mod lowlevel;
 mod reply;
 mod tokenizer;
@@ -37,6 +38,7 @@ pub use chat::{chat_apply_template, chat_render, chat_render_json, ChatOptions, 
 pub use control::{CancelHandle, KvType, Sampler, SessionInfo, SEED_RANDOM};
 pub use device::{devices, version_string, DeviceInfo, DeviceType, RuntimeStats, SelfCheck};
 pub use gguf::{ggml_type_name, Gguf, GgufKey, GgufType, ModelSummary, TensorInfo};
+pub use grammar::{json_schema_to_gbnf, Grammar, GrammarProgress, Vocabulary};
 pub use lowlevel::{KernelTime, SessionOptions, SessionStats};
 pub use reply::{prompt_opens_reasoning, ReplyFormat, ReplyParser, ReplyPart, ToolCall};
 pub use tokenizer::{Detokenizer, Tokenizer, TokenizerInfo};
@@ -379,6 +381,10 @@ pub struct Sampling {
     pub typical_p: f32,
     /// (token, bias) pairs; `f32::NEG_INFINITY` bans the token.
     pub logit_bias: Vec<(i32, f32)>,
+    /// The language the generated text must belong to (None: any text). A generation with a
+    /// grammar stops with [`StopReason::EndOfGeneration`] when the model ends a complete text
+    /// or when nothing more can follow.
+    pub grammar: Option<Grammar>,
 }
 
 impl Default for Sampling {
@@ -399,6 +405,7 @@ impl Default for Sampling {
             frequency_penalty: raw.frequency_penalty,
             typical_p: raw.typical_p,
             logit_bias: Vec::new(),
+            grammar: None,
         }
     }
 }
@@ -412,7 +419,8 @@ impl Sampling {
         }
     }
 
-    /// The C params; they point into `biases`, which must outlive their use.
+    /// The C params; they point into `biases` and to `self`'s grammar, which must outlive
+    /// their use.
     fn to_raw(&self, biases: &mut Vec<sys::vkllm_logit_bias>) -> sys::vkllm_sampling_params {
         *biases = self
             .logit_bias
@@ -434,6 +442,7 @@ impl Sampling {
         raw.typical_p = self.typical_p;
         raw.logit_bias = biases.as_ptr();
         raw.n_logit_bias = biases.len();
+        raw.grammar = self.grammar.as_ref().map_or(ptr::null(), Grammar::as_raw);
         raw
     }
 }
