@@ -129,6 +129,37 @@ TEST(JsonSchema, ExtraKeysAreAnyKeyButTheDeclaredOnes) {
     EXPECT_FALSE(matches(closed, R"({"a": 1, "b": 2})"));  // additionalProperties false by default
 }
 
+TEST(JsonSchema, RequiredKeysNotDeclaredComeAfterTheDeclaredOnesWithTheExtraSchema) {
+    auto g = schema(R"({"properties": {"x": {"const": 0}}, "required": ["b", "a"],
+        "additionalProperties": {"type": "boolean"}})");
+    EXPECT_TRUE(matches(g, R"({"b": true, "a": false})"));
+    EXPECT_TRUE(matches(g, R"({"x": 0, "b": true, "a": false, "c": true})"));
+    EXPECT_FALSE(matches(g, R"({"b": 1, "a": false})"));
+    EXPECT_FALSE(matches(g, R"({"b": true})"));
+    auto any = schema(R"({"required": ["k"]})");
+    EXPECT_TRUE(matches(any, R"({"k": [1, {"z": null}]})"));
+    EXPECT_FALSE(matches(any, R"({})"));
+}
+
+TEST(JsonSchema, EqualSubschemasShareOneRule) {
+    std::string gbnf = json_schema_to_gbnf(R"({"properties": {
+        "a": {"type": "string", "maxLength": 40}, "b": {"type": "string", "maxLength": 40},
+        "c": {"type": "string", "maxLength": 41}}})");
+    size_t first = gbnf.find("char{0,40}");
+    ASSERT_NE(first, std::string::npos) << gbnf;
+    EXPECT_EQ(gbnf.find("char{0,40}", first + 1), std::string::npos) << gbnf;
+    EXPECT_NE(gbnf.find("char{0,41}"), std::string::npos) << gbnf;
+}
+
+TEST(JsonSchema, APropertyWhoseSchemaIsFalseNeverAppears) {
+    auto g = schema(R"({"properties": {"a": false, "b": {"const": 1}},
+        "additionalProperties": {"type": "integer"}})");
+    EXPECT_TRUE(matches(g, R"({"b": 1})"));
+    EXPECT_TRUE(matches(g, R"({"b": 1, "c": 2})"));
+    EXPECT_FALSE(matches(g, R"({"a": 1})"));
+    EXPECT_FALSE(matches(g, R"({"b": 1, "a": 1})"));
+}
+
 TEST(JsonSchema, OptionalPropertiesMayAppearInAnySubsetInSchemaOrder) {
     auto g = schema(R"({"properties": {"a": {"const": 1}, "b": {"const": 2}, "c": {"const": 3},
         "d": {"const": 4}}, "required": ["b"]})");
@@ -190,7 +221,7 @@ TEST(JsonSchemaRefusals, EachUnsupportedKeywordIsNamedWithItsPointer) {
          "keyword 'propertyNames' at #/properties/a~1b~0"},
         {R"({"$defs": {"x": {"unevaluatedProperties": false}}, "$ref": "#/$defs/x"})",
          "keyword 'unevaluatedProperties' at #/$defs/x"},
-        {R"({"properties": {"a": false}})", "keyword 'false' at #/properties/a"},
+        {R"({"anyOf": [{"type": "null"}, false]})", "keyword 'false' at #/anyOf/1"},
         {R"({"type": "string", "maxLength": 100000})", "keyword 'maxLength' at #"},
         {R"({"type": "integer", "maximum": 1e20})", "keyword 'maximum' at #"},
     };
@@ -232,6 +263,8 @@ TEST(JsonSchemaErrors, MalformedSchemasSayWhatIsWrongAndWhere) {
         {"{\"type\": ", "JSON"},
         {"{\"enum\": [\"a\xDB\"]}", "is not valid UTF-8 at byte 12"},
         {"[1, 2]", "a schema must be an object or a boolean"},
+        {R"({"properties": {"a": false}, "required": ["a"]})",
+         "at #/properties/a: a required property whose schema is false"},
     };
     for (const Case &c : cases) {
         Failure f = convert_error(c.schema);
@@ -254,14 +287,26 @@ TEST(JsonSchemaLimits, HostileSizesStopAtTheLimitsWithAnError) {
         big_enum += (i ? "," : "") + std::to_string(i);
     f = convert_error(big_enum + "]}");
     EXPECT_EQ(f.status, VKLLM_ERR_UNSUPPORTED) << f.message;
-    // Many long strings: the repetitions expand past the GBNF parser's size limits.
+    // Many long strings of different lengths (equal ones share a rule): the repetitions expand
+    // past the GBNF parser's size limits.
     std::string wide = R"({"type": "object", "properties": {)";
     for (int i = 0; i < 200; ++i)
         wide += (i ? ", " : "") + std::string("\"p") + std::to_string(i) +
-                R"(": {"type": "string", "maxLength": 4096})";
+                R"(": {"type": "string", "maxLength": )" + std::to_string(4096 - i) + "}";
     f = convert_error(wide + "}}");
     EXPECT_EQ(f.status, VKLLM_ERR_INVALID_ARGUMENT) << f.message;
     EXPECT_NE(f.message.find("too large"), std::string::npos) << f.message;
+    // Many names alike past the 48 characters a rule name keeps: each gets its own suffix.
+    std::string alike = R"({"type": "object", "properties": {)";
+    std::string stem(60, 'k');
+    for (int i = 0; i < 2000; ++i)
+        alike +=
+            (i ? ", " : "") + std::string("\"") + stem + std::to_string(i) + R"(": {"const": 1})";
+    auto g = schema(alike + "}}");
+    EXPECT_TRUE(matches(g, "{\"" + stem + "1999\": 1}"));
+    EXPECT_FALSE(matches(g, "{\"" + stem + "2000\": 1}"));
+    f = convert_error(alike + R"(}, "additionalProperties": true})");
+    EXPECT_EQ(f.status, VKLLM_ERR_INVALID_ARGUMENT) << f.message;
     // A $ref chain through many definitions: each hop counts toward the depth limit.
     std::string chain = R"({"$ref": "#/$defs/d0", "$defs": {)";
     for (int i = 0; i < 100; ++i)

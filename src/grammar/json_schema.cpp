@@ -92,6 +92,8 @@ class Converter {
     std::set<std::string> taken_;
     std::set<std::string> primitives_added_;
     std::map<std::string, std::string> ref_rules_;  // "#/$defs/X" -> its rule's name
+    std::map<std::string, size_t> next_suffix_;
+    std::map<std::string, std::string> rule_of_body_;
 
     [[noreturn]] static void unsupported(const std::string &keyword, const std::string &ptr,
                                          const std::string &why = "") {
@@ -111,9 +113,12 @@ class Converter {
 
     // A fresh rule name: `base`, else base-2, base-3...
     std::string fresh_name(const std::string &base) {
-        std::string name = sanitize(base);
-        for (int i = 2; taken_.count(name); ++i)
-            name = sanitize(base) + "-" + std::to_string(i);
+        std::string stem = sanitize(base), name = stem;
+        // The next suffix to try per stem: many properties with one long prefix (names are cut
+        // at 48 characters) would otherwise make the search quadratic.
+        size_t &next = next_suffix_[stem];
+        while (taken_.count(name))
+            name = stem + "-" + std::to_string(next++ + 2);
         taken_.insert(name);
         return name;
     }
@@ -130,11 +135,15 @@ class Converter {
         return name;
     }
 
-    // Writes `body` as a new rule named after `hint` and returns its name.
+    // Writes `body` as a new rule named after `hint` and returns its name; a body written
+    // before is the same language, so its rule is reused (twenty `maxLength: 40` strings
+    // expand one repetition, not twenty).
     std::string named(const std::string &hint, const std::string &body) {
-        std::string name = fresh_name(hint);
-        add_rule(name, body);
-        return name;
+        auto [it, added] = rule_of_body_.emplace(body, std::string());
+        if (!added) return it->second;
+        it->second = fresh_name(hint);
+        add_rule(it->second, body);
+        return it->second;
     }
 
     static const Value *get(const Value &schema, const char *key) {
@@ -303,22 +312,32 @@ class Converter {
     std::string object_rule(const Value &schema, const std::string &ptr, const std::string &hint,
                             int depth) {
         primitive("space");
-        std::vector<std::pair<std::string, const Value *>> props;
-        std::vector<std::string> prop_ptrs;
-        if (const Value *p = get(schema, "properties")) {
-            if (!p->is_dict()) invalid(ptr + "/properties", "'properties' must be an object");
-            for (const auto &[key, value] : p->dict().items) {
-                props.emplace_back(key.str(), &value);
-                prop_ptrs.push_back(ptr + "/properties/" + pointer_token(key.str()));
-            }
-        }
         std::set<std::string> required;
+        std::vector<std::string> required_order;  // undeclared ones are added in this order
         if (const Value *r = get(schema, "required")) {
             if (!r->is_list()) invalid(ptr + "/required", "'required' must be an array of strings");
             for (const Value &name : r->list()) {
                 if (!name.is_str())
                     invalid(ptr + "/required", "'required' must be an array of strings");
-                required.insert(name.str());
+                if (required.insert(name.str()).second) required_order.push_back(name.str());
+            }
+        }
+        std::vector<std::pair<std::string, const Value *>> props;
+        std::vector<std::string> prop_ptrs;
+        std::vector<std::string> names;  // every declared name: extra keys must differ from them
+        if (const Value *p = get(schema, "properties")) {
+            if (!p->is_dict()) invalid(ptr + "/properties", "'properties' must be an object");
+            for (const auto &[key, value] : p->dict().items) {
+                std::string at = ptr + "/properties/" + pointer_token(key.str());
+                names.push_back(key.str());
+                // A property whose schema is false never appears.
+                if (value.kind() == Kind::Bool && !value.as_bool()) {
+                    if (required.count(key.str()))
+                        invalid(at, "a required property whose schema is false");
+                    continue;
+                }
+                props.emplace_back(key.str(), &value);
+                prop_ptrs.push_back(at);
             }
         }
         // Extra keys: none unless additionalProperties says so (llama.cpp's default, so that a
@@ -333,10 +352,8 @@ class Converter {
                     visit(*extra, ptr + "/additionalProperties", hint + "-additional", depth + 1);
             }
         }
-        for (const std::string &name : required) {
-            bool declared = std::any_of(props.begin(), props.end(),
-                                        [&](const auto &p) { return p.first == name; });
-            if (declared) continue;
+        for (const std::string &name : required_order) {
+            if (std::find(names.begin(), names.end(), name) != names.end()) continue;
             if (extra && extra->kind() == Kind::Bool && !extra->as_bool())
                 invalid(ptr + "/required",
                         "required property '" + name +
@@ -344,12 +361,11 @@ class Converter {
             static const Value any = Value(true);
             props.emplace_back(name, extra && !extra->is_dict() ? &any : extra ? extra : &any);
             prop_ptrs.push_back(ptr + "/required");
+            names.push_back(name);
         }
         std::vector<std::string> kvs;
-        std::vector<std::string> names;
         for (size_t i = 0; i < props.size(); ++i) {
             const std::string &key = props[i].first;
-            names.push_back(key);
             std::string value = visit(*props[i].second, prop_ptrs[i], hint + "-" + key, depth + 1);
             kvs.push_back(named(hint + "-" + key + "-kv",
                                 schema::gbnf_literal(chat::to_json(Value(key), {})) +
@@ -357,11 +373,18 @@ class Converter {
         }
         std::string extra_kv;
         if (!extra_value.empty()) {
-            for (const std::string &name : names)
+            size_t trie_bytes = 0;  // an upper bound on the trie's nodes, each a rule
+            for (const std::string &name : names) {
                 if (name.size() > 256)
                     unsupported("additionalProperties", ptr,
                                 " beside a property name longer than 256 bytes");
-            primitive("key-char");
+                trie_bytes += name.size();
+            }
+            if (rules_.size() + trie_bytes > limits_.max_rules)
+                fail(VKLLM_ERR_INVALID_ARGUMENT,
+                     "JSON Schema needs more than %zu grammar rules (the limit)",
+                     limits_.max_rules);
+            primitive("key-rest");
             std::vector<std::pair<std::string, std::string>> key_rules;
             std::string key_rule_name = fresh_name(hint + "-extra-key");
             std::string key_body = schema::key_other_than(

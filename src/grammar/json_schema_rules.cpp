@@ -30,6 +30,9 @@ const std::vector<Primitive> &primitives() {
          R"([^"\\\x7F\x00-\x1F] | [\\] (["\\/bfnrt] | "u" ([0-9a-cA-CefEF] [0-9a-fA-F]{3} | [dD] [0-7] [0-9a-fA-F]{2})))",
          {}},
         {"key-char", R"([^"\\\x7F\x00-\x1F])", {}},
+        // What follows a key's first character off the declared names' trie: one rule for all
+        // the trie's nodes, so that its repetition is expanded once.
+        {"key-rest", R"(key-char{0,63} "\"")", {"key-char"}},
         {"string", R"("\"" char* "\"" space)", {"char", "space"}},
         {"integral", R"([0] | [1-9] [0-9]{0,15})", {}},
         {"number",
@@ -143,7 +146,7 @@ void write_node(const TrieNode &node, const std::string &name,
         body += gbnf_literal(cp_text) + " " + child_name + " | ";
         write_node(*child, child_name, fresh, out);
     }
-    body += R"([^"\\\x7F\x00-\x1F)" + excluded + R"(] key-char{0,63} "\"")";
+    body += R"([^"\\\x7F\x00-\x1F)" + excluded + "] key-rest";
     if (!node.terminal) body += R"( | "\"")";
     out[slot].second = body;
 }
