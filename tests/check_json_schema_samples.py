@@ -3,8 +3,8 @@
 Python `jsonschema` package (Draft 2020-12, formats checked): every NAME.valid.jsonl line must
 validate against NAME.json and every NAME.invalid.jsonl line must not. With a `vkllm` binary
 and a model, also what the converter's grammar lets a model write: for each schema,
-`vkllm run --json-schema NAME.json --temp 1` with 5 seeds, and each output (stdout less the
-prompt `vkllm run` writes first: the generated text) must be JSON the schema accepts.
+`vkllm run --json-schema NAME.json --temp 1 -s 5` (five samples from one prefill, seeds 1 to
+5), and each sample must be JSON the schema accepts.
 
     check_json_schema_samples.py                      the corpus only
     check_json_schema_samples.py VKLLM_BINARY MODEL   the corpus and sampled outputs
@@ -22,7 +22,8 @@ import sys
 import jsonschema
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "json_schema")
-SEEDS = [1, 2, 3, 4, 5]
+SAMPLES = 5
+SAMPLE_HEADER = re.compile(r"^--- sample \d+ of \d+ \(seed (\d+)\) ---$", re.M)
 PROMPT = "Answer in JSON:"
 # Schemas whose sentences have no length bound: a random model's text would be cut at -n 400.
 NOT_SAMPLED = {"any_value"}
@@ -108,21 +109,23 @@ def main():
             if base in NOT_SAMPLED:
                 continue
             v = validator(schema)
-            for seed in SEEDS:
-                cmd = [cli, "run", "-m", model, "-p", PROMPT, "--json-schema",
-                       os.path.join(CORPUS, base + ".json"), "--temp", "1", "--seed", str(seed),
-                       "-n", "400"]
-                p = subprocess.run(cmd, capture_output=True, timeout=600)
+            cmd = [cli, "run", "-m", model, "-p", PROMPT, "--json-schema",
+                   os.path.join(CORPUS, base + ".json"), "--temp", "1", "--seed", "1",
+                   "-s", str(SAMPLES), "-n", "400"]
+            p = subprocess.run(cmd, capture_output=True, timeout=600)
+            if p.returncode != 0:
+                failures += 1
+                print(f"FAIL {base}: exit {p.returncode}: "
+                      f"{p.stderr.decode('utf-8', 'replace')[-500:]}")
+                continue
+            # Each sample follows its header line and ends with a newline of its own.
+            parts = SAMPLE_HEADER.split(p.stdout.decode("utf-8"))
+            seeds, outputs = parts[1::2], [text[1:-1] for text in parts[2::2]]
+            if len(outputs) != SAMPLES or parts[0]:
+                failures += 1
+                print(f"FAIL {base}: {len(outputs)} samples in {p.stdout!r}")
+            for seed, out in zip(seeds, outputs):
                 samples += 1
-                out = p.stdout.decode("utf-8", "replace")
-                # `vkllm run` writes the prompt before the generated text.
-                if out.startswith(PROMPT):
-                    out = out[len(PROMPT):]
-                if p.returncode != 0:
-                    failures += 1
-                    print(f"FAIL {base} seed {seed}: exit {p.returncode}: "
-                          f"{p.stderr.decode('utf-8', 'replace')[-500:]}")
-                    continue
                 error = errors_of(v, out)
                 if error:
                     failures += 1
