@@ -6,6 +6,7 @@
 #include "chat/jinja_ops.h"
 #include "chat/jinja_text.h"
 #include "common/error.h"
+#include "common/platform.h"
 
 namespace vkllm::chat {
 
@@ -95,9 +96,7 @@ std::string format_time(const std::string &format, int64_t seconds) {
     static const char *months[] = {"January",   "February", "March",    "April",
                                    "May",       "June",     "July",     "August",
                                    "September", "October",  "November", "December"};
-    std::time_t t = std::time_t(seconds);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
+    std::tm tm = platform::utc_time(seconds);
     std::string out;
     for (size_t i = 0; i < format.size(); ++i) {
         if (format[i] != '%' || i + 1 == format.size()) {
