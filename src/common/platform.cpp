@@ -141,6 +141,14 @@ std::tm utc_time(int64_t seconds) {
     return tm;
 }
 
+int64_t utc_offset(int64_t seconds) {
+    std::tm local{};
+    std::time_t t = std::time_t(seconds);
+    if (localtime_s(&local, &t) != 0) return 0;
+    std::time_t as_if_utc = _mkgmtime(&local);  // the local fields read as UTC
+    return as_if_utc == std::time_t(-1) ? 0 : int64_t(as_if_utc) - seconds;
+}
+
 #else
 
 const uint8_t *map_file(const std::string &path, uint64_t *size) {
@@ -202,6 +210,12 @@ std::tm utc_time(int64_t seconds) {
     std::time_t t = std::time_t(seconds);
     if (!::gmtime_r(&t, &tm)) tm = std::tm{};
     return tm;
+}
+
+int64_t utc_offset(int64_t seconds) {
+    std::tm local{};
+    std::time_t t = std::time_t(seconds);
+    return ::localtime_r(&t, &local) ? int64_t(local.tm_gmtoff) : 0;
 }
 
 #endif

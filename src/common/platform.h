@@ -32,5 +32,8 @@ bool remove_file(const std::string &path);
 
 // The calendar time in UTC of `seconds` since 1970; all fields zero when out of range.
 std::tm utc_time(int64_t seconds);
+// How far the local time zone is ahead of UTC at `seconds` since 1970, in seconds (0 when
+// unknown).
+int64_t utc_offset(int64_t seconds);
 
 }  // namespace vkllm::platform
