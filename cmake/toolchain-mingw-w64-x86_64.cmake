@@ -22,6 +22,10 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
+# pkg-config likewise: the host's .pc files (libedit's) describe libraries of the host.
+set(ENV{PKG_CONFIG_LIBDIR} ${CMAKE_FIND_ROOT_PATH}/lib/pkgconfig)
+set(ENV{PKG_CONFIG_PATH} "")
+
 find_program(VKLLM_WINE wine)
 if(VKLLM_WINE)
   set(CMAKE_CROSSCOMPILING_EMULATOR ${VKLLM_WINE})
