@@ -3,8 +3,8 @@
 # CMAKE_CROSSCOMPILING_EMULATOR. A subset, chosen for what a Windows build can break: the C API
 # across a DLL boundary, the kernels on Wine's Vulkan, generation against llama.cpp's reference
 # ids, tokenizers, chat templates, grammars, and the files the library opens, maps and writes.
-# Left out: the command-line tool's tests (shell and Python drivers), the install and binding
-# tests, and the slower model-family tests of test_generation.
+# Left out: the command-line tool's tests (shell and Python drivers) but one, the install and
+# binding tests, and the slower model-family tests of test_generation.
 
 # VK_LAYER_KHRONOS_validation cannot be loaded inside Wine: the tests ask for none
 # (tests/validation.h) and scripts/test-windows runs the host's beneath winevulkan, whose
@@ -81,3 +81,16 @@ endif()
 set_tests_properties(CApi.HeaderIsC99AndApiWorksFromC CApi.StaticLibraryWorksFromC
                      Abi.OlderSmallerParamsStructsKeepWorking PROPERTIES
                      ${VKLLM_WINDOWS_TEST_PROPERTIES})
+
+# The tool, given a model under a folder named "Zoë": its arguments are read as UTF-16 and
+# passed on as UTF-8 (tools/os.h), and the library opens the file through the wide calls. Wine
+# turns the UTF-8 bytes of the host's command line into UTF-16 by the host's locale: UTF-8.
+set(VKLLM_TINY_QWEN2 ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+if(TARGET vkllm_cli AND EXISTS ${VKLLM_TINY_QWEN2})
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/Zoë")
+  file(COPY ${VKLLM_TINY_QWEN2} DESTINATION ${dir})
+  add_test(NAME Tool.InfoReadsAModelUnderANonAsciiPath
+           COMMAND vkllm_cli info -m ${dir}/tiny-qwen2-f32.gguf)
+  set_tests_properties(Tool.InfoReadsAModelUnderANonAsciiPath PROPERTIES
+                       ENVIRONMENT LC_ALL=C.UTF-8 PASS_REGULAR_EXPRESSION "architecture +qwen2")
+endif()

@@ -4,7 +4,20 @@
 #include <csignal>
 #include <ctime>
 
-#ifndef _WIN32
+#include <string>
+#include <vector>
+
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+// After windows.h, which it needs.
+#include <shellapi.h>
+#else
 #include <signal.h>
 #endif
 
@@ -29,6 +42,35 @@ inline std::time_t utc_seconds(std::tm *tm) {
     return _mkgmtime(tm);
 #else
     return timegm(tm);
+#endif
+}
+
+// The command line in UTF-8, as the library takes every path and text. Windows gives main() its
+// arguments in the ANSI code page, where "Zoë" may not survive: they are read again as UTF-16
+// and converted. Elsewhere argv is left as it is.
+inline void utf8_arguments(int &argc, char **&argv) {
+#ifdef _WIN32
+    static std::vector<std::string> args;
+    static std::vector<char *> pointers;
+    int n = 0;
+    wchar_t **wide = CommandLineToArgvW(GetCommandLineW(), &n);
+    if (!wide) return;
+    for (int i = 0; i < n; ++i) {
+        int bytes = WideCharToMultiByte(CP_UTF8, 0, wide[i], -1, nullptr, 0, nullptr, nullptr);
+        std::string a(size_t(bytes > 0 ? bytes : 1), '\0');
+        if (bytes > 0) WideCharToMultiByte(CP_UTF8, 0, wide[i], -1, &a[0], bytes, nullptr, nullptr);
+        a.resize(a.size() - 1);
+        args.push_back(a);
+    }
+    LocalFree(wide);
+    for (std::string &a : args)
+        pointers.push_back(&a[0]);
+    pointers.push_back(nullptr);
+    argc = n;
+    argv = pointers.data();
+#else
+    (void)argc;
+    (void)argv;
 #endif
 }
 
