@@ -18,6 +18,7 @@ vkllm_gtest(test_kernels test_kernels_matmul.cpp test_kernels_norm.cpp test_kern
             test_kernels_elementwise.cpp test_kernels_attention.cpp test_kernels_quant.cpp
             test_kernels_moe.cpp test_kernels_logprobs.cpp)
 vkllm_gtest(test_format test_gguf.cpp)
+vkllm_gtest(test_portability test_portability.cpp)
 vkllm_gtest(test_session_state test_session_state.cpp)
 vkllm_gtest(test_generation test_generation.cpp test_generation_loop.cpp
             test_generation_reference.cpp)
