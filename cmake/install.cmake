@@ -15,6 +15,8 @@ set(VKLLM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/vkllm)
 
 install(TARGETS vkllm EXPORT vkllmTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES include/vkllm.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(VKLLM_STATIC)
@@ -49,6 +51,15 @@ if(IS_ABSOLUTE ${CMAKE_INSTALL_INCLUDEDIR})
   set(VKLLM_PC_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR})
 else()
   set(VKLLM_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+# Windows: users of vkllm.dll import its functions (vkllm.h's VKLLM_SHARED); the mingw runtime
+# is linked into the DLL, and a static link needs winpthread's only.
+if(WIN32)
+  set(VKLLM_PC_CFLAGS " -DVKLLM_SHARED")
+  set(VKLLM_PC_LIBS_PRIVATE "-lstdc++ -lpthread")
+else()
+  set(VKLLM_PC_CFLAGS "")
+  set(VKLLM_PC_LIBS_PRIVATE "-lstdc++ -lm -ldl -lpthread")
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/vkllm.pc.in ${PROJECT_BINARY_DIR}/vkllm.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/vkllm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -66,10 +66,16 @@
 extern "C" {
 #endif
 
+/* Which functions the library exports. Windows: vkllm.dll exports what it marks dllexport
+ * (the library's own build defines VKLLM_BUILDING_SHARED); a program using the DLL defines
+ * VKLLM_SHARED (find_package and pkg-config do) to import them; a static link defines neither.
+ * Elsewhere: default visibility, everything else being hidden (and a version script). */
 #if defined(_WIN32) && defined(VKLLM_BUILDING_SHARED)
 #define VKLLM_API __declspec(dllexport)
 #elif defined(_WIN32) && defined(VKLLM_SHARED)
 #define VKLLM_API __declspec(dllimport)
+#elif defined(_WIN32)
+#define VKLLM_API
 #elif defined(__GNUC__) || defined(__clang__)
 #define VKLLM_API __attribute__((visibility("default")))
 #else

@@ -50,3 +50,15 @@ vkllm_install_pydeps() {
         --no-deps gguf==0.19.0 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 \
         referencing==0.37.0 rpds-py==2026.9.1 attrs==26.1.0 typing-extensions==4.16.0
 }
+
+# The Windows build and its tests under Wine (scripts/test-windows, ../shared/WINDOWS.md): the
+# mingw-w64 cross compiler with the posix thread model (std::thread, std::mutex), Wine, whose
+# Vulkan reaches the host's lavapipe, and the X server it needs for Vulkan.
+VKLLM_WINDOWS_PACKAGES="g++-mingw-w64-x86-64-posix wine wine64 xvfb xauth"
+
+vkllm_install_windows_deps() {
+    vkllm_main_packages=$VKLLM_PACKAGES
+    VKLLM_PACKAGES=$VKLLM_WINDOWS_PACKAGES
+    vkllm_install_deps
+    VKLLM_PACKAGES=$vkllm_main_packages
+}

@@ -14,6 +14,9 @@ the gpu layer's.
     check_layering.py SRC_DIR models-vulkan no header under models/ reaches a Vulkan header
                                            (volk.h, vulkan/*.h) through its includes: a plan
                                            is data, and the model code knows no Vulkan
+    check_layering.py SRC_DIR os-headers    no file but common/platform.cpp includes a header
+                                           of the operating system (POSIX's, Windows'): the
+                                           OS is called in one place
 
 Prints every violation with the file and line, and exits 1 when there is one.
 """
@@ -38,6 +41,12 @@ LAYERS = {
 # Headers outside src/ that any layer may include (include/).
 PUBLIC = {"vkllm.h"}
 VULKAN = re.compile(r"^(volk\.h|vulkan/.*)$")
+# The one file that calls the operating system, and the headers that give away such a call: the
+# C and C++ standard headers are everyone's, the rest are POSIX's, Linux's, Windows' or Apple's.
+PLATFORM_FILE = "common/platform.cpp"
+OS_HEADER = re.compile(r"^(unistd\.h|fcntl\.h|dlfcn\.h|pthread\.h|dirent\.h|io\.h|direct\.h|"
+                       r"windows\.h|winbase\.h|sys/.*|linux/.*|mach/.*|mach-o/.*|android/.*|"
+                       r"TargetConditionals\.h)$", re.IGNORECASE)
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -126,8 +135,20 @@ def check_models_vulkan(src):
     return errors
 
 
+def check_os_headers(src):
+    errors = []
+    for rel in sources(src):
+        if rel == PLATFORM_FILE:
+            continue
+        for n, kind, name in includes(src, rel):
+            if kind == "<" and OS_HEADER.match(name):
+                errors.append(f"src/{rel}:{n}: includes <{name}>: calls into the operating "
+                              f"system belong in src/{PLATFORM_FILE} (common/platform.h)")
+    return errors
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in ("directions", "models-vulkan"):
+    if len(sys.argv) != 3 or sys.argv[2] not in ("directions", "models-vulkan", "os-headers"):
         sys.exit(__doc__)
     src, what = sys.argv[1], sys.argv[2]
     if what == "directions":
@@ -135,6 +156,9 @@ def main():
         ok = "every #include in src/ goes down: " + " -> ".join(
             "/".join(k for k in LAYERS if LAYERS[k] == r) for r in sorted(set(LAYERS.values()),
                                                                        reverse=True))
+    elif what == "os-headers":
+        errors = check_os_headers(src)
+        ok = f"only src/{PLATFORM_FILE} includes operating-system headers"
     else:
         errors = check_models_vulkan(src)
         ok = "no header under src/models/ reaches a Vulkan header"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "shared_data.h"
+#include "validation.h"
 #include "vkllm.h"
 
 class EngineTest : public ::testing::Test {
@@ -19,7 +20,7 @@ class EngineTest : public ::testing::Test {
     void SetUp() override {
         vkllm_runtime_params p;
         vkllm_runtime_params_init(&p);
-        p.flags = VKLLM_RUNTIME_VALIDATION;
+        if (vkllm_test_validation_in_process()) p.flags = VKLLM_RUNTIME_VALIDATION;
         p.log_fn = &EngineTest::log;
         p.log_user_data = &errors_;
         ASSERT_EQ(vkllm_runtime_create(&p, &rt_), VKLLM_OK) << vkllm_last_error();

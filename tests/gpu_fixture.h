@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "gpu/context.h"
+#include "validation.h"
 
 class GpuTest : public ::testing::Test {
   protected:
     void SetUp() override {
         vkllm::gpu::ContextParams p;
-        p.validation = true;
+        p.validation = vkllm_test_validation_in_process();
         p.log = vkllm::Logger{&GpuTest::collect, &messages_};
         ctx_ = std::make_unique<vkllm::gpu::Context>(p);
         rec_ = std::make_unique<vkllm::gpu::Recording>(ctx_->device());

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "environment.h"
+#include "validation.h"
 #include "vkllm.h"
 
 namespace {
@@ -27,7 +29,7 @@ class RuntimeTest : public ::testing::Test {
     void SetUp() override {
         vkllm_runtime_params p;
         vkllm_runtime_params_init(&p);
-        p.flags = VKLLM_RUNTIME_VALIDATION;
+        if (vkllm_test_validation_in_process()) p.flags = VKLLM_RUNTIME_VALIDATION;
         p.log_fn = &Log::fn;
         p.log_user_data = &log_;
         ASSERT_EQ(vkllm_runtime_create(&p, &rt_), VKLLM_OK) << vkllm_last_error();
@@ -156,18 +158,18 @@ TEST(Runtime, MissingDeviceIndexOrNameIsNoDevice) {
 }
 
 TEST(Runtime, DeviceChosenThroughTheEnvironment) {
-    setenv("VKLLM_DEVICE", "999", 1);
+    set_env("VKLLM_DEVICE", "999");
     vkllm_runtime *rt = nullptr;
     EXPECT_EQ(vkllm_runtime_create(nullptr, &rt), VKLLM_ERR_NO_DEVICE);
     EXPECT_NE(std::string(vkllm_last_error()).find("VKLLM_DEVICE"), std::string::npos);
-    setenv("VKLLM_DEVICE", "0", 1);
+    set_env("VKLLM_DEVICE", "0");
     ASSERT_EQ(vkllm_runtime_create(nullptr, &rt), VKLLM_OK) << vkllm_last_error();
     vkllm_device_info info;
     info.struct_size = sizeof info;
     ASSERT_EQ(vkllm_runtime_get_device_info(rt, &info), VKLLM_OK);
     EXPECT_EQ(info.index, 0u);
     vkllm_runtime_destroy(rt);
-    unsetenv("VKLLM_DEVICE");
+    unset_env("VKLLM_DEVICE");
 }
 
 TEST_F(RuntimeTest, SelfCheckPassesEveryKernel) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "validation.h"
 #include "vkllm.h"
 
 static int failures = 0;
@@ -35,7 +36,7 @@ int main(void) {
     vkllm_runtime_params_init(&params);
     CHECK(params.struct_size == sizeof params);
     CHECK(params.device_index == -1);
-    params.flags = VKLLM_RUNTIME_VALIDATION;
+    if (vkllm_test_validation_in_process()) params.flags = VKLLM_RUNTIME_VALIDATION;
     CHECK(vkllm_runtime_create(&params, &rt) == VKLLM_OK);
     if (rt) {
         info.struct_size = sizeof info;

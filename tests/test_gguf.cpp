@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -10,6 +11,7 @@
 
 #include "common/error.h"
 #include "format/gguf.h"
+#include "format/gguf_writer.h"
 #include "format/summary.h"
 #include "gguf_builder.h"
 #include "shared_data.h"
@@ -316,4 +318,28 @@ TEST(Gguf, RealModelFilesAreSummarised) {
     GgufFile vocab(dir + "/tokenizer/generated-vocab/ggml-vocab-qwen2.5.gguf");
     EXPECT_EQ(vocab.tensors().size(), 0u);
     EXPECT_EQ(vocab.get_string_array("tokenizer.ggml.tokens").size(), 151936u);
+}
+
+// A file under a directory whose name is not ASCII ("Zoë", in UTF-8 as every path the library
+// takes) is written there, rewritten (the writer's rename replaces the first file) and mapped:
+// on Windows the library must use the wide-character calls, where the ANSI ones would look for
+// another name.
+TEST(Gguf, AFileUnderANonAsciiDirectoryIsWrittenReplacedAndMapped) {
+    namespace fs = std::filesystem;
+    std::string dir = ::testing::TempDir() + "vkllm_Zo\xc3\xab_" + std::to_string(::getpid());
+    fs::create_directories(fs::u8path(dir));
+    std::string path = dir + "/model.gguf";
+    vkllm::format::GgufWriter w;
+    w.set_string("general.architecture", "llama");
+    w.set_string("general.name", "first");
+    w.write(path);
+    w.set_string("general.name", "Zo\xc3\xab");
+    w.write(path);
+    EXPECT_TRUE(fs::is_regular_file(fs::u8path(path)));
+    {
+        GgufFile f(path);
+        EXPECT_EQ(f.get_string("general.name").value_or(""), "Zo\xc3\xab");
+    }
+    std::error_code ec;
+    EXPECT_EQ(fs::remove_all(fs::u8path(dir), ec), 2u) << ec.message();
 }

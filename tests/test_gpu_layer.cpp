@@ -7,6 +7,7 @@
 
 #include "elementwise/eltwise.h"
 #include "elementwise/softmax.h"
+#include "environment.h"
 #include "gpu_fixture.h"
 #include "linear/matvec.h"
 #include "reference/cpu_ops.h"
@@ -180,7 +181,7 @@ DeviceCaps fake(uint32_t index, const char *name, vkllm_device_type type, bool u
 }  // namespace
 
 TEST(DeviceChoice, PrefersDiscreteThenIntegratedThenCpuAndHonoursIndexNameAndEnv) {
-    unsetenv("VKLLM_DEVICE");
+    unset_env("VKLLM_DEVICE");
     std::vector<DeviceCaps> d = {fake(0, "llvmpipe (LLVM 15)", VKLLM_DEVICE_CPU),
                                  fake(1, "Intel UHD 630", VKLLM_DEVICE_INTEGRATED_GPU),
                                  fake(2, "NVIDIA GeForce RTX 4090", VKLLM_DEVICE_DISCRETE_GPU),
@@ -191,12 +192,12 @@ TEST(DeviceChoice, PrefersDiscreteThenIntegratedThenCpuAndHonoursIndexNameAndEnv
     EXPECT_THROW(choose_device(d, 7, nullptr), vkllm::Error);
     EXPECT_THROW(choose_device(d, 3, nullptr), vkllm::Error);
     EXPECT_THROW(choose_device(d, -1, "radeon"), vkllm::Error);
-    setenv("VKLLM_DEVICE", "1", 1);
+    set_env("VKLLM_DEVICE", "1");
     EXPECT_EQ(choose_device(d, -1, nullptr).info.index, 1u);
-    setenv("VKLLM_DEVICE", "LLVMPIPE", 1);
+    set_env("VKLLM_DEVICE", "LLVMPIPE");
     EXPECT_EQ(choose_device(d, -1, nullptr).info.index, 0u);
     EXPECT_EQ(choose_device(d, 2, nullptr).info.index, 2u) << "params win over the environment";
-    unsetenv("VKLLM_DEVICE");
+    unset_env("VKLLM_DEVICE");
     std::vector<DeviceCaps> none = {fake(0, "Old GPU", VKLLM_DEVICE_DISCRETE_GPU, false)};
     try {
         choose_device(none, -1, nullptr);

@@ -1,5 +1,4 @@
 // vkllm chat: a conversation through the model's chat template, through the public API.
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include "cli_args.h"
 #include "generation.h"
 #include "line_reader.h"
+#include "os.h"
 
 using namespace vkllm_tool;
 
@@ -179,11 +179,8 @@ int cmd_chat(int argc, char **argv) {
     vkllm_status s = load(o, l, stage);
     if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
     const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(l.model);
-    // No SA_RESTART: ^C at the prompt ends the read, and quits.
-    struct sigaction sa = {};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
+    // ^C at the prompt ends the read, and quits.
+    vkllm_tool::on_interrupt(on_sigint);
     Conversation c;
     if (o.system) c.system = o.system;
     c.reset(l.session);

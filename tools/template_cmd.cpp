@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "cli_args.h"
 #include "common/error.h"
+#include "os.h"
 #include "text_file.h"
 #include "vkllm.h"
 
@@ -54,7 +55,7 @@ int64_t time_arg(const char *text) {
         tm.tm_year -= 1900;
         tm.tm_mon -= 1;
         std::tm check = tm;
-        time_t t = timegm(&tm);
+        time_t t = vkllm_tool::utc_seconds(&tm);
         // timegm normalises 2026-02-30 into March: a date it moved was not a date.
         if (tm.tm_mday == check.tm_mday && tm.tm_mon == check.tm_mon &&
             tm.tm_hour == check.tm_hour && tm.tm_min == check.tm_min && tm.tm_sec == check.tm_sec)

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "os.h"
 #include "text_file.h"
 #include "vkllm.h"
 
@@ -434,6 +435,7 @@ int cmd_self_check(const vkllm_runtime_params &params) {
 }  // namespace
 
 int main(int argc, char **argv) {
+    vkllm_tool::utf8_arguments(argc, argv);
     if (argc < 2) return usage(stderr);
     std::string cmd = argv[1];
     if (cmd == "-h" || cmd == "--help") return usage(stdout);

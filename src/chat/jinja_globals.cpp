@@ -6,6 +6,7 @@
 #include "chat/jinja_ops.h"
 #include "chat/jinja_text.h"
 #include "common/error.h"
+#include "common/platform.h"
 
 namespace vkllm::chat {
 
@@ -95,9 +96,7 @@ std::string format_time(const std::string &format, int64_t seconds) {
     static const char *months[] = {"January",   "February", "March",    "April",
                                    "May",       "June",     "July",     "August",
                                    "September", "October",  "November", "December"};
-    std::time_t t = std::time_t(seconds);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
+    std::tm tm = platform::utc_time(seconds);
     std::string out;
     for (size_t i = 0; i < format.size(); ++i) {
         if (format[i] != '%' || i + 1 == format.size()) {
@@ -226,13 +225,8 @@ void add_globals(Frame &root, const RenderOptions &options) {
         a.done(1);
         if (!format.is_str()) type_error("strftime() argument 1 must be str");
         int64_t seconds = now ? *now : int64_t(std::time(nullptr));
-        if (!now) {
-            // Local time, as datetime.now() gives: shift by the zone's offset from UTC.
-            std::time_t t = std::time_t(seconds);
-            std::tm local{};
-            localtime_r(&t, &local);
-            seconds += local.tm_gmtoff;
-        }
+        // Local time, as datetime.now() gives: shifted by the zone's offset from UTC.
+        if (!now) seconds += platform::utc_offset(seconds);
         return Value(format_time(format.str(), seconds));
     });
     root.vars["joiner"] = make_native("joiner", [](Interpreter &, CallArgs &call) {

@@ -7,6 +7,16 @@
 
 #include "vkllm.h"
 
+// Checks printf-style arguments where the compiler can. mingw-w64's "printf" is Microsoft's,
+// which knows no %zu; the library's formatting is C99's (libstdc++ selects mingw's own stdio).
+#if defined(__MINGW32__)
+#define VKLLM_PRINTF_LIKE(fmt, args) __attribute__((format(gnu_printf, fmt, args)))
+#elif defined(__GNUC__) || defined(__clang__)
+#define VKLLM_PRINTF_LIKE(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define VKLLM_PRINTF_LIKE(fmt, args)
+#endif
+
 namespace vkllm {
 
 class Error : public std::runtime_error {
@@ -20,9 +30,8 @@ class Error : public std::runtime_error {
 };
 
 // printf-style formatting into a std::string.
-std::string sformat(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string sformat(const char *fmt, ...) VKLLM_PRINTF_LIKE(1, 2);
 
-[[noreturn]] void fail(vkllm_status status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+[[noreturn]] void fail(vkllm_status status, const char *fmt, ...) VKLLM_PRINTF_LIKE(2, 3);
 
 }  // namespace vkllm

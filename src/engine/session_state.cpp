@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/platform.h"
 #include "engine/session.h"
 #include "engine/state_format.h"
 
@@ -197,19 +198,19 @@ void Session::load_state(uint32_t seq, const uint8_t *data, size_t size) {
 void Session::save_state_file(uint32_t seq, const std::string &path) const {
     std::vector<uint8_t> bytes(state_size(seq));
     save_state(seq, bytes.data());
-    File f(std::fopen(path.c_str(), "wb"));
+    File f(platform::open_file(path, "wb"));
     if (!f) fail(VKLLM_ERR_IO, "%s: cannot create: %s", path.c_str(), std::strerror(errno));
     bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size();
     ok = std::fclose(f.release()) == 0 && ok;
     if (!ok) {
-        std::remove(path.c_str());
+        platform::remove_file(path);
         fail(VKLLM_ERR_IO, "%s: cannot write %zu bytes", path.c_str(), bytes.size());
     }
 }
 
 void Session::load_state_file(uint32_t seq, const std::string &path) {
     check_seq(seq);
-    File f(std::fopen(path.c_str(), "rb"));
+    File f(platform::open_file(path, "rb"));
     if (!f) fail(VKLLM_ERR_IO, "%s: cannot open: %s", path.c_str(), std::strerror(errno));
     auto read_at = [&](std::vector<uint8_t> &into, size_t from) {
         if (std::fread(into.data() + from, 1, into.size() - from, f.get()) != into.size() - from)
@@ -226,14 +227,14 @@ void Session::load_state_file(uint32_t seq, const std::string &path) {
     read_at(bytes, 16);
     uint64_t total = 0;
     parse_state_header(bytes.data(), bytes.size(), &total);
-    if (std::fseek(f.get(), 0, SEEK_END) != 0)
+    if (!platform::seek_file(f.get(), 0, SEEK_END))
         fail(VKLLM_ERR_IO, "%s: cannot seek: %s", path.c_str(), std::strerror(errno));
-    long end = std::ftell(f.get());
+    int64_t end = platform::tell_file(f.get());
     if (end < 0 || uint64_t(end) != total)
-        fail(VKLLM_ERR_FORMAT, "%s: %ld bytes; its session state header describes %llu%s",
-             path.c_str(), end, (unsigned long long)total,
+        fail(VKLLM_ERR_FORMAT, "%s: %lld bytes; its session state header describes %llu%s",
+             path.c_str(), (long long)end, (unsigned long long)total,
              uint64_t(end) < total ? " (truncated)" : "");
-    std::fseek(f.get(), long(header), SEEK_SET);
+    platform::seek_file(f.get(), int64_t(header), SEEK_SET);
     bytes.resize(total);
     read_at(bytes, header);
     load_state(seq, bytes.data(), bytes.size());

@@ -1,7 +1,5 @@
 #include "format/gguf_writer.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -9,6 +7,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/platform.h"
 
 namespace vkllm::format {
 
@@ -26,7 +25,7 @@ std::string encode_string(std::string_view s) {
 class Output {
   public:
     explicit Output(const std::string &path) : path_(path) {
-        f_ = std::fopen(path.c_str(), "wb");
+        f_ = platform::open_file(path, "wb");
         if (!f_) fail(VKLLM_ERR_IO, "cannot create %s: %s", path.c_str(), std::strerror(errno));
         // Tensor data goes out in large pieces anyway; this batches the small header writes.
         std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
@@ -64,7 +63,7 @@ class Output {
     void close() {
         FILE *f = f_;
         f_ = nullptr;
-        bool ok = std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
+        bool ok = platform::sync_file(f);
         int err = errno;
         if (std::fclose(f) != 0 && ok) {
             ok = false;
@@ -274,11 +273,12 @@ void GgufWriter::write(const std::string &path, const DataProvider &provider) co
             out.pad_to(align);
         }
         out.close();
-        if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        std::string why;
+        if (!platform::replace_file(tmp, path, &why))
             fail(VKLLM_ERR_IO, "cannot rename %s to %s: %s", tmp.c_str(), path.c_str(),
-                 std::strerror(errno));
+                 why.c_str());
     } catch (...) {
-        std::remove(tmp.c_str());
+        platform::remove_file(tmp);
         throw;
     }
 }

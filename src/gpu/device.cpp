@@ -1,5 +1,7 @@
 #include "gpu/device.h"
 
+#include <string>
+
 #include "gpu/fault.h"
 
 namespace vkllm::gpu {
@@ -14,6 +16,14 @@ Device::Device(const Instance &instance, const DeviceCaps &caps)
     VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     ci.queueCreateInfoCount = 1;
     ci.pQueueCreateInfos = &q;
+    // The name only: the subset's structures live in the beta header, which nothing else needs.
+    const char *portability = "VK_KHR_portability_subset";
+    if (caps.portability_subset) {
+        instance.log()(VKLLM_LOG_DEBUG,
+                       std::string("enabling VK_KHR_portability_subset on ") + caps.info.name);
+        ci.enabledExtensionCount = 1;
+        ci.ppEnabledExtensionNames = &portability;
+    }
     check(vkCreateDevice(caps.physical, &ci, nullptr, &device_), "vkCreateDevice");
     volkLoadDeviceTable(&table_, device_);
     table_.vkGetDeviceQueue(device_, caps.queue_family, 0, &queue_);

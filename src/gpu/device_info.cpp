@@ -27,6 +27,19 @@ static void copy_string(char *dst, size_t cap, const char *src) {
     std::snprintf(dst, cap, "%s", src);
 }
 
+static bool has_device_extension(VkPhysicalDevice physical, const char *name) {
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr) != VK_SUCCESS)
+        return false;
+    std::vector<VkExtensionProperties> extensions(n);
+    if (vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, extensions.data()) !=
+        VK_SUCCESS)
+        return false;
+    for (const auto &e : extensions)
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+    return false;
+}
+
 DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index) {
     DeviceCaps caps;
     caps.physical = physical;
@@ -81,6 +94,14 @@ DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index) {
         info.shader_int8 = f16.shaderInt8;
         info.storage_16bit = s16.storageBuffer16BitAccess;
     }
+
+    // A device that lists the subset must have it enabled (the spec's rule for vkCreateDevice).
+    // Its features and its one property are not read: every feature but `events` concerns
+    // graphics (blending, image views, samplers, tessellation, vertex input), and the kernels
+    // order their dispatches with pipeline barriers and fences, never VkEvent, so nothing in
+    // the subset can take away something a kernel needs. The limits that do bind compute
+    // (workgroup size, shared memory, buffer ranges) are the core limits read above.
+    caps.portability_subset = has_device_extension(physical, "VK_KHR_portability_subset");
 
     VkPhysicalDeviceMemoryProperties mem;
     vkGetPhysicalDeviceMemoryProperties(physical, &mem);

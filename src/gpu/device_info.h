@@ -21,6 +21,7 @@ struct DeviceCaps {
     uint8_t cache_uuid[VK_UUID_SIZE]{};
     bool is_llvmpipe = false;
     bool subgroup_arithmetic = false;  // subgroupAdd and friends in compute shaders
+    bool portability_subset = false;   // lists VK_KHR_portability_subset (MoltenVK)
 };
 
 DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index);

@@ -31,6 +31,17 @@ static bool has_layer(const char *name) {
     return false;
 }
 
+static bool has_instance_extension(const char *name) {
+    uint32_t n = 0;
+    if (vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr) != VK_SUCCESS) return false;
+    std::vector<VkExtensionProperties> extensions(n);
+    if (vkEnumerateInstanceExtensionProperties(nullptr, &n, extensions.data()) != VK_SUCCESS)
+        return false;
+    for (const auto &e : extensions)
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+    return false;
+}
+
 Instance::Instance(bool validation, Logger log) : log_(log) {
     std::lock_guard<std::mutex> lock(g_loader_mutex);
     load_loader();
@@ -48,6 +59,11 @@ Instance::Instance(bool validation, Logger log) : log_(log) {
         layers.push_back(layer);
         extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     }
+    // Loaders since 1.3.216 hide portability drivers (MoltenVK on macOS and iOS) from an
+    // application that does not ask for them; asking where the loader offers it costs nothing
+    // on other platforms and is the only way an Apple device is enumerated at all.
+    bool portability = has_instance_extension(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+    if (portability) extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
 
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "vkllm";
@@ -70,6 +86,7 @@ Instance::Instance(bool validation, Logger log) : log_(log) {
     ci.ppEnabledLayerNames = layers.data();
     ci.enabledExtensionCount = uint32_t(extensions.size());
     ci.ppEnabledExtensionNames = extensions.data();
+    if (portability) ci.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
     // Synchronization validation reports missing or wrong barriers between dispatches (a
     // race the core checks cannot see); the messenger is chained behind it so that instance
     // creation and destruction are validated too.
@@ -87,6 +104,13 @@ Instance::Instance(bool validation, Logger log) : log_(log) {
              "VK_DRIVER_FILES / VK_ICD_FILENAMES point at it?)",
              result_name(r));
     check(r, "vkCreateInstance");
+    enabled_extensions_.assign(extensions.begin(), extensions.end());
+    create_flags_ = ci.flags;
+    std::string names;
+    for (const std::string &e : enabled_extensions_)
+        names += " " + e;
+    log_(VKLLM_LOG_DEBUG,
+         "Vulkan instance extensions enabled:" + (names.empty() ? " none" : names));
     // The core entry points are the loader's trampolines and serve every instance: loaded
     // once. Reloading them for each instance would also overwrite the extension entry points
     // another live instance still uses (a runtime without validation has no debug utils).

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 #include <vector>
 
 #include "common/log.h"
@@ -24,6 +25,11 @@ class Instance {
     // Throws VKLLM_ERR_NO_DEVICE when the driver reports none.
     std::vector<VkPhysicalDevice> physical_devices() const;
 
+    // What vkCreateInstance was given: the debug utils under validation, portability
+    // enumeration (extension and flag) where the loader offers it.
+    const std::vector<std::string> &enabled_extensions() const { return enabled_extensions_; }
+    VkInstanceCreateFlags create_flags() const { return create_flags_; }
+
     uint64_t validation_errors() const { return errors_.load(); }
     uint64_t validation_warnings() const { return warnings_.load(); }
 
@@ -35,6 +41,8 @@ class Instance {
     VkInstance instance_ = VK_NULL_HANDLE;
     VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
     PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;  // this instance's
+    std::vector<std::string> enabled_extensions_;
+    VkInstanceCreateFlags create_flags_ = 0;
     Logger log_;
     std::atomic<uint64_t> errors_{0};
     std::atomic<uint64_t> warnings_{0};

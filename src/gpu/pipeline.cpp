@@ -3,9 +3,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <tuple>
+
+#include "common/platform.h"
 
 namespace vkllm::gpu {
 
@@ -21,12 +21,24 @@ static bool cache_matches(const std::vector<char> &data, const DeviceCaps &caps)
            std::memcmp(data.data() + 16, caps.cache_uuid, VK_UUID_SIZE) == 0;
 }
 
+// The whole file, or nothing where it cannot be read (a missing cache is the first run's).
+static std::vector<char> read_cache_file(const std::string &path) {
+    std::vector<char> data;
+    std::FILE *f = platform::open_file(path, "rb");
+    if (!f) return data;
+    char buf[1 << 16];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;)
+        data.insert(data.end(), buf, buf + n);
+    if (std::ferror(f)) data.clear();
+    std::fclose(f);
+    return data;
+}
+
 Pipelines::Pipelines(Device &device, std::string cache_path)
     : device_(device), cache_path_(std::move(cache_path)) {
     std::vector<char> data;
     if (!cache_path_.empty()) {
-        std::ifstream in(cache_path_, std::ios::binary);
-        if (in) data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        data = read_cache_file(cache_path_);
         if (!data.empty() && !cache_matches(data, device.caps())) {
             device.log()(VKLLM_LOG_INFO, "pipeline cache " + cache_path_ +
                                              " is for another device or driver; ignoring it");
@@ -73,14 +85,16 @@ void Pipelines::save() const {
     // Write then rename, so a crash or a concurrent reader never sees half a file.
     std::string tmp = cache_path_ + ".tmp";
     bool ok = false;
-    if (FILE *f = std::fopen(tmp.c_str(), "wb")) {
+    if (std::FILE *f = platform::open_file(tmp, "wb")) {
         ok = std::fwrite(data.data(), 1, size, f) == size;
         ok = (std::fclose(f) == 0) && ok;
     }
-    if (ok) ok = std::rename(tmp.c_str(), cache_path_.c_str()) == 0;
+    std::string why = "cannot write " + tmp;
+    if (ok) ok = platform::replace_file(tmp, cache_path_, &why);
     if (!ok) {
-        std::remove(tmp.c_str());
-        device_.log()(VKLLM_LOG_WARNING, "could not write the pipeline cache " + cache_path_);
+        platform::remove_file(tmp);
+        device_.log()(VKLLM_LOG_WARNING,
+                      "could not write the pipeline cache " + cache_path_ + ": " + why);
     }
 }
 

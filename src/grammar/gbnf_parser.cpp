@@ -69,8 +69,7 @@ class Parser {
     }
 
     // Throws "line L, column C: <message>" for the place `offset` of the text.
-    [[noreturn]] __attribute__((format(printf, 3, 4))) void fail_at(size_t offset, const char *fmt,
-                                                                    ...) const {
+    [[noreturn]] VKLLM_PRINTF_LIKE(3, 4) void fail_at(size_t offset, const char *fmt, ...) const {
         va_list args;
         va_start(args, fmt);
         char what[512];

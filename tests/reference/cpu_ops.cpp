@@ -102,7 +102,7 @@ double silu(double v) {
 }
 
 double gelu_tanh(double v) {
-    const double k = std::sqrt(2.0 / M_PI);
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
     return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
 }
 

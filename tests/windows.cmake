@@ -1,0 +1,97 @@
+# The tests of the Windows build (tests/CMakeLists.txt includes this instead of the rest of its
+# own list when WIN32): run under Wine by scripts/test-windows, each program through
+# CMAKE_CROSSCOMPILING_EMULATOR. A subset, chosen for what a Windows build can break: the C API
+# across a DLL boundary, the kernels on Wine's Vulkan, generation against llama.cpp's reference
+# ids, tokenizers, chat templates, grammars, and the files the library opens, maps and writes.
+# Left out: the command-line tool's tests (shell and Python drivers) but one, the install and
+# binding tests, and the slower model-family tests of test_generation.
+
+# VK_LAYER_KHRONOS_validation cannot be loaded inside Wine: the tests ask for none
+# (tests/validation.h) and scripts/test-windows runs the host's beneath winevulkan, whose
+# messages (printed by the layer itself) fail the test.
+set(VKLLM_WINDOWS_TEST_PROPERTIES ENVIRONMENT VKLLM_TEST_HOST_VALIDATION=1
+    FAIL_REGULAR_EXPRESSION "Validation (Error|Warning)")
+set(VKLLM_GTEST_PROPERTIES PROPERTIES ${VKLLM_WINDOWS_TEST_PROPERTIES})
+
+# The kernels (every shader against the CPU reference) and the layers beneath the C API.
+vkllm_gtest(test_kernels test_kernels_matmul.cpp test_kernels_norm.cpp test_kernels_rope.cpp
+            test_kernels_elementwise.cpp test_kernels_attention.cpp test_kernels_quant.cpp
+            test_kernels_moe.cpp test_kernels_logprobs.cpp)
+vkllm_gtest(test_format test_gguf.cpp)
+vkllm_gtest(test_portability test_portability.cpp)
+vkllm_gtest(test_session_state test_session_state.cpp)
+vkllm_gtest(test_generation test_generation.cpp test_generation_loop.cpp
+            test_generation_reference.cpp)
+vkllm_gtest(test_tokenizer test_tokenizer.cpp test_chat_template.cpp)
+vkllm_gtest(test_tokenizer_spm test_tokenizer_spm.cpp)
+vkllm_gtest(test_tokenizer_text test_unicode.cpp test_pretokenize.cpp test_regex.cpp)
+target_compile_definitions(test_tokenizer_text
+                           PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
+vkllm_gtest(test_chat test_jinja.cpp test_jinja_templates.cpp test_reply_parser.cpp)
+vkllm_gtest(test_grammar test_grammar.cpp test_grammar_state.cpp test_grammar_vocab.cpp
+            test_grammar_sampling.cpp)
+target_compile_definitions(test_grammar PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
+vkllm_gtest(test_json_schema test_json_schema.cpp test_json_schema_errors.cpp)
+target_compile_definitions(test_json_schema PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
+
+# The C API through vkllm.dll, from C++ and from C, and from C through the static archive.
+add_executable(test_api test_api.cpp)
+target_link_libraries(test_api PRIVATE vkllm GTest::gtest_main)
+target_compile_options(test_api PRIVATE ${VKLLM_TEST_WARNINGS})
+target_compile_definitions(test_api PRIVATE VKLLM_SHARED_DATA_DIR="${VKLLM_SHARED_DATA_DIR}")
+gtest_discover_tests(test_api DISCOVERY_MODE PRE_TEST ${VKLLM_GTEST_PROPERTIES})
+foreach(name test_gguf_api test_tokenizer_api)
+  add_executable(${name} ${name}.cpp)
+  target_link_libraries(${name} PRIVATE vkllm vkllm_reference GTest::gtest_main)
+  target_compile_options(${name} PRIVATE ${VKLLM_TEST_WARNINGS})
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST ${VKLLM_GTEST_PROPERTIES})
+endforeach()
+add_executable(test_c_api test_c_api.c)
+target_link_libraries(test_c_api PRIVATE vkllm)
+set_target_properties(test_c_api PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
+target_compile_options(test_c_api PRIVATE -std=c99 -pedantic -Wall -Wextra -Werror)
+add_test(NAME CApi.HeaderIsC99AndApiWorksFromC COMMAND test_c_api)
+add_executable(test_c_api_static test_c_api.c)
+target_link_libraries(test_c_api_static PRIVATE vkllm_static)
+target_compile_options(test_c_api_static PRIVATE -std=c99 -pedantic -Wall -Wextra -Werror)
+set_target_properties(test_c_api_static PROPERTIES LINKER_LANGUAGE CXX)
+add_test(NAME CApi.StaticLibraryWorksFromC COMMAND test_c_api_static)
+add_executable(test_abi_compat test_abi_compat.c)
+target_link_libraries(test_abi_compat PRIVATE vkllm)
+set_target_properties(test_abi_compat PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
+target_compile_options(test_abi_compat PRIVATE -std=c99 -pedantic -Wall -Wextra -Werror)
+add_test(NAME Abi.OlderSmallerParamsStructsKeepWorking
+         COMMAND test_abi_compat ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+
+# vkllm.dll exports vkllm_* and nothing else (its export table, read with objdump).
+find_program(VKLLM_OBJDUMP NAMES ${CMAKE_CXX_COMPILER_TARGET}-objdump x86_64-w64-mingw32-objdump
+             objdump)
+add_test(NAME SharedLibrary.DllExportsOnlyVkllmSymbols
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/check_dll_exports.sh ${VKLLM_OBJDUMP}
+                 $<TARGET_FILE:vkllm>)
+
+# The example an application starts from, linked with vkllm.dll.
+if(TARGET vkllm_example_generate)
+  add_test(NAME Examples.GenerateStreamsText
+           COMMAND vkllm_example_generate ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf
+                   "Hello world" 8)
+  set_tests_properties(Examples.GenerateStreamsText PROPERTIES PASS_REGULAR_EXPRESSION
+                       "^Hello world[^\n]+\n.*8 generated in ")
+endif()
+
+set_tests_properties(CApi.HeaderIsC99AndApiWorksFromC CApi.StaticLibraryWorksFromC
+                     Abi.OlderSmallerParamsStructsKeepWorking PROPERTIES
+                     ${VKLLM_WINDOWS_TEST_PROPERTIES})
+
+# The tool, given a model under a folder named "Zoë": its arguments are read as UTF-16 and
+# passed on as UTF-8 (tools/os.h), and the library opens the file through the wide calls. Wine
+# turns the UTF-8 bytes of the host's command line into UTF-16 by the host's locale: UTF-8.
+set(VKLLM_TINY_QWEN2 ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+if(TARGET vkllm_cli AND EXISTS ${VKLLM_TINY_QWEN2})
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}/Zoë")
+  file(COPY ${VKLLM_TINY_QWEN2} DESTINATION ${dir})
+  add_test(NAME Tool.InfoReadsAModelUnderANonAsciiPath
+           COMMAND vkllm_cli info -m ${dir}/tiny-qwen2-f32.gguf)
+  set_tests_properties(Tool.InfoReadsAModelUnderANonAsciiPath PROPERTIES
+                       ENVIRONMENT LC_ALL=C.UTF-8 PASS_REGULAR_EXPRESSION "architecture +qwen2")
+endif()
