@@ -130,7 +130,8 @@ TEST(Vulkan11, CappedInstanceReadsTheSameFeaturesThroughTheExtensions) {
 TEST(Vulkan11, EachMaskTakesItsFeatureAwayFromTheDevice) {
     Messages messages;
     Instance plain(false, messages.logger(), options(VK_API_VERSION_1_1));
-    const DeviceCaps &base = lavapipe(query_devices(plain));
+    std::vector<DeviceCaps> plain_devices = query_devices(plain);
+    const DeviceCaps &base = lavapipe(plain_devices);
     if (!base.info.shader_float16 || !base.info.shader_int8 || !base.info.storage_16bit ||
         !base.subgroup_arithmetic || !base.info.driver_name[0])
         GTEST_SKIP() << base.info.name << " lacks a feature this test takes away";
@@ -178,6 +179,27 @@ TEST(Vulkan11, Vulkan10IsRefusedNamingTheVersionItNeeds) {
         EXPECT_NE(std::string(e.what()).find("needs 1.1"), std::string::npos) << e.what();
     }
     EXPECT_EQ(instance.validation_errors() + instance.validation_warnings(), 0u);
+    messages.expect_none();
+}
+
+// volk loads the instance-level entry points once per process, from the first instance: one
+// capped at 1.0 first must not leave a later 1.2 instance without its 1.1 queries (ctest runs
+// this test alone, so the 1.0 instance here is the process's first).
+TEST(Vulkan11, AnInstanceAfterOneCappedAt10StillReadsItsFeatures) {
+    Messages messages;
+    std::vector<DeviceCaps> capped;
+    {
+        Instance first(vkllm_test_validation_in_process() != 0, messages.logger(),
+                       options(VK_API_VERSION_1_0));
+        capped = query_devices(first);
+    }
+    Instance later(vkllm_test_validation_in_process() != 0, messages.logger());
+    std::vector<DeviceCaps> devices = query_devices(later);
+    const DeviceCaps &d = lavapipe(devices);
+    EXPECT_FALSE(capped[d.info.index].info.usable);
+    EXPECT_GT(d.info.subgroup_size, 0u);
+    EXPECT_GT(d.info.max_allocation_size, 0u);
+    { Device device(later, d); }
     messages.expect_none();
 }
 

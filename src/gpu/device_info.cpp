@@ -185,11 +185,10 @@ DeviceCaps query_device(const Instance &instance, VkPhysicalDevice physical, uin
     // 32-bit words), and without subgroup arithmetic the matvec kernels reduce through shared
     // memory (kernels/env.cpp). Only a version below 1.1 leaves nothing to run.
     if (!v11)
-        caps.unusable_reason =
-            (capped || caps.used_version < own ? "is used at Vulkan " : "supports only Vulkan ") +
-            version_text(caps.used_version) +
-            (capped ? " (the cap of VKLLM_VULKAN_API_VERSION)" : "") +
-            " and vkllm needs 1.1 (its shaders are SPIR-V 1.3)";
+        caps.unusable_reason = (capped ? "is used at Vulkan " : "supports only Vulkan ") +
+                               version_text(caps.used_version) +
+                               (capped ? " (the cap of VKLLM_VULKAN_API_VERSION)" : "") +
+                               " and vkllm needs 1.1 (its shaders are SPIR-V 1.3)";
     else if (!found)
         caps.unusable_reason = "has no compute queue";
     info.usable = caps.unusable_reason.empty();
