@@ -129,7 +129,8 @@ TEST(Vulkan11, CappedInstanceReadsTheSameFeaturesThroughTheExtensions) {
 // Each mask takes its feature away from what the device reports, whatever the version.
 TEST(Vulkan11, EachMaskTakesItsFeatureAwayFromTheDevice) {
     Messages messages;
-    Instance plain(false, messages.logger(), options(VK_API_VERSION_1_1));
+    bool validation = vkllm_test_validation_in_process() != 0;
+    Instance plain(validation, messages.logger(), options(VK_API_VERSION_1_1));
     std::vector<DeviceCaps> plain_devices = query_devices(plain);
     const DeviceCaps &base = lavapipe(plain_devices);
     if (!base.info.shader_float16 || !base.info.shader_int8 || !base.info.storage_16bit ||
@@ -139,7 +140,7 @@ TEST(Vulkan11, EachMaskTakesItsFeatureAwayFromTheDevice) {
         for (size_t i = 0; i < kMaskNameCount; ++i) {
             SCOPED_TRACE(std::string(kMaskNames[i].name) + " at 1." +
                          std::to_string(VK_API_VERSION_MINOR(version)));
-            Instance instance(false, messages.logger(), options(version, kMaskNames[i].bit));
+            Instance instance(validation, messages.logger(), options(version, kMaskNames[i].bit));
             std::vector<DeviceCaps> devices = query_devices(instance);
             const DeviceCaps &d = devices[base.info.index];
             uint32_t bit = kMaskNames[i].bit;
