@@ -3,6 +3,8 @@
 # shader includes the GLSL of its own folder by name, and that of shaders/include/ (shared by
 # the families) and the generated weight_types.glsl likewise; a shader's name is its file name,
 # unique across the folders.
+# The target is Vulkan 1.1 (SPIR-V 1.3), which every Vulkan 1.1 and later device takes, so one
+# module serves the 1.1 phones and the rest; nothing in the shaders needs SPIR-V 1.4 or later.
 find_program(GLSLC glslc REQUIRED)
 find_program(SPIRV_VAL spirv-val REQUIRED)
 
@@ -35,8 +37,8 @@ foreach(src ${VKLLM_SHADERS})
   set(inc ${gen}/${name}.inc)
   add_custom_command(
     OUTPUT ${inc}
-    COMMAND ${GLSLC} -O --target-env=vulkan1.2 -I ${PROJECT_SOURCE_DIR}/shaders/include -I ${gen}/include -MD -MF ${gen}/${name}.d -MT ${inc} -o ${spv} ${src}
-    COMMAND ${SPIRV_VAL} --target-env vulkan1.2 ${spv}
+    COMMAND ${GLSLC} -O --target-env=vulkan1.1 -I ${PROJECT_SOURCE_DIR}/shaders/include -I ${gen}/include -MD -MF ${gen}/${name}.d -MT ${inc} -o ${spv} ${src}
+    COMMAND ${SPIRV_VAL} --target-env vulkan1.1 ${spv}
     COMMAND ${CMAKE_COMMAND} -DIN=${spv} -DOUT=${inc} -P ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
     DEPENDS ${src} ${weight_types_glsl} ${PROJECT_SOURCE_DIR}/cmake/embed_spirv.cmake
     DEPFILE ${gen}/${name}.d

@@ -187,8 +187,9 @@ typedef struct vkllm_device_info {
     char driver_info[256]; /* e.g. "Mesa 22.3.6 (LLVM 15.0.6)" */
     uint32_t vendor_id;
     uint32_t device_id;
-    uint32_t api_version;   /* Vulkan version, encoded as VK_MAKE_API_VERSION */
-    int32_t usable;         /* 1 if vkllm can run on it (Vulkan 1.2, compute queue, ...) */
+    uint32_t api_version;   /* Vulkan version, encoded as VK_MAKE_API_VERSION; at most
+                               VKLLM_VULKAN_API_VERSION where that caps it (see runtime) */
+    int32_t usable;         /* 1 if vkllm can run on it (Vulkan 1.1, compute queue) */
     int32_t unified_memory; /* 1 if device-local memory is also host-visible (no staging) */
     uint32_t heap_count;
     uint64_t heap_size[VKLLM_MAX_MEMORY_HEAPS];
@@ -205,10 +206,12 @@ typedef struct vkllm_device_info {
     int32_t timestamps;     /* compute queue supports timestamp queries */
 } vkllm_device_info;
 
-/* Lists the Vulkan devices of this machine, in the order that device indices refer to.
+/* Lists the Vulkan devices of this machine, in the order that device indices refer to, as
+ * vkllm_runtime_create sees them (with the VKLLM_VULKAN_* variables applied, see there).
  * Writes up to `capacity` entries to `infos` (each with struct_size set by the caller; `infos`
  * may be NULL when capacity is 0) and the total number of devices to *count. Returns
- * VKLLM_ERR_NO_DEVICE when there is no Vulkan loader or driver. Thread-safe. */
+ * VKLLM_ERR_NO_DEVICE when there is no Vulkan loader or driver, VKLLM_ERR_INVALID_ARGUMENT
+ * for a VKLLM_VULKAN_* value it does not take. Thread-safe. */
 VKLLM_API vkllm_status vkllm_devices_enumerate(vkllm_device_info *infos, size_t capacity,
                                                size_t *count);
 
@@ -228,7 +231,15 @@ typedef struct vkllm_runtime_params {
     /* Device choice, strongest first: device_index >= 0; else device_name (a case-insensitive
      * substring of the device name) if not NULL; else the VKLLM_DEVICE environment variable
      * (an index or a name substring); else the best usable device: discrete GPU, then
-     * integrated, virtual, other, then CPU. Default: -1 and NULL. */
+     * integrated, virtual, other, then CPU. Default: -1 and NULL.
+     * For testing the paths of older devices on a newer one, two environment variables,
+     * read at create: VKLLM_VULKAN_API_VERSION ("1.0", "1.1" or "1.2") caps the Vulkan version
+     * of the instance and of every device (1.1 phones; below 1.1 no device is usable), and
+     * VKLLM_VULKAN_MASK_FEATURES, a comma-separated list of shaderFloat16, shaderInt8,
+     * storageBuffer16BitAccess, subgroupArithmetic, VK_KHR_driver_properties and
+     * VK_KHR_shader_float16_int8, makes each device report those as absent (an extension name
+     * hides the extension, which matters at 1.1, where vkllm reads those features through
+     * it). Any other value fails with VKLLM_ERR_INVALID_ARGUMENT. */
     int32_t device_index;
     const char *device_name;
     uint32_t flags; /* VKLLM_RUNTIME_* bits; default 0 */

@@ -217,7 +217,7 @@ TEST(Validation, ErrorsAreCountedAndReachTheLogger) {
                       },
                       &messages};
     Instance instance(true, log);
-    std::vector<DeviceCaps> devices = query_devices(instance.physical_devices());
+    std::vector<DeviceCaps> devices = query_devices(instance);
     Device device(instance, choose_device(devices, -1, nullptr));
     VkBufferCreateInfo bad{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bad.size = 0;  // VUID-VkBufferCreateInfo-size-00912

@@ -66,7 +66,7 @@ TEST(Portability, EnumerationKeepsTheValidationLayerQuiet) {
     Instance instance(vkllm_test_validation_in_process() != 0, log);
     if (!contains(instance.enabled_extensions(), VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME))
         GTEST_SKIP() << "this loader does not offer " VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
-    std::vector<DeviceCaps> devices = query_devices(instance.physical_devices());
+    std::vector<DeviceCaps> devices = query_devices(instance);
     { Device device(instance, choose_device(devices, -1, nullptr)); }
     EXPECT_EQ(instance.validation_errors(), 0u);
     EXPECT_EQ(instance.validation_warnings(), 0u);

@@ -19,8 +19,9 @@ vkllm_status vkllm_devices_enumerate(vkllm_device_info *infos, size_t capacity, 
         if (capacity > 0) require_arg(infos, "vkllm_devices_enumerate", "infos");
         for (size_t i = 0; i < capacity; ++i)
             require_struct(&infos[i], "vkllm_devices_enumerate", "infos[i]");
-        vkllm::gpu::Instance instance(false, vkllm::Logger{});
-        auto devices = vkllm::gpu::query_devices(instance.physical_devices());
+        vkllm::gpu::Instance instance(false, vkllm::Logger{},
+                                      vkllm::gpu::vulkan_options_from_environment());
+        auto devices = vkllm::gpu::query_devices(instance);
         for (size_t i = 0; i < capacity && i < devices.size(); ++i)
             vkllm::gpu::copy_device_info(devices[i].info, &infos[i]);
         *count = devices.size();
@@ -55,6 +56,7 @@ vkllm_status vkllm_runtime_create(const vkllm_runtime_params *params, vkllm_runt
         if (p.pipeline_cache_path) cp.pipeline_cache_path = p.pipeline_cache_path;
         cp.log = vkllm::Logger{p.log_fn, p.log_user_data};
         cp.device_memory_budget = p.device_memory_budget;
+        cp.vulkan = vkllm::gpu::vulkan_options_from_environment();
         auto rt = std::make_unique<vkllm_runtime>();
         rt->context = std::make_shared<vkllm::gpu::Context>(cp);
         *out = rt.release();

@@ -3,8 +3,8 @@
 namespace vkllm::gpu {
 
 Context::Context(const ContextParams &params) {
-    instance_ = std::make_unique<Instance>(params.validation, params.log);
-    std::vector<DeviceCaps> devices = query_devices(instance_->physical_devices());
+    instance_ = std::make_unique<Instance>(params.validation, params.log, params.vulkan);
+    std::vector<DeviceCaps> devices = query_devices(*instance_);
     const DeviceCaps &chosen =
         choose_device(devices, params.device_index,
                       params.device_name.empty() ? nullptr : params.device_name.c_str());

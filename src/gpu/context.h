@@ -16,6 +16,7 @@ struct ContextParams {
     bool validation = false;
     std::string pipeline_cache_path;
     uint64_t device_memory_budget = 0;  // 0: no limit but the device's
+    VulkanOptions vulkan;               // a version cap and masked features (tests)
     Logger log;
 };
 

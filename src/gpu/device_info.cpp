@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace vkllm::gpu {
 
@@ -27,20 +28,38 @@ static void copy_string(char *dst, size_t cap, const char *src) {
     std::snprintf(dst, cap, "%s", src);
 }
 
-static bool has_device_extension(VkPhysicalDevice physical, const char *name) {
+// The device's extensions less those the options mask.
+static std::vector<std::string> device_extensions(VkPhysicalDevice physical,
+                                                  const VulkanOptions &options) {
     uint32_t n = 0;
     if (vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, nullptr) != VK_SUCCESS)
-        return false;
+        return {};
     std::vector<VkExtensionProperties> extensions(n);
     if (vkEnumerateDeviceExtensionProperties(physical, nullptr, &n, extensions.data()) !=
         VK_SUCCESS)
-        return false;
-    for (const auto &e : extensions)
-        if (std::strcmp(e.extensionName, name) == 0) return true;
-    return false;
+        return {};
+    std::vector<std::string> names;
+    for (uint32_t i = 0; i < n; ++i) {
+        std::string name = extensions[i].extensionName;
+        bool masked = false;
+        for (size_t m = 0; m < kMaskNameCount; ++m)
+            masked |= options.masks(kMaskNames[m].bit) && name == kMaskNames[m].name;
+        if (!masked) names.push_back(name);
+    }
+    return names;
 }
 
-DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index) {
+static uint32_t major_minor(uint32_t version) {
+    return VK_MAKE_API_VERSION(0, VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version), 0);
+}
+
+static std::string version_text(uint32_t version) {
+    return std::to_string(VK_API_VERSION_MAJOR(version)) + "." +
+           std::to_string(VK_API_VERSION_MINOR(version));
+}
+
+DeviceCaps query_device(const Instance &instance, VkPhysicalDevice physical, uint32_t index) {
+    const VulkanOptions &options = instance.options();
     DeviceCaps caps;
     caps.physical = physical;
     vkllm_device_info &info = caps.info;
@@ -49,7 +68,10 @@ DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index) {
 
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(physical, &props);
-    info.api_version = props.apiVersion;
+    uint32_t own = major_minor(props.apiVersion);
+    caps.used_version = std::min(own, instance.api_version());
+    bool capped = options.api_version && options.api_version < own;
+    info.api_version = capped ? options.api_version : props.apiVersion;
     info.vendor_id = props.vendorID;
     info.device_id = props.deviceID;
     info.type = map_type(props.deviceType);
@@ -65,12 +87,22 @@ DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index) {
     caps.max_groups_x = lim.maxComputeWorkGroupCount[0];
     caps.timestamp_period_ns = lim.timestampPeriod;
 
-    bool v12 = props.apiVersion >= VK_API_VERSION_1_2;
-    if (v12) {
+    // Vulkan 1.1 has the properties and features queries and the subgroup and 16-bit storage
+    // structures in core; 1.2 adds driver properties and float16/int8 to core, which a 1.1
+    // device may offer as extensions. A structure is chained only where the version used or a
+    // listed extension provides it: the validation layer refuses any other.
+    bool v11 = caps.used_version >= VK_API_VERSION_1_1;
+    bool v12 = caps.used_version >= VK_API_VERSION_1_2;
+    std::vector<std::string> extensions = device_extensions(physical, options);
+    auto listed = [&](const char *name) {
+        return std::find(extensions.begin(), extensions.end(), name) != extensions.end();
+    };
+    if (v11) {
         VkPhysicalDeviceDriverProperties driver{
             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
         VkPhysicalDeviceSubgroupProperties subgroup{
-            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, &driver};
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+        if (v12 || listed(VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME)) subgroup.pNext = &driver;
         VkPhysicalDeviceMaintenance3Properties m3{
             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES, &subgroup};
         VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &m3};
@@ -79,20 +111,26 @@ DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index) {
         copy_string(info.driver_info, sizeof info.driver_info, driver.driverInfo);
         caps.is_llvmpipe = driver.driverID == VK_DRIVER_ID_MESA_LLVMPIPE;
         info.subgroup_size = subgroup.subgroupSize;
-        caps.subgroup_arithmetic =
-            (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
-            (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
+        // The subgroup shaders declare GroupNonUniform (the basic operations) as well as
+        // GroupNonUniformArithmetic.
+        const VkSubgroupFeatureFlags ops =
+            VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+        caps.subgroup_arithmetic = (subgroup.supportedOperations & ops) == ops &&
+                                   (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                   !options.masks(kMaskSubgroupArithmetic);
         info.max_allocation_size = m3.maxMemoryAllocationSize;
 
+        VkPhysicalDeviceShaderFloat16Int8Features f16{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
         VkPhysicalDevice16BitStorageFeatures s16{
             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
-        VkPhysicalDeviceShaderFloat16Int8Features f16{
-            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, &s16};
-        VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f16};
+        if (v12 || listed(VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) s16.pNext = &f16;
+        VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &s16};
         vkGetPhysicalDeviceFeatures2(physical, &f2);
-        info.shader_float16 = f16.shaderFloat16;
-        info.shader_int8 = f16.shaderInt8;
-        info.storage_16bit = s16.storageBuffer16BitAccess;
+        info.shader_float16 = f16.shaderFloat16 && !options.masks(kMaskShaderFloat16);
+        info.shader_int8 = f16.shaderInt8 && !options.masks(kMaskShaderInt8);
+        info.storage_16bit =
+            s16.storageBuffer16BitAccess && !options.masks(kMaskStorageBuffer16BitAccess);
     }
 
     // A device that lists the subset must have it enabled (the spec's rule for vkCreateDevice).
@@ -101,7 +139,7 @@ DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index) {
     // order their dispatches with pipeline barriers and fences, never VkEvent, so nothing in
     // the subset can take away something a kernel needs. The limits that do bind compute
     // (workgroup size, shared memory, buffer ranges) are the core limits read above.
-    caps.portability_subset = has_device_extension(physical, "VK_KHR_portability_subset");
+    caps.portability_subset = listed("VK_KHR_portability_subset");
 
     VkPhysicalDeviceMemoryProperties mem;
     vkGetPhysicalDeviceMemoryProperties(physical, &mem);
@@ -142,20 +180,26 @@ DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index) {
     }
     info.timestamps = found && caps.timestamp_valid_bits > 0 && lim.timestampComputeAndGraphics;
 
-    if (!v12)
-        caps.unusable_reason =
-            "supports only Vulkan " + std::to_string(VK_API_VERSION_MAJOR(props.apiVersion)) + "." +
-            std::to_string(VK_API_VERSION_MINOR(props.apiVersion)) + " (vkllm needs 1.2)";
+    // The shaders are SPIR-V 1.3 (Vulkan 1.1) and need no optional feature: without float16,
+    // int8 or 16-bit storage they are what runs everywhere (F16 and bytes are unpacked from
+    // 32-bit words), and without subgroup arithmetic the matvec kernels reduce through shared
+    // memory (kernels/env.cpp). Only a version below 1.1 leaves nothing to run.
+    if (!v11)
+        caps.unusable_reason = (capped ? "is used at Vulkan " : "supports only Vulkan ") +
+                               version_text(caps.used_version) +
+                               (capped ? " (the cap of VKLLM_VULKAN_API_VERSION)" : "") +
+                               " and vkllm needs 1.1 (its shaders are SPIR-V 1.3)";
     else if (!found)
         caps.unusable_reason = "has no compute queue";
     info.usable = caps.unusable_reason.empty();
     return caps;
 }
 
-std::vector<DeviceCaps> query_devices(const std::vector<VkPhysicalDevice> &devices) {
+std::vector<DeviceCaps> query_devices(const Instance &instance) {
+    std::vector<VkPhysicalDevice> devices = instance.physical_devices();
     std::vector<DeviceCaps> out;
     for (size_t i = 0; i < devices.size(); ++i)
-        out.push_back(query_device(devices[i], uint32_t(i)));
+        out.push_back(query_device(instance, devices[i], uint32_t(i)));
     return out;
 }
 

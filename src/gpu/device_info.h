@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/vulkan.h"
+#include "gpu/instance.h"
 
 namespace vkllm::gpu {
 
@@ -20,13 +20,17 @@ struct DeviceCaps {
     uint32_t timestamp_valid_bits = 0;
     uint8_t cache_uuid[VK_UUID_SIZE]{};
     bool is_llvmpipe = false;
+    uint32_t used_version = 0;         // the Vulkan version it is used at: its own, the instance's
+                                       // or the options' cap, whichever is lowest
     bool subgroup_arithmetic = false;  // subgroupAdd and friends in compute shaders
     bool portability_subset = false;   // lists VK_KHR_portability_subset (MoltenVK)
 };
 
-DeviceCaps query_device(VkPhysicalDevice physical, uint32_t index);
+// What `physical` offers as seen through `instance`: at most the instance's API version, with
+// the features its options mask taken away.
+DeviceCaps query_device(const Instance &instance, VkPhysicalDevice physical, uint32_t index);
 
-std::vector<DeviceCaps> query_devices(const std::vector<VkPhysicalDevice> &devices);
+std::vector<DeviceCaps> query_devices(const Instance &instance);
 
 // Picks by explicit index, else by name substring, else from the VKLLM_DEVICE environment
 // variable, else the best usable device. Throws VKLLM_ERR_NO_DEVICE naming what was asked.

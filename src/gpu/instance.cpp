@@ -42,7 +42,8 @@ static bool has_instance_extension(const char *name) {
     return false;
 }
 
-Instance::Instance(bool validation, Logger log) : log_(log) {
+Instance::Instance(bool validation, Logger log, const VulkanOptions &options)
+    : options_(options), log_(log) {
     std::lock_guard<std::mutex> lock(g_loader_mutex);
     load_loader();
     if (volkGetInstanceVersion() < VK_API_VERSION_1_1)
@@ -69,7 +70,12 @@ Instance::Instance(bool validation, Logger log) : log_(log) {
     app.pApplicationName = "vkllm";
     app.pEngineName = "vkllm";
     app.engineVersion = VKLLM_VERSION_NUMBER;
-    app.apiVersion = VK_API_VERSION_1_2;
+    // 1.2 is the highest version whose structures vkllm reads (device_info.cpp); the shaders
+    // are SPIR-V 1.3, which 1.1 takes. A cap makes this instance what a 1.1 (or 1.0) loader
+    // and application would see: the validation layer then holds every call to that version.
+    if (options.api_version && options.api_version < api_version_)
+        api_version_ = options.api_version;
+    app.apiVersion = api_version_;
 
     VkDebugUtilsMessengerCreateInfoEXT dbg{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
     dbg.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
@@ -109,8 +115,9 @@ Instance::Instance(bool validation, Logger log) : log_(log) {
     std::string names;
     for (const std::string &e : enabled_extensions_)
         names += " " + e;
-    log_(VKLLM_LOG_DEBUG,
-         "Vulkan instance extensions enabled:" + (names.empty() ? " none" : names));
+    log_(VKLLM_LOG_DEBUG, "Vulkan instance " + std::to_string(VK_API_VERSION_MAJOR(api_version_)) +
+                              "." + std::to_string(VK_API_VERSION_MINOR(api_version_)) +
+                              ", extensions enabled:" + (names.empty() ? " none" : names));
     // The core entry points are the loader's trampolines and serve every instance: loaded
     // once. Reloading them for each instance would also overwrite the extension entry points
     // another live instance still uses (a runtime without validation has no debug utils).

@@ -7,15 +7,16 @@
 #include <vector>
 
 #include "common/log.h"
-#include "gpu/vulkan.h"
+#include "gpu/vulkan_options.h"
 
 namespace vkllm::gpu {
 
 class Instance {
   public:
     // Throws VKLLM_ERR_NO_DEVICE when there is no loader or no driver, VKLLM_ERR_UNSUPPORTED
-    // when validation is requested but the layer is missing.
-    Instance(bool validation, Logger log);
+    // when validation is requested but the layer is missing. The instance asks for Vulkan 1.2,
+    // or the lower version `options` caps it at.
+    Instance(bool validation, Logger log, const VulkanOptions &options = {});
     ~Instance();
     Instance(const Instance &) = delete;
     Instance &operator=(const Instance &) = delete;
@@ -29,6 +30,9 @@ class Instance {
     // enumeration (extension and flag) where the loader offers it.
     const std::vector<std::string> &enabled_extensions() const { return enabled_extensions_; }
     VkInstanceCreateFlags create_flags() const { return create_flags_; }
+    // The VkApplicationInfo::apiVersion it was created with: no device is used beyond it.
+    uint32_t api_version() const { return api_version_; }
+    const VulkanOptions &options() const { return options_; }
 
     uint64_t validation_errors() const { return errors_.load(); }
     uint64_t validation_warnings() const { return warnings_.load(); }
@@ -43,6 +47,8 @@ class Instance {
     PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;  // this instance's
     std::vector<std::string> enabled_extensions_;
     VkInstanceCreateFlags create_flags_ = 0;
+    uint32_t api_version_ = VK_API_VERSION_1_2;
+    VulkanOptions options_;
     Logger log_;
     std::atomic<uint64_t> errors_{0};
     std::atomic<uint64_t> warnings_{0};
