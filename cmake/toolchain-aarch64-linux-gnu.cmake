@@ -24,7 +24,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(ENV{PKG_CONFIG_LIBDIR} ${CMAKE_FIND_ROOT_PATH}/lib/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "")
 
+# The dynamic loader and the C library must come from one build of glibc: LD_LIBRARY_PATH puts
+# the toolchain's libc.so.6 ahead of an arm64 libc6 that Debian multiarch may have installed in
+# /lib/aarch64-linux-gnu (another build, with which the toolchain's loader hangs in the first
+# pthread_create).
 find_program(VKLLM_QEMU_AARCH64 qemu-aarch64)
 if(VKLLM_QEMU_AARCH64)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${VKLLM_QEMU_AARCH64} -L ${CMAKE_FIND_ROOT_PATH})
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${VKLLM_QEMU_AARCH64} -L ${CMAKE_FIND_ROOT_PATH} -E
+                                    LD_LIBRARY_PATH=${CMAKE_FIND_ROOT_PATH}/lib)
 endif()
