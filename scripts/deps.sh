@@ -62,3 +62,15 @@ vkllm_install_windows_deps() {
     vkllm_install_deps
     VKLLM_PACKAGES=$vkllm_main_packages
 }
+
+# The aarch64 build and its host-only tests under emulation (scripts/test-arm64): the cross
+# compiler, whose own root (/usr/aarch64-linux-gnu) holds the C and C++ runtimes the tests run
+# with, and qemu-user. GoogleTest is built from libgtest-dev's sources, as for Windows.
+VKLLM_ARM64_PACKAGES="g++-aarch64-linux-gnu qemu-user"
+
+vkllm_install_arm64_deps() {
+    vkllm_main_packages=$VKLLM_PACKAGES
+    VKLLM_PACKAGES=$VKLLM_ARM64_PACKAGES
+    vkllm_install_deps
+    VKLLM_PACKAGES=$vkllm_main_packages
+}

@@ -24,6 +24,7 @@ class GpuTest : public ::testing::Test {
     void TearDown() override {
         rec_.reset();
         other_.reset();
+        if (!ctx_) return;  // SetUp threw (no device, no validation layer): gtest reports it
         uint64_t errors = ctx_->instance().validation_errors();
         ctx_.reset();
         std::string all;

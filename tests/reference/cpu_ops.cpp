@@ -67,8 +67,10 @@ std::vector<float> softmax(const std::vector<float> &x, uint32_t rows, uint32_t 
     for (uint32_t r = 0; r < rows; ++r) {
         const float *row = &x[size_t(r) * cols];
         double m = -INFINITY, sum = 0;
+        // std::max, not std::fmax: GCC 12's aarch64 vectorizer fails with an internal error on
+        // an fmax reduction. Both skip a NaN element, since m starts as -inf and stays a number.
         for (uint32_t c = 0; c < cols; ++c)
-            m = std::fmax(m, row[c] * scale);
+            m = std::max(m, row[c] * scale);
         for (uint32_t c = 0; c < cols; ++c)
             sum += std::exp(row[c] * scale - m);
         for (uint32_t c = 0; c < cols; ++c)
