@@ -94,4 +94,12 @@ if(TARGET vkllm_cli AND EXISTS ${VKLLM_TINY_QWEN2})
            COMMAND vkllm_cli info -m ${dir}/tiny-qwen2-f32.gguf)
   set_tests_properties(Tool.InfoReadsAModelUnderANonAsciiPath PROPERTIES
                        ENVIRONMENT LC_ALL=C.UTF-8 PASS_REGULAR_EXPRESSION "architecture +qwen2")
+  # The tool's own reads (prompts, texts, grammars, schemas) open their UTF-8 names wide too:
+  # the ids are those of the text "Zoë says hello" in the tiny model's byte-level vocabulary.
+  file(WRITE "${dir}/prompt.txt" "Zoë says hello")
+  add_test(NAME Tool.TokenizeReadsATextFileUnderANonAsciiPath
+           COMMAND vkllm_cli tokenize -m ${dir}/tiny-qwen2-f32.gguf --json --file ${dir}/prompt.txt)
+  set_tests_properties(Tool.TokenizeReadsATextFileUnderANonAsciiPath PROPERTIES
+                       ENVIRONMENT LC_ALL=C.UTF-8
+                       PASS_REGULAR_EXPRESSION "ids.: .90, 111, 195, 171, 263, 97, 121, 115, 32, 257, 295, 111.")
 endif()

@@ -1,7 +1,11 @@
 // The few calls of the tool that differ between POSIX and Windows.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
 
 #include <string>
@@ -42,6 +46,52 @@ inline std::time_t utc_seconds(std::tm *tm) {
     return _mkgmtime(tm);
 #else
     return timegm(tm);
+#endif
+}
+
+#ifdef _WIN32
+// UTF-8 to UTF-16 for the wide file calls; empty for a path that is not UTF-8.
+inline std::wstring wide_path(const char *utf8) {
+    int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, nullptr, 0);
+    if (n <= 0) return std::wstring();
+    std::wstring w(size_t(n), L'\0');
+    MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, &w[0], n);
+    w.resize(size_t(n - 1));
+    return w;
+}
+#endif
+
+// Opens a file named in UTF-8 for reading in binary mode, as the library opens models: the
+// narrow fopen of Windows reads its path in the ANSI code page, where "Zoë" may not exist.
+inline FILE *open_for_reading(const char *utf8_path) {
+#ifdef _WIN32
+    std::wstring w = wide_path(utf8_path);
+    if (w.empty()) {
+        errno = ENOENT;
+        return nullptr;
+    }
+    return _wfopen(w.c_str(), L"rb");
+#else
+    return std::fopen(utf8_path, "rb");
+#endif
+}
+
+// 1 when a file named in UTF-8 is a regular file, 0 when it is something else, -1 (errno set)
+// when it cannot be examined.
+inline int is_regular_file(const char *utf8_path) {
+#ifdef _WIN32
+    std::wstring w = wide_path(utf8_path);
+    if (w.empty()) {
+        errno = ENOENT;
+        return -1;
+    }
+    struct _stat64 st;
+    if (_wstat64(w.c_str(), &st) != 0) return -1;
+    return (st.st_mode & _S_IFMT) == _S_IFREG ? 1 : 0;
+#else
+    struct stat st;
+    if (::stat(utf8_path, &st) != 0) return -1;
+    return S_ISREG(st.st_mode) ? 1 : 0;
 #endif
 }
 

@@ -1,14 +1,15 @@
 // Whole text files for the vkllm tool (prompts, texts to tokenize), with a message that says
-// why one cannot be read. A directory opens like a file on Linux and fails only when read
-// (std::ifstream then throws), so it is refused before reading.
+// why one cannot be read, named in UTF-8 on every platform (tools/os.h). A directory opens like a
+// file on Linux and fails only when read (std::ifstream then throws), so it is refused before
+// reading.
 #pragma once
-
-#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+
+#include "os.h"
 
 namespace vkllm_tool {
 
@@ -27,16 +28,16 @@ inline bool read_all(FILE *in, const char *what, std::string &text, std::string 
 // a regular file that can be read whole. "-" is stdin, whatever it is.
 inline bool read_text_file(const char *path, std::string &text, std::string &error) {
     if (std::string(path) == "-") return read_all(stdin, "stdin", text, error);
-    struct stat st;
-    if (::stat(path, &st) != 0) {
+    int regular = is_regular_file(path);
+    if (regular < 0) {
         error = std::string("cannot open ") + path + ": " + std::strerror(errno);
         return false;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!regular) {
         error = std::string(path) + " is not a regular file";
         return false;
     }
-    FILE *in = std::fopen(path, "rb");
+    FILE *in = open_for_reading(path);
     if (!in) {
         error = std::string("cannot open ") + path + ": " + std::strerror(errno);
         return false;
