@@ -17,6 +17,9 @@ the gpu layer's.
     check_layering.py SRC_DIR os-headers    no file but common/platform.cpp includes a header
                                            of the operating system (POSIX's, Windows'): the
                                            OS is called in one place
+    check_layering.py SRC_DIR gnu-builtins  no file but common/platform.cpp uses a GNU
+                                           builtin (__builtin_*, __int128, typeof, #pragma
+                                           GCC): the code stays MSVC-clean by construction
 
 Prints every violation with the file and line, and exits 1 when there is one.
 """
@@ -47,6 +50,7 @@ PLATFORM_FILE = "common/platform.cpp"
 OS_HEADER = re.compile(r"^(unistd\.h|fcntl\.h|dlfcn\.h|pthread\.h|dirent\.h|io\.h|direct\.h|"
                        r"windows\.h|winbase\.h|sys/.*|linux/.*|mach/.*|mach-o/.*|android/.*|"
                        r"TargetConditionals\.h)$", re.IGNORECASE)
+GNU_ONLY = re.compile(r"\b(__builtin_\w+|__int128|__typeof__|typeof)\b|#\s*pragma\s+GCC")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
@@ -147,8 +151,24 @@ def check_os_headers(src):
     return errors
 
 
+def check_gnu_builtins(src):
+    errors = []
+    for rel in sources(src):
+        if rel == PLATFORM_FILE:
+            continue
+        with open(os.path.join(src, rel), encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                code = line.split("//")[0]
+                m = GNU_ONLY.search(code)
+                if m:
+                    errors.append(f"src/{rel}:{n}: {m.group(0)} is GNU-only: MSVC has no such "
+                                  f"builtin (common/checked_int.h has portable overflow checks)")
+    return errors
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in ("directions", "models-vulkan", "os-headers"):
+    if len(sys.argv) != 3 or sys.argv[2] not in ("directions", "models-vulkan", "os-headers",
+                                                  "gnu-builtins"):
         sys.exit(__doc__)
     src, what = sys.argv[1], sys.argv[2]
     if what == "directions":
@@ -159,6 +179,9 @@ def main():
     elif what == "os-headers":
         errors = check_os_headers(src)
         ok = f"only src/{PLATFORM_FILE} includes operating-system headers"
+    elif what == "gnu-builtins":
+        errors = check_gnu_builtins(src)
+        ok = "no GNU builtin in src/ outside the platform file"
     else:
         errors = check_models_vulkan(src)
         ok = "no header under src/models/ reaches a Vulkan header"

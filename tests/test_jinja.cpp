@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "chat/jinja.h"
 #include "chat/json_value.h"
+#include "common/checked_int.h"
 #include "common/error.h"
 
 using namespace vkllm::chat;
@@ -722,6 +724,28 @@ TEST_F(JinjaHostile, IntegerOverflowIsAnError) {
     expect_refused("{{ 2 ** 64 }}", "OverflowError");
     expect_refused("{{ 9223372036854775807 + 1 }}", "OverflowError");
     expect_refused("{{ 99999999999999999999 }}", "too large");
+}
+
+// The interpreter's integer arithmetic (common/checked_int.h, portable comparisons) against the
+// exact result in 128 bits, on every pair of values near the edges of int64 and around zero.
+TEST(CheckedInt, OverflowIsReportedExactlyWhereTheTrueResultLeavesInt64) {
+    const int64_t hi = INT64_MAX, lo = INT64_MIN;
+    std::vector<int64_t> v{lo,          lo + 1, lo + 2, lo / 2,     lo / 2 - 1, -3037000500,
+                           -3037000499, -65536, -2,     -1,         0,          1,
+                           2,           3,      65536,  3037000499, 3037000500, hi / 2,
+                           hi / 2 + 1,  hi - 2, hi - 1, hi};
+    for (int64_t x : v)
+        for (int64_t y : v) {
+            const __int128 sums[3] = {__int128(x) + y, __int128(x) - y, __int128(x) * y};
+            bool (*const ops[3])(int64_t, int64_t, int64_t *) = {
+                vkllm::checked_add, vkllm::checked_sub, vkllm::checked_mul};
+            for (int op = 0; op < 3; ++op) {
+                int64_t r = 7;
+                bool fits = sums[op] >= lo && sums[op] <= hi;
+                ASSERT_EQ(ops[op](x, y, &r), fits) << "op " << op << " x " << x << " y " << y;
+                EXPECT_EQ(r, fits ? int64_t(sums[op]) : 7) << "op " << op << " x " << x;
+            }
+        }
 }
 
 TEST_F(JinjaHostile, UnterminatedTagsAtTheEnd) {

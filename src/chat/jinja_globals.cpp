@@ -5,6 +5,7 @@
 #include "chat/jinja_builtins.h"
 #include "chat/jinja_ops.h"
 #include "chat/jinja_text.h"
+#include "common/checked_int.h"
 #include "common/error.h"
 #include "common/platform.h"
 
@@ -38,7 +39,7 @@ Value range(Interpreter &in, CallArgs &call) {
     List out;
     for (int64_t i = start; stride > 0 ? i < stop : i > stop; i += stride) {
         out.emplace_back(i);
-        if (__builtin_add_overflow(i, stride, &i)) break;
+        if (!checked_add(i, stride, &i)) break;
         i -= stride;
     }
     in.step(out.size());

@@ -4,6 +4,7 @@
 
 #include "chat/jinja_strings.h"
 #include "chat/jinja_text.h"
+#include "common/checked_int.h"
 #include "common/error.h"
 
 namespace vkllm::chat {
@@ -76,7 +77,7 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
     double fx = a.as_float(), fy = b.as_float();
     if (op == "+") {
         if (ints) {
-            check_overflow(__builtin_add_overflow(x, y, &r));
+            check_overflow(!checked_add(x, y, &r));
             return Value(r);
         }
         if (numbers) return Value(fx + fy);
@@ -110,7 +111,7 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
     }
     if (op == "-") {
         if (ints) {
-            check_overflow(__builtin_sub_overflow(x, y, &r));
+            check_overflow(!checked_sub(x, y, &r));
             return Value(r);
         }
         if (numbers) return Value(fx - fy);
@@ -118,7 +119,7 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
     }
     if (op == "*") {
         if (ints) {
-            check_overflow(__builtin_mul_overflow(x, y, &r));
+            check_overflow(!checked_mul(x, y, &r));
             return Value(r);
         }
         if (numbers) return Value(fx * fy);
@@ -152,8 +153,8 @@ Value binary_op(const std::string &op, const Value &a, const Value &b, size_t ma
         if (ints && y >= 0) {
             int64_t result = 1, base = x;
             for (int64_t e = y; e > 0; e >>= 1) {
-                if (e & 1) check_overflow(__builtin_mul_overflow(result, base, &result));
-                if (e > 1) check_overflow(__builtin_mul_overflow(base, base, &base));
+                if (e & 1) check_overflow(!checked_mul(result, base, &result));
+                if (e > 1) check_overflow(!checked_mul(base, base, &base));
             }
             return Value(result);
         }
