@@ -2,9 +2,10 @@
 # own list when WIN32): run under Wine by scripts/test-windows, each program through
 # CMAKE_CROSSCOMPILING_EMULATOR. A subset, chosen for what a Windows build can break: the C API
 # across a DLL boundary, the kernels on Wine's Vulkan, generation against llama.cpp's reference
-# ids, tokenizers, chat templates, grammars, and the files the library opens, maps and writes.
-# Left out: the command-line tool's tests (shell and Python drivers) but one, the install and
-# binding tests, and the slower model-family tests of test_generation.
+# ids, tokenizers, chat templates, grammars, the files the library opens, maps and writes, the
+# Vulkan 1.1 cap through winevulkan, and the install tree as a mingw program uses it.
+# Left out: the command-line tool's tests (shell and Python drivers) but one, the native install
+# and binding tests, and the slower model-family tests of test_generation.
 
 # VK_LAYER_KHRONOS_validation cannot be loaded inside Wine: the tests ask for none
 # (tests/validation.h) and scripts/test-windows runs the host's beneath winevulkan, whose
