@@ -88,7 +88,8 @@ set_tests_properties(CApi.HeaderIsC99AndApiWorksFromC CApi.StaticLibraryWorksFro
 # The install tree as a mingw-w64 application uses it: vkllm.dll in bin/, libvkllm.dll.a,
 # vkllm.pc and the CMake package in lib/, both defining VKLLM_SHARED for dllimport; a program
 # built through each, with this build's toolchain file for find_package, runs under Wine, and
-# so does the installed vkllm.exe without vkllm.dll (tests/install_consumer/mingw.sh). The
+# so do the installed vkllm.exe and, with VKLLM_STATIC, a program linked through
+# vkllm-static.pc, both without vkllm.dll (tests/install_consumer/mingw.sh). The
 # toolchain file is named as given on the command line, from the source folder (its own comment).
 get_filename_component(VKLLM_TOOLCHAIN_FILE ${CMAKE_TOOLCHAIN_FILE} ABSOLUTE
                        BASE_DIR ${PROJECT_SOURCE_DIR})
@@ -96,7 +97,8 @@ add_test(NAME Install.MingwConsumersBuildWithPkgConfigAndFindPackage
          COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/mingw.sh ${CMAKE_COMMAND}
                  ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/install_consumer_mingw
                  ${CMAKE_C_COMPILER} ${VKLLM_TOOLCHAIN_FILE} ${CMAKE_INSTALL_LIBDIR}
-                 ${PROJECT_VERSION} ${VKLLM_WINE} ${VKLLM_OBJDUMP} ${VKLLM_BUILD_TOOLS})
+                 ${PROJECT_VERSION} ${VKLLM_WINE} ${VKLLM_OBJDUMP} ${VKLLM_STATIC}
+                 ${VKLLM_BUILD_TOOLS})
 
 # The tool, given a model under a folder named "Zoë": its arguments are read as UTF-16 and
 # passed on as UTF-8 (tools/os.h), and the library opens the file through the wide calls. Wine

@@ -7,9 +7,12 @@
 # first with vkllm.dll copied beside it, the second with the prefix's bin/ on WINEPATH, as an
 # application ships the DLL or finds it on PATH. With the CLI built, runs the installed
 # bin/vkllm.exe copied out of the prefix: it links the library in and imports no vkllm.dll.
-#     mingw.sh CMAKE BUILD_DIR WORK_DIR C_COMPILER TOOLCHAIN_FILE LIBDIR VERSION WINE OBJDUMP TOOLS
+# With VKLLM_STATIC, builds one linked with libvkllm.a through vkllm-static.pc, run likewise.
+#     mingw.sh CMAKE BUILD_DIR WORK_DIR C_COMPILER TOOLCHAIN_FILE LIBDIR VERSION WINE OBJDUMP
+#              STATIC(ON/OFF) TOOLS(ON/OFF)
 set -eu
-cmake=$1 build=$2 work=$3 cc=$4 toolchain=$5 libdir=$6 version=$7 wine=$8 objdump=$9 tools=${10}
+cmake=$1 build=$2 work=$3 cc=$4 toolchain=$5 libdir=$6 version=$7 wine=$8 objdump=$9
+static=${10} tools=${11}
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
 prefix=$work/prefix
@@ -33,7 +36,19 @@ echo "installed: bin/vkllm.dll, $libdir/libvkllm.dll.a, include/vkllm.h, vkllm.p
 
 # Relocatable: the package files know the prefix from their own place, never the build's, the
 # sources' or the mingw sysroot's folders.
-for f in "$lib/pkgconfig/vkllm.pc" "$lib"/cmake/vkllm/*.cmake; do
+case $static in
+ON | on | 1 | TRUE | true)
+    for f in "$lib/libvkllm.a" "$lib/pkgconfig/vkllm-static.pc"; do
+        [ -f "$f" ] || fail "$f is not installed (VKLLM_STATIC)"
+    done
+    ;;
+*)
+    for f in "$lib/libvkllm.a" "$lib/pkgconfig/vkllm-static.pc"; do
+        [ ! -e "$f" ] || fail "$f is installed without VKLLM_STATIC"
+    done
+    ;;
+esac
+for f in "$lib"/pkgconfig/*.pc "$lib"/cmake/vkllm/*.cmake; do
     for host in "$build" "$source_dir" "$prefix" /usr/x86_64-w64-mingw32; do
         if grep -n -F "$host" "$f"; then
             fail "$f names $host"
@@ -65,6 +80,28 @@ out=$(run "$work/pkg-config/consumer.exe") || fail "the pkg-config consumer: $ou
 echo "pkg-config consumer: $out"
 [ "$out" = "$expected" ] || fail "unexpected output: $out"
 
+# A program with the library linked in (-static: the C++ runtime too), which needs no DLL.
+no_vkllm_dll() {
+    if "$objdump" -p "$1" | grep -i "DLL Name: vkllm"; then
+        fail "$1 needs vkllm.dll at run time"
+    fi
+    mkdir -p "$work/elsewhere"
+    cp "$1" "$work/elsewhere/"
+}
+case $static in
+ON | on | 1 | TRUE | true)
+    flags=$(pkg-config --cflags --libs vkllm-static) || fail "pkg-config does not find vkllm-static.pc"
+    echo "pkg-config --cflags --libs vkllm-static: $flags"
+    # shellcheck disable=SC2086
+    "$cc" -static -std=c99 -Wall -Wextra -Werror "$here/consumer.c" $flags \
+        -o "$work/consumer-static.exe" || fail "building with vkllm-static.pc's flags"
+    no_vkllm_dll "$work/consumer-static.exe"
+    out=$(run "$work/elsewhere/consumer-static.exe") || fail "the vkllm-static.pc consumer: $out"
+    echo "vkllm-static.pc consumer: $out"
+    [ "$out" = "$expected" ] || fail "unexpected output: $out"
+    ;;
+esac
+
 # find_package(vkllm) with the toolchain file, which searches for packages under the mingw
 # sysroot only: vkllm_DIR names the installed package.
 "$cmake" -S "$here" -B "$work/cmake-build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
@@ -91,11 +128,7 @@ case $tools in
 ON | on | 1 | TRUE | true)
     cli=$prefix/bin/vkllm.exe
     [ -f "$cli" ] || fail "bin/vkllm.exe is not installed"
-    if "$objdump" -p "$cli" | grep -i "DLL Name: vkllm"; then
-        fail "the installed CLI needs vkllm.dll at run time"
-    fi
-    mkdir -p "$work/elsewhere"
-    cp "$cli" "$work/elsewhere/"
+    no_vkllm_dll "$cli"
     out=$(run "$work/elsewhere/vkllm.exe" --version 2>&1) || fail "the CLI copied out of the prefix: $out"
     echo "installed CLI: $out"
     [ "$out" = "vkllm $version" ] || fail "$cli --version does not print vkllm $version: $out"
@@ -104,4 +137,5 @@ esac
 
 rm -rf "$work"
 echo "PASS: a mingw-w64 application builds against the installed vkllm through pkg-config and" \
-    "find_package(vkllm) and runs with its vkllm.dll; bin/vkllm.exe runs without it"
+    "find_package(vkllm) and runs with its vkllm.dll; bin/vkllm.exe (and a program linked" \
+    "through vkllm-static.pc with VKLLM_STATIC) runs without it"
