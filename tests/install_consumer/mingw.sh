@@ -34,8 +34,6 @@ for f in "$lib/vkllm.dll" "$prefix/bin/libvkllm.dll.a" "$lib/libvkllm.so"; do
 done
 echo "installed: bin/vkllm.dll, $libdir/libvkllm.dll.a, include/vkllm.h, vkllm.pc, CMake package"
 
-# Relocatable: the package files know the prefix from their own place, never the build's, the
-# sources' or the mingw sysroot's folders.
 case $static in
 ON | on | 1 | TRUE | true)
     for f in "$lib/libvkllm.a" "$lib/pkgconfig/vkllm-static.pc"; do
@@ -48,6 +46,9 @@ ON | on | 1 | TRUE | true)
     done
     ;;
 esac
+
+# Relocatable: the package files know the prefix from their own place, never the build's, the
+# sources' or the mingw sysroot's folders.
 for f in "$lib"/pkgconfig/*.pc "$lib"/cmake/vkllm/*.cmake; do
     for host in "$build" "$source_dir" "$prefix" /usr/x86_64-w64-mingw32; do
         if grep -n -F "$host" "$f"; then
@@ -56,8 +57,12 @@ for f in "$lib"/pkgconfig/*.pc "$lib"/cmake/vkllm/*.cmake; do
     done
 done
 
-# Wine prints a console program's "\n" as "\r\n".
-run() { "$wine" "$@" | tr -d '\r'; }
+# Runs a program under Wine, failing on a non-zero exit (consumer.c's failed assertions), with
+# its output in $out (Wine prints a console program's "\n" as "\r\n").
+run() {
+    raw=$("$wine" "$@") || fail "$* exited with status $? under Wine: $raw"
+    out=$(printf '%s' "$raw" | tr -d '\r')
+}
 
 # pkg-config, with only the prefix's .pc files (none of the host's, none of the sysroot's).
 command -v pkg-config >/dev/null || fail "pkg-config is not installed (scripts/deps.sh)"
@@ -76,7 +81,7 @@ mkdir -p "$work/pkg-config"
 "$cc" -std=c99 -Wall -Wextra -Werror "$here/consumer.c" $flags -o "$work/pkg-config/consumer.exe" ||
     fail "building with pkg-config's flags"
 cp "$prefix/bin/vkllm.dll" "$work/pkg-config/"
-out=$(run "$work/pkg-config/consumer.exe") || fail "the pkg-config consumer: $out"
+run "$work/pkg-config/consumer.exe"
 echo "pkg-config consumer: $out"
 [ "$out" = "$expected" ] || fail "unexpected output: $out"
 
@@ -96,7 +101,7 @@ ON | on | 1 | TRUE | true)
     "$cc" -static -std=c99 -Wall -Wextra -Werror "$here/consumer.c" $flags \
         -o "$work/consumer-static.exe" || fail "building with vkllm-static.pc's flags"
     no_vkllm_dll "$work/consumer-static.exe"
-    out=$(run "$work/elsewhere/consumer-static.exe") || fail "the vkllm-static.pc consumer: $out"
+    run "$work/elsewhere/consumer-static.exe"
     echo "vkllm-static.pc consumer: $out"
     [ "$out" = "$expected" ] || fail "unexpected output: $out"
     ;;
@@ -119,8 +124,10 @@ grep -q -- "-DVKLLM_SHARED .*consumer.c" "$work/build.log" ||
     fail "vkllm::vkllm does not define VKLLM_SHARED for its users: $(cat "$work/build.log")"
 grep -q -F "$lib/libvkllm.dll.a" "$work/build.log" ||
     fail "the consumer is not linked with the installed import library: $(cat "$work/build.log")"
-out=$(WINEPATH=$("$wine" winepath -w "$prefix/bin" | tr -d '\r') run "$work/cmake-build/consumer.exe") ||
-    fail "the find_package consumer: $out"
+WINEPATH=$("$wine" winepath -w "$prefix/bin" | tr -d '\r')
+export WINEPATH
+run "$work/cmake-build/consumer.exe"
+unset WINEPATH
 echo "find_package consumer: $out"
 [ "$out" = "$expected" ] || fail "unexpected output: $out"
 
@@ -129,7 +136,7 @@ ON | on | 1 | TRUE | true)
     cli=$prefix/bin/vkllm.exe
     [ -f "$cli" ] || fail "bin/vkllm.exe is not installed"
     no_vkllm_dll "$cli"
-    out=$(run "$work/elsewhere/vkllm.exe" --version 2>&1) || fail "the CLI copied out of the prefix: $out"
+    run "$work/elsewhere/vkllm.exe" --version
     echo "installed CLI: $out"
     [ "$out" = "vkllm $version" ] || fail "$cli --version does not print vkllm $version: $out"
     ;;
