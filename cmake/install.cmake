@@ -4,6 +4,7 @@
 #   include/vkllm.h
 #   lib/libvkllm.so -> libvkllm.so.0 -> libvkllm.so.0.2.0   (libvkllm.a)
 #   lib/pkgconfig/vkllm.pc               pkg-config --cflags --libs vkllm
+#   (Windows with VKLLM_STATIC: lib/pkgconfig/vkllm-static.pc, for libvkllm.a)
 #   lib/cmake/vkllm/vkllmConfig.cmake    find_package(vkllm) -> vkllm::vkllm (vkllm::vkllm_static)
 #
 # Both are relocatable: they find the prefix from their own location, so an install tree
@@ -63,3 +64,11 @@ else()
 endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/vkllm.pc.in ${PROJECT_BINARY_DIR}/vkllm.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/vkllm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+# Windows with libvkllm.a: vkllm.pc's VKLLM_SHARED would make a program linked with the archive
+# look for the DLL's __imp_ symbols, and -lvkllm finds the import library first; vkllm-static.pc
+# names the archive itself and declares the functions plainly.
+if(WIN32 AND VKLLM_STATIC)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/vkllm-static.pc.in ${PROJECT_BINARY_DIR}/vkllm-static.pc
+                 @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/vkllm-static.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

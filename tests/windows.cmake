@@ -2,9 +2,10 @@
 # own list when WIN32): run under Wine by scripts/test-windows, each program through
 # CMAKE_CROSSCOMPILING_EMULATOR. A subset, chosen for what a Windows build can break: the C API
 # across a DLL boundary, the kernels on Wine's Vulkan, generation against llama.cpp's reference
-# ids, tokenizers, chat templates, grammars, and the files the library opens, maps and writes.
-# Left out: the command-line tool's tests (shell and Python drivers) but one, the install and
-# binding tests, and the slower model-family tests of test_generation.
+# ids, tokenizers, chat templates, grammars, the files the library opens, maps and writes, the
+# Vulkan 1.1 cap through winevulkan, and the install tree as a mingw program uses it.
+# Left out: the command-line tool's tests (shell and Python drivers) but one, the native install
+# and binding tests, and the slower model-family tests of test_generation.
 
 # VK_LAYER_KHRONOS_validation cannot be loaded inside Wine: the tests ask for none
 # (tests/validation.h) and scripts/test-windows runs the host's beneath winevulkan, whose
@@ -19,6 +20,7 @@ vkllm_gtest(test_kernels test_kernels_matmul.cpp test_kernels_norm.cpp test_kern
             test_kernels_moe.cpp test_kernels_logprobs.cpp)
 vkllm_gtest(test_format test_gguf.cpp)
 vkllm_gtest(test_portability test_portability.cpp)
+vkllm_gtest(test_vulkan11 test_vulkan11.cpp)
 vkllm_gtest(test_session_state test_session_state.cpp)
 vkllm_gtest(test_generation test_generation.cpp test_generation_loop.cpp
             test_generation_reference.cpp)
@@ -82,6 +84,21 @@ endif()
 set_tests_properties(CApi.HeaderIsC99AndApiWorksFromC CApi.StaticLibraryWorksFromC
                      Abi.OlderSmallerParamsStructsKeepWorking PROPERTIES
                      ${VKLLM_WINDOWS_TEST_PROPERTIES})
+
+# The install tree as a mingw-w64 application uses it: vkllm.dll in bin/, libvkllm.dll.a,
+# vkllm.pc and the CMake package in lib/, both defining VKLLM_SHARED for dllimport; a program
+# built through each, with this build's toolchain file for find_package, runs under Wine, and
+# so do the installed vkllm.exe and, with VKLLM_STATIC, a program linked through
+# vkllm-static.pc, both without vkllm.dll (tests/install_consumer/mingw.sh). The
+# toolchain file is named as given on the command line, from the source folder (its own comment).
+get_filename_component(VKLLM_TOOLCHAIN_FILE ${CMAKE_TOOLCHAIN_FILE} ABSOLUTE
+                       BASE_DIR ${PROJECT_SOURCE_DIR})
+add_test(NAME Install.MingwConsumersBuildWithPkgConfigAndFindPackage
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/install_consumer/mingw.sh ${CMAKE_COMMAND}
+                 ${CMAKE_BINARY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/install_consumer_mingw
+                 ${CMAKE_C_COMPILER} ${VKLLM_TOOLCHAIN_FILE} ${CMAKE_INSTALL_LIBDIR}
+                 ${PROJECT_VERSION} ${VKLLM_WINE} ${VKLLM_OBJDUMP} ${VKLLM_STATIC}
+                 ${VKLLM_BUILD_TOOLS})
 
 # The tool, given a model under a folder named "Zoë": its arguments are read as UTF-16 and
 # passed on as UTF-8 (tools/os.h), and the library opens the file through the wide calls. Wine
