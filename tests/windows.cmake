@@ -7,6 +7,10 @@
 # Left out: the command-line tool's tests (shell and Python drivers) but one, the native install
 # and binding tests, and the slower model-family tests of test_generation.
 
+# Each program runs through tests/wine_run.sh, which starts it again only when Wine exited
+# before the program wrote anything (Harness.WineRunnerRetriesOnlyAFailureThatWroteNothing).
+set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_SOURCE_DIR}/wine_run.sh ${VKLLM_WINE})
+
 # VK_LAYER_KHRONOS_validation cannot be loaded inside Wine: the tests ask for none
 # (tests/validation.h) and scripts/test-windows runs the host's beneath winevulkan, whose
 # messages (printed by the layer itself) fail the test.
