@@ -4,7 +4,7 @@
 # in CI on a test that only splits an empty string, never when run again. A program that fails
 # without having written a byte to stdout is therefore started once more, and this says so on
 # stderr. Every gtest program writes to stdout before its first test runs, so a test that fails
-# for itself fails again and counts as failed.
+# for itself is never started again: its failure counts.
 wine=$1
 shift
 attempt() {
