@@ -138,9 +138,9 @@ TEST(ChatTemplateApi, ErrorsNameTheTemplateOrTheProblem) {
     char buf[256];
     size_t len = 0;
     vkllm_status s;
-    apply("vicuna", nullptr, msgs, 1, 1, s);
+    apply("no-such-template", nullptr, msgs, 1, 1, s);
     EXPECT_EQ(s, VKLLM_ERR_NOT_FOUND);
-    EXPECT_NE(std::string(vkllm_last_error()).find("vicuna"), std::string::npos);
+    EXPECT_NE(std::string(vkllm_last_error()).find("no-such-template"), std::string::npos);
     apply(nullptr, nullptr, msgs, 1, 1, s);
     EXPECT_EQ(s, VKLLM_ERR_UNSUPPORTED);
     apply(nullptr, "", msgs, 1, 1, s);

@@ -83,15 +83,15 @@ std::string render(const vkllm_chat_params &p, Value messages, const char *fn) {
     } else if (p.template_name) {
         source = vkllm::chat::builtin_template(p.template_name);
         if (source.empty())
-            fail(VKLLM_ERR_NOT_FOUND, "%s: no chat template named \"%s\" (chatml, llama3, harmony)",
-                 fn, p.template_name);
+            fail(VKLLM_ERR_NOT_FOUND, "%s: no chat template named \"%s\" (%s)", fn, p.template_name,
+                 vkllm::chat::builtin_template_names().c_str());
     } else if (p.model && !p.model->model->chat_template().empty()) {
         source = p.model->model->chat_template();
     } else {
         fail(VKLLM_ERR_NOT_FOUND,
-             "%s: no template: %s; pass template_source or a template_name (chatml, llama3, "
-             "harmony)",
-             fn, p.model ? "the model's file has none" : "no model given");
+             "%s: no template: %s; pass template_source or a template_name (%s)", fn,
+             p.model ? "the model's file has none" : "no model given",
+             vkllm::chat::builtin_template_names().c_str());
     }
     auto ctx = std::make_shared<Dict>();
     ctx->set(Value("messages"), std::move(messages));

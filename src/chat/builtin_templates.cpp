@@ -1,45 +1,397 @@
 #include "chat/builtin_templates.h"
 
+#include <string>
+#include <vector>
+
 namespace vkllm::chat {
 
 namespace {
 
-constexpr std::string_view kChatml =
-    "{%- for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + (m.content or '') + "
-    "'<|im_end|>\\n' }}{% endfor %}"
-    "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+// Each template is the real one's behaviour on text turns, written for this interpreter: a
+// missing bos_token or eos_token (vkllm_chat_apply_template passes none; the tokenizer adds
+// BOS) prints as nothing where the real template would fail on it.
 
-constexpr std::string_view kLlama3 =
-    "{{- bos_token or '' }}{%- for m in messages %}{{ '<|start_header_id|>' + m.role + "
-    "'<|end_header_id|>\\n\\n' + (m.content or '') | trim + '<|eot_id|>' }}{% endfor %}"
-    "{%- if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
-    "{% endif %}";
+constexpr std::string_view kChatml = R"jinja(
+{%- for m in messages %}
+    {{- '<|im_start|>' + m.role + '\n' + (m.content or '') + '<|im_end|>\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+{%- endif %})jinja";
+
+constexpr std::string_view kLlama3 = R"jinja(
+{{- bos_token or '' }}
+{%- for m in messages %}
+    {{- '<|start_header_id|>' + m.role + '<|end_header_id|>\n\n' + (m.content or '') | trim + '<|eot_id|>' }}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|start_header_id|>assistant<|end_header_id|>\n\n' }}
+{%- endif %})jinja";
 
 // GPT-OSS's system header with today's date; a first system or developer turn becomes the
 // developer's instructions; assistant turns are final-channel answers.
-constexpr std::string_view kHarmony =
-    "{{- '<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\\n"
-    "Knowledge cutoff: 2024-06\\nCurrent date: ' + strftime_now('%Y-%m-%d') + '\\n\\nReasoning: "
-    "' + (reasoning_effort or 'medium') + '\\n\\n# Valid channels: analysis, commentary, final. "
-    "Channel must be included for every message.<|end|>' }}"
-    "{%- set first = 0 %}{%- if messages and messages[0].role in ['system', 'developer'] %}"
-    "{{- '<|start|>developer<|message|># Instructions\\n\\n' + messages[0].content + "
-    "'\\n\\n<|end|>' }}{%- set first = 1 %}{%- endif %}"
-    "{%- for m in messages[first:] %}"
-    "{%- if m.role == 'assistant' %}{{ '<|start|>assistant<|channel|>final<|message|>' + "
-    "(m.content or '') }}{{ '<|return|>' if loop.last and not add_generation_prompt else "
-    "'<|end|>' }}"
-    "{%- else %}{{ '<|start|>' + m.role + '<|message|>' + (m.content or '') + '<|end|>' }}"
-    "{%- endif %}{%- endfor %}"
-    "{%- if add_generation_prompt %}{{ '<|start|>assistant' }}{% endif %}";
+constexpr std::string_view kHarmony = R"jinja(
+{{- '<|start|>system<|message|>You are ChatGPT, a large language model trained by OpenAI.\nKnowledge cutoff: 2024-06\nCurrent date: ' + strftime_now('%Y-%m-%d') + '\n\nReasoning: ' + (reasoning_effort or 'medium') + '\n\n# Valid channels: analysis, commentary, final. Channel must be included for every message.<|end|>' }}
+{%- set first = 0 %}
+{%- if messages and messages[0].role in ['system', 'developer'] %}
+    {{- '<|start|>developer<|message|># Instructions\n\n' + messages[0].content + '\n\n<|end|>' }}
+    {%- set first = 1 %}
+{%- endif %}
+{%- for m in messages[first:] %}
+    {%- if m.role == 'assistant' %}
+        {{- '<|start|>assistant<|channel|>final<|message|>' + (m.content or '') }}
+        {{- '<|return|>' if loop.last and not add_generation_prompt else '<|end|>' }}
+    {%- else %}
+        {{- '<|start|>' + m.role + '<|message|>' + (m.content or '') + '<|end|>' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|start|>assistant' }}
+{%- endif %})jinja";
+
+// Gemma 3's: a system turn opens the first user turn; Gemma 2's refuses one, and is the same
+// without.
+constexpr std::string_view kGemma = R"jinja(
+{{- bos_token or '' }}
+{%- if messages and messages[0].role == 'system' %}
+    {%- set prefix = messages[0].content + '\n\n' %}
+    {%- set turns = messages[1:] %}
+{%- else %}
+    {%- set prefix = '' %}
+    {%- set turns = messages %}
+{%- endif %}
+{%- for m in turns %}
+    {%- if (m.role == 'user') != (loop.index0 % 2 == 0) %}
+        {{- raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}
+    {%- endif %}
+    {{- '<start_of_turn>' + ('model' if m.role == 'assistant' else m.role) + '\n' + (prefix if loop.first else '') + m.content | trim + '<end_of_turn>\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<start_of_turn>model\n' }}
+{%- endif %})jinja";
+
+constexpr std::string_view kLlama2 = R"jinja(
+{%- if messages and messages[0].role == 'system' %}
+    {%- set system = messages[0].content %}
+    {%- set turns = messages[1:] %}
+{%- else %}
+    {%- set system = none %}
+    {%- set turns = messages %}
+{%- endif %}
+{%- for m in turns %}
+    {%- if (m.role == 'user') != (loop.index0 % 2 == 0) %}
+        {{- raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}
+    {%- endif %}
+    {%- set content = m.content %}
+    {%- if loop.first and system is not none %}
+        {%- set content = '<<SYS>>\n' + system + '\n<</SYS>>\n\n' + content %}
+    {%- endif %}
+    {%- if m.role == 'user' %}
+        {{- (bos_token or '') + '[INST] ' + content | trim + ' [/INST]' }}
+    {%- elif m.role == 'assistant' %}
+        {{- ' ' + content | trim + ' ' + (eos_token or '') }}
+    {%- endif %}
+{%- endfor %})jinja";
+
+constexpr std::string_view kMistralV1 = R"jinja(
+{%- if messages and messages[0].role == 'system' %}
+    {%- set system = messages[0].content %}
+    {%- set turns = messages[1:] %}
+{%- else %}
+    {%- set system = none %}
+    {%- set turns = messages %}
+{%- endif %}
+{{- bos_token or '' }}
+{%- for m in turns %}
+    {%- if (m.role == 'user') != (loop.index0 % 2 == 0) %}
+        {{- raise_exception('After the optional system message, conversation roles must alternate user/assistant/user/assistant/...') }}
+    {%- endif %}
+    {%- if m.role == 'user' %}
+        {{- ' [INST] ' + (system + '\n\n' if loop.first and system is not none else '') + m.content + ' [/INST]' }}
+    {%- elif m.role == 'assistant' %}
+        {{- ' ' + m.content + (eos_token or '') }}
+    {%- else %}
+        {{- raise_exception('Only user and assistant roles are supported, with the exception of an initial optional system message!') }}
+    {%- endif %}
+{%- endfor %})jinja";
+
+// Mistral v0.3 (sp is a space) and Nemo's Tekken (sp is empty) differ only in spaces: the
+// system message joins the last user turn, tools come before it, calls need 9-character ids.
+constexpr std::string_view kMistralV3Body = R"jinja(
+{%- set tools = tools if tools is defined else none %}
+{%- if messages and messages[0].role == 'system' %}
+    {%- set system = messages[0].content %}
+    {%- set turns = messages[1:] %}
+{%- else %}
+    {%- set system = none %}
+    {%- set turns = messages %}
+{%- endif %}
+{%- set users = turns | selectattr('role', 'equalto', 'user') | list %}
+{%- set ns = namespace(index=0) %}
+{%- for m in turns %}
+    {%- if not (m.role == 'tool' or m.role == 'tool_results' or (m.tool_calls is defined and m.tool_calls is not none)) %}
+        {%- if (m.role == 'user') != (ns.index % 2 == 0) %}
+            {{- raise_exception('After the optional system message, conversation roles must alternate user/assistant/user/assistant/...') }}
+        {%- endif %}
+        {%- set ns.index = ns.index + 1 %}
+    {%- endif %}
+{%- endfor %}
+{{- bos_token or '' }}
+{%- for m in turns %}
+    {%- if m.role == 'user' %}
+        {%- if tools is not none and m == users[-1] %}
+            {{- '[AVAILABLE_TOOLS]' + sp + '[' }}
+            {%- for tool in tools %}
+                {{- '{"type": "function", "function": {' }}
+                {%- for key, val in tool.function.items() if key != 'return' %}
+                    {{- '"' + key + '": ' + ('"' + val + '"' if val is string else val | tojson) }}
+                    {{- '' if loop.last else ', ' }}
+                {%- endfor %}
+                {{- '}}' + (']' if loop.last else ', ') }}
+            {%- endfor %}
+            {{- '[/AVAILABLE_TOOLS]' }}
+        {%- endif %}
+        {{- '[INST]' + sp + (system + '\n\n' if loop.last and system is not none else '') + m.content + '[/INST]' }}
+    {%- elif m.tool_calls is defined and m.tool_calls is not none %}
+        {{- '[TOOL_CALLS]' + sp + '[' }}
+        {%- for call in m.tool_calls %}
+            {%- if call.id is not defined or call.id | length != 9 %}
+                {{- raise_exception('Tool call IDs should be alphanumeric strings with length 9!') }}
+            {%- endif %}
+            {{- (call.function | tojson)[:-1] + ', "id": "' + call.id + '"}' + (']' + (eos_token or '') if loop.last else ', ') }}
+        {%- endfor %}
+    {%- elif m.role == 'assistant' %}
+        {{- (sp + m.content | trim if sp else m.content) + (eos_token or '') }}
+    {%- elif m.role == 'tool' or m.role == 'tool_results' %}
+        {%- if m.tool_call_id is not defined or m.tool_call_id | length != 9 %}
+            {{- raise_exception('Tool call IDs should be alphanumeric strings with length 9!') }}
+        {%- endif %}
+        {{- '[TOOL_RESULTS]' + sp + '{"content": ' + m.content | string + ', "call_id": "' + m.tool_call_id + '"}[/TOOL_RESULTS]' }}
+    {%- else %}
+        {{- raise_exception('Only user and assistant roles are supported, with the exception of an initial optional system message!') }}
+    {%- endif %}
+{%- endfor %})jinja";
+
+// Mistral Small 3's, without its own default system prompt: a system message comes first in
+// [SYSTEM_PROMPT]; tools before the last user turn; calls as NAME[CALL_ID]ID[ARGS]{...}.
+constexpr std::string_view kMistralV7 = R"jinja(
+{%- set tools = tools if tools is defined else none %}
+{%- if messages and messages[0].role == 'system' %}
+    {%- set system = messages[0].content %}
+    {%- set turns = messages[1:] %}
+{%- else %}
+    {%- set system = none %}
+    {%- set turns = messages %}
+{%- endif %}
+{%- set users = turns | selectattr('role', 'equalto', 'user') | list %}
+{%- set ns = namespace(index=0) %}
+{%- for m in turns %}
+    {%- if not (m.role == 'tool' or m.tool_calls) %}
+        {%- if (m.role == 'user') != (ns.index % 2 == 0) %}
+            {{- raise_exception('After the optional system message, conversation roles must alternate user/assistant/user/assistant/...') }}
+        {%- endif %}
+        {%- set ns.index = ns.index + 1 %}
+    {%- endif %}
+{%- endfor %}
+{{- bos_token or '' }}
+{%- if system is not none %}
+    {{- '[SYSTEM_PROMPT]' + system + '[/SYSTEM_PROMPT]' }}
+{%- endif %}
+{%- for m in turns %}
+    {%- if m.role == 'system' %}
+        {{- '[SYSTEM_PROMPT]' + m.content + '[/SYSTEM_PROMPT]' }}
+    {%- elif m.role == 'user' %}
+        {%- if tools is not none and m == users[-1] %}
+            {{- '[AVAILABLE_TOOLS]' + tools | tojson + '[/AVAILABLE_TOOLS]' }}
+        {%- endif %}
+        {{- '[INST]' + m.content + '[/INST]' }}
+    {%- elif m.role == 'assistant' %}
+        {%- if m.tool_calls %}
+            {%- for call in m.tool_calls %}
+                {%- if call.id is not string or call.id | length != 9 %}
+                    {{- raise_exception('Tool call IDs should be alphanumeric strings with length 9!') }}
+                {%- endif %}
+                {{- '[TOOL_CALLS]' + call.function.name + '[CALL_ID]' + call.id + '[ARGS]' + call.function.arguments | tojson }}
+            {%- endfor %}
+            {{- eos_token or '' }}
+        {%- else %}
+            {{- m.content + (eos_token or '') }}
+        {%- endif %}
+    {%- elif m.role == 'tool' or m.role == 'tool_results' %}
+        {%- if m.tool_call_id is not string or m.tool_call_id | length != 9 %}
+            {{- raise_exception('Tool call IDs should be alphanumeric strings with length 9!') }}
+        {%- endif %}
+        {{- '[TOOL_RESULTS]' + m.tool_call_id + '[TOOL_CONTENT]' + m.content | string + '[/TOOL_RESULTS]' }}
+    {%- else %}
+        {{- raise_exception('Only system, user, assistant, and tool roles are supported!') }}
+    {%- endif %}
+{%- endfor %})jinja";
+
+constexpr std::string_view kPhi3 = R"jinja(
+{%- for m in messages %}
+    {%- if m.role in ['system', 'user', 'assistant'] %}
+        {{- '<|' + m.role + '|>\n' + m.content + '<|end|>\n' }}
+    {%- endif %}
+{%- endfor %}
+{{- '<|assistant|>\n' if add_generation_prompt else (eos_token or '') }})jinja";
+
+constexpr std::string_view kPhi4 = R"jinja(
+{%- for m in messages %}
+    {%- if m.role in ['system', 'user', 'assistant'] %}
+        {{- '<|im_start|>' + m.role + '<|im_sep|>' + m.content + '<|im_end|>' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant<|im_sep|>' }}
+{%- endif %})jinja";
+
+// Phi-4-mini's: tools come as JSON text in a system message's "tools" key.
+constexpr std::string_view kPhi4Mini = R"jinja(
+{%- for m in messages %}
+    {{- '<|' + m.role + '|>' + m.content }}
+    {%- if m.role == 'system' and m.tools is defined and m.tools is not none %}
+        {{- '<|tool|>' + m.tools + '<|/tool|>' }}
+    {%- endif %}
+    {{- '<|end|>' }}
+{%- endfor %}
+{{- '<|assistant|>' if add_generation_prompt else (eos_token or '') }})jinja";
+
+// DeepSeek V3 (think false) and R1 (think true: earlier answers lose their reasoning, and the
+// answer opens with <think>): all system messages first, joined by a blank line.
+constexpr std::string_view kDeepseekBody = R"jinja(
+{%- set ns = namespace(system=none) %}
+{%- for m in messages if m.role == 'system' %}
+    {%- set ns.system = m.content if ns.system is none else ns.system + '\n\n' + m.content %}
+{%- endfor %}
+{{- (bos_token or '') + (ns.system or '') }}
+{%- for m in messages %}
+    {%- if m.role == 'user' %}
+        {{- '<｜User｜>' + m.content }}
+    {%- elif m.role == 'assistant' %}
+        {%- set content = m.content %}
+        {%- if think and '</think>' in content %}
+            {%- set content = content.split('</think>')[-1] %}
+        {%- endif %}
+        {{- '<｜Assistant｜>' + content + '<｜end▁of▁sentence｜>' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<｜Assistant｜>' + ('<think>\n' if think else '') }}
+{%- endif %})jinja";
+
+constexpr std::string_view kCommandR = R"jinja(
+{{- bos_token or '' }}
+{%- if messages and messages[0].role == 'system' %}
+    {{- '<|START_OF_TURN_TOKEN|><|SYSTEM_TOKEN|>' + messages[0].content + '<|END_OF_TURN_TOKEN|>' }}
+    {%- set turns = messages[1:] %}
+{%- else %}
+    {%- set turns = messages %}
+{%- endif %}
+{%- for m in turns %}
+    {%- if (m.role == 'user') != (loop.index0 % 2 == 0) %}
+        {{- raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}
+    {%- endif %}
+    {%- if m.role == 'user' %}
+        {{- '<|START_OF_TURN_TOKEN|><|USER_TOKEN|>' + m.content | trim + '<|END_OF_TURN_TOKEN|>' }}
+    {%- elif m.role == 'assistant' %}
+        {{- '<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>' + m.content | trim + '<|END_OF_TURN_TOKEN|>' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>' }}
+{%- endif %})jinja";
+
+// Granite 3.3's, with its default system message and date; without its `thinking`, documents
+// and controls.
+constexpr std::string_view kGranite = R"jinja(
+{%- set tools = tools if tools is defined else none %}
+{%- if messages and messages[0].role == 'system' %}
+    {%- set system = messages[0].content %}
+    {%- set turns = messages[1:] %}
+{%- else %}
+    {%- set system = "Knowledge Cutoff Date: April 2024. Today's Date: " + strftime_now('%B %d, %Y') + '. You are Granite, developed by IBM.' %}
+    {%- if tools %}
+        {%- set system = system + " You are a helpful assistant with access to the following tools. When a tool is required to answer the user's query, respond only with <|tool_call|> followed by a JSON list of tools used. If a tool does not exist in the provided list of tools, notify the user that you do not have the ability to fulfill the request." %}
+    {%- else %}
+        {%- set system = system + ' You are a helpful AI assistant.' %}
+    {%- endif %}
+    {%- set turns = messages %}
+{%- endif %}
+{{- '<|start_of_role|>system<|end_of_role|>' + system + '<|end_of_text|>\n' }}
+{%- if tools %}
+    {{- '<|start_of_role|>available_tools<|end_of_role|>' + tools | tojson(indent=4) + '<|end_of_text|>\n' }}
+{%- endif %}
+{%- for m in turns %}
+    {{- '<|start_of_role|>' + m.role + '<|end_of_role|>' + m.content + '<|end_of_text|>\n' }}
+    {%- if loop.last and add_generation_prompt %}
+        {{- '<|start_of_role|>assistant<|end_of_role|>' }}
+    {%- endif %}
+{%- endfor %})jinja";
+
+constexpr std::string_view kChatglm3 = R"jinja(
+{%- for m in messages %}
+    {{- ('[gMASK]sop' if loop.first else '') + '<|' + m.role + '|>\n ' + m.content | string }}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|assistant|>' }}
+{%- endif %})jinja";
+
+struct Entry {
+    std::string name, stands_for, source;
+};
+
+const std::vector<BuiltinTemplate> &table() {
+    static const std::vector<Entry> entries = {
+        {"chatml", "Qwen2/2.5 and SmolLM2 with a system message", std::string(kChatml)},
+        {"llama3", "Meta-Llama-3-8B-Instruct", std::string(kLlama3)},
+        {"harmony", "gpt-oss", std::string(kHarmony)},
+        {"gemma", "gemma-3-1b-it; gemma-2-2b-it without a system message", std::string(kGemma)},
+        {"llama2", "Llama-2-7b-chat-hf", std::string(kLlama2)},
+        {"mistral-v1", "Mistral-7B-Instruct-v0.1, Mixtral-8x7B-Instruct", std::string(kMistralV1)},
+        {"mistral-v3", "Mistral-7B-Instruct-v0.3",
+         "{%- set sp = ' ' %}" + std::string(kMistralV3Body)},
+        {"mistral-v3-tekken", "Mistral-Nemo-Instruct-2407",
+         "{%- set sp = '' %}" + std::string(kMistralV3Body)},
+        {"mistral-v7", "Mistral-Small-3.2-24B-Instruct-2506 with a system message",
+         std::string(kMistralV7)},
+        {"phi3", "Phi-3-mini-4k-instruct; Phi-3.5-mini-instruct", std::string(kPhi3)},
+        {"phi4", "phi-4", std::string(kPhi4)},
+        {"phi4-mini", "Phi-4-mini-instruct", std::string(kPhi4Mini)},
+        {"deepseek3", "DeepSeek-V3", "{%- set think = false %}" + std::string(kDeepseekBody)},
+        {"deepseek-r1", "DeepSeek-R1", "{%- set think = true %}" + std::string(kDeepseekBody)},
+        {"command-r", "c4ai-command-r-v01", std::string(kCommandR)},
+        {"granite", "granite-3.3-2b-instruct", std::string(kGranite)},
+        {"chatglm3", "chatglm3-6b", std::string(kChatglm3)},
+    };
+    static const std::vector<BuiltinTemplate> views = [] {
+        std::vector<BuiltinTemplate> v;
+        for (const Entry &e : entries)
+            v.push_back({e.name, e.stands_for, e.source});
+        return v;
+    }();
+    return views;
+}
 
 }  // namespace
 
+const BuiltinTemplate *builtin_templates(size_t &count) {
+    count = table().size();
+    return table().data();
+}
+
 std::string_view builtin_template(std::string_view name) {
-    if (name == "chatml" || name == "qwen" || name == "qwen2") return kChatml;
-    if (name == "llama3") return kLlama3;
-    if (name == "harmony" || name == "gpt-oss") return kHarmony;
+    if (name == "qwen" || name == "qwen2") name = "chatml";
+    if (name == "gpt-oss") name = "harmony";
+    for (const BuiltinTemplate &t : table())
+        if (t.name == name) return t.source;
     return {};
+}
+
+std::string builtin_template_names() {
+    std::string names;
+    for (const BuiltinTemplate &t : table())
+        names += (names.empty() ? "" : ", ") + std::string(t.name);
+    return names;
 }
 
 }  // namespace vkllm::chat
