@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "chat_setup.h"
 #include "cli.h"
 #include "cli_args.h"
 #include "generation.h"
@@ -144,6 +145,7 @@ bool answer(const Options &o, const Loaded &l, const vkllm_tokenizer *tok, Conve
         std::printf("%s\n", tool_call_json(call).c_str());
     std::fflush(stdout);
     c.turns.push_back(std::move(reply));
+    const std::string capped = "[stopped at -n " + std::to_string(o.n_predict) + "]\n";
     if (s == VKLLM_ERR_CANCELLED)
         std::fprintf(stderr, "[stopped; ^C at the prompt or ^D quits]\n");
     else if (s == VKLLM_ERR_CONTEXT_FULL && o.context_shift)
@@ -157,7 +159,9 @@ bool answer(const Options &o, const Loaded &l, const vkllm_tokenizer *tok, Conve
                      "over; --context-shift keeps long chats going]\n",
                      n_ctx);
     else
-        std::fprintf(stderr, "[prefilled %zu new tokens of %zu; %.1f tok/s decode]\n", fresh.size(),
+        // An explicit -n cut the answer short: said apart, so that it is not taken for the end.
+        std::fprintf(stderr, "%s[prefilled %zu new tokens of %zu; %.1f tok/s decode]\n",
+                     r.stop_reason == VKLLM_STOP_MAX_TOKENS ? capped.c_str() : "", fresh.size(),
                      all.size(),
                      r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0);
     return true;
@@ -171,13 +175,27 @@ int cmd_chat(int argc, char **argv) {
     Options o;
     if (vkllm_tool::wants_help(argc, argv)) {
         generate_usage(stdout, true);
+        print_chat_notes(stdout);
         return 0;
     }
+    for (int i = 1; i + 1 < argc; ++i)
+        if (std::string(argv[i]) == "--template" &&
+            (std::string(argv[i + 1]) == "help" || std::string(argv[i + 1]) == "list")) {
+            print_builtin_templates(stdout);
+            return 0;
+        }
     if (!parse_generate_options(argc, argv, o)) return 2;
+    // As llama-cli's conversation mode: an answer runs to its end token or a full context
+    // unless -n caps it.
+    bool n_given = false;
+    for (int i = 1; i < argc; ++i)
+        n_given = n_given || std::string(argv[i]) == "-n" || std::string(argv[i]) == "--n-predict";
+    if (!n_given) o.n_predict = UINT32_MAX;
     Loaded l;
     const char *stage = nullptr;
     vkllm_status s = load(o, l, stage);
     if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
+    if (int rc = prepare_chat_template(o, l.model, argc, argv)) return rc;
     const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(l.model);
     // ^C at the prompt ends the read, and quits.
     vkllm_tool::on_interrupt(on_sigint);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "chat/builtin_templates.h"
 #include "line_reader.h"
 #include "token_json.h"
 
@@ -157,9 +158,10 @@ vkllm_reply_format reply_format(const Options &o, const vkllm_model *model) {
     if (o.template_name) {
         std::string name = o.template_name;
         // The built-in ChatML teaches no markers, but the Qwen models it serves write them.
-        return name == "harmony" || name == "gpt-oss" ? VKLLM_REPLY_HARMONY
-               : name == "llama3"                     ? VKLLM_REPLY_PLAIN
-                                                      : VKLLM_REPLY_HERMES;
+        if (name == "chatml" || name == "qwen" || name == "qwen2") return VKLLM_REPLY_HERMES;
+        if (name == "harmony" || name == "gpt-oss") return VKLLM_REPLY_HARMONY;
+        return vkllm_reply_format_of_template(
+            std::string(vkllm::chat::builtin_template(name)).c_str());
     }
     return vkllm_reply_format_of_template(o.template_source.empty()
                                               ? vkllm_model_get_chat_template(model)
