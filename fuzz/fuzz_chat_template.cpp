@@ -16,13 +16,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             fields.back().push_back(char(data[i]));
     }
     int32_t add_assistant = data[size - 1] & 1;
-    static const char *names[] = {"chatml", "qwen2", "llama3", "harmony", "gpt-oss", "qwen"};
+    static const char *names[] = {"chatml",     "qwen2",      "llama3",     "harmony",
+                                  "gpt-oss",    "qwen",       "gemma",      "llama2",
+                                  "mistral-v1", "mistral-v3", "mistral-v7", "phi3",
+                                  "phi4",       "phi4-mini",  "deepseek3",  "deepseek-r1",
+                                  "command-r",  "granite",    "chatglm3",   "mistral-v3-tekken"};
+    const size_t n_names = sizeof names / sizeof names[0];
     const std::string &head = fields[0];
     const char *name = nullptr;
     std::string model_template;
-    // A first byte below 6 names a template (the rest of the field is the model's template,
-    // which adds details); anything else is a model's template to recognise, or to refuse.
-    if (!head.empty() && uint8_t(head[0]) < 6) {
+    // A first byte below n_names names a template (the rest of the field is the model's
+    // template, which adds details); anything else is a model's template to recognise, or to
+    // refuse.
+    if (!head.empty() && uint8_t(head[0]) < n_names) {
         name = names[uint8_t(head[0])];
         model_template = head.substr(1);
     } else {

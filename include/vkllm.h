@@ -533,7 +533,10 @@ typedef struct vkllm_chat_message {
 
 /* Renders a conversation of plain turns as the prompt text a chat model expects: the simple
  * form of vkllm_chat_render below. The template is the built-in one named by `template_name`
- * ("chatml" for Qwen2/2.5/3, "llama3", "harmony" for GPT-OSS), or, when that is NULL,
+ * ("chatml" for Qwen2/2.5/3, "llama3", "harmony" for GPT-OSS, "gemma", "llama2", "mistral-v1",
+ * "mistral-v3", "mistral-v3-tekken", "mistral-v7", "phi3", "phi4", "phi4-mini", "deepseek3",
+ * "deepseek-r1", "command-r", "granite", "chatglm3": each renders as the real template it stands
+ * for, docs/CHAT.md), or, when that is NULL,
  * `model_template`: the model's Jinja template (vkllm_model_get_chat_template, or the GGUF key
  * tokenizer.chat_template read with vkllm_gguf_get_string), run as transformers runs it, its
  * default system turn and date stamp included. bos_token and eos_token are left undefined, so
@@ -578,7 +581,8 @@ typedef struct vkllm_chat_params {
     size_t struct_size;
     const struct vkllm_model *model; /* its template, BOS and EOS are the defaults; NULL: none */
     const char *template_source;     /* Jinja text: used when set */
-    const char *template_name;       /* else a built-in: "chatml", "llama3", "harmony" */
+    const char *template_name;       /* else a built-in: "chatml", "gemma", ... (the list at
+                                        vkllm_chat_apply_template) */
     /* (neither: the model's own tokenizer.chat_template, else VKLLM_ERR_NOT_FOUND) */
     const char *tools;             /* JSON array of tools (OpenAI function form); NULL: None */
     const char *extra;             /* JSON object of more variables (enable_thinking,

@@ -162,8 +162,8 @@ vkllm_status vkllm_chat_apply_template(const char *template_name, const char *mo
         p.template_source = template_name ? nullptr : model_template;
         p.add_generation_prompt = add_assistant;
         if (!template_name && (!model_template || !*model_template))
-            fail(VKLLM_ERR_UNSUPPORTED,
-                 "%s: the model has no chat template; name one (chatml, llama3, harmony)", fn);
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: the model has no chat template; name one (%s)", fn,
+                 vkllm::chat::builtin_template_names().c_str());
         copy_text(render(p, Value(std::move(turns)), fn), buf, capacity, length, fn);
     });
 }
