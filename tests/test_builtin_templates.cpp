@@ -157,8 +157,9 @@ Result check(const Check &k) {
         std::string want = read_file(dir + "/expected/" + k.real + "/" + name + ".txt");
         if (s != VKLLM_OK)
             out.failures += name + ": " + vkllm_last_error() + "\n";
-        else if (got != want)
-            out.failures += name + ": got\n" + got + "\nwant\n" + want + "\n";
+        else if (got != want)  // the texts of the first difference; the names of the others
+            out.failures += out.failures.empty() ? name + ": got\n" + got + "\nwant\n" + want + "\n"
+                                                 : name + " differs too\n";
     }
     return out;
 }
