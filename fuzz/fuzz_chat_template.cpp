@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                   "gpt-oss",    "qwen",       "gemma",      "llama2",
                                   "mistral-v1", "mistral-v3", "mistral-v7", "phi3",
                                   "phi4",       "phi4-mini",  "deepseek3",  "deepseek-r1",
-                                  "command-r",  "granite",    "chatglm3",   "mistral-v3-tekken"};
+                                  "command-r",  "granite",    "chatglm3",   "mistral-v3-tekken",
+                                  "chatglm4",   "llama4",     "lfm2",       "kimi-k2"};
     const size_t n_names = sizeof names / sizeof names[0];
     const std::string &head = fields[0];
     const char *name = nullptr;

@@ -336,6 +336,121 @@ constexpr std::string_view kChatglm3 = R"jinja(
     {{- '<|assistant|>' }}
 {%- endif %})jinja";
 
+// Llama 4's: tools (with the instructions) open the first user turn; calls after
+// <|python_start|><|python_end|> as {"name", "parameters"}; results as ipython turns.
+constexpr std::string_view kLlama4 = R"jinja(
+{{- bos_token or '' }}
+{%- set tools = tools if tools is defined else none %}
+{%- if messages and messages[0].role == 'system' %}
+    {{- '<|header_start|>system<|header_end|>\n\n' + ('Environment: ipython\n' if tools is not none else '') + messages[0].content | trim + '<|eot|>' }}
+    {%- set turns = messages[1:] %}
+{%- else %}
+    {%- set turns = messages %}
+{%- endif %}
+{%- if tools is not none %}
+    {%- if not turns %}
+        {{- raise_exception("Cannot put tools in the first user message when there's no first user message!") }}
+    {%- endif %}
+    {{- '<|header_start|>user<|header_end|>\n\nGiven the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\nRespond in the format {"name": function name, "parameters": dictionary of argument name and its value}.Do not use variables.\n\n' }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) + '\n\n' }}
+    {%- endfor %}
+    {{- turns[0].content | trim + '<|eot|>' }}
+    {%- set turns = turns[1:] %}
+{%- endif %}
+{%- for m in turns %}
+    {%- if m.role == 'tool' or m.role == 'ipython' %}
+        {{- '<|header_start|>ipython<|header_end|>\n\n' + (m.content | tojson if m.content is iterable else m.content) + '<|eot|>' }}
+    {%- elif 'tool_calls' in m %}
+        {%- if m.tool_calls | length > 0 %}
+            {{- '<|header_start|>assistant<|header_end|>\n\n<|python_start|>' + m.content + '<|python_end|>' }}
+            {%- for call in m.tool_calls %}
+                {{- '{"name": "' + call.function.name + '", "parameters": ' + call.function.arguments | tojson + '}' }}
+            {%- endfor %}
+            {{- '<|eot|>' }}
+        {%- endif %}
+    {%- else %}
+        {{- '<|header_start|>' + m.role + '<|header_end|>\n\n' + m.content + '<|eot|>' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|header_start|>assistant<|header_end|>\n\n' }}
+{%- endif %})jinja";
+
+// GLM-4's: turns without content are left out.
+constexpr std::string_view kChatglm4 = R"jinja(
+{{- '[gMASK]<sop>' }}
+{%- for m in messages if m.content %}
+    {{- '<|' + m.role + '|>\n' + m.content }}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|assistant|>' }}
+{%- endif %})jinja";
+
+// LFM2's: ChatML with the tools listed in the system turn and tool results marked.
+constexpr std::string_view kLfm2 = R"jinja(
+{{- bos_token or '' }}
+{%- set ns = namespace(system='') %}
+{%- if messages and messages[0].role == 'system' %}
+    {%- set ns.system = messages[0].content %}
+    {%- set messages = messages[1:] %}
+{%- endif %}
+{%- if tools %}
+    {%- set ns.system = ns.system + ('\n' if ns.system else '') + 'List of tools: <|tool_list_start|>[' %}
+    {%- for tool in tools %}
+        {%- set ns.system = ns.system + (tool if tool is string else tool | tojson) + ('' if loop.last else ', ') %}
+    {%- endfor %}
+    {%- set ns.system = ns.system + ']<|tool_list_end|>' %}
+{%- endif %}
+{%- if ns.system %}
+    {{- '<|im_start|>system\n' + ns.system + '<|im_end|>\n' }}
+{%- endif %}
+{%- for m in messages %}
+    {%- set content = m.content if m.content is string else m.content | tojson %}
+    {%- if m.role == 'tool' %}
+        {%- set content = '<|tool_response_start|>' + content + '<|tool_response_end|>' %}
+    {%- endif %}
+    {{- '<|im_start|>' + m.role + '\n' + content + '<|im_end|>\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+{%- endif %})jinja";
+
+// Kimi K2's: a default system turn, tools declared first, calls as functions.NAME:INDEX.
+constexpr std::string_view kKimiK2 = R"jinja(
+{%- if tools %}
+    {{- '<|im_system|>tool_declare<|im_middle|>' + tools | tojson + '<|im_end|>' }}
+{%- endif %}
+{%- for m in messages %}
+    {%- if loop.first and m.role != 'system' %}
+        {{- '<|im_system|>system<|im_middle|>You are a helpful assistant<|im_end|>' }}
+    {%- endif %}
+    {%- if m.role == 'system' %}
+        {{- '<|im_system|>system<|im_middle|>' }}
+    {%- elif m.role == 'user' %}
+        {{- '<|im_user|>user<|im_middle|>' }}
+    {%- elif m.role == 'assistant' %}
+        {{- '<|im_assistant|>assistant<|im_middle|>' }}
+    {%- elif m.role == 'tool' %}
+        {{- '<|im_system|>tool<|im_middle|>' }}
+    {%- endif %}
+    {%- if m.role == 'assistant' and m.tool_calls %}
+        {{- (m.content or '') + '<|tool_calls_section_begin|>' }}
+        {%- for call in m.tool_calls %}
+            {{- '<|tool_call_begin|>functions.' + call.function.name + ':' + loop.index0 | string + '<|tool_call_argument_begin|>' + call.function.arguments | tojson + '<|tool_call_end|>' }}
+        {%- endfor %}
+        {{- '<|tool_calls_section_end|>' }}
+    {%- elif m.role == 'tool' %}
+        {{- '## Return of ' + m.tool_call_id + '\\n' + m.content }}
+    {%- elif m.content is string %}
+        {{- m.content }}
+    {%- endif %}
+    {{- '<|im_end|>' }}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_assistant|>assistant<|im_middle|>' }}
+{%- endif %})jinja";
+
 struct Entry {
     std::string name, stands_for, source;
 };
@@ -362,6 +477,11 @@ const std::vector<BuiltinTemplate> &table() {
         {"command-r", "c4ai-command-r-v01", std::string(kCommandR)},
         {"granite", "granite-3.3-2b-instruct", std::string(kGranite)},
         {"chatglm3", "chatglm3-6b", std::string(kChatglm3)},
+        {"chatglm4", "glm-4-9b-chat (not its tools in a message's \"tools\" key)",
+         std::string(kChatglm4)},
+        {"llama4", "Llama-4-Scout-17B-16E-Instruct", std::string(kLlama4)},
+        {"lfm2", "LFM2-8B-A1B", std::string(kLfm2)},
+        {"kimi-k2", "Kimi-K2-Instruct", std::string(kKimiK2)},
     };
     static const std::vector<BuiltinTemplate> views = [] {
         std::vector<BuiltinTemplate> v;
