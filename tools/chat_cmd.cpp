@@ -184,13 +184,10 @@ int cmd_chat(int argc, char **argv) {
             print_builtin_templates(stdout);
             return 0;
         }
-    if (!parse_generate_options(argc, argv, o)) return 2;
     // As llama-cli's conversation mode: an answer runs to its end token or a full context
-    // unless -n caps it.
-    bool n_given = false;
-    for (int i = 1; i < argc; ++i)
-        n_given = n_given || std::string(argv[i]) == "-n" || std::string(argv[i]) == "--n-predict";
-    if (!n_given) o.n_predict = UINT32_MAX;
+    // unless -n caps it (answer_limit keeps it within the context).
+    o.n_predict = UINT32_MAX;
+    if (!parse_generate_options(argc, argv, o)) return 2;
     Loaded l;
     const char *stage = nullptr;
     vkllm_status s = load(o, l, stage);
