@@ -10,7 +10,9 @@ chat template, from scripts/fetch-models; skipped, saying so, when it is not cac
     array of tools, or given to a template that does not write tools: exit status 2 before any
     input is read (stdin is /dev/null, or a terminal that never shows the "> " prompt), the
     message naming the option;
-  - a template that refuses --system's message fails at startup the same way;
+  - a template that refuses --system's message fails at startup the same way; a model whose
+    own template fails stops with exit status 1 and names --template (a copy of the tiny model
+    written by gguf-py, skipped, saying so, without it);
   - a file without a template runs with chatml and says so on stderr, naming --template;
   - --template help lists every built-in (exit 0, no model needed);
   - without -n an answer runs past 128 tokens to the full context; -n N ends one with
@@ -116,6 +118,26 @@ with tempfile.TemporaryDirectory() as tmp:
     p = chat("--tools", tools, "--template", "mistral-v3")
     check(p.returncode == 0, "--tools with a template that writes them starts",
           f"exit {p.returncode}, stderr {p.stderr!r}")
+
+    # A model whose own template fails: exit status 1, and a note naming the options that
+    # choose another; --template then starts it. tests/gguf_with_template.py makes the copy
+    # with gguf-py (scripts/deps.sh installs it for the tests), run by the Python that has it.
+    gguf_python = os.environ.get("VKLLM_GGUF_PYTHON", "")
+    refusing = os.path.join(tmp, "refusing.gguf")
+    made = gguf_python and subprocess.run(
+        [gguf_python, os.path.join(os.path.dirname(__file__), "gguf_with_template.py"), MODEL,
+         refusing, "{{ raise_exception('This model only talks to admins') }}"]).returncode == 0
+    if made:
+        p = chat(model=refusing)
+        check(p.returncode == 1 and "the model's chat template (tokenizer.chat_template) fails"
+              in p.stderr and "This model only talks to admins" in p.stderr and
+              "--template NAME or --chat-template-file FILE" in p.stderr,
+              "a model whose own template fails stops at startup, naming --template",
+              f"exit {p.returncode}, stderr {p.stderr!r}")
+        p = chat("--template", "chatml", model=refusing)
+        check(p.returncode == 0, "--template starts that model", p.stderr)
+    else:
+        print("skipped: gguf-py is not installed (scripts/deps.sh: vkllm_install_pydeps)")
 
     h = subprocess.run([CLI, "chat", "--template", "help"], capture_output=True, text=True, errors="replace")
     names = ["chatml", "llama3", "harmony", "gemma", "llama2", "mistral-v1", "mistral-v3",

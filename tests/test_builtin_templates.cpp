@@ -5,7 +5,8 @@
 // leaves out and why.
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <cctype>
+#include <cstdint>
 #include <fstream>
 #include <functional>
 #include <iterator>
