@@ -139,18 +139,24 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         print("skipped: gguf-py is not installed (scripts/deps.sh: vkllm_install_pydeps)")
 
-    h = subprocess.run([CLI, "chat", "--template", "help"], capture_output=True, text=True, errors="replace")
+    h = subprocess.run([CLI, "chat", "--template", "help"], capture_output=True, text=True,
+                       errors="replace")
     names = ["chatml", "llama3", "harmony", "gemma", "llama2", "mistral-v1", "mistral-v3",
-             "mistral-v7", "phi3", "phi4", "deepseek3", "deepseek-r1", "command-r", "granite"]
+             "mistral-v7", "phi3", "phi4", "deepseek3", "deepseek-r1", "command-r", "granite",
+             "llama4", "kimi-k2"]
     check(h.returncode == 0 and all(re.search(rf"^  {re.escape(n)} ", h.stdout, re.M)
                                     for n in names),
           "--template help lists the built-ins", h.stdout + h.stderr)
+    marked = set(re.findall(r"^  (\S+) .*\(writes --tools\)$", h.stdout, re.M))
+    check({"mistral-v3", "mistral-v7", "granite", "llama4"} <= marked and
+          not marked & {"chatml", "gemma", "llama2", "phi3"},
+          "--template help marks the templates that write tools", h.stdout)
 
 # No -n: the random model never ends, so the answer runs past the old 128-token cap to the
 # full context; then -n 5 caps one and says so.
 p = subprocess.run([CLI, "chat", "-m", MODEL, "--temp", "0", "--ignore-eos", "-c", "256",
-                    "--verbose-prompt", "--validate"], input="hello\n", capture_output=True, text=True, errors="replace",
-                   timeout=600)
+                    "--verbose-prompt", "--validate"], input="hello\n", capture_output=True,
+                   text=True, errors="replace", timeout=600)
 check(p.returncode == 0 and "[the context of 256 tokens is full" in p.stderr and
       "[stopped at -n" not in p.stderr,
       "without -n the answer runs to the full context", p.stderr[-600:])
