@@ -6,8 +6,9 @@ notice, and answers to the end unless -n caps it.
 
 The tiny model (random weights, no chat template) and Gemma 3 270M (a real file without a
 chat template, from scripts/fetch-models; skipped, saying so, when it is not cached). Checks:
-  - a broken --chat-template-file, an unknown --template, --tools that is not JSON, not an
-    array of tools, or given to a template that does not write tools: exit status 2 before any
+  - a broken --chat-template-file, an unknown --template, --chat-template-kwargs that is not
+    a JSON object, --tools that is not JSON, not an array of tools, or given to a template
+    that does not write tools: exit status 2 before any
     input is read (stdin is /dev/null, or a terminal that never shows the "> " prompt), the
     message naming the option;
   - a template that refuses --system's message fails at startup the same way; a model whose
@@ -101,6 +102,8 @@ with tempfile.TemporaryDirectory() as tmp:
     refused("an unknown --template is refused with the names", p, "--template zephyr",
             "chatml", "gemma", "mistral-v7")
 
+    refused("--chat-template-kwargs that is not a JSON object is refused",
+            chat("--chat-template-kwargs", "[1]"), "--chat-template-kwargs", "not an object")
     not_json = write("not_json.json", '[{"type": "function",')
     refused("--tools that is not JSON is refused at startup", chat("--tools", not_json),
             "--tools " + not_json, "not JSON")

@@ -112,6 +112,21 @@ void print_builtin_templates(FILE *out) {
 
 int prepare_chat_template(Options &o, const vkllm_model *model, int argc, char **argv) {
     const std::string tools_file = option_value(argc, argv, "--tools");
+    if (o.template_kwargs) {
+        std::string problem;
+        try {
+            if (!vkllm::chat::parse_json(o.template_kwargs).is_dict()) problem = "not an object";
+        } catch (const vkllm::Error &e) {
+            problem = std::string("not JSON: ") + e.what();
+        }
+        if (!problem.empty()) {
+            std::fprintf(stderr,
+                         "vkllm: --chat-template-kwargs: %s; the form is '{\"enable_thinking\": "
+                         "false}'\n",
+                         problem.c_str());
+            return 2;
+        }
+    }
     if (!o.tools.empty()) {
         std::string problem = tools_problem(o.tools);
         if (!problem.empty()) {

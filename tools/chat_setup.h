@@ -1,7 +1,8 @@
 // What vkllm chat checks before its first prompt: the chat template (the model's, --template's
 // or --chat-template-file's, else chatml with a notice) renders a first turn, and --tools is a
-// JSON array of tools that the template writes into the prompt. A problem is found here, named
-// by the option that caused it, not after the user has typed a line.
+// JSON array of tools that the template writes into the prompt; --chat-template-kwargs is a
+// JSON object. A problem is found here, named by the option that caused it, not after the user
+// has typed a line.
 #pragma once
 
 #include <cstdio>
