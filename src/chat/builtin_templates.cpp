@@ -7,9 +7,10 @@ namespace vkllm::chat {
 
 namespace {
 
-// Each template is the real one's behaviour on text turns, written for this interpreter: a
-// missing bos_token or eos_token (vkllm_chat_apply_template passes none; the tokenizer adds
-// BOS) prints as nothing where the real template would fail on it.
+// Each template renders as the real one it stands for (docs/CHAT.md says on which
+// conversations), written for this interpreter; a missing bos_token or eos_token
+// (vkllm_chat_apply_template passes none: the tokenizer adds BOS) prints as nothing where the
+// real template would fail on it.
 
 constexpr std::string_view kChatml = R"jinja(
 {%- for m in messages %}
@@ -462,7 +463,8 @@ const std::vector<BuiltinTemplate> &table() {
         {"harmony", "gpt-oss", std::string(kHarmony)},
         {"gemma", "gemma-3-1b-it; gemma-2-2b-it without a system message", std::string(kGemma)},
         {"llama2", "Llama-2-7b-chat-hf", std::string(kLlama2)},
-        {"mistral-v1", "Mistral-7B-Instruct-v0.1, Mixtral-8x7B-Instruct", std::string(kMistralV1)},
+        {"mistral-v1", "Mistral-7B-Instruct-v0.1 and Mixtral-8x7B-Instruct",
+         std::string(kMistralV1)},
         {"mistral-v3", "Mistral-7B-Instruct-v0.3",
          "{%- set sp = ' ' %}" + std::string(kMistralV3Body)},
         {"mistral-v3-tekken", "Mistral-Nemo-Instruct-2407",
@@ -472,10 +474,13 @@ const std::vector<BuiltinTemplate> &table() {
         {"phi3", "Phi-3-mini-4k-instruct; Phi-3.5-mini-instruct", std::string(kPhi3)},
         {"phi4", "phi-4", std::string(kPhi4)},
         {"phi4-mini", "Phi-4-mini-instruct", std::string(kPhi4Mini)},
-        {"deepseek3", "DeepSeek-V3", "{%- set think = false %}" + std::string(kDeepseekBody)},
-        {"deepseek-r1", "DeepSeek-R1", "{%- set think = true %}" + std::string(kDeepseekBody)},
+        {"deepseek3", "DeepSeek-V3 (DeepSeek-V3-Base's template)",
+         "{%- set think = false %}" + std::string(kDeepseekBody)},
+        {"deepseek-r1", "DeepSeek-R1 and its distills",
+         "{%- set think = true %}" + std::string(kDeepseekBody)},
         {"command-r", "c4ai-command-r-v01", std::string(kCommandR)},
-        {"granite", "granite-3.3-2b-instruct", std::string(kGranite)},
+        {"granite", "granite-3.3-2b-instruct (not its thinking, documents or controls)",
+         std::string(kGranite)},
         {"chatglm3", "chatglm3-6b", std::string(kChatglm3)},
         {"chatglm4", "glm-4-9b-chat (not its tools in a message's \"tools\" key)",
          std::string(kChatglm4)},
