@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <ostream>
 #include <set>
 #include <string>
 
@@ -108,6 +109,11 @@ const Check kChecks[] = {
     {"lfm2", "LiquidAI-LFM2-8B-A1B", kEvery, ""},
     {"kimi-k2", "moonshotai-Kimi-K2-Instruct", kEvery, ""},
 };
+
+// For gtest's listing of the cases: the pair, not the struct's bytes.
+void PrintTo(const Check &k, std::ostream *os) {
+    *os << k.builtin << " as " << k.real;
+}
 
 struct Result {
     int compared = 0;
