@@ -16,12 +16,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             fields.back().push_back(char(data[i]));
     }
     int32_t add_assistant = data[size - 1] & 1;
-    static const char *names[] = {"chatml",     "qwen2",      "llama3",     "harmony",
-                                  "gpt-oss",    "qwen",       "gemma",      "llama2",
-                                  "mistral-v1", "mistral-v3", "mistral-v7", "phi3",
-                                  "phi4",       "phi4-mini",  "deepseek3",  "deepseek-r1",
-                                  "command-r",  "granite",    "chatglm3",   "mistral-v3-tekken",
-                                  "chatglm4",   "llama4",     "lfm2",       "kimi-k2"};
+    static const char *names[] = {"chatml",
+                                  "qwen2",
+                                  "llama3",
+                                  "harmony",
+                                  "gpt-oss",
+                                  "qwen",
+                                  "gemma",
+                                  "llama2",
+                                  "mistral-v1",
+                                  "mistral-v3",
+                                  "mistral-v7-tekken",
+                                  "phi3",
+                                  "phi4",
+                                  "phi4-mini",
+                                  "deepseek3",
+                                  "deepseek-r1",
+                                  "command-r",
+                                  "granite",
+                                  "chatglm3",
+                                  "mistral-v3-tekken",
+                                  "chatglm4",
+                                  "llama4",
+                                  "lfm2",
+                                  "kimi-k2"};
     const size_t n_names = sizeof names / sizeof names[0];
     const std::string &head = fields[0];
     const char *name = nullptr;

@@ -100,7 +100,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     p = chat("--template", "zephyr")
     refused("an unknown --template is refused with the names", p, "--template zephyr",
-            "chatml", "gemma", "mistral-v7")
+            "chatml", "gemma", "mistral-v7-tekken")
 
     refused("--chat-template-kwargs that is not a JSON object is refused",
             chat("--chat-template-kwargs", "[1]"), "--chat-template-kwargs", "not an object")
@@ -145,13 +145,13 @@ with tempfile.TemporaryDirectory() as tmp:
     h = subprocess.run([CLI, "chat", "--template", "help"], capture_output=True, text=True,
                        errors="replace")
     names = ["chatml", "llama3", "harmony", "gemma", "llama2", "mistral-v1", "mistral-v3",
-             "mistral-v7", "phi3", "phi4", "deepseek3", "deepseek-r1", "command-r", "granite",
+             "mistral-v7-tekken", "phi3", "phi4", "deepseek3", "deepseek-r1", "command-r", "granite",
              "llama4", "kimi-k2"]
     check(h.returncode == 0 and all(re.search(rf"^  {re.escape(n)} ", h.stdout, re.M)
                                     for n in names),
           "--template help lists the built-ins", h.stdout + h.stderr)
     marked = set(re.findall(r"^  (\S+) .*\(writes --tools\)$", h.stdout, re.M))
-    check({"mistral-v3", "mistral-v7", "granite", "llama4"} <= marked and
+    check({"mistral-v3", "mistral-v7-tekken", "granite", "llama4"} <= marked and
           not marked & {"chatml", "gemma", "llama2", "phi3"},
           "--template help marks the templates that write tools", h.stdout)
 

@@ -173,9 +173,10 @@ constexpr std::string_view kMistralV3Body = R"jinja(
     {%- endif %}
 {%- endfor %})jinja";
 
-// Mistral Small 3's, without its own default system prompt: a system message comes first in
+// Mistral Small 3.1/3.2's and Ministral 3's (llama.cpp's v7-tekken: no space after the
+// markers), without their own default system prompt: a system message comes first in
 // [SYSTEM_PROMPT]; tools before the last user turn; calls as NAME[CALL_ID]ID[ARGS]{...}.
-constexpr std::string_view kMistralV7 = R"jinja(
+constexpr std::string_view kMistralV7Tekken = R"jinja(
 {%- set tools = tools if tools is defined else none %}
 {%- if messages and messages[0].role == 'system' %}
     {%- set system = messages[0].content %}
@@ -469,8 +470,10 @@ const std::vector<BuiltinTemplate> &table() {
          "{%- set sp = ' ' %}" + std::string(kMistralV3Body)},
         {"mistral-v3-tekken", "Mistral-Nemo-Instruct-2407",
          "{%- set sp = '' %}" + std::string(kMistralV3Body)},
-        {"mistral-v7", "Mistral-Small-3.2-24B-Instruct-2506 with a system message",
-         std::string(kMistralV7)},
+        {"mistral-v7-tekken",
+         "Mistral-Small-3.2-24B-Instruct-2506, Ministral-3-14B-Reasoning-2512 with a system "
+         "message",
+         std::string(kMistralV7Tekken)},
         {"phi3", "Phi-3-mini-4k-instruct; Phi-3.5-mini-instruct", std::string(kPhi3)},
         {"phi4", "phi-4", std::string(kPhi4)},
         {"phi4-mini", "Phi-4-mini-instruct", std::string(kPhi4Mini)},
