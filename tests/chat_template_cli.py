@@ -18,7 +18,7 @@ chat template, from scripts/fetch-models; skipped, saying so, when it is not cac
   - --template help lists every built-in (exit 0, no model needed);
   - without -n an answer runs past 128 tokens to the full context; -n N ends one with
     "[stopped at -n N]";
-  - Gemma 3 270M: the chatml notice, then an answer on stdout.
+  - Gemma 3 270M: the chatml notice, which names --template gemma, then an answer on stdout.
 The tiny model's generations run under the Vulkan validation layer (--validate).
 """
 import os
@@ -186,6 +186,7 @@ if os.path.isfile(gemma):
                        text=True, errors="replace", timeout=600)
     notice = p.stderr.splitlines()[0] if p.stderr else ""
     check(p.returncode == 0 and "using chatml; --template NAME" in notice and
+          "(the model's family: --template gemma)" in notice and
           p.stdout.strip() != "" and "[stopped at -n 8]" in p.stderr,
           "Gemma 3 270M chats through chatml after the notice",
           f"exit {p.returncode}, stdout {p.stdout!r}, stderr {p.stderr!r}")

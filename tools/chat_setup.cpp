@@ -64,6 +64,18 @@ std::string tools_problem(const std::string &text) {
     return std::string();
 }
 
+// The built-in of the model's family, by its architecture, where one architecture means one
+// format (Phi-3's also serves phi-4, ChatGLM's both GLM formats); "" elsewhere.
+std::string family_template(const vkllm_model *model) {
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    if (vkllm_model_get_info(model, &mi) != VKLLM_OK) return std::string();
+    const std::string arch = mi.architecture;
+    for (const char *family : {"gemma", "granite", "llama4"})
+        if (arch.rfind(family, 0) == 0) return family;
+    return std::string();
+}
+
 const char kToolsForm[] =
     "[{\"type\": \"function\", \"function\": {\"name\": ..., \"description\": ..., "
     "\"parameters\": {...}}}]";
@@ -139,10 +151,13 @@ int prepare_chat_template(Options &o, const vkllm_model *model, int argc, char *
         !o.template_name && o.template_source.empty() && !*vkllm_model_get_chat_template(model);
     if (fallback) {
         o.template_name = "chatml";
+        std::string family = family_template(model);
+        std::string hint =
+            family.empty() ? std::string() : " (the model's family: --template " + family + ")";
         std::fprintf(stderr,
                      "vkllm: %s has no chat template (tokenizer.chat_template): using chatml; "
-                     "--template NAME chooses another (--template help lists them)\n",
-                     o.model);
+                     "--template NAME chooses another%s; --template help lists them\n",
+                     o.model, hint.c_str());
     }
     const bool from_option = (o.template_name && !fallback) || !o.template_source.empty();
     const std::string label = template_label(o, fallback, argc, argv);
