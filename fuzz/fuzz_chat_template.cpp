@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                   "chatglm4",
                                   "llama4",
                                   "lfm2",
-                                  "kimi-k2"};
+                                  "kimi-k2",
+                                  "qwen2.5"};
     const size_t n_names = sizeof names / sizeof names[0];
     const std::string &head = fields[0];
     const char *name = nullptr;

@@ -533,10 +533,11 @@ typedef struct vkllm_chat_message {
 
 /* Renders a conversation of plain turns as the prompt text a chat model expects: the simple
  * form of vkllm_chat_render below. The template is the built-in one named by `template_name`
- * ("chatml" for Qwen2/2.5/3, "llama3", "harmony" for GPT-OSS, "gemma", "llama2", "mistral-v1",
- * "mistral-v3", "mistral-v3-tekken", "mistral-v7-tekken", "phi3", "phi4", "phi4-mini",
- * "deepseek3", "deepseek-r1", "command-r", "granite", "chatglm3", "chatglm4", "llama4", "lfm2",
- * "kimi-k2": each renders as the real template it stands for, docs/CHAT.md), or, when that is NULL,
+ * ("chatml" for Qwen2/2.5/3, "qwen2.5" (with its tools), "llama3", "harmony" for GPT-OSS,
+ * "gemma", "llama2", "mistral-v1", "mistral-v3", "mistral-v3-tekken", "mistral-v7-tekken",
+ * "phi3", "phi4", "phi4-mini", "deepseek3", "deepseek-r1", "command-r", "granite", "chatglm3",
+ * "chatglm4", "llama4", "lfm2", "kimi-k2": each renders as the real template it stands for,
+ * docs/CHAT.md), or, when that is NULL,
  * `model_template`: the model's Jinja template (vkllm_model_get_chat_template, or the GGUF key
  * tokenizer.chat_template read with vkllm_gguf_get_string), run as transformers runs it, its
  * default system turn and date stamp included. bos_token and eos_token are left undefined, so

@@ -151,7 +151,7 @@ with tempfile.TemporaryDirectory() as tmp:
                                     for n in names),
           "--template help lists the built-ins", h.stdout + h.stderr)
     marked = set(re.findall(r"^  (\S+) .*\(writes --tools\)$", h.stdout, re.M))
-    check({"mistral-v3", "mistral-v7-tekken", "granite", "llama4"} <= marked and
+    check({"qwen2.5", "mistral-v3", "mistral-v7-tekken", "granite", "llama4"} <= marked and
           not marked & {"chatml", "gemma", "llama2", "phi3"},
           "--template help marks the templates that write tools", h.stdout)
 

@@ -70,6 +70,7 @@ const Check kChecks[] = {
     {"chatml", "Qwen-Qwen2-7B-Instruct", starts_with_system, "Qwen2 adds its own system message"},
     {"chatml", "HuggingFaceTB-SmolLM2-135M-Instruct", starts_with_system,
      "SmolLM2 adds its own system message"},
+    {"qwen2.5", "Qwen-Qwen2.5-7B-Instruct", kEvery, ""},
     {"llama3", "meta-llama-Meta-Llama-3-8B-Instruct",
      [](const Value &c) { return !has_tool_turns(c); },
      "Llama 3 prints a call's null content as None"},
@@ -205,7 +206,7 @@ TEST(BuiltinTemplateList, EveryBuiltInIsComparedWithARealTemplate) {
         checked.insert(k.builtin);
     size_t n = 0;
     const BuiltinTemplate *all = builtin_templates(n);
-    ASSERT_GE(n, 21u);
+    ASSERT_GE(n, 22u);
     for (size_t i = 0; i < n; ++i) {
         EXPECT_TRUE(checked.count(std::string(all[i].name))) << all[i].name;
         EXPECT_FALSE(all[i].stands_for.empty()) << all[i].name;

@@ -453,6 +453,43 @@ constexpr std::string_view kKimiK2 = R"jinja(
     {{- '<|im_assistant|>assistant<|im_middle|>' }}
 {%- endif %})jinja";
 
+// Qwen 2.5's: ChatML with its default system message, tools listed in the system turn, calls
+// in <tool_call> and results in <tool_response> (the Hermes form).
+constexpr std::string_view kQwen25 = R"jinja(
+{%- set system = messages[0].content if messages and messages[0].role == 'system' else 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' %}
+{{- '<|im_start|>system\n' + system }}
+{%- if tools %}
+    {{- '\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>' }}
+    {%- for tool in tools %}
+        {{- '\n' + tool | tojson }}
+    {%- endfor %}
+    {{- '\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>' }}
+{%- endif %}
+{{- '<|im_end|>\n' }}
+{%- for m in messages %}
+    {%- if m.role == 'user' or (m.role == 'system' and not loop.first) or (m.role == 'assistant' and not m.tool_calls) %}
+        {{- '<|im_start|>' + m.role + '\n' + m.content + '<|im_end|>\n' }}
+    {%- elif m.role == 'assistant' %}
+        {{- '<|im_start|>assistant' + ('\n' + m.content if m.content else '') }}
+        {%- for call in m.tool_calls %}
+            {%- set f = call.function if call.function is defined else call %}
+            {{- '\n<tool_call>\n{"name": "' + f.name + '", "arguments": ' + f.arguments | tojson + '}\n</tool_call>' }}
+        {%- endfor %}
+        {{- '<|im_end|>\n' }}
+    {%- elif m.role == 'tool' %}
+        {%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\n<tool_response>\n' + m.content + '\n</tool_response>' }}
+        {%- if loop.last or messages[loop.index0 + 1].role != 'tool' %}
+            {{- '<|im_end|>\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+{%- endif %})jinja";
+
 struct Entry {
     std::string name, stands_for, source;
 };
@@ -460,6 +497,7 @@ struct Entry {
 const std::vector<BuiltinTemplate> &table() {
     static const std::vector<Entry> entries = {
         {"chatml", "Qwen2/2.5 and SmolLM2 with a system message", std::string(kChatml)},
+        {"qwen2.5", "Qwen2.5-7B-Instruct", std::string(kQwen25)},
         {"llama3", "Meta-Llama-3-8B-Instruct", std::string(kLlama3)},
         {"harmony", "gpt-oss", std::string(kHarmony)},
         {"gemma", "gemma-3-1b-it; gemma-2-2b-it without a system message", std::string(kGemma)},
