@@ -284,6 +284,10 @@ typedef struct vkllm_runtime_stats {
     uint64_t pipeline_cache_bytes_loaded; /* size of the cache file accepted at create, or 0 */
     uint64_t device_memory_allocated;     /* bytes in live VkDeviceMemory allocations */
     uint64_t submits;                     /* queue submissions */
+    /* Appended (issue 37): milliseconds spent compiling shader modules and pipelines. They are
+     * compiled on first use, inside the first prefill or decode that needs them, so a caller
+     * timing a first call can take the difference of two readings out of it. */
+    double pipeline_compile_ms;
 } vkllm_runtime_stats;
 
 VKLLM_API vkllm_status vkllm_runtime_get_stats(const vkllm_runtime *runtime,
@@ -1084,6 +1088,14 @@ typedef struct vkllm_generate_params {
 
 VKLLM_API void vkllm_generate_params_init(vkllm_generate_params *params);
 
+/* Where a grammar stands after the text generated so far (see "Grammars"). */
+typedef enum vkllm_grammar_progress {
+    VKLLM_GRAMMAR_INCOMPLETE = 0, /* more text is needed: end tokens are not allowed */
+    VKLLM_GRAMMAR_COMPLETE = 1,   /* the text may end here, or go on */
+    VKLLM_GRAMMAR_FINISHED = 2,   /* the text is complete and nothing can follow */
+    VKLLM_GRAMMAR_PROGRESS_FORCE32 = 0x7FFFFFFF
+} vkllm_grammar_progress;
+
 typedef struct vkllm_generate_result {
     size_t struct_size;
     size_t n_prompt; /* prompt tokens prefilled */
@@ -1092,6 +1104,16 @@ typedef struct vkllm_generate_result {
     double prefill_ms;
     double decode_ms;
     uint64_t seed; /* the sampling seed used (a random one for VKLLM_SEED_RANDOM) */
+    /* Appended (issue 37). Whether the text on_token received is a finished string of the
+     * sampling grammar: VKLLM_GRAMMAR_INCOMPLETE means the answer was cut before the grammar
+     * was done (by max_tokens, a stop string or a cancel) and an app must not parse it as
+     * the grammar's language (JSON, say). COMPLETE or FINISHED: the text is one the grammar
+     * accepts. Without a grammar, COMPLETE. After VKLLM_STOP_STRING under a grammar the text
+     * ends before the stop string, where the grammar may not be done: INCOMPLETE, unless the
+     * grammar was FINISHED before the token that completed the stop string. A field, not
+     * another stop reason: why the text ended and whether it is whole are separate facts,
+     * and callers that switch on stop_reason keep working. */
+    vkllm_grammar_progress grammar_progress;
 } vkllm_generate_result;
 
 /* Appends `prompt` to a sequence and generates from it, streaming through on_token. The
@@ -1287,13 +1309,7 @@ VKLLM_API vkllm_status vkllm_json_schema_to_gbnf(const char *schema, char *buf, 
 /* NULL: no-op. Samplers created with the grammar keep working. */
 VKLLM_API void vkllm_grammar_destroy(vkllm_grammar *grammar);
 
-/* Where a sampler's grammar stands. */
-typedef enum vkllm_grammar_progress {
-    VKLLM_GRAMMAR_INCOMPLETE = 0, /* more text is needed: end tokens are not allowed */
-    VKLLM_GRAMMAR_COMPLETE = 1,   /* the text may end here, or go on */
-    VKLLM_GRAMMAR_FINISHED = 2,   /* the text is complete and nothing can follow */
-    VKLLM_GRAMMAR_PROGRESS_FORCE32 = 0x7FFFFFFF
-} vkllm_grammar_progress;
+/* vkllm_grammar_progress (where a sampler's grammar stands) is defined under Generation. */
 
 /* A sampler's grammar state after the tokens accepted so far: FINISHED means the app's loop
  * should stop (vkllm_sampler_sample would then choose an end-of-generation token). A sampler
