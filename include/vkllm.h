@@ -1104,15 +1104,14 @@ typedef struct vkllm_generate_result {
     double prefill_ms;
     double decode_ms;
     uint64_t seed; /* the sampling seed used (a random one for VKLLM_SEED_RANDOM) */
-    /* Appended (issue 37). Whether the text on_token received is a finished string of the
+    /* Appended (issue 37). Whether the text on_token received is a whole string of the
      * sampling grammar: VKLLM_GRAMMAR_INCOMPLETE means the answer was cut before the grammar
-     * was done (by max_tokens, a stop string or a cancel) and an app must not parse it as
-     * the grammar's language (JSON, say). COMPLETE or FINISHED: the text is one the grammar
-     * accepts. Without a grammar, COMPLETE. After VKLLM_STOP_STRING under a grammar the text
-     * ends before the stop string, where the grammar may not be done: INCOMPLETE, unless the
-     * grammar was FINISHED before the token that completed the stop string. A field, not
-     * another stop reason: why the text ended and whether it is whole are separate facts,
-     * and callers that switch on stop_reason keep working. */
+     * was done (by max_tokens, a full context, a stop string or a cancel) and an app must not
+     * parse it as the grammar's language (JSON, say); COMPLETE or FINISHED: the grammar
+     * accepts the text as it is. Without a grammar, COMPLETE. The text a stop string leaves
+     * is shorter than what the grammar read, so it is parsed again from the grammar's start.
+     * A field, not another stop reason: why the text ended and whether it is whole are
+     * separate facts, and callers that switch on stop_reason keep working. */
     vkllm_grammar_progress grammar_progress;
 } vkllm_generate_result;
 
@@ -1276,7 +1275,8 @@ VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
  * vkllm_generate with a grammar starts from the grammar's start for each call, reads the logits
  * back every step (the chained greedy path of steps_per_submit needs the host between steps,
  * so it steps one token per submission), and stops with VKLLM_STOP_END_OF_GENERATION when the
- * model ends a complete text or when nothing more can follow.
+ * model ends a complete text or when nothing more can follow. When something else stops it
+ * first, vkllm_generate_result.grammar_progress is VKLLM_GRAMMAR_INCOMPLETE.
  * ------------------------------------------------------------------------------------- */
 
 typedef struct vkllm_grammar vkllm_grammar;
