@@ -284,6 +284,10 @@ typedef struct vkllm_runtime_stats {
     uint64_t pipeline_cache_bytes_loaded; /* size of the cache file accepted at create, or 0 */
     uint64_t device_memory_allocated;     /* bytes in live VkDeviceMemory allocations */
     uint64_t submits;                     /* queue submissions */
+    /* Appended (issue 37): milliseconds spent compiling shader modules and pipelines. They are
+     * compiled on first use, inside the first prefill or decode that needs them, so a caller
+     * timing a first call can take the difference of two readings out of it. */
+    double pipeline_compile_ms;
 } vkllm_runtime_stats;
 
 VKLLM_API vkllm_status vkllm_runtime_get_stats(const vkllm_runtime *runtime,
@@ -1089,6 +1093,14 @@ typedef struct vkllm_generate_params {
 
 VKLLM_API void vkllm_generate_params_init(vkllm_generate_params *params);
 
+/* Where a grammar stands after the text generated so far (see "Grammars"). */
+typedef enum vkllm_grammar_progress {
+    VKLLM_GRAMMAR_INCOMPLETE = 0, /* more text is needed: end tokens are not allowed */
+    VKLLM_GRAMMAR_COMPLETE = 1,   /* the text may end here, or go on */
+    VKLLM_GRAMMAR_FINISHED = 2,   /* the text is complete and nothing can follow */
+    VKLLM_GRAMMAR_PROGRESS_FORCE32 = 0x7FFFFFFF
+} vkllm_grammar_progress;
+
 typedef struct vkllm_generate_result {
     size_t struct_size;
     size_t n_prompt; /* prompt tokens prefilled */
@@ -1097,6 +1109,15 @@ typedef struct vkllm_generate_result {
     double prefill_ms;
     double decode_ms;
     uint64_t seed; /* the sampling seed used (a random one for VKLLM_SEED_RANDOM) */
+    /* Appended (issue 37). Whether the text on_token received is a whole string of the
+     * sampling grammar: VKLLM_GRAMMAR_INCOMPLETE means the answer was cut before the grammar
+     * was done (by max_tokens, a full context, a stop string or a cancel) and an app must not
+     * parse it as the grammar's language (JSON, say); COMPLETE or FINISHED: the grammar
+     * accepts the text as it is. Without a grammar, COMPLETE. The text a stop string leaves
+     * is shorter than what the grammar read, so it is parsed again from the grammar's start.
+     * A field, not another stop reason: why the text ended and whether it is whole are
+     * separate facts, and callers that switch on stop_reason keep working. */
+    vkllm_grammar_progress grammar_progress;
 } vkllm_generate_result;
 
 /* Appends `prompt` to a sequence and generates from it, streaming through on_token. The
@@ -1259,7 +1280,8 @@ VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
  * vkllm_generate with a grammar starts from the grammar's start for each call, reads the logits
  * back every step (the chained greedy path of steps_per_submit needs the host between steps,
  * so it steps one token per submission), and stops with VKLLM_STOP_END_OF_GENERATION when the
- * model ends a complete text or when nothing more can follow.
+ * model ends a complete text or when nothing more can follow. When something else stops it
+ * first, vkllm_generate_result.grammar_progress is VKLLM_GRAMMAR_INCOMPLETE.
  * ------------------------------------------------------------------------------------- */
 
 typedef struct vkllm_grammar vkllm_grammar;
@@ -1292,13 +1314,7 @@ VKLLM_API vkllm_status vkllm_json_schema_to_gbnf(const char *schema, char *buf, 
 /* NULL: no-op. Samplers created with the grammar keep working. */
 VKLLM_API void vkllm_grammar_destroy(vkllm_grammar *grammar);
 
-/* Where a sampler's grammar stands. */
-typedef enum vkllm_grammar_progress {
-    VKLLM_GRAMMAR_INCOMPLETE = 0, /* more text is needed: end tokens are not allowed */
-    VKLLM_GRAMMAR_COMPLETE = 1,   /* the text may end here, or go on */
-    VKLLM_GRAMMAR_FINISHED = 2,   /* the text is complete and nothing can follow */
-    VKLLM_GRAMMAR_PROGRESS_FORCE32 = 0x7FFFFFFF
-} vkllm_grammar_progress;
+/* vkllm_grammar_progress (where a sampler's grammar stands) is defined under Generation. */
 
 /* A sampler's grammar state after the tokens accepted so far: FINISHED means the app's loop
  * should stop (vkllm_sampler_sample would then choose an end-of-generation token). A sampler

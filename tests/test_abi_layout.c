@@ -65,7 +65,7 @@ int main(void) {
     PIN_OFFSET(vkllm_runtime_params, log_fn, 40);
     PIN_OFFSET(vkllm_runtime_params, log_user_data, 48);
     PIN_OFFSET(vkllm_runtime_params, device_memory_budget, 56);
-    PIN_SIZE(vkllm_runtime_stats, 56);
+    PIN_SIZE(vkllm_runtime_stats, 64); /* 56 before pipeline_compile_ms was appended */
     PIN_OFFSET(vkllm_runtime_stats, struct_size, 0);
     PIN_OFFSET(vkllm_runtime_stats, validation_errors, 8);
     PIN_OFFSET(vkllm_runtime_stats, validation_warnings, 16);
@@ -73,6 +73,7 @@ int main(void) {
     PIN_OFFSET(vkllm_runtime_stats, pipeline_cache_bytes_loaded, 32);
     PIN_OFFSET(vkllm_runtime_stats, device_memory_allocated, 40);
     PIN_OFFSET(vkllm_runtime_stats, submits, 48);
+    PIN_OFFSET(vkllm_runtime_stats, pipeline_compile_ms, 56);
     PIN_SIZE(vkllm_self_check_result, 160);
     PIN_OFFSET(vkllm_self_check_result, struct_size, 0);
     PIN_OFFSET(vkllm_self_check_result, kernels_checked, 8);
@@ -210,7 +211,7 @@ int main(void) {
     PIN_SIZE(vkllm_token_logprob, 8);
     PIN_OFFSET(vkllm_token_logprob, token, 0);
     PIN_OFFSET(vkllm_token_logprob, logprob, 4);
-    PIN_SIZE(vkllm_generate_result, 56);
+    PIN_SIZE(vkllm_generate_result, 64); /* 56 before grammar_progress was appended */
     PIN_OFFSET(vkllm_generate_result, struct_size, 0);
     PIN_OFFSET(vkllm_generate_result, n_prompt, 8);
     PIN_OFFSET(vkllm_generate_result, n_generated, 16);
@@ -218,6 +219,7 @@ int main(void) {
     PIN_OFFSET(vkllm_generate_result, prefill_ms, 32);
     PIN_OFFSET(vkllm_generate_result, decode_ms, 40);
     PIN_OFFSET(vkllm_generate_result, seed, 48);
+    PIN_OFFSET(vkllm_generate_result, grammar_progress, 56);
     PIN_SIZE(vkllm_session_info, 48);
     PIN_OFFSET(vkllm_session_info, struct_size, 0);
     PIN_OFFSET(vkllm_session_info, n_ctx, 8);

@@ -205,6 +205,7 @@ TEST_F(RuntimeTest, StatsCountPipelinesSubmitsAndMemory) {
     s.struct_size = sizeof s;
     ASSERT_EQ(vkllm_runtime_get_stats(rt_, &s), VKLLM_OK);
     EXPECT_EQ(s.pipelines_created, 0u);
+    EXPECT_EQ(s.pipeline_compile_ms, 0.0);
     vkllm_self_check_result r;
     r.struct_size = sizeof r;
     ASSERT_EQ(vkllm_runtime_self_check(rt_, &r), VKLLM_OK);
@@ -212,6 +213,9 @@ TEST_F(RuntimeTest, StatsCountPipelinesSubmitsAndMemory) {
     after.struct_size = sizeof after;
     ASSERT_EQ(vkllm_runtime_get_stats(rt_, &after), VKLLM_OK);
     EXPECT_GT(after.pipelines_created, 5u);
+    // Compiling them took time, and less than the whole check that compiled and ran them.
+    EXPECT_GT(after.pipeline_compile_ms, 0.0);
+    EXPECT_LT(after.pipeline_compile_ms, r.elapsed_ms);
     EXPECT_GE(after.submits, r.kernels_checked);
     EXPECT_EQ(after.device_memory_allocated, 0u) << "self-check freed its buffers";
 }

@@ -121,6 +121,90 @@ TEST_F(GrammarApi, SampledRecordsAreSentencesOfTheGrammar) {
     vkllm_grammar_destroy(g);
 }
 
+// vkllm_generate_result.grammar_progress (issue 37): whether the text is a finished string of
+// the grammar, so that an app can tell a cut answer from a whole one.
+TEST_F(GrammarApi, AnAnswerCutByMaxTokensIsReportedIncomplete) {
+    vkllm_grammar *g = grammar(kRecord);
+    auto compiled = vkllm::grammar::testing::compile(kRecord);
+    vkllm_sampling_params p = random_params(3, g);
+    Generated cut = generate(session(model_), p, 1, 5);
+    EXPECT_EQ(cut.result.stop_reason, VKLLM_STOP_MAX_TOKENS);
+    EXPECT_EQ(cut.result.grammar_progress, VKLLM_GRAMMAR_INCOMPLETE) << cut.text;
+    EXPECT_FALSE(matches(compiled, cut.text)) << cut.text;
+    Generated whole = generate(session(model_), p);
+    EXPECT_EQ(whole.result.stop_reason, VKLLM_STOP_END_OF_GENERATION);
+    EXPECT_EQ(whole.result.grammar_progress, VKLLM_GRAMMAR_FINISHED) << whole.text;
+    EXPECT_TRUE(matches(compiled, whole.text)) << whole.text;
+    vkllm_grammar_destroy(g);
+}
+
+TEST_F(GrammarApi, WithoutAGrammarTheTextIsComplete) {
+    vkllm_sampling_params p = random_params(3, nullptr);
+    Generated out = generate(session(model_), p, 1, 5);
+    EXPECT_EQ(out.result.stop_reason, VKLLM_STOP_MAX_TOKENS);
+    EXPECT_EQ(out.result.grammar_progress, VKLLM_GRAMMAR_COMPLETE);
+}
+
+// A stop string leaves the text shorter than what the grammar accepted: its progress is that
+// of the text given, parsed again. "ab" is a whole sentence of this grammar, "ab-c" is not;
+// banning the end tokens makes the model go on past "ab" into the stop string.
+TEST_F(GrammarApi, AStopStringReportsTheProgressOfTheTextBeforeIt) {
+    vkllm_grammar *g = grammar("root ::= \"ab\" | \"ab-cd\"");
+    vkllm_tokenizer_info info;
+    info.struct_size = sizeof info;
+    ASSERT_EQ(vkllm_tokenizer_get_info(tok_, &info), VKLLM_OK);
+    std::vector<vkllm_logit_bias> ban;
+    for (int32_t id : {info.eos, info.eot})
+        if (id >= 0) ban.push_back({id, -INFINITY});
+    vkllm_sampling_params p = random_params(5, g);
+    p.logit_bias = ban.data();
+    p.n_logit_bias = ban.size();
+    for (const char *stop : {"-", "c"}) {
+        vkllm_generate_params gp;
+        vkllm_generate_params_init(&gp);
+        gp.stop = &stop;
+        gp.n_stop = 1;
+        Generated out;
+        gp.user_data = &out;
+        gp.on_token = [](void *user, int32_t, const char *text, size_t n) -> int32_t {
+            static_cast<Generated *>(user)->text.append(text, n);
+            return 0;
+        };
+        out.result.struct_size = sizeof out.result;
+        std::vector<int32_t> prompt = some_tokens(5, 300, 7);
+        ASSERT_EQ(
+            vkllm_generate(session(model_), prompt.data(), prompt.size(), &p, &gp, &out.result),
+            VKLLM_OK)
+            << vkllm_last_error();
+        EXPECT_EQ(out.result.stop_reason, VKLLM_STOP_STRING) << stop;
+        EXPECT_EQ(out.text, std::string(stop) == "-" ? "ab" : "ab-");
+        EXPECT_EQ(out.result.grammar_progress,
+                  std::string(stop) == "-" ? VKLLM_GRAMMAR_COMPLETE : VKLLM_GRAMMAR_INCOMPLETE)
+            << stop;
+    }
+    vkllm_grammar_destroy(g);
+}
+
+TEST_F(GrammarApi, ACancelledAnswerIsReportedIncomplete) {
+    vkllm_grammar *g = grammar(kRecord);
+    vkllm_sampling_params p = random_params(3, g);
+    vkllm_generate_params gp;
+    vkllm_generate_params_init(&gp);
+    int calls = 0;
+    gp.user_data = &calls;
+    gp.on_token = [](void *user, int32_t, const char *, size_t) -> int32_t {
+        return ++*static_cast<int *>(user) >= 3 ? 1 : 0;
+    };
+    vkllm_generate_result r;
+    r.struct_size = sizeof r;
+    std::vector<int32_t> prompt = some_tokens(5, 300, 7);
+    EXPECT_EQ(vkllm_generate(session(model_), prompt.data(), prompt.size(), &p, &gp, &r),
+              VKLLM_ERR_CANCELLED);
+    EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
+    EXPECT_EQ(r.grammar_progress, VKLLM_GRAMMAR_INCOMPLETE);
+    vkllm_grammar_destroy(g);
+}
+
 TEST_F(GrammarApi, GreedyUnderAGrammarIsTheArgmaxOfTheMaskedLogitsAtEachStep) {
     vkllm_grammar *g = grammar(kRecord);
     vkllm_sampling_params p;

@@ -30,6 +30,9 @@ namespace {
 
 struct Options {
     const char *model = nullptr;
+    // -p and -n take lists, as llama-bench's do: a run per pair of values. n_prompt and n_gen
+    // are one run's (after parsing, the largest of each list: what the context must hold).
+    std::vector<uint32_t> prompts{512}, gens{128};
     uint32_t n_prompt = 512;
     uint32_t n_gen = 128;
     uint32_t reps = 3;
@@ -54,11 +57,14 @@ void usage(FILE *out) {
         "\n"
         "  -m, --model FILE        the GGUF model\n"
         "  -p, --n-prompt N        prompt tokens, prefilled in one call (default 512; 0: no pp\n"
-        "                          test)\n"
+        "                          test); a list, 16,300, as llama-bench takes\n"
         "  -n, --n-gen N           tokens generated greedily after the prompt (default 128; 0:\n"
-        "                          no tg test)\n"
+        "                          no tg test); a list too. Lists run every pair: a pp row\n"
+        "                          per -p value, a tg row per -n value, and with several -p\n"
+        "                          values one per pair, \"tgN @ dP\" (after P prompt tokens)\n"
         "  -r, --repetitions N     measured repetitions, after one warm-up (default 3)\n"
-        "  -c, --ctx-size N        session context (default p + n; it must hold them)\n"
+        "  -c, --ctx-size N        session context (default p + n, the largest of each list;\n"
+        "                          it must hold them)\n"
         "  -b, --batch-size N      prefill chunk (default: the library's)\n"
         "  -s, --seqs N            batched decode: N sequences, each prefilled with the prompt,\n"
         "                          then decoded together one token each per step (t/s counts\n"
@@ -93,6 +99,19 @@ int report(vkllm_status s, const char *what) {
     return 1;
 }
 
+// "16,300": whole numbers from 0, separated by commas.
+std::vector<uint32_t> list_arg(const std::string &flag, const char *text) {
+    std::vector<uint32_t> values;
+    std::string list = text;
+    for (size_t start = 0;;) {
+        size_t comma = list.find(',', start);
+        std::string item = list.substr(start, comma == std::string::npos ? comma : comma - start);
+        values.push_back(uint32_t(vkllm_tool::int_arg(flag, item.c_str(), 0, UINT32_MAX)));
+        if (comma == std::string::npos) return values;
+        start = comma + 1;
+    }
+}
+
 bool parse(int argc, char **argv, Options &o) try {
     vkllm_runtime_params_init(&o.runtime);
     using vkllm_tool::int_arg;
@@ -102,9 +121,9 @@ bool parse(int argc, char **argv, Options &o) try {
         if ((a == "-m" || a == "--model") && v) {
             o.model = v;
         } else if ((a == "-p" || a == "--n-prompt") && v) {
-            o.n_prompt = uint32_t(int_arg(a, v, 0, UINT32_MAX));
+            o.prompts = list_arg(a, v);
         } else if ((a == "-n" || a == "--n-gen") && v) {
-            o.n_gen = uint32_t(int_arg(a, v, 0, UINT32_MAX));
+            o.gens = list_arg(a, v);
         } else if ((a == "-r" || a == "--repetitions") && v) {
             o.reps = uint32_t(int_arg(a, v, 1, UINT32_MAX));
         } else if ((a == "-c" || a == "--ctx-size") && v) {
@@ -160,7 +179,9 @@ bool parse(int argc, char **argv, Options &o) try {
     if (o.fork && o.n_seq < 2) throw vkllm_tool::ArgError("--fork needs -s 2 or more");
     if ((o.fork || o.restore) && !o.kv_cache)
         throw vkllm_tool::ArgError("--fork and --restore keep a cache (no --no-kv-cache)");
-    if (o.restore && o.n_prompt < 2)
+    o.n_prompt = *std::max_element(o.prompts.begin(), o.prompts.end());
+    o.n_gen = *std::max_element(o.gens.begin(), o.gens.end());
+    if (o.restore && *std::min_element(o.prompts.begin(), o.prompts.end()) < 2)
         throw vkllm_tool::ArgError("--restore needs a prompt of 2 tokens or more (-p)");
     if (o.n_prompt == 0 && o.n_gen == 0)
         throw vkllm_tool::ArgError("nothing to measure (-p 0 -n 0)");
@@ -554,52 +575,71 @@ int bench(const Options &o) {
     s = vkllm_session_create(h.model, &sp, &h.session);
     if (s != VKLLM_OK) return report(s, "creating the session");
 
-    Runner runner(h.session, o, info.n_vocab);
     std::string batch = o.n_seq > 1 ? " x" + std::to_string(o.n_seq) : "";
-    Result pp{"pp" + std::to_string(o.n_prompt) + batch + (o.fork ? " fork" : "") +
-                  (o.restore ? " restored" : ""),
-              o.n_prompt,
-              0,
-              {}};
-    Result tg{"tg" + std::to_string(o.n_gen) + batch + (o.kv_cache ? "" : " no-kv") +
-                  (o.record_every_step ? " re-record" : "") +
-                  (o.chain ? " chain" + std::to_string(o.chain) : ""),
-              o.n_prompt,
-              o.n_gen,
-              {}};
-    Table table(facts, device.name, tg.test.size() > pp.test.size() ? tg.test : pp.test);
+    auto pp_name = [&](uint32_t p) {
+        return "pp" + std::to_string(p) + batch + (o.fork ? " fork" : "") +
+               (o.restore ? " restored" : "");
+    };
+    // With several prompt lengths a tg row says which it followed (llama-bench's depth).
+    auto tg_name = [&](uint32_t n, uint32_t p) {
+        return "tg" + std::to_string(n) + batch + (o.kv_cache ? "" : " no-kv") +
+               (o.record_every_step ? " re-record" : "") +
+               (o.chain ? " chain" + std::to_string(o.chain) : "") +
+               (o.prompts.size() > 1 ? " @ d" + std::to_string(p) : "");
+    };
+    std::string widest;
+    for (uint32_t p : o.prompts)
+        for (uint32_t n : o.gens)
+            for (const std::string &name : {pp_name(p), tg_name(n, p)})
+                if (name.size() > widest.size()) widest = name;
+    Table table(facts, device.name, widest);
     if (!o.json) table.header();
     double first_pp_ms = -1;  // the first prefill compiles the pipelines it needs
-    if (o.warm_up) {
-        Timing first;
-        s = runner.run(first);
-        if (s != VKLLM_OK) return report(s, "warm-up");
-        first_pp_ms = first.first_seq_pp_ms;
+    uint32_t first_pp = 0;
+    std::vector<uint32_t> pp_done;
+    for (uint32_t p : o.prompts) {
+        for (uint32_t n : o.gens) {
+            if (p == 0 && n == 0) continue;
+            Options one = o;
+            one.n_prompt = p;
+            one.n_gen = n;
+            bool new_pp = p > 0 && std::find(pp_done.begin(), pp_done.end(), p) == pp_done.end();
+            if (new_pp) pp_done.push_back(p);
+            Result pp{pp_name(p), p, 0, {}};
+            Result tg{tg_name(n, p), p, n, {}};
+            Runner runner(h.session, one, info.n_vocab);
+            if (o.warm_up) {
+                Timing first;
+                s = runner.run(first);
+                if (s != VKLLM_OK) return report(s, "warm-up");
+                if (first_pp_ms < 0 && p > 0) first_pp_ms = first.first_seq_pp_ms, first_pp = p;
+            }
+            for (uint32_t r = 0; r < o.reps; ++r) {
+                Timing t;
+                s = runner.run(t);
+                if (s != VKLLM_OK) return report(s, "benchmark");
+                if (first_pp_ms < 0 && p > 0) first_pp_ms = t.first_seq_pp_ms, first_pp = p;
+                pp.samples.push_back(1000.0 * p * o.n_seq / std::max(t.pp_ms, 1e-6));
+                tg.samples.push_back(1000.0 * n * o.n_seq / std::max(t.tg_ms, 1e-6));
+                add_difference({}, t.pp_profile, pp.profile);
+                add_difference({}, t.tg_profile, tg.profile);
+                pp.wall_ms += t.pp_ms;
+                tg.wall_ms += t.tg_ms;
+            }
+            for (const Result *r : {&pp, &tg}) {
+                if (r == &pp ? !new_pp : n == 0) continue;
+                if (o.json)
+                    print_json(facts, device.name, o.kv_cache, *r);
+                else
+                    table.add(*r);
+            }
+            if (o.profile && !o.json)
+                for (const Result *r : {&pp, &tg})
+                    if (!r->profile.empty() && (r == &tg || new_pp))
+                        print_profile(*r, o.reps * o.n_seq * (r == &pp ? p : n));
+        }
     }
-    for (uint32_t r = 0; r < o.reps; ++r) {
-        Timing t;
-        s = runner.run(t);
-        if (s != VKLLM_OK) return report(s, "benchmark");
-        if (first_pp_ms < 0) first_pp_ms = t.first_seq_pp_ms;
-        pp.samples.push_back(1000.0 * o.n_prompt * o.n_seq / std::max(t.pp_ms, 1e-6));
-        tg.samples.push_back(1000.0 * o.n_gen * o.n_seq / std::max(t.tg_ms, 1e-6));
-        add_difference({}, t.pp_profile, pp.profile);
-        add_difference({}, t.tg_profile, tg.profile);
-        pp.wall_ms += t.pp_ms;
-        tg.wall_ms += t.tg_ms;
-    }
-    for (const Result *r : {&pp, &tg}) {
-        if (r == &pp ? o.n_prompt == 0 : o.n_gen == 0) continue;
-        if (o.json)
-            print_json(facts, device.name, o.kv_cache, *r);
-        else
-            table.add(*r);
-    }
-    if (o.profile && !o.json)
-        for (const Result *r : {&pp, &tg})
-            if (!r->profile.empty())
-                print_profile(*r, o.reps * o.n_seq * (r == &pp ? o.n_prompt : o.n_gen));
-    if (!o.json && o.n_prompt > 0) {
+    if (!o.json && first_pp > 0) {
         vkllm_runtime_stats rs;
         rs.struct_size = sizeof rs;
         if (vkllm_runtime_get_stats(h.rt, &rs) == VKLLM_OK)
@@ -607,7 +647,7 @@ int bench(const Options &o) {
                 "\ntime to first token: %.1f ms (the first prefill of %u tokens, compiling "
                 "the pipelines it needs; %llu pipelines, %llu bytes of pipeline cache "
                 "loaded)\n",
-                first_pp_ms, o.n_prompt, (unsigned long long)rs.pipelines_created,
+                first_pp_ms, first_pp, (unsigned long long)rs.pipelines_created,
                 (unsigned long long)rs.pipeline_cache_bytes_loaded);
     }
     return 0;

@@ -60,6 +60,16 @@ inline float float_arg(const std::string &flag, const char *text) {
     return v;
 }
 
+// A float_arg in [min, max], or (min, max] when min_open; `range` says it in the message
+// ("from 0 to 1").
+inline float float_in(const std::string &flag, const char *text, float min, bool min_open,
+                      float max, const char *range) {
+    float v = float_arg(flag, text);
+    if (v < min || (min_open && v == min) || v > max)
+        throw ArgError(flag + " expects a number " + range + ", not " + quoted(text));
+    return v;
+}
+
 // Token ids separated by commas (spaces allowed after a comma): "1,2,3".
 inline std::vector<int32_t> ids_arg(const std::string &flag, const char *text) {
     std::vector<int32_t> ids;

@@ -1,6 +1,7 @@
 #include "generate_options.h"
 
 #include <cmath>
+#include <random>
 
 #include "cli_args.h"
 #include "line_reader.h"
@@ -32,6 +33,13 @@ vkllm_logit_bias logit_bias_arg(const std::string &flag, const char *text) {
     std::string bias = s.substr(sign);
     b.bias = bias == "-inf" ? -INFINITY : vkllm_tool::float_arg(flag, bias.c_str());
     return b;
+}
+
+// A seed from the system's random source: the tool's, so that run prints it in its statistics
+// and every turn of a chat draws from the same one.
+uint64_t random_seed() {
+    // 32 bits, as llama.cpp's seeds: short enough to type again.
+    return std::random_device()();
 }
 
 }  // namespace
@@ -102,30 +110,38 @@ void generate_usage(FILE *out, bool chat) {
                       "calls print as JSON lines.\n",
                out);
     std::fputs(
-        "  -n, --n-predict N       tokens to generate (default 128; 0: prefill only)\n"
+        "  -n, --n-predict N       tokens to generate (default 128, and for run under a\n"
+        "                          grammar up to the context's end; 0: prefill only)\n"
         "  --ignore-eos            generate end tokens like any other: always N tokens\n"
         "  --stop TEXT             end the answer where TEXT appears, TEXT not printed\n"
         "                          (repeatable)\n"
-        "  --temp T                temperature (default 0.8; 0: greedy)\n"
+        "  --temp T                temperature, 0 or more (default 0.8; 0: greedy)\n"
         "  --top-k K               keep the K likeliest tokens (default 40; 0: all)\n"
-        "  --top-p P               keep the likeliest tokens up to probability P (default 0.95)\n"
-        "  --min-p P               drop tokens below P times the likeliest (default 0.05)\n"
-        "  --repeat-penalty R      penalise recent tokens (default 1: off)\n"
+        "  --top-p P               keep the likeliest tokens up to probability P, above 0 and\n"
+        "                          at most 1 (default 0.95; 1: off)\n"
+        "  --min-p P               drop tokens below P times the likeliest, 0 to 1 (default\n"
+        "                          0.05; 0: off)\n"
+        "  --repeat-penalty R      penalise recent tokens, above 0 (default 1: off)\n"
         "  --repeat-last-n N       the recent tokens the penalties look at (default 64; 0:\n"
         "                          none; -1: the whole context)\n"
         "  --presence-penalty F    subtract F from the logit of each token seen (default 0)\n"
         "  --frequency-penalty F   subtract F times its count from each token seen (default 0)\n"
-        "  --typical P             locally typical sampling with mass P (default 1: off)\n"
+        "  --typical P             locally typical sampling with mass P, above 0 and at most\n"
+        "                          1 (default 1: off)\n"
         "  --logit-bias SPEC       ID+B or ID-B: add B to token ID's logit or take it away;\n"
         "                          ID-inf bans the token (repeatable)\n"
-        "  --seed S                the sampler's seed (default 0; -1: a random one, printed)\n"
+        "  --seed S                the sampler's seed (default -1: a random one, printed in\n"
+        "                          the statistics; the same S gives the same answer)\n"
         "  --grammar TEXT          the answer follows this GBNF grammar (llama.cpp's format;\n"
         "                          docs/GRAMMARS.md); it ends when the grammar is finished\n"
         "  --grammar-file FILE     the GBNF grammar from a file\n"
         "  --json-schema SCHEMA    the answer is JSON valid under this JSON Schema: a file,\n"
         "                          or the schema itself when it starts with '{'\n"
         "  --json                  the answer is one JSON value, any\n"
-        "                          (run prints only the answer under any of these four)\n"
+        "                          (run prints only the answer under any of these four; an\n"
+        "                          answer that stops before the grammar is finished, at -n,\n"
+        "                          a full context or --stop, is reported on stderr and exits\n"
+        "                          with status 3; ^C, with 130)\n"
         "  -c, --ctx-size N        context in tokens (default 0: the model's training context,\n"
         "                          at most 4096)\n"
         "  -b, --batch-size N      prefill chunk in tokens (default 64)\n"
@@ -173,6 +189,9 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
     const bool chat_cmd = std::string(argv[0]) == "chat";
     const char *cmd = argv[0];
     vkllm_sampling_params_init(&o.sampling);
+    // Unlike the library's fixed default, two runs of the tool differ, as llama.cpp's and
+    // ollama's do; the seed is printed, and --seed S repeats a run.
+    o.sampling.seed = random_seed();
     vkllm_runtime_params_init(&o.runtime);
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
@@ -236,6 +255,7 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
                 throw vkllm_tool::ArgError(a + ": " + error);
         } else if ((a == "-n" || a == "--n-predict") && has_value) {
             o.n_predict = uint32_t(vkllm_tool::int_arg(a, value(), 0, UINT32_MAX));
+            o.n_predict_given = true;
         } else if ((a == "-c" || a == "--ctx-size") && has_value) {
             o.n_ctx = uint32_t(vkllm_tool::int_arg(a, value(), 0, UINT32_MAX));
         } else if ((a == "-b" || a == "--batch-size") && has_value) {
@@ -247,15 +267,19 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         } else if (a == "--context-shift") {
             o.context_shift = true;
         } else if (a == "--temp" && has_value) {
-            o.sampling.temperature = vkllm_tool::float_arg(a, value());
+            o.sampling.temperature =
+                vkllm_tool::float_in(a, value(), 0, false, INFINITY, "of 0 or more (0: greedy)");
         } else if (a == "--top-k" && has_value) {
-            o.sampling.top_k = int32_t(vkllm_tool::int_arg(a, value(), INT32_MIN, INT32_MAX));
+            o.sampling.top_k = int32_t(vkllm_tool::int_arg(a, value(), -1, INT32_MAX));
         } else if (a == "--top-p" && has_value) {
-            o.sampling.top_p = vkllm_tool::float_arg(a, value());
+            o.sampling.top_p =
+                vkllm_tool::float_in(a, value(), 0, true, 1, "above 0 and at most 1 (1: off)");
         } else if (a == "--min-p" && has_value) {
-            o.sampling.min_p = vkllm_tool::float_arg(a, value());
+            o.sampling.min_p =
+                vkllm_tool::float_in(a, value(), 0, false, 1, "from 0 to 1 (0: off)");
         } else if (a == "--repeat-penalty" && has_value) {
-            o.sampling.repeat_penalty = vkllm_tool::float_arg(a, value());
+            o.sampling.repeat_penalty =
+                vkllm_tool::float_in(a, value(), 0, true, INFINITY, "above 0 (1: off)");
         } else if (a == "--repeat-last-n" && has_value) {
             o.sampling.repeat_last_n = int32_t(vkllm_tool::int_arg(a, value(), -1, INT32_MAX));
         } else if (a == "--stop" && has_value) {
@@ -271,13 +295,14 @@ bool parse_generate_options(int argc, char **argv, Options &o) try {
         } else if (a == "--frequency-penalty" && has_value) {
             o.sampling.frequency_penalty = vkllm_tool::float_arg(a, value());
         } else if (a == "--typical" && has_value) {
-            o.sampling.typical_p = vkllm_tool::float_arg(a, value());
+            o.sampling.typical_p =
+                vkllm_tool::float_in(a, value(), 0, true, 1, "above 0 and at most 1 (1: off)");
         } else if (a == "--logit-bias" && has_value) {
             o.logit_bias.push_back(logit_bias_arg(a, value()));
         } else if (a == "--seed" && has_value) {
             const char *v = value();
             o.sampling.seed = std::string(v) == "-1"
-                                  ? VKLLM_SEED_RANDOM
+                                  ? random_seed()
                                   : vkllm_tool::uint_arg(a, v, 0, UINT64_MAX - 1);
         } else if (a == "--device" && has_value) {
             vkllm_tool::device_arg(value(), o.runtime);

@@ -27,6 +27,7 @@ struct Options {
     const char *template_kwargs = nullptr;  // JSON object of extra template variables
     std::string tools;                      // chat --tools: the JSON array of tools
     uint32_t n_predict = 128;
+    bool n_predict_given = false;  // -n on the command line (run's grammars default to all)
     uint32_t n_ctx = 0;
     uint32_t n_batch = 0;
     bool kv_f32 = false;

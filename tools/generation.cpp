@@ -25,8 +25,13 @@ int32_t progress_bar(void *, float p) {
 
 // Once on_sigint has set g_interrupted, these stop the answer through the library's
 // cancellation, which leaves the session usable.
+void mark_first_token(Stream *st) {
+    if (st->compile_at_first_token < 0) st->compile_at_first_token = compile_ms(st->rt);
+}
+
 int32_t on_token(void *user, int32_t token, const char *text, size_t length) {
     auto *st = static_cast<Stream *>(user);
+    mark_first_token(st);
     if (token >= 0) st->ids.push_back(token);
     st->text.append(text, length);
     if (st->view) {
@@ -41,6 +46,7 @@ int32_t on_token(void *user, int32_t token, const char *text, size_t length) {
 int32_t on_logprobs(void *user, int32_t token, float logprob, const vkllm_token_logprob *top,
                     size_t n_top) {
     auto *st = static_cast<Stream *>(user);
+    mark_first_token(st);
     std::string line = token_json(st->json, token, logprob, top, n_top);
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
@@ -242,14 +248,32 @@ vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32
     r.struct_size = sizeof r;
     vkllm_sampling_params sp = o.sampling;
     sp.grammar = l.grammar;
+    st.rt = l.rt;
+    st.compile_at_first_token = -1;
+    double before = compile_ms(l.rt);
     vkllm_status s = vkllm_generate(l.session, prompt.data(), prompt.size(), &sp, &gp, &r);
-    // The seed drawn for --seed -1, so that an answer can be had again.
-    if (o.sampling.seed == VKLLM_SEED_RANDOM && (s == VKLLM_OK || s == VKLLM_ERR_CANCELLED))
-        std::fprintf(stderr, "\n[seed %llu]", (unsigned long long)r.seed);
+    double after = compile_ms(l.rt);
+    double first = st.compile_at_first_token < 0 ? after : st.compile_at_first_token;
+    st.compile_prefill_ms = first - before;
+    st.compile_decode_ms = after - first;
     return s;
 }
 
-void print_stats(const Loaded &l, const vkllm_generate_result &r) {
+void report_unfinished(const Options &o, const std::string &by, const std::string &what) {
+    std::fprintf(stderr,
+                 "vkllm: run: %s is unfinished: %s stopped it before the grammar (%s) was "
+                 "complete, so it is not valid output (exit status %d)\n",
+                 what.c_str(), by.c_str(), o.constraint_source.c_str(),
+                 by == "^C" ? 130 : kExitUnfinished);
+}
+
+double compile_ms(const vkllm_runtime *rt) {
+    vkllm_runtime_stats rs;
+    rs.struct_size = sizeof rs;
+    return rt && vkllm_runtime_get_stats(rt, &rs) == VKLLM_OK ? rs.pipeline_compile_ms : 0.0;
+}
+
+void print_stats(const Loaded &l, const vkllm_generate_result &r, const Stream &gen) {
     vkllm_session_stats st;
     st.struct_size = sizeof st;
     vkllm_session_get_stats(l.session, &st);
@@ -266,13 +290,16 @@ void print_stats(const Loaded &l, const vkllm_generate_result &r) {
                  d.name, double(mi.device_bytes) / 1048576.0, double(mi.tensor_bytes) / 1048576.0,
                  double(rs.device_memory_allocated) / 1048576.0,
                  double(st.kv_cache_bytes) / 1048576.0);
+    auto rate = [](size_t n, double ms) { return ms > 0 ? 1000.0 * double(n) / ms : 0.0; };
     std::fprintf(stderr,
-                 "\n[%s] load %.0f ms | prefill %zu tokens %.1f tok/s | decode %zu tokens %.1f "
-                 "tok/s | command buffers recorded %llu, submits %llu\n",
-                 d.name, l.load_ms, r.n_prompt,
-                 r.prefill_ms > 0 ? 1000.0 * double(r.n_prompt) / r.prefill_ms : 0.0, r.n_generated,
-                 r.decode_ms > 0 ? 1000.0 * double(r.n_generated) / r.decode_ms : 0.0,
-                 (unsigned long long)st.command_buffers_recorded, (unsigned long long)st.submits);
+                 "\n[%s] load %.0f ms | compile %.0f ms | prefill %zu tokens %.1f tok/s | decode "
+                 "%zu tokens %.1f tok/s | seed %llu | command buffers recorded %llu, submits "
+                 "%llu\n",
+                 d.name, l.load_ms, rs.pipeline_compile_ms, r.n_prompt,
+                 rate(r.n_prompt, r.prefill_ms - gen.compile_prefill_ms), r.n_generated,
+                 rate(r.n_generated, r.decode_ms - gen.compile_decode_ms),
+                 (unsigned long long)r.seed, (unsigned long long)st.command_buffers_recorded,
+                 (unsigned long long)st.submits);
 }
 
 }  // namespace vkllm_tool

@@ -67,6 +67,12 @@ struct Stream {
     const vkllm_tokenizer *json = nullptr;
     std::vector<int32_t> ids;
     std::string text;
+    // Pipelines compile on first use, inside the prefill or the first decode steps: generate
+    // reads how long they took at the start, at the first token and at the end, so that the
+    // statistics report them apart.
+    const vkllm_runtime *rt = nullptr;
+    double compile_at_first_token = -1;
+    double compile_prefill_ms = 0, compile_decode_ms = 0;
 };
 
 // SIGINT's handler: sets g_interrupted (line_reader.h), which stops an answer through the
@@ -80,10 +86,19 @@ void print_prompt_tokens(const vkllm_tokenizer *tok, const std::vector<int32_t> 
 // the last one is sampled but not cached, so a context with room for k more gives k + 1.
 // Unlimited with --context-shift, where the window moves instead.
 uint32_t answer_limit(const Options &o, const Loaded &l, size_t n_past, size_t n_prompt);
-// Generates from `prompt` on sequence 0, streaming into `st`.
+// Generates from `prompt` on sequence 0, streaming into `st` (and the compile times into it).
 vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32_t> &prompt,
                       uint32_t max_tokens, Stream &st, vkllm_generate_result &r);
-// The load, prefill and decode statistics, on stderr.
-void print_stats(const Loaded &l, const vkllm_generate_result &r);
+// run's exit status when an answer under --grammar, --json-schema or --json stops before the
+// grammar is finished: the text is not valid output, and an app must not take it as such.
+constexpr int kExitUnfinished = 3;
+// Says so on stderr: `what` ("the answer", "sample 2 of 4") was stopped by `by` ("-n 5").
+void report_unfinished(const Options &o, const std::string &by, const std::string &what);
+
+// The load, compile, prefill and decode statistics and the seed, on stderr; the prefill and
+// decode rates leave out the pipelines compiled during them.
+void print_stats(const Loaded &l, const vkllm_generate_result &r, const Stream &st);
+// Milliseconds the runtime has spent compiling pipelines.
+double compile_ms(const vkllm_runtime *rt);
 
 }  // namespace vkllm_tool

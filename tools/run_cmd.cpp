@@ -1,6 +1,7 @@
 // vkllm run: text from a prompt, through the public API.
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -16,6 +17,14 @@
 using namespace vkllm_tool;
 
 namespace {
+
+// The model's positions: the most a streaming window (--context-shift) can move through.
+uint32_t n_positions(const vkllm_model *model) {
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    vkllm_model_get_info(model, &mi);
+    return mi.n_ctx_train;
+}
 
 // --load-session: restores the saved sequence and keeps of it the longest prefix it shares
 // with the prompt (less one token when that is the whole prompt: its logits choose the first
@@ -54,6 +63,8 @@ int cmd_run(int argc, char **argv) {
         return 0;
     }
     if (!parse_generate_options(argc, argv, o)) return 2;
+    // A grammar's answer is cut invalid by a cap: by default only the context ends it.
+    if (o.constraint != Options::Constraint::None && !o.n_predict_given) o.n_predict = UINT32_MAX;
     if (!o.have_prompt && !o.have_ids) {
         if (isatty(STDIN_FILENO)) {
             std::fprintf(stderr,
@@ -91,17 +102,21 @@ int cmd_run(int argc, char **argv) {
     }
     if (s != VKLLM_OK) return fail_with(s, "tokenizing");
     if (o.verbose_prompt) print_prompt_tokens(tok, prompt);
-    if (!o.have_ids && !o.chat && !o.print_ids && !o.jsonl && o.samples == 1 &&
-        o.constraint == Options::Constraint::None) {
-        if (o.color) std::fputs(kPromptColor, stdout);
-        std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
-        if (o.color) std::fputs(kResetColor, stdout);
-    }
     uint32_t n_ctx = context_size(l);
+    // A streaming window moves along the positions, which end at the model's.
+    const uint32_t positions = n_positions(l.model);
     if (!o.context_shift && prompt.size() > n_ctx) {
         std::fprintf(stderr,
                      "vkllm: run: the prompt's %zu tokens do not fit the context of %u (-c)\n",
                      prompt.size(), n_ctx);
+        return 1;
+    }
+    if (o.context_shift && prompt.size() > positions) {
+        std::fprintf(stderr,
+                     "vkllm: run: the prompt's %zu tokens do not fit: --context-shift moves the "
+                     "context of %u tokens (-c) along them, but not past the %u positions the "
+                     "model was trained for\n",
+                     prompt.size(), n_ctx, positions);
         return 1;
     }
     size_t reused = 0;
@@ -111,12 +126,20 @@ int cmd_run(int argc, char **argv) {
     }
     std::vector<int32_t> rest(prompt.begin() + long(reused), prompt.end());
     uint32_t limit = answer_limit(o, l, reused, rest.size());
+    if (o.context_shift) limit = std::min<uint32_t>(limit, positions - uint32_t(prompt.size()) + 1);
     if (o.samples > 1) {
         if (prompt.empty()) {
             std::fprintf(stderr, "vkllm: run: -s needs a prompt of at least one token\n");
             return 2;
         }
         return run_samples(o, l, prompt, limit);
+    }
+    // Echoed once nothing can reject it any more.
+    if (!o.have_ids && !o.chat && !o.print_ids && !o.jsonl &&
+        o.constraint == Options::Constraint::None) {
+        if (o.color) std::fputs(kPromptColor, stdout);
+        std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+        if (o.color) std::fputs(kResetColor, stdout);
     }
     Stream st;
     st.print_text = !o.print_ids && !o.jsonl;
@@ -143,15 +166,29 @@ int cmd_run(int argc, char **argv) {
     } else if (!o.jsonl) {
         std::printf("\n");
     }
-    print_stats(l, r);
-    if (s == VKLLM_ERR_CANCELLED) {
+    print_stats(l, r, st);
+    bool cancelled = s == VKLLM_ERR_CANCELLED;
+    bool full = !cancelled && limit < o.n_predict && r.stop_reason == VKLLM_STOP_MAX_TOKENS;
+    if (cancelled)
         std::fprintf(stderr, "vkllm: run: stopped by ^C after %zu tokens\n", r.n_generated);
-        return 130;
-    }
-    if (limit < o.n_predict && r.stop_reason == VKLLM_STOP_MAX_TOKENS)
+    else if (full && o.context_shift)
+        std::fprintf(stderr,
+                     "vkllm: run: the %u positions the model was trained for are used up; the "
+                     "answer ends after %zu tokens\n",
+                     positions, r.n_generated);
+    else if (full)
         std::fprintf(stderr,
                      "vkllm: run: the context of %u tokens is full; the answer ends after %zu "
                      "tokens (a larger -c, or --context-shift, goes on)\n",
                      n_ctx, r.n_generated);
-    return 0;
+    if (o.constraint != Options::Constraint::None && o.n_predict > 0 &&
+        r.grammar_progress == VKLLM_GRAMMAR_INCOMPLETE) {
+        std::string by = cancelled                            ? "^C"
+                         : full                               ? "the full context"
+                         : r.stop_reason == VKLLM_STOP_STRING ? "--stop"
+                                                              : "-n " + std::to_string(o.n_predict);
+        report_unfinished(o, by, "the answer");
+        return cancelled ? 130 : kExitUnfinished;
+    }
+    return cancelled ? 130 : 0;
 }

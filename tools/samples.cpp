@@ -103,7 +103,20 @@ int run_samples(const Options &o, const Loaded &l, const std::vector<int32_t> &p
                  "decode %zu tokens in %.0f ms, %.1f tok/s (all samples together)\n",
                  n, shared, prefill_ms, n - 1, fork_ms, generated, decode_ms,
                  decode_ms > 0 ? 1000.0 * double(generated) / decode_ms : 0.0);
-    return s == VKLLM_ERR_CANCELLED ? 130 : 0;
+    bool unfinished = false;
+    for (uint32_t i = 0; l.grammar && max_tokens > 0 && i < n; ++i) {
+        vkllm_grammar_progress progress = VKLLM_GRAMMAR_COMPLETE;
+        vkllm_sampler_get_grammar_progress(seqs[i].sampler, &progress);
+        if (progress != VKLLM_GRAMMAR_INCOMPLETE) continue;
+        unfinished = true;
+        report_unfinished(o,
+                          s == VKLLM_ERR_CANCELLED   ? "^C"
+                          : max_tokens < o.n_predict ? "the full context"
+                                                     : "-n " + std::to_string(o.n_predict),
+                          "sample " + std::to_string(i + 1) + " of " + std::to_string(n));
+    }
+    if (s == VKLLM_ERR_CANCELLED) return 130;
+    return unfinished ? kExitUnfinished : 0;
 }
 
 }  // namespace vkllm_tool

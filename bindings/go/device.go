@@ -170,6 +170,7 @@ type RuntimeStats struct {
 	PipelineCacheBytesLoaded             uint64
 	DeviceMemoryAllocated                uint64
 	Submits                              uint64
+	PipelineCompileMs                    float64 // compiling pipelines, on first use
 }
 
 // Stats returns the runtime's counters.
@@ -182,7 +183,8 @@ func (r *Runtime) Stats() (RuntimeStats, error) {
 		PipelinesCreated:         uint64(s.pipelines_created),
 		PipelineCacheBytesLoaded: uint64(s.pipeline_cache_bytes_loaded),
 		DeviceMemoryAllocated:    uint64(s.device_memory_allocated),
-		Submits:                  uint64(s.submits)}, err
+		Submits:                  uint64(s.submits),
+		PipelineCompileMs:        float64(s.pipeline_compile_ms)}, err
 }
 
 // SelfCheck is what Runtime.SelfCheck found.

@@ -7,6 +7,7 @@ package vkllm
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -119,6 +120,19 @@ const (
 	// GrammarFinished: the text is complete and nothing can follow; stop.
 	GrammarFinished GrammarProgress = C.VKLLM_GRAMMAR_FINISHED
 )
+
+// String names the progress as the C enum does, less its prefix ("INCOMPLETE").
+func (p GrammarProgress) String() string {
+	switch p {
+	case GrammarIncomplete:
+		return "INCOMPLETE"
+	case GrammarComplete:
+		return "COMPLETE"
+	case GrammarFinished:
+		return "FINISHED"
+	}
+	return fmt.Sprintf("GrammarProgress(%d)", int32(p))
+}
 
 // GrammarProgress reports where the sampler's grammar stands after the tokens it accepted.
 func (s *Sampler) GrammarProgress() (GrammarProgress, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -284,6 +285,44 @@ func TestABoundedJSONSchemaGivesJSONWithTheRequiredKeys(t *testing.T) {
 	}
 	if v.OK == nil || v.Tag == nil || (*v.Tag != "red" && *v.Tag != "green") {
 		t.Errorf("%q", text)
+	}
+}
+
+func TestAGenerationSaysWhetherItsTextFinishedTheGrammar(t *testing.T) {
+	rt, m := load(t)
+	g := mustGrammar(t)(NewGrammarFromJSONSchema(m.Tokenizer(), boundedSchema))
+	prompt, _ := m.Tokenize("Hello world")
+	s, err := NewSession(m, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sampling := DefaultSampling()
+	sampling.Seed = 7
+	sampling.Grammar = g
+	cut, gen := generateText(t, s, prompt, sampling, 3)
+	if gen.StopReason != StopMaxTokens || gen.GrammarProgress != GrammarIncomplete {
+		t.Errorf("%q: %v %v", cut, gen.StopReason, gen.GrammarProgress)
+	}
+	if got := fmt.Sprint(gen.StopReason, " ", gen.GrammarProgress); got != "MAX_TOKENS INCOMPLETE" {
+		t.Errorf("the names print as %q", got)
+	}
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	whole, gen := generateText(t, s, prompt, sampling, 240)
+	if gen.StopReason != StopEndOfGeneration || gen.GrammarProgress != GrammarFinished ||
+		!strings.HasPrefix(whole, cut) {
+		t.Errorf("%q after %q: %v %v", whole, cut, gen.StopReason, gen.GrammarProgress)
+	}
+	if err := s.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if _, gen = generateText(t, s, prompt, Greedy(), 3); gen.GrammarProgress != GrammarComplete {
+		t.Errorf("without a grammar: %v", gen.GrammarProgress)
+	}
+	if stats, err := rt.Stats(); err != nil || stats.PipelineCompileMs <= 0 {
+		t.Errorf("pipeline compile time %v, %v", stats.PipelineCompileMs, err)
 	}
 }
 

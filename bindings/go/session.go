@@ -13,6 +13,7 @@ import "C"
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"runtime/cgo"
 	"sync"
@@ -240,6 +241,21 @@ const (
 	StopCancelled       StopReason = C.VKLLM_STOP_CANCELLED
 )
 
+// String names the reason as the C enum does, less its prefix ("MAX_TOKENS").
+func (r StopReason) String() string {
+	switch r {
+	case StopEndOfGeneration:
+		return "END_OF_GENERATION"
+	case StopMaxTokens:
+		return "MAX_TOKENS"
+	case StopString:
+		return "STRING"
+	case StopCancelled:
+		return "CANCELLED"
+	}
+	return fmt.Sprintf("StopReason(%d)", int32(r))
+}
+
 // Generation is what a generation did.
 type Generation struct {
 	NPrompt    int
@@ -248,6 +264,10 @@ type Generation struct {
 	PrefillMs  float64
 	DecodeMs   float64
 	Seed       uint64 // the sampling seed used (the one drawn for SeedRandom)
+	// Whether the text is a finished string of the sampling grammar: GrammarIncomplete when
+	// MaxTokens, a stop string or a cancel cut it short, so it must not be parsed as the
+	// grammar's language. GrammarComplete without a grammar.
+	GrammarProgress GrammarProgress
 }
 
 // MaxTopLogprobs is the most alternatives a generated token reports.
@@ -423,7 +443,7 @@ func (s *Session) GenerateWith(ctx context.Context, prompt []int32, sampling Sam
 		NPrompt: int(res.n_prompt), NGenerated: int(res.n_generated),
 		StopReason: StopReason(res.stop_reason),
 		PrefillMs:  float64(res.prefill_ms), DecodeMs: float64(res.decode_ms),
-		Seed: uint64(res.seed),
+		Seed: uint64(res.seed), GrammarProgress: GrammarProgress(res.grammar_progress),
 	}
 	if status == C.VKLLM_ERR_CANCELLED {
 		if cerr := ctx.Err(); cerr != nil {

@@ -29,6 +29,7 @@ class BindingTest(unittest.TestCase):
             self.assertGreaterEqual(r.kernels_checked, 12)
             self.assertEqual(r.kernels_failed, 0, r.first_failure)
             self.assertEqual(rt.stats().validation_errors, 0, errors[:1])
+            self.assertGreater(rt.stats().pipeline_compile_ms, 0)
 
     def test_errors_carry_status_and_message(self):
         with self.assertRaises(vkllm.Error) as cm:
@@ -839,6 +840,34 @@ class GrammarTest(unittest.TestCase):
                                          samplers=[s0, s1])
             self.assertEqual([self.model.detokenize(ids) in labels for ids in out], [True, True])
             self.assertEqual([s0.progress(), s1.progress()], [vkllm.GRAMMAR_FINISHED] * 2)
+
+    def test_a_result_names_why_it_stopped_and_whether_the_grammar_is_finished(self):
+        # Enum members by name that still compare equal to the C values.
+        self.assertIs(vkllm.STOP_MAX_TOKENS, vkllm.StopReason.MAX_TOKENS)
+        self.assertEqual(vkllm.StopReason.MAX_TOKENS, 1)
+        self.assertEqual(vkllm.GrammarProgress.FINISHED, 2)
+        with vkllm.Session(self.model, n_ctx=256) as session:
+            cut = "".join(session.generate(self.prompt, max_tokens=3, temperature=0.8, seed=7,
+                                           json_schema=BOUNDED_SCHEMA))
+            r = session.last_result
+            self.assertIs(r.stop_reason, vkllm.StopReason.MAX_TOKENS)
+            self.assertIs(r.grammar_progress, vkllm.GrammarProgress.INCOMPLETE)
+            self.assertEqual(r.grammar_progress.name, "INCOMPLETE")
+            with self.assertRaises(ValueError):
+                json.loads(cut)
+            session.reset()
+            whole = "".join(session.generate(self.prompt, max_tokens=240, temperature=0.8,
+                                             seed=7, json_schema=BOUNDED_SCHEMA))
+            r = session.last_result
+            self.assertIs(r.stop_reason, vkllm.StopReason.END_OF_GENERATION)
+            self.assertIs(r.grammar_progress, vkllm.GrammarProgress.FINISHED)
+            self.assertTrue(whole.startswith(cut), (cut, whole))
+            json.loads(whole)
+            session.reset()
+            list(session.generate(self.prompt, max_tokens=3, temperature=0))
+            self.assertIs(session.last_result.grammar_progress, vkllm.GrammarProgress.COMPLETE)
+        with vkllm.Sampler(self.model, grammar='root ::= "yes"') as s:
+            self.assertIs(s.progress(), vkllm.GrammarProgress.INCOMPLETE)
 
     def test_a_bounded_json_schema_gives_json_with_the_required_keys(self):
         with vkllm.Session(self.model, n_ctx=256) as session:

@@ -24,6 +24,7 @@ import codecs
 import collections
 import ctypes
 import datetime
+import enum
 import json
 import os
 import queue
@@ -48,10 +49,35 @@ ERR_CANCELLED = 12
 ERR_INTERNAL = 13
 ERR_NOT_FOUND = 14
 
-STOP_END_OF_GENERATION = 0
-STOP_MAX_TOKENS = 1
-STOP_STRING = 2
-STOP_CANCELLED = 3
+
+class StopReason(enum.IntEnum):
+    """Why a generation ended (vkllm_stop_reason); compares equal to the C values."""
+    END_OF_GENERATION = 0  # an end-of-generation token, or a grammar nothing can follow
+    MAX_TOKENS = 1
+    STRING = 2  # a stop string
+    CANCELLED = 3
+
+
+class GrammarProgress(enum.IntEnum):
+    """Where a grammar stands after the text generated (vkllm_grammar_progress)."""
+    INCOMPLETE = 0  # more text is needed: the text so far is not the grammar's (cut short)
+    COMPLETE = 1  # the text may end here, or go on
+    FINISHED = 2  # the text is complete and nothing can follow
+
+
+def _named(kind, value):
+    """`value` as a member of the IntEnum `kind`, or the int itself when a newer library
+    returns a value this module does not know."""
+    try:
+        return kind(value)
+    except ValueError:
+        return value
+
+
+STOP_END_OF_GENERATION = StopReason.END_OF_GENERATION
+STOP_MAX_TOKENS = StopReason.MAX_TOKENS
+STOP_STRING = StopReason.STRING
+STOP_CANCELLED = StopReason.CANCELLED
 
 TOKENIZE_ADD_SPECIAL = 0x1
 TOKENIZE_PARSE_SPECIAL = 0x2
@@ -145,6 +171,7 @@ class RuntimeStats(ctypes.Structure):
         ("pipeline_cache_bytes_loaded", ctypes.c_uint64),
         ("device_memory_allocated", ctypes.c_uint64),
         ("submits", ctypes.c_uint64),
+        ("pipeline_compile_ms", ctypes.c_double),
     ]
 
 
@@ -310,17 +337,30 @@ class _EvalParams(ctypes.Structure):
 
 
 class GenerateResult(ctypes.Structure):
-    """What a generation did: prompt tokens, generated tokens, why it stopped, timings."""
+    """What a generation did: prompt tokens, generated tokens, why it stopped (stop_reason, a
+    StopReason), timings, the seed, and whether the text is a finished string of the grammar
+    (grammar_progress, a GrammarProgress: INCOMPLETE when a cap, a stop string or a cancel cut
+    it short, so it must not be parsed as the grammar's language; COMPLETE without a
+    grammar)."""
 
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
         ("n_prompt", ctypes.c_size_t),
         ("n_generated", ctypes.c_size_t),
-        ("stop_reason", ctypes.c_int32),
+        ("_stop_reason", ctypes.c_int32),
         ("prefill_ms", ctypes.c_double),
         ("decode_ms", ctypes.c_double),
         ("seed", ctypes.c_uint64),
+        ("_grammar_progress", ctypes.c_int32),
     ]
+
+    @property
+    def stop_reason(self):
+        return _named(StopReason, self._stop_reason)
+
+    @property
+    def grammar_progress(self):
+        return _named(GrammarProgress, self._grammar_progress)
 
 
 class SessionStats(ctypes.Structure):
@@ -1826,9 +1866,9 @@ del _f
 # json_schema=; the Sampler methods below are attached as the low-level steps above are.
 # ---------------------------------------------------------------------------------------------
 
-GRAMMAR_INCOMPLETE = 0  # more text is needed: end tokens are not allowed
-GRAMMAR_COMPLETE = 1  # the text may end here, or go on
-GRAMMAR_FINISHED = 2  # the text is complete and nothing can follow
+GRAMMAR_INCOMPLETE = GrammarProgress.INCOMPLETE  # more text is needed: no end token yet
+GRAMMAR_COMPLETE = GrammarProgress.COMPLETE  # the text may end here, or go on
+GRAMMAR_FINISHED = GrammarProgress.FINISHED  # the text is complete and nothing can follow
 
 _declare({
     "vkllm_grammar_create": (_status, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
@@ -1939,13 +1979,13 @@ def _grammar_of(model, grammar, json_schema):
 
 
 def _sampler_progress(self):
-    """GRAMMAR_INCOMPLETE, GRAMMAR_COMPLETE or GRAMMAR_FINISHED: where the sampler's grammar
+    """A GrammarProgress (INCOMPLETE, COMPLETE or FINISHED): where the sampler's grammar
     stands after the tokens accepted (FINISHED: the text is done, stop; COMPLETE without a
     grammar)."""
     out = ctypes.c_int32(0)
     _check(_lib.vkllm_sampler_get_grammar_progress(_live(self._handle, "sampler"),
                                                    ctypes.byref(out)))
-    return out.value
+    return _named(GrammarProgress, out.value)
 
 
 def _sampler_accept_prompt(self, tokens):

@@ -91,6 +91,7 @@ vkllm_status vkllm_runtime_get_stats(const vkllm_runtime *runtime, vkllm_runtime
         s.pipeline_cache_bytes_loaded = c.pipelines().cache_bytes_loaded();
         s.device_memory_allocated = c.allocator().bytes_allocated();
         s.submits = c.device().submits();
+        s.pipeline_compile_ms = c.pipelines().compile_ms();
         size_t keep = stats->struct_size;
         std::memcpy(stats, &s, std::min(keep, sizeof s));
         stats->struct_size = keep;

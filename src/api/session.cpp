@@ -282,6 +282,7 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
         out.prefill_ms = r.prefill_ms;
         out.decode_ms = r.decode_ms;
         out.seed = r.seed;
+        out.grammar_progress = vkllm_grammar_progress(r.grammar_progress);
         vkllm::api::copy_struct(out, result);
     }
     return status;

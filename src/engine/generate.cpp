@@ -86,6 +86,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     size_t n_candidates = model.n_tokens();
     Sampler sampler(o.sampling);
     result.seed = sampler.seed();
+    result.grammar_progress = sampler.progress();  // nothing generated yet: the empty text's
     TokenLogprobs logprobs(o.top_logprobs, bool(o.on_logprobs));
     for (int32_t t : prompt)
         sampler.accept_prompt(t);
@@ -131,15 +132,24 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     auto rewind = [&] {
         if (!chained.empty()) session.truncate(seq, chain_start + uint32_t(next));
     };
+    // Under a grammar, the text on_token received: a stop string, or a cancel while text is
+    // held back, leaves it shorter than what the grammar accepted, so it is parsed again.
+    const bool constrained = bool(o.sampling.grammar);
+    std::string delivered;
+    auto progress = [&](bool cut) {
+        return cut ? sampler.progress_of(delivered) : sampler.progress();
+    };
     auto t1 = std::chrono::steady_clock::now();
     auto cancel = [&](const char *by) {
         rewind();
+        result.grammar_progress = progress(!o.stop.empty());
         result.reason = StopReason::Cancelled;
         result.decode_ms = elapsed(t1);
         fail(VKLLM_ERR_CANCELLED, "generation cancelled by %s after %zu tokens", by,
              result.n_generated);
     };
     auto emit = [&](int32_t token, const std::string &released) {
+        if (constrained) delivered += released;
         if (o.on_token && !o.on_token(token, released)) cancel("the token callback");
     };
     for (;;) {
@@ -195,6 +205,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         if (!stopped) rest += filter.flush();
         if (!rest.empty()) emit(-1, rest);
     }
+    result.grammar_progress = progress(result.reason == StopReason::StopString);
     result.decode_ms = elapsed(t1);
 }
 

@@ -52,6 +52,9 @@ struct GenerateResult {
     double prefill_ms = 0;
     double decode_ms = 0;
     uint64_t seed = 0;  // the sampler's, a random one for kSeedRandom
+    // Whether the text on_token received is a finished string of the grammar (Complete
+    // without one): Incomplete when a cap, a stop string or a cancel cut it short.
+    grammar::Progress grammar_progress = grammar::Progress::Complete;
 };
 
 // Throws VKLLM_ERR_CANCELLED (with `result` filled in) when a callback or Session::cancel stops

@@ -66,6 +66,10 @@ class Sampler {
     grammar::Progress progress() const {
         return constraint_ ? constraint_->progress() : grammar::Progress::Complete;
     }
+    // Where a fresh parse of `text` leaves the grammar (Complete when there is none).
+    grammar::Progress progress_of(std::string_view text) const {
+        return constraint_ ? constraint_->progress_of(text) : grammar::Progress::Complete;
+    }
     // Sets -INFINITY on the logits of tokens the grammar does not allow next (none without one).
     void apply_grammar(float *logits, size_t n_ids);
 

@@ -103,6 +103,11 @@ uint64_t Pipelines::created() const {
     return pipelines_.size();
 }
 
+double Pipelines::compile_ms() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return compile_ms_;
+}
+
 std::pair<VkDescriptorSetLayout, VkPipelineLayout> Pipelines::layouts(
     const BindingFormats &formats) {
     std::vector<bool> texel;
@@ -164,6 +169,7 @@ const Pipeline &Pipelines::get_constants(const char *shader, uint32_t bindings,
     if (found != pipelines_.end()) return *found->second;
 
     const VolkDeviceTable &vk = device_.vk();
+    auto t0 = std::chrono::steady_clock::now();
     VkShaderModule module = VK_NULL_HANDLE;
     auto m = modules_.find(shader);
     if (m != modules_.end()) {
@@ -203,12 +209,12 @@ const Pipeline &Pipelines::get_constants(const char *shader, uint32_t bindings,
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = spec.empty() ? nullptr : &si;
     ci.layout = p->layout;
-    auto t0 = std::chrono::steady_clock::now();
     check(vk.vkCreateComputePipelines(device_.handle(), cache_, 1, &ci, nullptr, &p->pipeline),
           "vkCreateComputePipelines");
     // Pipeline compilation is the slow part of a first run on phones and lavapipe: say where.
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    compile_ms_ += ms;
     device_.log()(VKLLM_LOG_DEBUG, sformat("pipeline %s compiled in %.1f ms", key.c_str(), ms));
     return *(pipelines_[key] = std::move(p));
 }

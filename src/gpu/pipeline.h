@@ -125,6 +125,8 @@ class Pipelines {
     void save() const;
 
     uint64_t created() const;
+    // Milliseconds spent creating shader modules and pipelines, all told.
+    double compile_ms() const;
     uint64_t cache_bytes_loaded() const { return cache_bytes_loaded_; }
 
   private:
@@ -139,6 +141,7 @@ class Pipelines {
     VkPipelineCache cache_ = VK_NULL_HANDLE;
     uint64_t cache_bytes_loaded_ = 0;
     mutable std::mutex mutex_;
+    double compile_ms_ = 0;
     std::map<std::vector<bool>, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
     std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
     std::map<std::string, VkShaderModule> modules_;

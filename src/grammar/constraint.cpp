@@ -16,6 +16,12 @@ Progress Constraint::progress() const {
     return state_.is_complete() ? Progress::Complete : Progress::Incomplete;
 }
 
+Progress Constraint::progress_of(std::string_view text) const {
+    GrammarState fresh(compiled_->grammar);
+    if (!fresh.accept_bytes(text) || !fresh.is_complete()) return Progress::Incomplete;
+    return fresh.must_end() ? Progress::Finished : Progress::Complete;
+}
+
 bool Constraint::is_end(int32_t token) const {
     return std::binary_search(compiled_->end_tokens.begin(), compiled_->end_tokens.end(), token);
 }

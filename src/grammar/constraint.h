@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "grammar/grammar_state.h"
@@ -28,6 +29,10 @@ class Constraint {
     explicit Constraint(std::shared_ptr<const CompiledGrammar> compiled);
 
     Progress progress() const;
+    // Where a fresh parse of `text` from the grammar's start stands: Incomplete also when the
+    // grammar refuses the text. For text cut short of what the tokens accepted said (a stop
+    // string), whose state the token-by-token parse never passed through.
+    Progress progress_of(std::string_view text) const;
     // Whether `token` may come next: its bytes continue the text, or it is an end token and the
     // text is complete. Ids the trie does not know are never allowed.
     bool allows(int32_t token) const;

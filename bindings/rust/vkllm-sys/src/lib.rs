@@ -123,6 +123,7 @@ pub struct vkllm_runtime_stats {
     pub pipeline_cache_bytes_loaded: u64,
     pub device_memory_allocated: u64,
     pub submits: u64,
+    pub pipeline_compile_ms: f64,
 }
 
 #[repr(C)]
@@ -563,6 +564,7 @@ pub struct vkllm_generate_result {
     pub prefill_ms: f64,
     pub decode_ms: f64,
     pub seed: u64,
+    pub grammar_progress: vkllm_grammar_progress,
 }
 
 extern "C" {
@@ -963,7 +965,9 @@ mod tests {
         assert_eq!(offset_of!(vkllm_sampling_params, logit_bias), 56);
         assert_eq!(offset_of!(vkllm_sampling_params, grammar), 72);
         assert_eq!(size_of::<vkllm_logit_bias>(), 8);
-        assert_eq!(size_of::<vkllm_generate_result>(), 56);
+        assert_eq!(size_of::<vkllm_generate_result>(), 64);
+        assert_eq!(offset_of!(vkllm_generate_result, grammar_progress), 56);
+        assert_eq!(size_of::<vkllm_runtime_stats>(), 64);
         assert_eq!(size_of::<vkllm_session_info>(), 48);
         assert_eq!(offset_of!(vkllm_session_info, kv_cache_bytes), 32);
         assert_eq!(size_of::<vkllm_batch_sequence>(), 64);

@@ -111,7 +111,7 @@ pub fn devices() -> Result<Vec<DeviceInfo>> {
 }
 
 /// A runtime's counters since its creation (`vkllm_runtime_stats`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RuntimeStats {
     pub validation_errors: u64,
     pub validation_warnings: u64,
@@ -119,6 +119,8 @@ pub struct RuntimeStats {
     pub pipeline_cache_bytes_loaded: u64,
     pub device_memory_allocated: u64,
     pub submits: u64,
+    /// Milliseconds spent compiling pipelines (on first use, inside a prefill or decode).
+    pub pipeline_compile_ms: f64,
 }
 
 /// What [`Runtime::self_check`] found.
@@ -156,6 +158,7 @@ impl Runtime {
             pipeline_cache_bytes_loaded: s.pipeline_cache_bytes_loaded,
             device_memory_allocated: s.device_memory_allocated,
             submits: s.submits,
+            pipeline_compile_ms: s.pipeline_compile_ms,
         })
     }
 

@@ -160,7 +160,8 @@ pub fn json_schema_to_gbnf(schema: &str) -> Result<String> {
     }
 }
 
-/// Where a sampler's grammar stands after the tokens it accepted.
+/// Where a grammar stands after the tokens accepted: a [`Sampler`]'s, or a generation's
+/// ([`crate::Generation::grammar_progress`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GrammarProgress {
     /// More text is needed: end tokens are not allowed.
@@ -173,6 +174,17 @@ pub enum GrammarProgress {
     Other(i32),
 }
 
+impl GrammarProgress {
+    pub(crate) fn from_raw(raw: sys::vkllm_grammar_progress) -> GrammarProgress {
+        match raw {
+            sys::VKLLM_GRAMMAR_INCOMPLETE => GrammarProgress::Incomplete,
+            sys::VKLLM_GRAMMAR_COMPLETE => GrammarProgress::Complete,
+            sys::VKLLM_GRAMMAR_FINISHED => GrammarProgress::Finished,
+            other => GrammarProgress::Other(other),
+        }
+    }
+}
+
 impl Sampler {
     /// Where the sampler's grammar stands ([`GrammarProgress::Finished`]: an app's loop
     /// should stop).
@@ -180,12 +192,7 @@ impl Sampler {
         let mut raw: sys::vkllm_grammar_progress = 0;
         // SAFETY: valid handle and output.
         check(unsafe { sys::vkllm_sampler_get_grammar_progress(self.as_raw(), &mut raw) })?;
-        Ok(match raw {
-            sys::VKLLM_GRAMMAR_INCOMPLETE => GrammarProgress::Incomplete,
-            sys::VKLLM_GRAMMAR_COMPLETE => GrammarProgress::Complete,
-            sys::VKLLM_GRAMMAR_FINISHED => GrammarProgress::Finished,
-            other => GrammarProgress::Other(other),
-        })
+        Ok(GrammarProgress::from_raw(raw))
     }
 
     /// Prompt tokens, for the penalties' history only: they do not advance the grammar

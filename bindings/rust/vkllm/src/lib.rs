@@ -494,6 +494,10 @@ pub struct Generation {
     pub decode_ms: f64,
     /// The sampling seed used (the one drawn for [`SEED_RANDOM`]).
     pub seed: u64,
+    /// Whether the text is a finished string of the sampling grammar:
+    /// [`GrammarProgress::Incomplete`] when `max_tokens`, a stop string or a cancel cut it
+    /// short, so it must not be parsed as the grammar's language. `Complete` without a grammar.
+    pub grammar_progress: GrammarProgress,
 }
 
 /// What [`Session::eval_logits`] writes for each row (`vkllm_logits_kind`).
@@ -891,6 +895,7 @@ impl Session {
             prefill_ms: result.prefill_ms,
             decode_ms: result.decode_ms,
             seed: result.seed,
+            grammar_progress: GrammarProgress::from_raw(result.grammar_progress),
         };
         Ok((generation, cb.logprobs))
     }

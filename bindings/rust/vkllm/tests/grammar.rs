@@ -203,6 +203,48 @@ fn a_bounded_json_schema_gives_an_object_with_the_required_keys() {
 }
 
 #[test]
+fn a_generation_says_whether_its_text_finished_the_grammar() {
+    let (rt, model) = load();
+    let grammar = Grammar::from_json_schema(&model, BOUNDED_SCHEMA).unwrap();
+    let prompt = model.tokenize("Hello world").unwrap();
+    let mut session = Session::new(&model, 256).unwrap();
+    let sampling = with_grammar(
+        &grammar,
+        Sampling {
+            seed: 7,
+            ..Sampling::default()
+        },
+    );
+    let mut cut = String::new();
+    let g = session
+        .generate(&prompt, &sampling, 3, |piece| {
+            cut.push_str(piece);
+            true
+        })
+        .unwrap();
+    assert_eq!(g.stop_reason, StopReason::MaxTokens, "{cut:?}");
+    assert_eq!(g.grammar_progress, GrammarProgress::Incomplete, "{cut:?}");
+    session.reset().unwrap();
+    let mut whole = String::new();
+    let g = session
+        .generate(&prompt, &sampling, 240, |piece| {
+            whole.push_str(piece);
+            true
+        })
+        .unwrap();
+    assert_eq!(g.stop_reason, StopReason::EndOfGeneration, "{whole:?}");
+    assert_eq!(g.grammar_progress, GrammarProgress::Finished, "{whole:?}");
+    assert!(whole.starts_with(&cut), "{cut:?} {whole:?}");
+    session.reset().unwrap();
+    let g = session
+        .generate(&prompt, &Sampling::greedy(), 3, |_| true)
+        .unwrap();
+    assert_eq!(g.grammar_progress, GrammarProgress::Complete);
+    // The pipelines these generations needed were compiled, and the runtime timed it.
+    assert!(rt.stats().unwrap().pipeline_compile_ms > 0.0);
+}
+
+#[test]
 fn smollm2_under_a_json_schema_writes_the_object_its_own_sampling_loop_does() {
     let Some(path) = cached_model("SmolLM2-135M-Instruct.Q4_1.gguf") else {
         eprintln!("skipped: SmolLM2-135M-Instruct is not cached (run scripts/fetch-models)");
