@@ -193,6 +193,9 @@ int cmd_chat(int argc, char **argv) {
     vkllm_status s = load(o, l, stage);
     if (s != VKLLM_OK) return stage ? fail_with(s, stage) : 1;
     if (int rc = prepare_chat_template(o, l.model, argc, argv)) return rc;
+    // Drawn once for the whole chat (random unless --seed): printed so that a chat can be
+    // repeated.
+    std::fprintf(stderr, "[seed %llu]\n", static_cast<unsigned long long>(o.sampling.seed));
     const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(l.model);
     // ^C at the prompt ends the read, and quits.
     vkllm_tool::on_interrupt(on_sigint);

@@ -57,8 +57,8 @@ void generate_usage(FILE *out, bool chat) {
                       "\n"
                       "  -m, --model FILE        the GGUF model\n"
                       "  --system TEXT           the system message\n"
-                      "  --template NAME         chatml, llama3 or harmony instead of the file's\n"
-                      "                          template\n"
+                      "  --template NAME         a built-in template instead of the file's (the\n"
+                      "                          names: --template help)\n"
                       "  --chat-template-file FILE\n"
                       "                          a Jinja template instead of the file's\n"
                       "  --chat-template-kwargs JSON\n"
@@ -94,8 +94,8 @@ void generate_usage(FILE *out, bool chat) {
                       "                          position in top, with theirs (0 to 20)\n"
                       "  --chat                  wrap the prompt in the model's chat template\n"
                       "  --system TEXT           with --chat: the system message\n"
-                      "  --template NAME         with --chat: chatml, llama3 or harmony instead\n"
-                      "                          of the file's template\n"
+                      "  --template NAME         with --chat: a built-in template instead of the\n"
+                      "                          file's (the names: --template help)\n"
                       "  --chat-template-file FILE\n"
                       "                          with --chat: a Jinja template instead of the\n"
                       "                          file's\n"
@@ -110,8 +110,9 @@ void generate_usage(FILE *out, bool chat) {
                       "calls print as JSON lines.\n",
                out);
     std::fputs(
-        "  -n, --n-predict N       tokens to generate (default 128, and for run under a\n"
-        "                          grammar up to the context's end; 0: prefill only)\n"
+        "  -n, --n-predict N       tokens to generate (default: run 128, or up to the\n"
+        "                          context's end under a grammar; chat to the end token\n"
+        "                          or a full context; 0: prefill only)\n"
         "  --ignore-eos            generate end tokens like any other: always N tokens\n"
         "  --stop TEXT             end the answer where TEXT appears, TEXT not printed\n"
         "                          (repeatable)\n"

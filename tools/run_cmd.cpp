@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chat_setup.h"
 #include "cli.h"
 #include "cli_args.h"
 #include "generation.h"
@@ -87,6 +88,9 @@ int cmd_run(int argc, char **argv) {
     std::vector<int32_t> prompt = o.prompt_ids;
     std::unique_ptr<ReplyView> view;
     if (!o.have_ids && o.chat) {
+        // As chat: the template is checked (or chatml chosen, with a notice) before anything
+        // runs, and its problems are named by run's own options.
+        if (int rc = prepare_chat_template(o, l.model, argc, argv)) return rc;
         std::vector<Turn> turns;
         if (o.system) turns.push_back({"system", o.system});
         turns.push_back({"user", o.prompt});
