@@ -28,6 +28,7 @@ use vkllm_sys as sys;
 
 mod chat;
 mod control;
+mod conversation;
 mod device;
 mod gguf;
 mod grammar;
@@ -36,6 +37,7 @@ mod reply;
 mod tokenizer;
 pub use chat::{chat_apply_template, chat_render, chat_render_json, ChatOptions, ChatTurn};
 pub use control::{CancelHandle, KvType, Sampler, SessionInfo, SEED_RANDOM};
+pub use conversation::{ChatPiece, ChatReply, Conversation, ConversationOptions};
 pub use device::{devices, version_string, DeviceInfo, DeviceType, RuntimeStats, SelfCheck};
 pub use gguf::{ggml_type_name, Gguf, GgufKey, GgufType, ModelSummary, TensorInfo};
 pub use grammar::{json_schema_to_gbnf, Grammar, GrammarProgress, Vocabulary};
