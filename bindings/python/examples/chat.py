@@ -11,8 +11,8 @@ with vkllm.Runtime() as rt, vkllm.Model(rt, sys.argv[1]) as model, \
     print(answer["choices"][0]["message"]["content"])
 
     # A conversation: each reply prefills only the tokens the cache does not hold yet.
-    with vkllm.Conversation(session, [{"role": "system", "content": "Answer briefly."}]) as chat:
-        for question in ["Name a primary color.", "And another one?"]:
+    with vkllm.Conversation(session) as chat:
+        for question in ["What is the capital of Italy?", "And of Spain?"]:
             chat.add("user", question)
             for piece in chat.reply(max_tokens=64, temperature=0, stream=True):
                 print(piece.text, end="", flush=True)
