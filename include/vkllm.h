@@ -472,7 +472,10 @@ VKLLM_API vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer
 /* Tokenizes `length` bytes of UTF-8 `text` (NULL allowed when length is 0; invalid UTF-8 is
  * encoded byte by byte, never rejected). Writes the ids to `tokens` and their number to
  * *n_tokens. When `capacity` is too small, returns VKLLM_ERR_BUFFER_TOO_SMALL with the number
- * needed in *n_tokens and writes no ids (`tokens` may be NULL to ask for the size). */
+ * needed in *n_tokens and writes no ids (`tokens` may be NULL to ask for the size). Special
+ * tokens are parsed only with VKLLM_TOKENIZE_PARSE_SPECIAL: text a chat template rendered needs
+ * it (else the model reads "<|im_end|>" as ten characters and does not stop where it should);
+ * vkllm_conversation passes it itself. */
 VKLLM_API vkllm_status vkllm_tokenize(const vkllm_tokenizer *tokenizer, const char *text,
                                       size_t length, uint32_t flags, int32_t *tokens,
                                       size_t capacity, size_t *n_tokens);
@@ -1347,6 +1350,10 @@ typedef struct vkllm_conversation_reply_params {
     uint32_t max_tokens;
     vkllm_chat_piece_fn on_piece; /* NULL: none (read the reply with get_message) */
     void *user_data;
+    /* Stop strings (OpenAI's `stop`): the reply ends before the first one it writes
+     * (VKLLM_STOP_STRING), which is not part of it. NULL when n_stop is 0 (default). */
+    const char *const *stop;
+    size_t n_stop;
 } vkllm_conversation_reply_params;
 
 VKLLM_API void vkllm_conversation_reply_params_init(vkllm_conversation_reply_params *params);
@@ -1371,11 +1378,15 @@ typedef struct vkllm_conversation_result {
  * defaults; a grammar constrains the reply's raw text, markers included), streams it through
  * params->on_piece (params NULL: defaults) and appends it as an assistant message: its content,
  * reasoning_content and tool_calls. `result` may be NULL. The reply's tokens (but the last) stay
- * in the cache, so the next reply prefills only what follows them.
+ * in the cache, so the next reply prefills only what follows them. Where the cache cannot rewind
+ * to the shared prefix (a streaming or sliding-window ring that has wrapped), the sequence is
+ * emptied and the whole conversation prefilled.
  * Errors, before anything changes: VKLLM_ERR_CONTEXT_FULL when the rendered conversation does
  * not fit the sequence (not in streaming sessions); VKLLM_ERR_INVALID_ARGUMENT with the
- * template's message when it refuses the messages; the session's errors. VKLLM_ERR_CANCELLED
- * (on_piece asked, or vkllm_session_cancel): the reply so far is appended and *result filled. */
+ * template's message when it refuses the messages. The session's errors (bad sampling params, a
+ * device loss) leave the messages as they were, the cache perhaps holding less of them.
+ * VKLLM_ERR_CANCELLED (on_piece asked, or vkllm_session_cancel): the reply so far is appended
+ * and *result filled. */
 VKLLM_API vkllm_status vkllm_conversation_reply(vkllm_conversation *conversation,
                                                 const vkllm_sampling_params *sampling,
                                                 const vkllm_conversation_reply_params *params,

@@ -317,3 +317,26 @@ TEST_F(Conversation, BadInputIsRefusedAndChangesNothing) {
     reply(c, 2);
     vkllm_conversation_destroy(nullptr);
 }
+
+TEST_F(Conversation, AReplyEndsBeforeAStopString) {
+    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_conversation *c = conversation(s);
+    add(c, "user", "Say something");
+    reply(c, 12);
+    const std::string whole = content(c, 1);
+    ASSERT_GE(whole.size(), 4u);
+    const std::string stop = whole.substr(2, 2);
+    ASSERT_EQ(vkllm_conversation_truncate(c, 1), VKLLM_OK);
+    vkllm_sampling_params g = greedy();
+    const char *stops[] = {stop.c_str()};
+    vkllm_conversation_reply_params rp;
+    vkllm_conversation_reply_params_init(&rp);
+    rp.max_tokens = 12;
+    rp.stop = stops;
+    rp.n_stop = 1;
+    vkllm_conversation_result r{};
+    r.struct_size = sizeof r;
+    ASSERT_EQ(vkllm_conversation_reply(c, &g, &rp, &r), VKLLM_OK) << vkllm_last_error();
+    EXPECT_EQ(r.stop_reason, VKLLM_STOP_STRING);
+    EXPECT_EQ(content(c, 1), whole.substr(0, whole.find(stop)));
+}

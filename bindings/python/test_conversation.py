@@ -161,6 +161,20 @@ class ConversationTest(unittest.TestCase):
         self.assertEqual(text, choice["message"]["content"])
         self.assertEqual(chunks[-1]["choices"][0]["finish_reason"], choice["finish_reason"])
 
+    def test_an_answer_ends_before_a_stop_string(self):
+        s = self.session()
+        messages = [{"role": "user", "content": "Say something"}]
+        letters = "root ::= [a-z ]+"
+        whole = s.create_chat_completion(messages, template_name="chatml", max_tokens=12,
+                                         temperature=0, grammar=letters)
+        text = whole["choices"][0]["message"]["content"]
+        self.assertGreaterEqual(len(text), 4, text)
+        stop = text[2:4]
+        cut = s.create_chat_completion(messages, template_name="chatml", max_tokens=12,
+                                       temperature=0, grammar=letters, stop=stop)
+        self.assertEqual(cut["choices"][0]["message"]["content"], text[:text.find(stop)])
+        self.assertEqual(cut["choices"][0]["finish_reason"], "stop")
+
     def test_messages_are_kept_as_given_and_bad_ones_change_nothing(self):
         with vkllm.Conversation(self.session(), template=HERMES, tools=TOOLS) as chat:
             chat.add("user", "Weather?")

@@ -2025,6 +2025,8 @@ class _ConversationReplyParams(ctypes.Structure):
         ("max_tokens", ctypes.c_uint32),
         ("on_piece", _ChatPieceFn),
         ("user_data", ctypes.c_void_p),
+        ("stop", ctypes.POINTER(ctypes.c_char_p)),
+        ("n_stop", ctypes.c_size_t),
     ]
 
 
@@ -2192,19 +2194,26 @@ class Conversation:
         """Keeps the first n_keep messages (0: start over; len - 1 after a reply: retry it)."""
         _check(_lib.vkllm_conversation_truncate(_live(self._handle, "conversation"), n_keep))
 
-    def reply(self, max_tokens=0, stream=False, grammar=None, json_schema=None, **sampling):
+    def reply(self, max_tokens=0, stream=False, stop=(), grammar=None, json_schema=None,
+              **sampling):
         """Generates the assistant's reply and appends it. Returns its message dict, or with
         stream=True an iterator of ChatPiece as the reply streams (stopping early cancels the
         reply; what came so far is appended). max_tokens 0: until an end token or the context's
-        end. Sampling keywords are Session.generate's (C's defaults: temperature 0.8); grammar
-        or json_schema constrain the reply's raw text. last_result: a ConversationResult."""
+        end. stop: strings the reply ends before (STOP_STRING). Sampling keywords are
+        Session.generate's (C's defaults: temperature 0.8); grammar or json_schema constrain the
+        reply's raw text. last_result: a ConversationResult."""
         handle = _live(self._handle, "conversation")
         session_handle = self.session._idle()
         compiled, _ = _grammar_of(self.session.model, grammar, json_schema)
         sp, biases = _sampling_params(grammar=compiled, **sampling)
         rp = _params(_ConversationReplyParams, _lib.vkllm_conversation_reply_params_init)
         rp.max_tokens = max_tokens or 0
-        keep = (biases, compiled._ref if compiled else None)
+        stops = [s.encode() if isinstance(s, str) else bytes(s) for s in stop]
+        stop_arr = (ctypes.c_char_p * max(len(stops), 1))(*stops)
+        if stops:
+            rp.stop = stop_arr
+            rp.n_stop = len(stops)
+        keep = (biases, compiled._ref if compiled else None, stop_arr)
         if stream:
             return self._stream(handle, session_handle, sp, rp, keep)
         result = ConversationResult()
@@ -2310,8 +2319,8 @@ def _response_schema(response_format):
 
 
 def _session_create_chat_completion(self, messages, tools=None, max_tokens=None, stream=False,
-                                    template=None, template_name=None, response_format=None,
-                                    seq=0, **sampling):
+                                    stop=None, template=None, template_name=None,
+                                    response_format=None, seq=0, **sampling):
     """Answers OpenAI-style `messages` as llama-cpp-python's create_chat_completion does: a
     "chat.completion" dict ({"id", "object", "created", "model", "choices": [{"index": 0,
     "message": {"role": "assistant", "content", "tool_calls"?}, "finish_reason": "stop" |
@@ -2321,11 +2330,13 @@ def _session_create_chat_completion(self, messages, tools=None, max_tokens=None,
     Each call renders `messages` afresh on sequence `seq` and prefills only what the cache does
     not hold: a conversation resent with one more message reuses everything before it
     (usage["prompt_tokens_details"]["cached_tokens"]). max_tokens None: until an end token or
-    the context's end. tools: OpenAI function tools for the template; response_format:
+    the context's end; stop: a string or a list of them the answer ends before.
+    tools: OpenAI function tools for the template; response_format:
     {"type": "json_object"} or {"type": "json_schema", "json_schema": {"schema": ...}}
     constrains the answer. Sampling keywords are Session.generate's (temperature 0.8 unless
     given); template/template_name as Conversation's."""
     schema = _response_schema(response_format)
+    stop = [stop] if isinstance(stop, str) else list(stop or ())
     conv = Conversation(self, messages, template=template, template_name=template_name,
                         tools=tools, seq=seq)
     cid = "chatcmpl-" + os.urandom(12).hex()
@@ -2333,7 +2344,7 @@ def _session_create_chat_completion(self, messages, tools=None, max_tokens=None,
     name = _model_name(self.model)
     if not stream:
         with conv:
-            message = conv.reply(max_tokens or 0, json_schema=schema, **sampling)
+            message = conv.reply(max_tokens or 0, stop=stop, json_schema=schema, **sampling)
             result = conv.last_result
         return {"id": cid, "object": "chat.completion", "created": created, "model": name,
                 "choices": [{"index": 0, "message": message, "logprobs": None,
@@ -2348,7 +2359,8 @@ def _session_create_chat_completion(self, messages, tools=None, max_tokens=None,
         with conv:
             yield chunk({"role": "assistant", "content": ""})
             n_calls = 0
-            for piece in conv.reply(max_tokens or 0, stream=True, json_schema=schema, **sampling):
+            for piece in conv.reply(max_tokens or 0, stream=True, stop=stop, json_schema=schema,
+                                    **sampling):
                 if piece.kind == CHAT_PIECE_CONTENT:
                     yield chunk({"content": piece.text})
                 elif piece.kind == CHAT_PIECE_REASONING:

@@ -519,6 +519,8 @@ vkllm_status vkllm_conversation_reply(vkllm_conversation *conversation,
         gp.seq = c.seq;
         gp.max_tokens = limit;
         gp.render_special = c.format != VKLLM_REPLY_PLAIN ? 1 : 0;
+        gp.stop = p.stop;
+        gp.n_stop = p.n_stop;
         gp.on_token = Reply::on_token;
         gp.user_data = &reply;
         vkllm_generate_result r;

@@ -983,6 +983,8 @@ pub struct vkllm_conversation_reply_params {
     pub max_tokens: u32,
     pub on_piece: vkllm_chat_piece_fn,
     pub user_data: *mut c_void,
+    pub stop: *const *const c_char,
+    pub n_stop: usize,
 }
 
 #[repr(C)]
@@ -1081,7 +1083,7 @@ mod tests {
         assert_eq!(size_of::<vkllm_reply_part>(), 40);
         assert_eq!(size_of::<vkllm_kernel_time>(), 24);
         assert_eq!(size_of::<vkllm_conversation_params>(), 56);
-        assert_eq!(size_of::<vkllm_conversation_reply_params>(), 32);
+        assert_eq!(size_of::<vkllm_conversation_reply_params>(), 48);
         assert_eq!(offset_of!(vkllm_conversation_result, stop_reason), 40);
         assert_eq!(size_of::<vkllm_conversation_result>(), 80);
     }

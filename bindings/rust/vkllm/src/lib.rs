@@ -273,7 +273,9 @@ impl Model {
             .ok_or_else(|| invalid_argument("vkllm_model_load returned NULL"))
     }
 
-    /// Tokenizes text, adding BOS where the model asks for it.
+    /// Tokenizes text, adding BOS where the model asks for it. Special tokens stay text: a
+    /// rendered chat needs [`tokenize_with`](Model::tokenize_with) and PARSE_SPECIAL (a
+    /// [`Conversation`](crate::Conversation) does that itself).
     pub fn tokenize(&self, text: &str) -> Result<Vec<i32>> {
         self.tokenizer().tokenize(text)
     }
