@@ -1379,8 +1379,10 @@ typedef struct vkllm_conversation_result {
  * params->on_piece (params NULL: defaults) and appends it as an assistant message: its content,
  * reasoning_content and tool_calls. `result` may be NULL. The reply's tokens (but the last) stay
  * in the cache, so the next reply prefills only what follows them. Where the cache cannot rewind
- * to the shared prefix (a streaming or sliding-window ring that has wrapped), the sequence is
- * emptied and the whole conversation prefilled.
+ * to the shared prefix (a streaming or sliding-window ring that has wrapped), the reply goes on
+ * after everything cached with what the template adds after the last reply (n_reused is then the
+ * sequence's position, n_prompt n_reused + n_prefilled); where the rendering does not extend the
+ * one up to that reply, the sequence is emptied and the whole conversation prefilled.
  * Errors, before anything changes: VKLLM_ERR_CONTEXT_FULL when the rendered conversation does
  * not fit the sequence (not in streaming sessions); VKLLM_ERR_INVALID_ARGUMENT with the
  * template's message when it refuses the messages. The session's errors (bad sampling params, a

@@ -340,3 +340,20 @@ TEST_F(Conversation, AReplyEndsBeforeAStopString) {
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_STRING);
     EXPECT_EQ(content(c, 1), whole.substr(0, whole.find(stop)));
 }
+
+TEST_F(Conversation, AChatOnAStreamingSessionGoesOnPastTheContextPrefillingOnlyTheNewTurn) {
+    vkllm_session *s = session(model_, 64, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING);
+    vkllm_conversation *c = conversation(s);
+    vkllm_conversation_result r{};
+    for (const char *question : {"Hi", "More", "Again", "Still"}) {
+        add(c, "user", question);
+        r = reply(c, 24);
+    }
+    uint32_t position = 0;
+    ASSERT_EQ(vkllm_session_get_position(s, 0, &position), VKLLM_OK);
+    EXPECT_GT(position, 64u) << "the ring has wrapped";
+    EXPECT_GE(r.n_reused, 64u);
+    EXPECT_LT(r.n_prefilled, r.n_prompt / 2);
+    EXPECT_EQ(r.n_reused + r.n_prefilled, r.n_prompt);
+    EXPECT_EQ(count(c), 8u);
+}

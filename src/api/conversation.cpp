@@ -182,12 +182,15 @@ vkllm_chat_params chat_params(const vkllm_conversation &c) {
     return p;
 }
 
-std::string render(const vkllm_conversation &c, const char *fn) {
+// The first n messages (all by default), with the opening of the reply or without.
+std::string render(const vkllm_conversation &c, const char *fn, size_t n_messages = SIZE_MAX,
+                   bool open_reply = true) {
     List all;
-    for (const auto &m : c.messages)
-        all.push_back(m->value);
+    for (size_t i = 0; i < c.messages.size() && i < n_messages; ++i)
+        all.push_back(c.messages[i]->value);
     const std::string messages = json_text(Value(std::move(all)));
-    const vkllm_chat_params p = chat_params(c);
+    vkllm_chat_params p = chat_params(c);
+    p.add_generation_prompt = open_reply ? 1 : 0;
     size_t n = 0;
     vkllm_status s = vkllm_chat_render_json(&p, messages.c_str(), nullptr, 0, &n);
     if (s != VKLLM_ERR_BUFFER_TOO_SMALL) check(s, fn, "rendering the chat template");
@@ -201,7 +204,7 @@ std::string render(const vkllm_conversation &c, const char *fn) {
 // The template's text as the model was trained on it: its control tokens parsed, and BOS in
 // front where the model wants one and the template did not write it.
 std::vector<int32_t> chat_tokens(const vkllm_conversation &c, const std::string &text,
-                                 const char *fn) {
+                                 const char *fn, bool bos = true) {
     const vkllm_tokenizer *tok = &c.model.tokenizer;
     size_t n = 0;
     vkllm_status s =
@@ -215,7 +218,7 @@ std::vector<int32_t> chat_tokens(const vkllm_conversation &c, const std::string 
     vkllm_tokenizer_info info;
     info.struct_size = sizeof info;
     check(vkllm_tokenizer_get_info(tok, &info), fn, "tokenizing");
-    if (info.add_bos && info.bos >= 0 && (ids.empty() || ids[0] != info.bos))
+    if (bos && info.add_bos && info.bos >= 0 && (ids.empty() || ids[0] != info.bos))
         ids.insert(ids.begin(), info.bos);
     return ids;
 }
@@ -501,13 +504,35 @@ vkllm_status vkllm_conversation_reply(vkllm_conversation *conversation,
         size_t common = 0;
         while (common < cached.size() && common + 1 < all.size() && cached[common] == all[common])
             ++common;
+        size_t reused = common;
+        std::vector<int32_t> fresh(all.begin() + long(common), all.end());
         if (vkllm_session_truncate(c.session, c.seq, uint32_t(common)) != VKLLM_OK) {
-            // A wrapped streaming ring cannot rewind: the conversation is prefilled again.
-            check(vkllm_session_reset(c.session, int32_t(c.seq)), fn, "emptying the sequence");
-            common = 0;
+            // A ring that has wrapped (streaming, sliding window) cannot rewind to the shared
+            // prefix. As the CLI's chat does, the reply goes on after everything cached with what
+            // the template adds after the last reply; where the rendering does not extend the
+            // one up to that reply, the conversation is prefilled again from its start.
+            size_t last = c.messages.size();
+            while (last > 0 && c.messages[last - 1]->role != "assistant")
+                --last;
+            const std::string before = last > 0 ? render(c, fn, last, false) : std::string();
+            uint32_t position = 0;
+            check(vkllm_session_get_position(c.session, c.seq, &position), fn, "reading the cache");
+            if (last > 0 && text.size() > before.size() &&
+                text.compare(0, before.size(), before) == 0) {
+                fresh = chat_tokens(c, text.substr(before.size()), fn, false);
+                reused = position;
+            } else {
+                check(vkllm_session_reset(c.session, int32_t(c.seq)), fn, "emptying the sequence");
+                fresh = all;
+                reused = 0;
+            }
         }
-        const std::vector<int32_t> fresh(all.begin() + long(common), all.end());
-        uint64_t room = streaming ? info.n_ctx : uint64_t(info.n_ctx) - all.size() + 1;
+        const uint64_t held = reused + fresh.size();
+        if (!streaming && held > info.n_ctx)
+            fail(VKLLM_ERR_CONTEXT_FULL,
+                 "%s: the conversation is %llu tokens; the session's context holds %u", fn,
+                 static_cast<unsigned long long>(held), info.n_ctx);
+        uint64_t room = streaming ? info.n_ctx : uint64_t(info.n_ctx) - held + 1;
         uint32_t limit = uint32_t(std::min<uint64_t>(room, UINT32_MAX));
         if (p.max_tokens > 0) limit = std::min(limit, p.max_tokens);
 
@@ -536,8 +561,8 @@ vkllm_status vkllm_conversation_reply(vkllm_conversation *conversation,
         if (result) {
             vkllm_conversation_result out{};
             out.struct_size = sizeof out;
-            out.n_prompt = all.size();
-            out.n_reused = common;
+            out.n_prompt = held;
+            out.n_reused = reused;
             out.n_prefilled = fresh.size();
             out.n_generated = r.n_generated;
             out.stop_reason = r.stop_reason;
