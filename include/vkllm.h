@@ -55,6 +55,7 @@
  *   vkllm_tokenizer text <-> token ids (from a vkllm_gguf, or owned by a vkllm_model)
  *   vkllm_model     weights on a runtime's device, immutable, shared by sessions
  *   vkllm_session   KV caches of one or more sequences and the recorded steps
+ *   vkllm_conversation  the messages of a chat, answered on a session's sequence
  */
 #ifndef VKLLM_H
 #define VKLLM_H
@@ -475,7 +476,10 @@ VKLLM_API vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer
 /* Tokenizes `length` bytes of UTF-8 `text` (NULL allowed when length is 0; invalid UTF-8 is
  * encoded byte by byte, never rejected). Writes the ids to `tokens` and their number to
  * *n_tokens. When `capacity` is too small, returns VKLLM_ERR_BUFFER_TOO_SMALL with the number
- * needed in *n_tokens and writes no ids (`tokens` may be NULL to ask for the size). */
+ * needed in *n_tokens and writes no ids (`tokens` may be NULL to ask for the size). Special
+ * tokens are parsed only with VKLLM_TOKENIZE_PARSE_SPECIAL: text a chat template rendered needs
+ * it (else the model reads "<|im_end|>" as ten characters and does not stop where it should);
+ * vkllm_conversation passes it itself. */
 VKLLM_API vkllm_status vkllm_tokenize(const vkllm_tokenizer *tokenizer, const char *text,
                                       size_t length, uint32_t flags, int32_t *tokens,
                                       size_t capacity, size_t *n_tokens);
@@ -1253,6 +1257,168 @@ VKLLM_API vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_
  * at load: it has no tensors (vkllm_gguf_tensor_at gives VKLLM_ERR_NOT_FOUND, the summary counts
  * none). NULL for a NULL model. */
 VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
+
+/* ---------------------------------------------------------------------------------------
+ * Conversations: multi-turn chat on a session (issue 37)
+ *
+ * A conversation keeps the messages of a chat (system, user, assistant, tool results), renders
+ * them through a chat template for each reply, and generates the assistant's reply on one
+ * sequence of a session, prefilling only what that sequence's cache does not hold yet: the
+ * tokens of the re-rendered conversation that follow the longest prefix it shares with the
+ * cache (vkllm_session_get_tokens), the rest being kept (vkllm_session_truncate). The reply
+ * streams through the reply parser of the template's format (see "Chat replies") as pieces of
+ * content, reasoning and tool calls, and joins the messages as an assistant turn, its tool
+ * calls included; the app then adds the tools' results as "tool" messages and asks for the
+ * next reply.
+ *
+ *     vkllm_conversation *c;
+ *     vkllm_conversation_create(session, NULL, &c);      (the model's own template)
+ *     vkllm_chat_turn user = {sizeof user, "user", "Hello!"};
+ *     vkllm_conversation_add(c, &user);
+ *     vkllm_conversation_reply_params rp;
+ *     vkllm_conversation_reply_params_init(&rp);
+ *     rp.on_piece = show;                                 (content, reasoning, tool calls)
+ *     vkllm_conversation_result r = {sizeof r};
+ *     vkllm_conversation_reply(c, &sampling, &rp, &r);    (r.n_prefilled: the new tokens)
+ *
+ * Tokens: the rendered text is tokenized with VKLLM_TOKENIZE_PARSE_SPECIAL (the template's
+ * "<|im_end|>" is the control token, as the model was trained) and the tokenizer's BOS put in
+ * front where the model asks for one and the template did not write it; vkllm_tokenize itself
+ * parses special tokens only when asked.
+ *
+ * A conversation is used by one thread at a time, the thread that uses its session; it borrows
+ * the session, which must outlive it. It owns its sequence of the session between its calls:
+ * other calls may change that sequence (a reset, a state load), and the next reply simply
+ * reuses less of the cache.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_conversation vkllm_conversation;
+
+typedef struct vkllm_conversation_params {
+    size_t struct_size;
+    uint32_t seq;                /* the session's sequence it uses; default 0 */
+    const char *template_source; /* Jinja text: used when set (copied) */
+    const char *template_name;   /* else a built-in, by name (vkllm_chat_params.template_name) */
+    /* (neither: the model's own tokenizer.chat_template, else VKLLM_ERR_NOT_FOUND at create) */
+    const char *tools; /* JSON array of tools (OpenAI function form) the template is given;
+                          NULL (default): None. Copied */
+    const char *extra; /* JSON object of more template variables; NULL: none. Copied */
+    int64_t now;       /* strftime_now's time, as vkllm_chat_params.now; default
+                          VKLLM_CHAT_NOW_CLOCK */
+} vkllm_conversation_params;
+
+VKLLM_API void vkllm_conversation_params_init(vkllm_conversation_params *params);
+
+/* Creates an empty conversation on sequence params->seq of `session` (params NULL: defaults).
+ * The template, tools and extra variables are checked now: VKLLM_ERR_NOT_FOUND for an unknown
+ * template name or a model without a template when none is given, VKLLM_ERR_INVALID_ARGUMENT for
+ * a template that does not parse, tools or extra that are not JSON, a sequence the session does
+ * not have. The session's sequence is not touched until the first reply. */
+VKLLM_API vkllm_status vkllm_conversation_create(vkllm_session *session,
+                                                 const vkllm_conversation_params *params,
+                                                 vkllm_conversation **out);
+
+/* NULL: no-op. The session and its cache stay as they are. */
+VKLLM_API void vkllm_conversation_destroy(vkllm_conversation *conversation);
+
+/* Appends a message (the strings are copied): "system", "user", "assistant" (with its
+ * tool_calls, whose arguments must be JSON text), or "tool" (a call's result: content, with
+ * tool_call_id and name). VKLLM_ERR_INVALID_ARGUMENT, adding nothing, for a NULL role or
+ * malformed tool-call arguments. */
+VKLLM_API vkllm_status vkllm_conversation_add(vkllm_conversation *conversation,
+                                              const vkllm_chat_turn *turn);
+
+/* Appends one message given as a JSON object, or several as a JSON array, in OpenAI's shape
+ * ({"role", "content", "tool_calls": [{"id", "type", "function": {"name", "arguments"}}],
+ * "tool_call_id", "name", ...}; other keys are kept for the template). Tool-call arguments may
+ * be an object or, as OpenAI sends them, JSON text. VKLLM_ERR_INVALID_ARGUMENT, adding nothing,
+ * for malformed JSON or a message without a string role. */
+VKLLM_API vkllm_status vkllm_conversation_add_json(vkllm_conversation *conversation,
+                                                   const char *messages_json);
+
+/* The number of messages. */
+VKLLM_API vkllm_status vkllm_conversation_get_count(const vkllm_conversation *conversation,
+                                                    size_t *count);
+
+/* Message `index` (0 first) as a turn: role, content (NULL when it has none), reasoning_content,
+ * tool_calls (arguments as JSON text), tool_call_id and name. The strings belong to the
+ * conversation and stay valid until the message is removed (vkllm_conversation_truncate) or the
+ * conversation destroyed. `out->struct_size` is set by the caller. VKLLM_ERR_NOT_FOUND past the
+ * end. */
+VKLLM_API vkllm_status vkllm_conversation_get_message(const vkllm_conversation *conversation,
+                                                      size_t index, vkllm_chat_turn *out);
+
+/* Keeps the first `n_keep` messages and forgets the rest (0: start over; n - 1 after a reply:
+ * retry it). The cache is left alone: the next reply reuses what still matches. */
+VKLLM_API vkllm_status vkllm_conversation_truncate(vkllm_conversation *conversation, size_t n_keep);
+
+/* What a piece of a streamed reply is. */
+typedef enum vkllm_chat_piece_kind {
+    VKLLM_CHAT_PIECE_CONTENT = 0,   /* answer text */
+    VKLLM_CHAT_PIECE_REASONING = 1, /* reasoning text (<think>, harmony's analysis...) */
+    VKLLM_CHAT_PIECE_TOOL_CALL = 2, /* a complete tool call */
+    VKLLM_CHAT_PIECE_KIND_FORCE32 = 0x7FFFFFFF
+} vkllm_chat_piece_kind;
+
+/* Receives each piece of a reply as the reply parser makes it certain: for CONTENT and REASONING
+ * `text` (never ending inside a UTF-8 character) and `call` NULL; for TOOL_CALL the call (its id
+ * given by the conversation when the model gave none: "call" and five digits) with `text` its
+ * arguments. Valid during the call only. Return 0 to go on, anything else to stop the reply
+ * (VKLLM_ERR_CANCELLED). Must not call vkllm functions on the conversation or its session. */
+typedef int32_t (*vkllm_chat_piece_fn)(void *user_data, vkllm_chat_piece_kind kind,
+                                       const char *text, size_t length,
+                                       const vkllm_tool_call *call);
+
+typedef struct vkllm_conversation_reply_params {
+    size_t struct_size;
+    /* The most tokens of the reply. 0 (default): no cap but the context: until an end token or
+     * until the sequence is full (a streaming session: n_ctx tokens). */
+    uint32_t max_tokens;
+    vkllm_chat_piece_fn on_piece; /* NULL: none (read the reply with get_message) */
+    void *user_data;
+    /* Stop strings (OpenAI's `stop`): the reply ends before the first one it writes
+     * (VKLLM_STOP_STRING), which is not part of it. NULL when n_stop is 0 (default). */
+    const char *const *stop;
+    size_t n_stop;
+} vkllm_conversation_reply_params;
+
+VKLLM_API void vkllm_conversation_reply_params_init(vkllm_conversation_reply_params *params);
+
+/* What a reply did. Set struct_size before the call. */
+typedef struct vkllm_conversation_result {
+    size_t struct_size;
+    size_t n_prompt;               /* tokens of the rendered conversation */
+    size_t n_reused;               /* of them, those the sequence's cache already held */
+    size_t n_prefilled;            /* of them, those prefilled now: n_prompt - n_reused */
+    size_t n_generated;            /* tokens of the reply */
+    vkllm_stop_reason stop_reason; /* END_OF_GENERATION; MAX_TOKENS (max_tokens or the context's
+                                      end); CANCELLED */
+    size_t n_tool_calls;           /* tool calls in the reply */
+    double prefill_ms;
+    double decode_ms;
+    uint64_t seed; /* the sampling seed used */
+} vkllm_conversation_result;
+
+/* Renders the conversation with the opening of an assistant turn, prefills the tokens the cache
+ * does not hold, generates the reply with `sampling` (NULL: vkllm_sampling_params_init's
+ * defaults; a grammar constrains the reply's raw text, markers included), streams it through
+ * params->on_piece (params NULL: defaults) and appends it as an assistant message: its content,
+ * reasoning_content and tool_calls. `result` may be NULL. The reply's tokens (but the last) stay
+ * in the cache, so the next reply prefills only what follows them. Where the cache cannot rewind
+ * to the shared prefix (a streaming or sliding-window ring that has wrapped), the reply goes on
+ * after everything cached with what the template adds after the last reply (n_reused is then the
+ * sequence's position, n_prompt n_reused + n_prefilled); where the rendering does not extend the
+ * one up to that reply, the sequence is emptied and the whole conversation prefilled.
+ * Errors, before anything changes: VKLLM_ERR_CONTEXT_FULL when the rendered conversation does
+ * not fit the sequence (not in streaming sessions); VKLLM_ERR_INVALID_ARGUMENT with the
+ * template's message when it refuses the messages. The session's errors (bad sampling params, a
+ * device loss) leave the messages as they were, the cache perhaps holding less of them.
+ * VKLLM_ERR_CANCELLED (on_piece asked, or vkllm_session_cancel): the reply so far is appended
+ * and *result filled. */
+VKLLM_API vkllm_status vkllm_conversation_reply(vkllm_conversation *conversation,
+                                                const vkllm_sampling_params *sampling,
+                                                const vkllm_conversation_reply_params *params,
+                                                vkllm_conversation_result *result);
 
 /* ---------------------------------------------------------------------------------------
  * Grammars: output an app can parse (issue 27)

@@ -270,6 +270,22 @@ int main(void) {
     PIN_OFFSET(vkllm_reply_part, tool_calls, 24);
     PIN_OFFSET(vkllm_reply_part, n_tool_calls, 32);
 
+    /* Conversations (issue 37). */
+    PIN_SIZE(vkllm_conversation_params, 56);
+    PIN_OFFSET(vkllm_conversation_params, seq, 8);
+    PIN_OFFSET(vkllm_conversation_params, template_source, 16);
+    PIN_OFFSET(vkllm_conversation_params, now, 48);
+    PIN_SIZE(vkllm_conversation_reply_params, 48);
+    PIN_OFFSET(vkllm_conversation_reply_params, n_stop, 40);
+    PIN_OFFSET(vkllm_conversation_reply_params, max_tokens, 8);
+    PIN_OFFSET(vkllm_conversation_reply_params, on_piece, 16);
+    PIN_OFFSET(vkllm_conversation_reply_params, user_data, 24);
+    PIN_SIZE(vkllm_conversation_result, 80);
+    PIN_OFFSET(vkllm_conversation_result, n_reused, 16);
+    PIN_OFFSET(vkllm_conversation_result, stop_reason, 40);
+    PIN_OFFSET(vkllm_conversation_result, n_tool_calls, 48);
+    PIN_OFFSET(vkllm_conversation_result, seed, 72);
+
     /* Enums are 32-bit (the _FORCE32 members). */
     PIN_SIZE(vkllm_status, 4);
     PIN_SIZE(vkllm_log_level, 4);
@@ -278,6 +294,7 @@ int main(void) {
     PIN_SIZE(vkllm_stop_reason, 4);
     PIN_SIZE(vkllm_kv_type, 4);
     PIN_SIZE(vkllm_reply_format, 4);
+    PIN_SIZE(vkllm_chat_piece_kind, 4);
 
     printf("ABI layout: %d checks, %d failure(s)\n", checks, failures);
     return failures == 0 ? 0 : 1;

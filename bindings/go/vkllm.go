@@ -201,7 +201,9 @@ func (m *Model) Close() error {
 	return nil
 }
 
-// Tokenize encodes text, adding BOS where the model asks for it.
+// Tokenize encodes text, adding BOS where the model asks for it. Special tokens stay text: a
+// rendered chat needs Tokenizer().Tokenize with TokenizeParseSpecial (a Conversation does that
+// itself).
 func (m *Model) Tokenize(text string) ([]int32, error) {
 	return m.TokenizeFlags(text, C.VKLLM_TOKENIZE_ADD_SPECIAL)
 }

@@ -987,7 +987,11 @@ class Model:
         )
 
     def tokenize(self, text, add_special=True, parse_special=False):
-        """The token ids of `text` (str or UTF-8 bytes), BOS added where the model wants it."""
+        """The token ids of `text` (str or UTF-8 bytes), BOS added where the model wants it.
+        Special tokens are parsed only with parse_special=True: by default "<|im_end|>" in the
+        text is plain text. Text rendered by a chat template needs parse_special=True (and
+        add_special=False where the template writes BOS); Conversation and
+        Session.create_chat_completion tokenize it so themselves."""
         return self.tokenizer().tokenize(text, add_special, parse_special)
 
     def detokenize(self, ids, special=False):
@@ -1671,7 +1675,8 @@ class Tokenizer:
         return info
 
     def tokenize(self, text, add_special=True, parse_special=False):
-        """The token ids of `text` (str or UTF-8 bytes), BOS added where the model wants it."""
+        """The token ids of `text` (str or UTF-8 bytes), BOS added where the model wants it.
+        Special tokens are parsed only with parse_special=True (see Model.tokenize)."""
         data = text.encode() if isinstance(text, str) else bytes(text)
         flags = (TOKENIZE_ADD_SPECIAL if add_special else 0) | (
             TOKENIZE_PARSE_SPECIAL if parse_special else 0
@@ -2009,3 +2014,406 @@ def _sampler_apply_grammar(self, logits):
 for _f in (_sampler_progress, _sampler_accept_prompt, _sampler_apply_grammar):
     setattr(Sampler, _f.__name__[len("_sampler_"):], _f)
 del _f
+
+
+# ---------------------------------------------------------------------------------------------
+# Conversations and chat completions (issue 37): a chat on a session's sequence whose replies
+# prefill only what the cache lacks, and create_chat_completion in OpenAI's shape.
+# ---------------------------------------------------------------------------------------------
+
+CHAT_PIECE_CONTENT = 0  # answer text
+CHAT_PIECE_REASONING = 1  # reasoning text
+CHAT_PIECE_TOOL_CALL = 2  # a complete tool call
+
+ChatPiece = collections.namedtuple("ChatPiece", "kind text tool_call")
+ChatPiece.__doc__ = ("A piece of a streamed reply: CHAT_PIECE_* kind, its text (a tool call's "
+                     "arguments), and the ToolCall for CHAT_PIECE_TOOL_CALL (else None).")
+
+
+class _ChatTurn(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("role", ctypes.c_char_p),
+        ("content", ctypes.c_char_p),
+        ("reasoning_content", ctypes.c_char_p),
+        ("tool_calls", ctypes.POINTER(_ToolCall)),
+        ("n_tool_calls", ctypes.c_size_t),
+        ("tool_call_id", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+    ]
+
+
+class _ConversationParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("seq", ctypes.c_uint32),
+        ("template_source", ctypes.c_char_p),
+        ("template_name", ctypes.c_char_p),
+        ("tools", ctypes.c_char_p),
+        ("extra", ctypes.c_char_p),
+        ("now", ctypes.c_int64),
+    ]
+
+
+_ChatPieceFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p,
+                                ctypes.c_size_t, ctypes.POINTER(_ToolCall))
+
+
+class _ConversationReplyParams(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("max_tokens", ctypes.c_uint32),
+        ("on_piece", _ChatPieceFn),
+        ("user_data", ctypes.c_void_p),
+        ("stop", ctypes.POINTER(ctypes.c_char_p)),
+        ("n_stop", ctypes.c_size_t),
+    ]
+
+
+class ConversationResult(ctypes.Structure):
+    """What a reply did: n_prompt tokens of the rendered conversation, of which n_reused were in
+    the cache and n_prefilled were prefilled; n_generated, stop_reason (STOP_*), n_tool_calls,
+    timings and the seed."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("n_prompt", ctypes.c_size_t),
+        ("n_reused", ctypes.c_size_t),
+        ("n_prefilled", ctypes.c_size_t),
+        ("n_generated", ctypes.c_size_t),
+        ("stop_reason", ctypes.c_int32),
+        ("n_tool_calls", ctypes.c_size_t),
+        ("prefill_ms", ctypes.c_double),
+        ("decode_ms", ctypes.c_double),
+        ("seed", ctypes.c_uint64),
+    ]
+
+
+_declare({
+    "vkllm_conversation_params_init": (None, [ctypes.c_void_p]),
+    "vkllm_conversation_create": (_status, [ctypes.c_void_p, ctypes.POINTER(_ConversationParams),
+                                            ctypes.POINTER(ctypes.c_void_p)]),
+    "vkllm_conversation_destroy": (None, [ctypes.c_void_p]),
+    "vkllm_conversation_add": (_status, [ctypes.c_void_p, ctypes.POINTER(_ChatTurn)]),
+    "vkllm_conversation_add_json": (_status, [ctypes.c_void_p, ctypes.c_char_p]),
+    "vkllm_conversation_get_count": (_status, [ctypes.c_void_p, _p_size]),
+    "vkllm_conversation_get_message": (_status, [ctypes.c_void_p, ctypes.c_size_t,
+                                                 ctypes.POINTER(_ChatTurn)]),
+    "vkllm_conversation_truncate": (_status, [ctypes.c_void_p, ctypes.c_size_t]),
+    "vkllm_conversation_reply_params_init": (None, [ctypes.c_void_p]),
+    "vkllm_conversation_reply": (_status, [ctypes.c_void_p, ctypes.POINTER(_SamplingParams),
+                                           ctypes.POINTER(_ConversationReplyParams),
+                                           ctypes.POINTER(ConversationResult)]),
+})
+
+
+def _str(b):
+    return b.decode(errors="replace") if b is not None else None
+
+
+def _call_of(call):
+    """A ToolCall, or an OpenAI tool-call dict (arguments as a dict or JSON text)."""
+    if isinstance(call, ToolCall):
+        return call
+    f = call["function"]
+    args = f["arguments"]
+    return ToolCall(call.get("id") or "", f["name"],
+                    args if isinstance(args, str) else json.dumps(args, ensure_ascii=False))
+
+
+class Conversation:
+    """A chat on one sequence of a Session (vkllm_conversation): it keeps the messages, renders
+    them through the model's chat template (or `template`, Jinja text, or the built-in
+    `template_name`) and generates each reply prefilling only the tokens the cache does not hold
+    yet (last_result.n_reused and n_prefilled say how many). Replies are parsed as they stream
+    into content, reasoning and tool calls, and join the messages as assistant turns; add the
+    tools' results as "tool" messages and reply again.
+
+        with vkllm.Conversation(session, [{"role": "system", "content": "Be brief."}]) as chat:
+            chat.add("user", "Hello!")
+            print(chat.reply(temperature=0)["content"])
+
+    The rendered text is tokenized with its special tokens parsed ("<|im_end|>" is the control
+    token), as the model was trained on it; Model.tokenize() parses them only when asked
+    (parse_special=True). tools: OpenAI function tools, given to the template; extra keyword
+    arguments are template variables (enable_thinking=False). Uses the session, which must stay
+    open, from one thread at a time. Use as a context manager or call close()."""
+
+    def __init__(self, session, messages=(), template=None, template_name=None, tools=None,
+                 seq=0, now=None, **extra):
+        self._handle = None
+        p = _params(_ConversationParams, _lib.vkllm_conversation_params_init)
+        p.seq = seq
+        p.template_source = template.encode() if template is not None else None
+        p.template_name = template_name.encode() if template_name is not None else None
+        p.tools = json.dumps(tools, ensure_ascii=False).encode() if tools is not None else None
+        p.extra = json.dumps(extra, ensure_ascii=False).encode() if extra else None
+        if isinstance(now, datetime.datetime):
+            now = int(now.timestamp())
+        if now is not None:
+            p.now = int(now)
+        handle = ctypes.c_void_p()
+        _check(_lib.vkllm_conversation_create(session._idle(), ctypes.byref(p),
+                                              ctypes.byref(handle)))
+        self._handle = handle
+        self.session = session
+        self.last_result = None
+        if messages:
+            self.extend(messages)
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _lib.vkllm_conversation_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def add(self, role, content=None, tool_calls=None, tool_call_id=None, name=None,
+            reasoning_content=None):
+        """Appends a message: "system", "user", "assistant" (tool_calls: ToolCalls or OpenAI
+        dicts) or "tool" (a call's result: content with tool_call_id and name)."""
+        calls = [_call_of(c) for c in tool_calls or ()]
+        arr = (_ToolCall * max(len(calls), 1))(
+            *[_ToolCall(c.id.encode(), c.name.encode(), c.arguments.encode()) for c in calls])
+        enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+        t = _ChatTurn(ctypes.sizeof(_ChatTurn), role.encode(), enc(content),
+                      enc(reasoning_content), arr if calls else None, len(calls),
+                      enc(tool_call_id), enc(name))
+        _check(_lib.vkllm_conversation_add(_live(self._handle, "conversation"), ctypes.byref(t)))
+
+    def extend(self, messages):
+        """Appends OpenAI-style message dicts (tool-call arguments as dicts or JSON text)."""
+        data = json.dumps(list(messages), ensure_ascii=False).encode()
+        _check(_lib.vkllm_conversation_add_json(_live(self._handle, "conversation"), data))
+
+    def __len__(self):
+        n = ctypes.c_size_t(0)
+        _check(_lib.vkllm_conversation_get_count(_live(self._handle, "conversation"),
+                                                 ctypes.byref(n)))
+        return n.value
+
+    def __getitem__(self, index):
+        """Message `index` as an OpenAI-style dict (tool-call arguments as JSON text)."""
+        if index < 0:
+            index += len(self)
+        t = _ChatTurn()
+        t.struct_size = ctypes.sizeof(_ChatTurn)
+        code = (_lib.vkllm_conversation_get_message(_live(self._handle, "conversation"), index,
+                                                    ctypes.byref(t))
+                if index >= 0 else ERR_NOT_FOUND)
+        if code == ERR_NOT_FOUND:
+            raise IndexError("conversation message index out of range")
+        _check(code)
+        m = {"role": _str(t.role), "content": _str(t.content)}
+        if t.reasoning_content is not None:
+            m["reasoning_content"] = _str(t.reasoning_content)
+        if t.n_tool_calls:
+            m["tool_calls"] = [
+                {"id": _str(t.tool_calls[i].id), "type": "function",
+                 "function": {"name": _str(t.tool_calls[i].name),
+                              "arguments": _str(t.tool_calls[i].arguments)}}
+                for i in range(t.n_tool_calls)]
+        if t.tool_call_id is not None:
+            m["tool_call_id"] = _str(t.tool_call_id)
+        if t.name is not None:
+            m["name"] = _str(t.name)
+        return m
+
+    @property
+    def messages(self):
+        return [self[i] for i in range(len(self))]
+
+    def truncate(self, n_keep):
+        """Keeps the first n_keep messages (0: start over; len - 1 after a reply: retry it)."""
+        _check(_lib.vkllm_conversation_truncate(_live(self._handle, "conversation"), n_keep))
+
+    def reply(self, max_tokens=0, stream=False, stop=(), grammar=None, json_schema=None,
+              **sampling):
+        """Generates the assistant's reply and appends it. Returns its message dict, or with
+        stream=True an iterator of ChatPiece as the reply streams (stopping early cancels the
+        reply; what came so far is appended). max_tokens 0: until an end token or the context's
+        end. stop: strings the reply ends before (STOP_STRING). Sampling keywords are
+        Session.generate's (C's defaults: temperature 0.8); grammar or json_schema constrain the
+        reply's raw text. last_result: a ConversationResult."""
+        handle = _live(self._handle, "conversation")
+        session_handle = self.session._idle()
+        compiled, _ = _grammar_of(self.session.model, grammar, json_schema)
+        sp, biases = _sampling_params(grammar=compiled, **sampling)
+        rp = _params(_ConversationReplyParams, _lib.vkllm_conversation_reply_params_init)
+        rp.max_tokens = max_tokens or 0
+        stops = [s.encode() if isinstance(s, str) else bytes(s) for s in stop]
+        stop_arr = (ctypes.c_char_p * max(len(stops), 1))(*stops)
+        if stops:
+            rp.stop = stop_arr
+            rp.n_stop = len(stops)
+        keep = (biases, compiled._ref if compiled else None, stop_arr)
+        if stream:
+            return self._stream(handle, session_handle, sp, rp, keep)
+        result = ConversationResult()
+        result.struct_size = ctypes.sizeof(ConversationResult)
+        self.session._busy = True
+        try:
+            code = _lib.vkllm_conversation_reply(handle, ctypes.byref(sp), ctypes.byref(rp),
+                                                 ctypes.byref(result))
+        finally:
+            self.session._busy = False
+        self.last_result = result
+        if code != OK and not (code == ERR_CANCELLED and self.session._cancel_asked):
+            _check(code)
+        del keep
+        return self[-1]
+
+    def _stream(self, handle, session_handle, sp, rp, keep_alive):
+        # As Session._stream: the reply runs on a worker thread and its pieces reach this
+        # generator through a queue; returning 1 from the callback cancels it.
+        pieces = queue.Queue(maxsize=4)
+        cancel = threading.Event()
+        done = object()
+        decoders = [codecs.getincrementaldecoder("utf-8")("replace") for _ in range(3)]
+
+        def on_piece(_user, kind, text, length, call):
+            if cancel.is_set():
+                return 1
+            data = ctypes.string_at(text, length) if length else b""
+            tool_call = (ToolCall(_str(call[0].id), _str(call[0].name), _str(call[0].arguments))
+                         if kind == CHAT_PIECE_TOOL_CALL else None)
+            pieces.put(ChatPiece(kind, decoders[min(kind, 2)].decode(data), tool_call))
+            return 1 if cancel.is_set() else 0
+
+        callback = _ChatPieceFn(on_piece)
+        rp.on_piece = callback
+        result = ConversationResult()
+        result.struct_size = ctypes.sizeof(ConversationResult)
+        outcome = {}
+
+        def work():
+            outcome["code"] = _lib.vkllm_conversation_reply(handle, ctypes.byref(sp),
+                                                            ctypes.byref(rp), ctypes.byref(result))
+            outcome["message"] = _lib.vkllm_last_error().decode(errors="replace")
+            pieces.put(done)
+
+        self.session._busy = True
+        self.session._cancel_asked = False
+        worker = threading.Thread(target=work, name="vkllm-conversation", daemon=True)
+        worker.start()
+        finished = False
+        try:
+            while True:
+                item = pieces.get()
+                if item is done:
+                    finished = True
+                    break
+                yield item
+        finally:
+            if not finished:
+                cancel.set()
+                while pieces.get() is not done:
+                    pass
+            worker.join()
+            del callback, keep_alive
+            self.session._busy = False
+            self.last_result = result
+        code = outcome["code"]
+        asked = cancel.is_set() or self.session._cancel_asked
+        if code != OK and not (code == ERR_CANCELLED and asked):
+            raise Error(code, outcome["message"])
+
+
+def _model_name(model):
+    try:
+        return model.meta_string("general.name")
+    except Error:
+        return "vkllm"
+
+
+def _finish_reason(result):
+    if result.n_tool_calls:
+        return "tool_calls"
+    return "length" if result.stop_reason == STOP_MAX_TOKENS else "stop"
+
+
+def _usage(result):
+    return {"prompt_tokens": result.n_prompt, "completion_tokens": result.n_generated,
+            "total_tokens": result.n_prompt + result.n_generated,
+            "prompt_tokens_details": {"cached_tokens": result.n_reused}}
+
+
+def _response_schema(response_format):
+    """The JSON Schema of OpenAI's response_format: {"type": "json_object"} any JSON object,
+    {"type": "json_schema", "json_schema": {"schema": ...}} that schema."""
+    if not response_format or response_format.get("type") == "text":
+        return None
+    if response_format.get("type") == "json_object":
+        return response_format.get("schema") or {"type": "object"}
+    if response_format.get("type") == "json_schema":
+        return response_format["json_schema"].get("schema", {})
+    raise ValueError(f"response_format type {response_format.get('type')!r} is not "
+                     "text, json_object or json_schema")
+
+
+def _session_create_chat_completion(self, messages, tools=None, max_tokens=None, stream=False,
+                                    stop=None, template=None, template_name=None,
+                                    response_format=None, seq=0, **sampling):
+    """Answers OpenAI-style `messages` as llama-cpp-python's create_chat_completion does: a
+    "chat.completion" dict ({"id", "object", "created", "model", "choices": [{"index": 0,
+    "message": {"role": "assistant", "content", "tool_calls"?}, "finish_reason": "stop" |
+    "length" | "tool_calls"}], "usage": {...}}), or with stream=True an iterator of
+    "chat.completion.chunk" dicts whose choices[0]["delta"] carry the role, then content,
+    reasoning_content and tool_calls as they come, and a last one the finish_reason.
+    Each call renders `messages` afresh on sequence `seq` and prefills only what the cache does
+    not hold: a conversation resent with one more message reuses everything before it
+    (usage["prompt_tokens_details"]["cached_tokens"]). max_tokens None: until an end token or
+    the context's end; stop: a string or a list of them the answer ends before.
+    tools: OpenAI function tools for the template; response_format:
+    {"type": "json_object"} or {"type": "json_schema", "json_schema": {"schema": ...}}
+    constrains the answer. Sampling keywords are Session.generate's (temperature 0.8 unless
+    given); template/template_name as Conversation's."""
+    schema = _response_schema(response_format)
+    stop = [stop] if isinstance(stop, str) else list(stop or ())
+    conv = Conversation(self, messages, template=template, template_name=template_name,
+                        tools=tools, seq=seq)
+    cid = "chatcmpl-" + os.urandom(12).hex()
+    created = int(datetime.datetime.now().timestamp())
+    name = _model_name(self.model)
+    if not stream:
+        with conv:
+            message = conv.reply(max_tokens or 0, stop=stop, json_schema=schema, **sampling)
+            result = conv.last_result
+        return {"id": cid, "object": "chat.completion", "created": created, "model": name,
+                "choices": [{"index": 0, "message": message, "logprobs": None,
+                             "finish_reason": _finish_reason(result)}],
+                "usage": _usage(result)}
+
+    def chunks():
+        def chunk(delta, finish=None):
+            return {"id": cid, "object": "chat.completion.chunk", "created": created,
+                    "model": name, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                                "finish_reason": finish}]}
+        with conv:
+            yield chunk({"role": "assistant", "content": ""})
+            n_calls = 0
+            for piece in conv.reply(max_tokens or 0, stream=True, stop=stop, json_schema=schema,
+                                    **sampling):
+                if piece.kind == CHAT_PIECE_CONTENT:
+                    yield chunk({"content": piece.text})
+                elif piece.kind == CHAT_PIECE_REASONING:
+                    yield chunk({"reasoning_content": piece.text})
+                else:
+                    c = piece.tool_call
+                    yield chunk({"tool_calls": [{"index": n_calls, "id": c.id, "type": "function",
+                                                 "function": {"name": c.name,
+                                                              "arguments": c.arguments}}]})
+                    n_calls += 1
+            yield chunk({}, _finish_reason(conv.last_result))
+
+    return chunks()
+
+
+Session.create_chat_completion = _session_create_chat_completion

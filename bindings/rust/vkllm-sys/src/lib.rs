@@ -942,6 +942,106 @@ extern "C" {
     ) -> vkllm_status;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Conversations: multi-turn chat on a session (issue 37)
+// ---------------------------------------------------------------------------------------------
+
+#[repr(C)]
+pub struct vkllm_conversation {
+    _private: [u8; 0],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct vkllm_conversation_params {
+    pub struct_size: usize,
+    pub seq: u32,
+    pub template_source: *const c_char,
+    pub template_name: *const c_char,
+    pub tools: *const c_char,
+    pub extra: *const c_char,
+    pub now: i64,
+}
+
+pub type vkllm_chat_piece_kind = i32;
+pub const VKLLM_CHAT_PIECE_CONTENT: vkllm_chat_piece_kind = 0;
+pub const VKLLM_CHAT_PIECE_REASONING: vkllm_chat_piece_kind = 1;
+pub const VKLLM_CHAT_PIECE_TOOL_CALL: vkllm_chat_piece_kind = 2;
+
+pub type vkllm_chat_piece_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        kind: vkllm_chat_piece_kind,
+        text: *const c_char,
+        length: usize,
+        call: *const vkllm_tool_call,
+    ) -> i32,
+>;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct vkllm_conversation_reply_params {
+    pub struct_size: usize,
+    pub max_tokens: u32,
+    pub on_piece: vkllm_chat_piece_fn,
+    pub user_data: *mut c_void,
+    pub stop: *const *const c_char,
+    pub n_stop: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct vkllm_conversation_result {
+    pub struct_size: usize,
+    pub n_prompt: usize,
+    pub n_reused: usize,
+    pub n_prefilled: usize,
+    pub n_generated: usize,
+    pub stop_reason: vkllm_stop_reason,
+    pub n_tool_calls: usize,
+    pub prefill_ms: f64,
+    pub decode_ms: f64,
+    pub seed: u64,
+}
+
+extern "C" {
+    pub fn vkllm_conversation_params_init(params: *mut vkllm_conversation_params);
+    pub fn vkllm_conversation_create(
+        session: *mut vkllm_session,
+        params: *const vkllm_conversation_params,
+        out: *mut *mut vkllm_conversation,
+    ) -> vkllm_status;
+    pub fn vkllm_conversation_destroy(conversation: *mut vkllm_conversation);
+    pub fn vkllm_conversation_add(
+        conversation: *mut vkllm_conversation,
+        turn: *const vkllm_chat_turn,
+    ) -> vkllm_status;
+    pub fn vkllm_conversation_add_json(
+        conversation: *mut vkllm_conversation,
+        messages_json: *const c_char,
+    ) -> vkllm_status;
+    pub fn vkllm_conversation_get_count(
+        conversation: *const vkllm_conversation,
+        count: *mut usize,
+    ) -> vkllm_status;
+    pub fn vkllm_conversation_get_message(
+        conversation: *const vkllm_conversation,
+        index: usize,
+        out: *mut vkllm_chat_turn,
+    ) -> vkllm_status;
+    pub fn vkllm_conversation_truncate(
+        conversation: *mut vkllm_conversation,
+        n_keep: usize,
+    ) -> vkllm_status;
+    pub fn vkllm_conversation_reply_params_init(params: *mut vkllm_conversation_reply_params);
+    pub fn vkllm_conversation_reply(
+        conversation: *mut vkllm_conversation,
+        sampling: *const vkllm_sampling_params,
+        params: *const vkllm_conversation_reply_params,
+        result: *mut vkllm_conversation_result,
+    ) -> vkllm_status;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -986,6 +1086,10 @@ mod tests {
         assert_eq!(offset_of!(vkllm_reply_part, n_tool_calls), 32);
         assert_eq!(size_of::<vkllm_reply_part>(), 40);
         assert_eq!(size_of::<vkllm_kernel_time>(), 24);
+        assert_eq!(size_of::<vkllm_conversation_params>(), 56);
+        assert_eq!(size_of::<vkllm_conversation_reply_params>(), 48);
+        assert_eq!(offset_of!(vkllm_conversation_result, stop_reason), 40);
+        assert_eq!(size_of::<vkllm_conversation_result>(), 80);
     }
 
     #[test]

@@ -28,6 +28,7 @@ use vkllm_sys as sys;
 
 mod chat;
 mod control;
+mod conversation;
 mod device;
 mod gguf;
 mod grammar;
@@ -36,6 +37,7 @@ mod reply;
 mod tokenizer;
 pub use chat::{chat_apply_template, chat_render, chat_render_json, ChatOptions, ChatTurn};
 pub use control::{CancelHandle, KvType, Sampler, SessionInfo, SEED_RANDOM};
+pub use conversation::{ChatPiece, ChatReply, Conversation, ConversationOptions};
 pub use device::{devices, version_string, DeviceInfo, DeviceType, RuntimeStats, SelfCheck};
 pub use gguf::{ggml_type_name, Gguf, GgufKey, GgufType, ModelSummary, TensorInfo};
 pub use grammar::{json_schema_to_gbnf, Grammar, GrammarProgress, Vocabulary};
@@ -271,7 +273,9 @@ impl Model {
             .ok_or_else(|| invalid_argument("vkllm_model_load returned NULL"))
     }
 
-    /// Tokenizes text, adding BOS where the model asks for it.
+    /// Tokenizes text, adding BOS where the model asks for it. Special tokens stay text: a
+    /// rendered chat needs [`tokenize_with`](Model::tokenize_with) and PARSE_SPECIAL (a
+    /// [`Conversation`](crate::Conversation) does that itself).
     pub fn tokenize(&self, text: &str) -> Result<Vec<i32>> {
         self.tokenizer().tokenize(text)
     }
