@@ -24,6 +24,8 @@ struct Primitive {
 const std::vector<Primitive> &primitives() {
     static const std::vector<Primitive> table = {
         {"space", R"("" | " " | "\n" [ \t]{0,20})", {}},
+        // The empty language: a schema no value satisfies ({"enum": []}, false).
+        {"nothing", R"([^\x00-\U0010FFFF])", {}},
         // \u escapes of surrogates are left out: a lone one is not text, and validators differ on
         // it.
         {"char",
