@@ -235,11 +235,41 @@ TEST(JsonSchema, OneOfWithProvablyDisjointBranchesIsAChoice) {
     EXPECT_TRUE(matches(tagged, R"({"kind": "dog"})"));
     EXPECT_FALSE(matches(tagged, R"({"kind": "cow"})"));
     // Not provable: an optional tag, overlapping enums, integer within number.
-    for (const char *text :
-         {R"({"oneOf": [{"properties": {"k": {"const": 1}}}, {"properties": {"k": {"const": 2}}}]})",
-          R"({"oneOf": [{"enum": [1, 2]}, {"enum": [2.0, 3]}]})",
-          R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})"})
+    for (
+        const char *text :
+        {R"({"oneOf": [{"properties": {"k": {"const": 1}}}, {"properties": {"k": {"const": 2}}}]})",
+         R"({"oneOf": [{"enum": [1, 2]}, {"enum": [2.0, 3]}]})",
+         R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})"})
         EXPECT_EQ(convert_error(text).status, VKLLM_ERR_UNSUPPORTED) << text;
+}
+
+TEST(JsonSchema, AllOfOfObjectSchemasMergesPropertiesAndRequired) {
+    auto g = schema(R"({"$defs": {"named": {"type": "object", "properties": {
+        "name": {"type": "string", "maxLength": 3}}, "required": ["name"]}},
+        "allOf": [{"$ref": "#/$defs/named"}, {"properties": {"age": {"type": "integer",
+        "minimum": 0}, "name": {"minLength": 2}}, "required": ["age"]}]})");
+    EXPECT_TRUE(matches(g, R"({"name": "ab", "age": 3})"));
+    EXPECT_FALSE(matches(g, R"({"name": "a", "age": 3})"));  // both name schemas hold
+    EXPECT_FALSE(matches(g, R"({"name": "abcd", "age": 3})"));
+    EXPECT_FALSE(matches(g, R"({"name": "ab"})"));  // both required lists hold
+    EXPECT_FALSE(matches(g, R"({"name": "ab", "age": -1})"));
+    // A key one member declares falls under the other's additionalProperties.
+    auto closed = schema(R"({"allOf": [{"properties": {"a": {}}, "additionalProperties": false},
+        {"properties": {"b": {}}}]})");
+    EXPECT_TRUE(matches(closed, R"({"a": 1})"));
+    EXPECT_FALSE(is_prefix(closed, R"({"b")"));
+    // $ref beside other keywords and anyOf beside them are the same conjunction.
+    auto ref =
+        schema(R"({"$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "maxLength": 1})");
+    EXPECT_TRUE(matches(ref, R"("a")"));
+    EXPECT_FALSE(matches(ref, R"("ab")"));
+    auto alt = schema(R"({"type": "integer", "anyOf": [{"maximum": 0}, {"minimum": 10}]})");
+    EXPECT_TRUE(matches(alt, "-3"));
+    EXPECT_TRUE(matches(alt, "12"));
+    EXPECT_FALSE(matches(alt, "5"));
+    EXPECT_FALSE(matches(alt, R"("x")"));
+    auto contradiction = schema(R"({"allOf": [{"type": "string"}, {"type": "integer"}]})");
+    EXPECT_FALSE(is_prefix(contradiction, "1"));
 }
 
 TEST(JsonSchemaRefusals, EachUnsupportedKeywordIsNamedWithItsPointer) {
@@ -269,11 +299,12 @@ TEST(JsonSchemaRefusals, EachUnsupportedKeywordIsNamedWithItsPointer) {
         {R"({"oneOf": [{"type": "number"}, {}]})", "keyword 'oneOf' at #"},
         {R"({"oneOf": [true, true]})", "keyword 'oneOf' at #"},
         {R"({"oneOf": [{"type": "string"}, {"const": "a"}]})", "keyword 'oneOf' at #"},
-        {R"({"allOf": [{"type": "object"}, {"required": ["a"]}]})", "keyword 'allOf' at #"},
+        {R"({"allOf": [{"format": "date"}, {"format": "uuid"}]})", "keyword 'format' at #"},
         {R"({"prefixItems": [{"type": "integer"}, {"dependentSchemas": {}}]})",
          "keyword 'dependentSchemas' at #/prefixItems/1"},
         {R"({"type": "object", "minProperties": 1})", "keyword 'minProperties' at #"},
-        {R"({"anyOf": [{"type": "integer"}], "type": "integer"})", "keyword 'type' at #"},
+        {R"({"anyOf": [{"type": "integer"}], "oneOf": [{"type": "string"}]})",
+         "keyword 'oneOf' at #"},
         {R"({"type": "object", "properties": {"a/b~": {"propertyNames": {}}}})",
          "keyword 'propertyNames' at #/properties/a~1b~0"},
         {R"({"$defs": {"x": {"unevaluatedProperties": false}}, "$ref": "#/$defs/x"})",

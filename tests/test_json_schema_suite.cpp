@@ -118,8 +118,7 @@ TEST(JsonSchemaSuite, NoInvalidInstanceIsASentenceOfAnAcceptedSchemasGrammar) {
                 } else {
                     ++invalid;
                     EXPECT_FALSE(taken) << "the grammar of " << schema << " (" << name << ": "
-                                        << description << ") accepts the invalid instance "
-                                        << text;
+                                        << description << ") accepts the invalid instance " << text;
                 }
             }
         }
@@ -130,16 +129,18 @@ TEST(JsonSchemaSuite, NoInvalidInstanceIsASentenceOfAnAcceptedSchemasGrammar) {
         by_count.emplace_back(n, keyword);
         refused_total += n;
     }
-    std::sort(by_count.begin(), by_count.end(),
-              [](const auto &a, const auto &b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+    std::sort(by_count.begin(), by_count.end(), [](const auto &a, const auto &b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
     std::printf("JSON-Schema-Test-Suite draft 2020-12: %zu groups, %zu accepted, %zu refused\n",
                 groups, accepted, refused_total);
     std::printf("refused by keyword:");
     for (const auto &[n, keyword] : by_count)
         std::printf(" %s %zu,", keyword.c_str(), n);
-    std::printf("\ninstances of accepted schemas: %zu invalid (all must be rejected), %zu valid, "
-                "%zu of them rejected by the grammar\n",
-                invalid, valid, valid_rejected);
+    std::printf(
+        "\ninstances of accepted schemas: %zu invalid (all must be rejected), %zu valid, "
+        "%zu of them rejected by the grammar\n",
+        invalid, valid, valid_rejected);
     for (const std::string &line : refused_lines)
         std::printf("refused: %s\n", line.c_str());
     for (const std::string &line : rejected_lines)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "common/error.h"
 #include "grammar/gbnf_parser.h"
 #include "grammar/json_schema_disjoint.h"
+#include "grammar/json_schema_merge.h"
 #include "grammar/json_schema_rules.h"
 #include "tokenizer/unicode.h"
 
@@ -102,6 +104,7 @@ class Converter {
     std::map<std::string, std::string> ref_rules_;  // "#/$defs/X" -> its rule's name
     std::map<std::string, size_t> next_suffix_;
     std::map<std::string, std::string> rule_of_body_;
+    std::deque<Value> merged_;  // schemas merge_all_of made, visited like the document's
 
     [[noreturn]] static void unsupported(const std::string &keyword, const std::string &ptr,
                                          const std::string &why = "") {
@@ -191,7 +194,16 @@ class Converter {
             if (!known) unsupported(k, ptr);
             present.insert(k);
         }
-        for (const char *combinator : {"$ref", "anyOf", "oneOf", "allOf", "enum", "const"}) {
+        // allOf, $ref beside other keywords and anyOf/oneOf beside other keywords are
+        // conjunctions: merged into one schema (or refused by keyword where no merge is exact).
+        bool beside = present.size() > 1;
+        if (present.count("allOf") || (beside && (present.count("$ref") || present.count("anyOf") ||
+                                                  present.count("oneOf")))) {
+            merged_.push_back(schema::merge_all_of(
+                {schema}, ptr, [&](const Value &r) { return lookup(r); }, limits_.max_depth));
+            return visit(merged_.back(), ptr, hint, depth + 1);
+        }
+        for (const char *combinator : {"$ref", "anyOf", "oneOf", "enum", "const"}) {
             if (!present.count(combinator)) continue;
             for (const std::string &other : present)
                 if (other != combinator &&
@@ -504,10 +516,6 @@ class Converter {
                              const std::string &hint, int depth) {
         if (!list.is_list() || list.list().empty())
             invalid(ptr + "/" + keyword, "'" + keyword + "' must be a non-empty array of schemas");
-        if (keyword == "allOf") {
-            if (list.list().size() != 1) unsupported("allOf", ptr, " with more than one schema");
-            return visit(list.list()[0], ptr + "/allOf/0", hint, depth + 1);
-        }
         // oneOf is "exactly one branch": written as a choice only when no sentence of one
         // branch can be valid under another, else a sentence valid under two would be invalid.
         if (keyword == "oneOf") {
@@ -650,7 +658,8 @@ class Converter {
         bool under_id = false;
         const Value *def = lookup(target, &under_id);
         if (!def) {
-            if (r.rfind("#/", 0) == 0 && !under_id) invalid(ptr + "/$ref", "'" + r + "' names no definition");
+            if (r.rfind("#/", 0) == 0 && !under_id)
+                invalid(ptr + "/$ref", "'" + r + "' names no definition");
             unsupported("$ref", ptr,
                         " to '" + r +
                             "' (only references inside the document are: #, #/$defs/NAME, "

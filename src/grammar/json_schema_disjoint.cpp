@@ -113,15 +113,22 @@ class Prover {
         if (!s.is_dict()) return bits;
         for (const char *key : {"type", "$ref", "allOf", "anyOf", "oneOf", "enum", "const"})
             if (get(s, key)) return bits;
-        static const std::map<std::string, unsigned> about = {
-            {"properties", kObject},       {"required", kObject},
-            {"additionalProperties", kObject}, {"items", kArray},
-            {"prefixItems", kArray},       {"minItems", kArray},
-            {"maxItems", kArray},          {"uniqueItems", kArray},
-            {"minLength", kString},        {"maxLength", kString},
-            {"format", kString},           {"pattern", kString},
-            {"minimum", kInteger},         {"maximum", kInteger},
-            {"exclusiveMinimum", kInteger}, {"exclusiveMaximum", kInteger}};
+        static const std::map<std::string, unsigned> about = {{"properties", kObject},
+                                                              {"required", kObject},
+                                                              {"additionalProperties", kObject},
+                                                              {"items", kArray},
+                                                              {"prefixItems", kArray},
+                                                              {"minItems", kArray},
+                                                              {"maxItems", kArray},
+                                                              {"uniqueItems", kArray},
+                                                              {"minLength", kString},
+                                                              {"maxLength", kString},
+                                                              {"format", kString},
+                                                              {"pattern", kString},
+                                                              {"minimum", kInteger},
+                                                              {"maximum", kInteger},
+                                                              {"exclusiveMinimum", kInteger},
+                                                              {"exclusiveMaximum", kInteger}};
         unsigned implied = 0;
         for (const auto &[key, value] : s.dict().items) {
             auto it = about.find(key.str());
