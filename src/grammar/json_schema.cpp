@@ -15,6 +15,7 @@
 #include "grammar/gbnf_parser.h"
 #include "grammar/json_schema_disjoint.h"
 #include "grammar/json_schema_merge.h"
+#include "grammar/json_schema_pattern.h"
 #include "grammar/json_schema_rules.h"
 #include "tokenizer/unicode.h"
 
@@ -30,11 +31,12 @@ const std::set<std::string> kAnnotations = {"title",    "description", "examples
                                             "$schema",  "$id",         "$comment", "deprecated",
                                             "readOnly", "writeOnly",   "$defs",    "definitions"};
 
-const std::set<std::string> kStringKeywords = {"minLength", "maxLength", "format"};
+const std::set<std::string> kStringKeywords = {"minLength", "maxLength", "format", "pattern"};
 const std::set<std::string> kIntegerKeywords = {"minimum", "maximum", "exclusiveMinimum",
                                                 "exclusiveMaximum"};
 const std::set<std::string> kObjectKeywords = {"properties", "required", "additionalProperties"};
-const std::set<std::string> kArrayKeywords = {"items", "prefixItems", "minItems", "maxItems"};
+const std::set<std::string> kArrayKeywords = {"items", "prefixItems", "minItems", "maxItems",
+                                              "uniqueItems"};
 const std::set<std::string> kCombinators = {"anyOf", "oneOf", "allOf", "$ref", "enum", "const"};
 const std::vector<std::string> kTypes = {"string", "number", "integer", "boolean",
                                          "null",   "object", "array"};
@@ -279,16 +281,31 @@ class Converter {
     }
 
     std::string string_rule(const Value &schema, const std::string &ptr, const std::string &hint) {
-        if (const Value *f = get(schema, "format")) {
+        const Value *f = get(schema, "format");
+        const Value *pattern = get(schema, "pattern");
+        if (f || pattern) {
+            // Each is one exact language; its intersection with a length or with the other is
+            // not written.
+            for (const char *length : {"minLength", "maxLength"})
+                if (get(schema, length))
+                    unsupported(length, ptr, f ? " beside 'format'" : " beside 'pattern'");
+            if (f && pattern) unsupported("pattern", ptr, " beside 'format'");
+        }
+        if (f) {
             if (!f->is_str()) invalid(ptr + "/format", "'format' must be a string");
-            if (get(schema, "minLength") || get(schema, "maxLength"))
-                unsupported(get(schema, "minLength") ? "minLength" : "maxLength", ptr,
-                            " beside 'format'");
             const std::string &name = f->str();
-            if (name == "date" || name == "time" || name == "date-time" || name == "uuid")
+            if (name == "date" || name == "time" || name == "date-time" || name == "uuid" ||
+                name == "email")
                 return primitive(name + "-string");
-            unsupported("format", ptr,
-                        " for the format '" + name + "' (date, time, date-time and uuid are)");
+            unsupported(
+                "format", ptr,
+                " for the format '" + name + "' (date, time, date-time, uuid and email are)");
+        }
+        if (pattern) {
+            if (!pattern->is_str()) invalid(ptr + "/pattern", "'pattern' must be a string");
+            primitive("space");
+            std::string body = schema::pattern_to_gbnf(pattern->str(), ptr, primitive("char"));
+            return named(hint, "\"\\\"\" " + body + " \"\\\"\" space");
         }
         size_t lo = count(schema, "minLength", ptr);
         std::optional<size_t> hi;
@@ -473,6 +490,13 @@ class Converter {
         std::optional<size_t> hi;
         if (get(schema, "maxItems")) hi = count(schema, "maxItems", ptr);
         if (hi && *hi < lo) invalid(ptr, "'minItems' is above 'maxItems'");
+        // Distinct items are not a context-free property; an array of at most one item has them.
+        if (const Value *u = get(schema, "uniqueItems")) {
+            if (u->kind() != Kind::Bool)
+                invalid(ptr + "/uniqueItems", "'uniqueItems' must be a boolean");
+            if (u->as_bool() && !(hi && *hi <= 1))
+                unsupported("uniqueItems", ptr, " (true, unless maxItems is 0 or 1)");
+        }
         size_t k = prefix.size();
         if (item.empty()) {
             if (lo > k) {
