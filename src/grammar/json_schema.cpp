@@ -732,6 +732,7 @@ std::string json_schema_to_gbnf(std::string_view schema_json, const JsonSchemaLi
         // Many long strings or arrays expand past the parser's size limits.
         if (message.find("limit") != std::string::npos ||
             message.find("grows past") != std::string::npos ||
+            message.find("nested deeper") != std::string::npos ||
             message.find("rules (repetitions") != std::string::npos)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "JSON Schema converts to a grammar too large: %s",
                  message.c_str());

@@ -402,7 +402,7 @@ class PatternParser {
         if (peek() == '?') ++p_;  // lazy: the same language
         if (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{')
             invalid("nothing to repeat");
-        std::string group = "(" + item + ")";
+        const std::string &group = item;
         if (!bounded) {
             if (lo == 0) return group + "*";
             if (lo == 1) return group + "+";
@@ -434,7 +434,11 @@ class PatternParser {
             std::string inner = alternation(depth + 1);
             if (peek() != ')') invalid("an unclosed '('");
             ++p_;
-            return "(" + inner + ")";
+            // Every expression written here is one item (a literal, a class, or parenthesized)
+            // except a quantified one, which a further quantifier needs parenthesized.
+            char last = inner.back();
+            bool quantified = last == '*' || last == '+' || last == '?' || last == '}';
+            return quantified ? "(" + inner + ")" : inner;
         }
         if (c == '*' || c == '+' || c == '?') invalid("nothing to repeat");
         if (c == '[') return set_text(char_class());
