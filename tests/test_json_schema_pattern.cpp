@@ -73,7 +73,7 @@ TEST(JsonSchemaPattern, EverySentenceIsAStringTheRegexMatches) {
                 << pattern << " does not match " << d.text;
         }
         // Unanchored patterns end only when a walk happens on the closing quote.
-        EXPECT_GE(complete, 10) << pattern;
+        EXPECT_GE(complete, 5) << pattern;
     }
 }
 
