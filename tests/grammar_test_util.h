@@ -67,7 +67,7 @@ inline std::string parse_error(std::string_view text, std::string_view root = "r
 
 inline std::vector<uint32_t> alphabet_for(const std::string &schema_text) {
     std::set<uint32_t> cps;
-    for (const char *base : {"{}[]\",: \n\t0123456789-+.eEabcdfnrtulsxyzTZABCDEFu\\/",
+    for (const char *base : {"{}[]\",: \n\t0123456789-+.eEabcdfnrtulsxyzTZABCDEFu\\/@",
                              "\xC3\xA9\xE6\x97\xA5", "\xF0\x9F\x98\x80"}) {
         size_t pos = 0;
         uint32_t cp;

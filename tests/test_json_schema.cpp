@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -146,7 +147,12 @@ std::string check_scalar(const Value &v, const Value &s) {
             if (f->str() == "date-time" && !calendar_date(t.substr(0, 10))) return "bad date-time";
             if (f->str() == "uuid" && (t.size() != 36 || t[8] != '-' || t[23] != '-'))
                 return "not a uuid";
+            if (f->str() == "email" && t.find('@') == std::string::npos) return "not an email";
         }
+        // The corpus's patterns are ASCII, where std::regex on bytes is ECMAScript's search.
+        if (const Value *p = field(s, "pattern");
+            p && !std::regex_search(v.str(), std::regex(p->str(), std::regex::ECMAScript)))
+            return "does not match " + p->str();
     }
     if (v.kind() == Kind::Int || v.kind() == Kind::Float) {
         double x = v.as_float();
@@ -166,10 +172,11 @@ std::string check(const Value &v, const Value &s, const Value &root) {
     if (s.kind() == Kind::Bool) return s.as_bool() ? "" : "false schema";
     if (const Value *r = field(s, "$ref")) {
         const std::string &ref = r->str();
-        if (ref == "#") return check(v, root, root);
         size_t slash = ref.rfind('/');
         const Value *defs = field(root, ref.rfind("#/$defs/", 0) == 0 ? "$defs" : "definitions");
-        return check(v, *defs->dict().find(ref.substr(slash + 1)), root);
+        std::string e = ref == "#" ? check(v, root, root)
+                                   : check(v, *defs->dict().find(ref.substr(slash + 1)), root);
+        if (!e.empty()) return e;  // and the keywords beside $ref apply too
     }
     if (const Value *all = field(s, "allOf"))
         for (const Value &sub : all->list())

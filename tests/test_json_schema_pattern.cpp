@@ -137,6 +137,7 @@ TEST(JsonSchemaPattern, ConstructsNoGrammarExpressesAreRefusedByName) {
         {"[\\d-z]", "a class range with a class"},
         {"\\q", "the escape '\\q'"},
         {"[[:alpha:]]", "a POSIX class"},
+        {"^(a*|b)+$", "an unbounded repetition of a part that can match the empty string"},
         {"[^\\s\\S]", "a class that matches no character"},
     };
     for (const Case &c : cases) {

@@ -281,6 +281,9 @@ class PatternParser {
     const PatternLimits &limits_;
     std::vector<uint32_t> cps_;
     size_t p_ = 0;
+    // Whether the expression the last call returned can match the empty string: an unbounded
+    // repetition of one would be a left-recursive rule.
+    bool nullable_ = false;
 
     [[noreturn]] void invalid(const std::string &what) const {
         fail(VKLLM_ERR_INVALID_ARGUMENT,
@@ -313,6 +316,7 @@ class PatternParser {
         if (depth > limits_.max_depth)
             invalid(sformat("groups nested deeper than %d", limits_.max_depth));
         std::vector<std::string> alts;
+        bool nullable = false;
         for (;;) {
             bool start_anchor = false, end_anchor = false;
             if (depth == 0 && peek() == '^') {
@@ -320,6 +324,7 @@ class PatternParser {
                 ++p_;
             }
             std::string seq = sequence(depth, end_anchor);
+            nullable = nullable || nullable_;
             if (depth == 0) {
                 std::string before = start_anchor ? "" : any_ + "* ";
                 std::string after = end_anchor ? "" : " " + any_ + "*";
@@ -329,11 +334,13 @@ class PatternParser {
             if (peek() != '|') break;
             ++p_;
         }
+        nullable_ = nullable;
         return choice(alts);
     }
 
     std::string sequence(int depth, bool &end_anchor) {
         std::vector<std::string> items;
+        bool nullable = true;
         while (!at_end() && peek() != '|' && peek() != ')') {
             if (peek() == '$') {
                 ++p_;
@@ -346,7 +353,9 @@ class PatternParser {
             if (peek() == '^') unsupported("'^' after the start of the pattern");
             std::string item = atom(depth);
             items.push_back(quantified(item));
+            nullable = nullable && nullable_;
         }
+        nullable_ = nullable;
         if (items.empty()) return "\"\"";
         std::string out;
         for (size_t i = 0; i < items.size(); ++i)
@@ -368,6 +377,7 @@ class PatternParser {
     }
 
     std::string quantified(const std::string &item) {
+        bool item_nullable = nullable_;
         size_t lo = 0, hi = 0;
         bool bounded = true;
         uint32_t c = peek();
@@ -400,6 +410,9 @@ class PatternParser {
             return item;
         }
         if (peek() == '?') ++p_;  // lazy: the same language
+        if (!bounded && item_nullable)
+            unsupported("an unbounded repetition of a part that can match the empty string");
+        nullable_ = item_nullable || lo == 0;
         if (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{')
             invalid("nothing to repeat");
         const std::string &group = item;
@@ -413,6 +426,7 @@ class PatternParser {
     }
 
     std::string atom(int depth) {
+        nullable_ = false;
         uint32_t c = peek();
         if (c == '(') {
             ++p_;
