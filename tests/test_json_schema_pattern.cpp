@@ -96,6 +96,7 @@ TEST(JsonSchemaPattern, OrdinaryPatternsAcceptTheStringsTheyMatch) {
         {"^a\\.b\\/c\\\\d\"e$", {"a.b/c\\\\d\\\"e"}, {"a.b/c\\d\"e", "axb/c\\\\d\\\"e"}},
         {"^\\t\\n$", {"\\t\\n"}, {"\t\n"}},
         {"^\\u00e9+$", {"\xC3\xA9\xC3\xA9"}, {"e"}},
+        {"^a()?()*b$", {"ab"}, {"a", "b"}},
         {"^.$", {"a", "\xF0\x9F\x98\x80", "\\\""}, {"\\n", ""}},
         {"^x{2,}y{,3}$", {}, {}},  // refused below: {,n}
     };

@@ -53,7 +53,10 @@ class Merger {
         if (!s.is_dict())
             fail(VKLLM_ERR_INVALID_ARGUMENT,
                  "JSON Schema at %s/allOf: a schema must be an object or a boolean", ptr_.c_str());
-        if (get(s, "$id")) unsupported("$id", ptr_, " inside allOf (it changes what $ref means)");
+        // The root's $id is the document's base URI, which "#..." references are relative to
+        // anyway; the converter refuses $id below the root before it merges.
+        if (get(s, "$id") && !(depth == 0 && ptr_ == "#"))
+            unsupported("$id", ptr_, " inside allOf (it changes what $ref means)");
         std::vector<std::pair<Value, Value>> rest;
         for (const auto &[key, value] : s.dict().items) {
             const std::string &k = key.str();

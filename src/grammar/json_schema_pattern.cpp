@@ -409,7 +409,8 @@ class PatternParser {
         } else {
             return item;
         }
-        if (peek() == '?') ++p_;  // lazy: the same language
+        if (peek() == '?') ++p_;          // lazy: the same language
+        if (item == "\"\"") return item;  // an empty group repeated is still empty
         if (!bounded && item_nullable)
             unsupported("an unbounded repetition of a part that can match the empty string");
         nullable_ = item_nullable || lo == 0;
