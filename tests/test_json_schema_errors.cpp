@@ -350,6 +350,8 @@ TEST(JsonSchemaErrors, MalformedSchemasSayWhatIsWrongAndWhere) {
         {R"({"anyOf": {}})", "at #/anyOf: 'anyOf' must be a non-empty array"},
         {R"({"properties": {"a": 3}})", "at #/properties/a: a schema must be an object"},
         {R"({"type": "integer", "minimum": "0"})", "at #/minimum: 'minimum' must be a number"},
+        {R"({"allOf": [{"minLength": 1}, {"minLength": "2"}]})",
+         "'minLength' must be a non-negative integer"},
         {R"({"properties": {"a": {}}, "required": ["b"], "additionalProperties": false})",
          "required property 'b' is not in 'properties'"},
         {R"({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}},

@@ -139,14 +139,16 @@ class Merger {
                     if (ok.str() == k) seen = &ov;
                 if (!seen) {
                     out.emplace_back(key, value);
+                } else if ((k.rfind("min", 0) == 0 || k.rfind("max", 0) == 0 ||
+                            k.rfind("exclusiveM", 0) == 0) &&
+                           !(is_number(value) && is_number(*seen))) {
+                    set(k, is_number(value) ? *seen : value);  // the converter reports it
                 } else if (k == "minimum" || k == "exclusiveMinimum" || k == "minLength" ||
                            k == "minItems") {
-                    if (is_number(value) && is_number(*seen) && value.as_float() > seen->as_float())
-                        set(k, value);
+                    if (value.as_float() > seen->as_float()) set(k, value);
                 } else if (k == "maximum" || k == "exclusiveMaximum" || k == "maxLength" ||
                            k == "maxItems") {
-                    if (is_number(value) && is_number(*seen) && value.as_float() < seen->as_float())
-                        set(k, value);
+                    if (value.as_float() < seen->as_float()) set(k, value);
                 } else if (k == "uniqueItems") {
                     if (value.kind() == Kind::Bool && value.as_bool()) set(k, value);
                 } else if (!json_equal(*seen, value)) {
