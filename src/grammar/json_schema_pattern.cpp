@@ -423,6 +423,7 @@ class PatternParser {
             return group + sformat("{%zu,}", lo);
         }
         if (lo == 0 && hi == 1) return group + "?";
+        if (lo == hi) return group + sformat("{%zu}", lo);
         return group + sformat("{%zu,%zu}", lo, hi);
     }
 
