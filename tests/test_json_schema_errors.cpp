@@ -272,6 +272,20 @@ TEST(JsonSchema, AllOfOfObjectSchemasMergesPropertiesAndRequired) {
     EXPECT_FALSE(is_prefix(contradiction, "1"));
 }
 
+TEST(JsonSchemaErrors, DefinitionsInlinedExponentiallyOftenHitTheVisitLimit) {
+    // Each D_i refers to D_(i+1) twice, beside a keyword, so each reference is merged (inlined)
+    // on its own: 2^30 visits without a limit.
+    std::string defs;
+    for (int i = 0; i < 30; ++i)
+        defs += sformat(R"("d%d": {"type": "object", "properties": {
+            "a": {"$ref": "#/$defs/d%d", "type": "object"},
+            "b": {"$ref": "#/$defs/d%d", "type": "object"}}},)",
+                        i, i + 1, i + 1);
+    Failure f = convert_error(R"({"$defs": {)" + defs + R"("d30": {}}, "$ref": "#/$defs/d0"})");
+    EXPECT_EQ(f.status, VKLLM_ERR_INVALID_ARGUMENT) << f.message;
+    EXPECT_NE(f.message.find("subschemas visited"), std::string::npos) << f.message;
+}
+
 TEST(JsonSchemaRefusals, EachUnsupportedKeywordIsNamedWithItsPointer) {
     struct Case {
         const char *schema;

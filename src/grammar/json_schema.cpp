@@ -107,6 +107,7 @@ class Converter {
     std::map<std::string, size_t> next_suffix_;
     std::map<std::string, std::string> rule_of_body_;
     std::deque<Value> merged_;  // schemas merge_all_of made, visited like the document's
+    size_t visits_ = 0;
 
     [[noreturn]] static void unsupported(const std::string &keyword, const std::string &ptr,
                                          const std::string &why = "") {
@@ -180,6 +181,11 @@ class Converter {
                       int depth) {
         if (depth > limits_.max_depth)
             invalid(ptr, sformat("nested deeper than %d schemas", limits_.max_depth));
+        if (++visits_ > limits_.max_visits)
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "JSON Schema needs more than %zu subschemas visited (the limit; allOf and $ref "
+                 "beside other keywords inline their targets)",
+                 limits_.max_visits);
         if (schema.kind() == Kind::Bool) {
             return schema.as_bool() ? primitive("value") : kNothing;
         }
