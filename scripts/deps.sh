@@ -1,6 +1,6 @@
 # Sourced by scripts/demo and scripts/test: installs the Debian packages the build and the
 # tests need, once. Nothing is downloaded at run time (scripts/test also installs the gguf
-# Python package, once, for the interoperability test).
+# Python package, once, for the interoperability test, and fetches the JSON-Schema-Test-Suite).
 VKLLM_PACKAGES="cmake ninja-build g++ libgtest-dev libvulkan-dev libvulkan-volk-dev glslc \
 glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
 clang-format pkg-config libedit-dev python3 python3-numpy python3-yaml python3-requests python3-pip"
@@ -40,6 +40,7 @@ vkllm_configure() {
 
 # llama.cpp's GGUF reader (gguf-py) for tests/test_gguf_interop.py, into build/pydeps (the
 # tests' VKLLM_PYDEPS) rather than the system: its dependencies are Debian's packages above.
+# Also the JSON-Schema-Test-Suite (below).
 vkllm_install_pydeps() {
     vkllm_install_json_schema_suite
     [ -d build/pydeps/gguf ] && [ -d build/pydeps/jsonschema ] && return 0
