@@ -24,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     limits.max_enum = 256;
     limits.max_count = 256;
     limits.max_bytes = 1 << 18;
+    limits.max_visits = 20000;
     std::string gbnf;
     try {
         gbnf = json_schema_to_gbnf(schema, limits);

@@ -3,9 +3,9 @@
 // for the tokenizers, conversations for the chat templates, replies of each format for the
 // reply parser, small Jinja templates with their variables for the interpreter, GBNF grammars
 // with a text to run through them, the JSON Schema corpus of the converter's test
-// (tests/data/json_schema, read from the source tree).
+// (tests/data/json_schema, read from the source tree), regular expressions for `pattern`.
 //   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,pretokenize,chat_template,
-//                         reply_parser,jinja,gbnf,json_schema}/)
+//                         reply_parser,jinja,gbnf,json_schema,json_schema_pattern}/)
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -38,8 +38,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     std::string out = argv[1];
-    for (const char *d : {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize",
-                          "/chat_template", "/reply_parser", "/jinja", "/gbnf", "/json_schema"})
+    for (const char *d :
+         {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize", "/chat_template",
+          "/reply_parser", "/jinja", "/gbnf", "/json_schema", "/json_schema_pattern"})
         mkdir((out + d).c_str(), 0755);
 
     struct Model {
@@ -221,5 +222,19 @@ int main(int argc, char **argv) {
     for (const std::string &name : schemas)
         write(out + "/json_schema/" + name.substr(0, name.size() - 5),
               read(std::string(VKLLM_JSON_SCHEMA_CORPUS) + "/" + name));
+
+    // Regular expressions of the kinds JSON Schemas carry in `pattern`.
+    const char *regexes[] = {
+        "^[0-9]{5}(-[0-9]{4})?$",
+        "^\\d{4}-\\d{2}-\\d{2}$",
+        "^(?:[A-Z][a-z]+ ?)+$",
+        "^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$",
+        "ab|^c\\.d$|e*?f{2,}",
+        "^(?<year>\\d{4})[\\-/\\u00e9\\x41\\t]\\w+\\W\\S\\s.[^\\]\\\\\"]$",
+        "((a|b)+c?){1,3}[\xC3\xA9-\xC3\xBF\xF0\x9F\x98\x80]",
+    };
+    i = 0;
+    for (const char *p : regexes)
+        write(out + "/json_schema_pattern/" + std::to_string(i++), p);
     return 0;
 }

@@ -1,6 +1,6 @@
 # Sourced by scripts/demo and scripts/test: installs the Debian packages the build and the
 # tests need, once. Nothing is downloaded at run time (scripts/test also installs the gguf
-# Python package, once, for the interoperability test).
+# Python package, once, for the interoperability test, and fetches the JSON-Schema-Test-Suite).
 VKLLM_PACKAGES="cmake ninja-build g++ libgtest-dev libvulkan-dev libvulkan-volk-dev glslc \
 glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
 clang-format pkg-config libedit-dev python3 python3-numpy python3-yaml python3-requests python3-pip"
@@ -40,7 +40,9 @@ vkllm_configure() {
 
 # llama.cpp's GGUF reader (gguf-py) for tests/test_gguf_interop.py, into build/pydeps (the
 # tests' VKLLM_PYDEPS) rather than the system: its dependencies are Debian's packages above.
+# Also the JSON-Schema-Test-Suite (below).
 vkllm_install_pydeps() {
+    vkllm_install_json_schema_suite
     [ -d build/pydeps/gguf ] && [ -d build/pydeps/jsonschema ] && return 0
     # jsonschema validates the JSON Schema corpus and sampled outputs
     # (tests/check_json_schema_samples.py); its dependencies are pinned with it.
@@ -49,6 +51,29 @@ vkllm_install_pydeps() {
         --target build/pydeps --upgrade \
         --no-deps gguf==0.19.0 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 \
         referencing==0.37.0 rpds-py==2026.9.1 attrs==26.1.0 typing-extensions==4.16.0
+}
+
+# The official JSON-Schema-Test-Suite (draft 2020-12, MIT) for tests/test_json_schema_suite.cpp,
+# as the jsonschema sdist ships it (pinned by its sha256), into
+# build/pydeps/json-schema-test-suite. Without network it warns and the test skips.
+VKLLM_JSONSCHEMA_SDIST_SHA256=0c26707e2efad8aa1bfc5b7ce170f3fccc2e4918ff85989ba9ffa9facb2be326
+
+vkllm_install_json_schema_suite() {
+    suite=build/pydeps/json-schema-test-suite
+    [ -d "$suite/draft2020-12" ] && return 0
+    echo "vkllm: fetching the JSON-Schema-Test-Suite (jsonschema-4.26.0 sdist) into $suite"
+    tmp=$(mktemp -d)
+    if /usr/bin/python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+        --no-binary :all: --dest "$tmp" jsonschema==4.26.0 &&
+        echo "$VKLLM_JSONSCHEMA_SDIST_SHA256  $tmp/jsonschema-4.26.0.tar.gz" | sha256sum -c --quiet &&
+        tar -xzf "$tmp/jsonschema-4.26.0.tar.gz" -C "$tmp" jsonschema-4.26.0/json; then
+        mkdir -p "$suite"
+        cp "$tmp/jsonschema-4.26.0/json/LICENSE" "$suite/"
+        cp -r "$tmp/jsonschema-4.26.0/json/tests/draft2020-12" "$suite/"
+    else
+        echo "vkllm: could not fetch the JSON-Schema-Test-Suite; its test will be skipped" >&2
+    fi
+    rm -rf "$tmp"
 }
 
 # The Windows build and its tests under Wine (scripts/test-windows, ../shared/WINDOWS.md): the

@@ -8,6 +8,11 @@ and a model, also what the converter's grammar lets a model write: for each sche
 
     check_json_schema_samples.py                      the corpus only
     check_json_schema_samples.py VKLLM_BINARY MODEL   the corpus and sampled outputs
+    check_json_schema_samples.py VKLLM_BINARY MODEL SUITE_DIR
+        also every schema of the JSON-Schema-Test-Suite (SUITE_DIR: its draft2020-12
+        directory; the files tests/test_json_schema_suite.cpp reads) that the converter
+        accepts: 4 samples each at --temp 1.5, -n 150. Samples cut short by -n are counted,
+        not validated. Minutes: not a ctest.
 
 `jsonschema` is found on PYTHONPATH (scripts/test installs it into build/pydeps). Prints
 "json schema samples: N failures" last; the exit status is 1 when N > 0.
@@ -86,6 +91,42 @@ def errors_of(v, text):
     return errors[0].message if errors else None
 
 
+SUITE_FORMATS = ["date", "time", "date-time", "uuid", "email"]
+
+
+def suite_samples(cli, model, suite):
+    """Samples of the suite's schemas: (failures, schemas sampled, samples, cut short)."""
+    files = sorted(os.path.join(suite, f) for f in os.listdir(suite) if f.endswith(".json"))
+    files += [os.path.join(suite, "optional", "format", f + ".json") for f in SUITE_FORMATS]
+    failures = schemas_sampled = samples = cut = 0
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            groups = json.load(f)
+        for group in groups:
+            cmd = [cli, "run", "-m", model, "-p", PROMPT, "--json-schema",
+                   json.dumps(group["schema"]), "--temp", "1.5", "--seed", "1", "-s", "4",
+                   "-n", "150"]
+            p = subprocess.run(cmd, capture_output=True, timeout=600)
+            if p.returncode != 0:
+                continue  # refused, or a schema no value satisfies
+            schemas_sampled += 1
+            v = validator(group["schema"])
+            parts = SAMPLE_HEADER.split(p.stdout.decode("utf-8"))
+            for out in [text[1:-1] for text in parts[2::2]]:
+                samples += 1
+                try:
+                    instance = json.loads(out)
+                except ValueError:
+                    cut += 1
+                    continue
+                errors = list(v.iter_errors(instance))
+                if errors:
+                    failures += 1
+                    print(f"FAIL suite {os.path.basename(path)}: {group['description']}: "
+                          f"output {out!r}: {errors[0].message}")
+    return failures, schemas_sampled, samples, cut
+
+
 def main():
     failures = 0
     corpus = list(schemas())
@@ -102,7 +143,7 @@ def main():
                 failures += 1
                 print(f"FAIL {base}: invalid instance {text!r} is accepted")
     print(f"corpus: {len(corpus)} schemas checked")
-    if len(sys.argv) == 3:
+    if len(sys.argv) in (3, 4):
         cli, model = sys.argv[1], sys.argv[2]
         samples = 0
         for base, schema in corpus:
@@ -131,6 +172,11 @@ def main():
                     failures += 1
                     print(f"FAIL {base} seed {seed}: output {out!r}: {error}")
         print(f"sampled: {samples} outputs checked")
+        if len(sys.argv) == 4:
+            f, sampled, n, cut = suite_samples(cli, model, sys.argv[3])
+            failures += f
+            print(f"suite: {sampled} schemas sampled, {n} outputs, {cut} cut short by -n, "
+                  f"{n - cut} validated")
     elif len(sys.argv) != 1:
         print(__doc__)
         return 2

@@ -4,13 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <random>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.h"
 #include "grammar/gbnf_parser.h"
 #include "grammar/grammar_state.h"
+#include "tokenizer/unicode.h"
 
 namespace vkllm::grammar::testing {
 
@@ -53,6 +58,68 @@ inline std::string parse_error(std::string_view text, std::string_view root = "r
         return e.what();
     }
     return "";
+}
+
+// Random derivations: from the start, pick uniformly among the code points of a small
+// alphabet that some live stack can take, until the grammar is complete (and a coin says stop,
+// so that long sentences are reached too). Past a soft bound, closing characters are preferred
+// so that recursive schemas end.
+
+inline std::vector<uint32_t> alphabet_for(const std::string &schema_text) {
+    std::set<uint32_t> cps;
+    for (const char *base : {"{}[]\",: \n\t0123456789-+.eEabcdfnrtulsxyzTZABCDEFu\\/@",
+                             "\xC3\xA9\xE6\x97\xA5", "\xF0\x9F\x98\x80"}) {
+        size_t pos = 0;
+        uint32_t cp;
+        std::string s = base;
+        while (tokenizer::utf8_next(s, pos, cp))
+            cps.insert(cp);
+    }
+    size_t pos = 0;
+    uint32_t cp;
+    while (tokenizer::utf8_next(schema_text, pos, cp))
+        if (cp >= 0x20) cps.insert(cp);
+    return {cps.begin(), cps.end()};
+}
+
+struct Derivation {
+    std::string text;
+    bool complete = false;
+    bool stuck = false;
+};
+
+inline Derivation derive(const std::shared_ptr<const Grammar> &g,
+                         const std::vector<uint32_t> &alphabet, std::mt19937 &rng) {
+    GrammarState state(g);
+    Derivation d;
+    for (int step = 0; step < 4000; ++step) {
+        if (state.is_complete() && (state.must_end() || rng() % 4 == 0)) break;
+        std::vector<uint32_t> allowed;
+        for (uint32_t cp : alphabet)
+            for (const Stack &stack : state.stacks()) {
+                uint32_t next;
+                if (!stack.empty() && class_matches(g->elements, stack.back(), cp, &next)) {
+                    allowed.push_back(cp);
+                    break;
+                }
+            }
+        if (allowed.empty()) {
+            d.stuck = !state.is_complete();
+            break;
+        }
+        uint32_t pick = allowed[rng() % allowed.size()];
+        if (step > 200) {
+            for (uint32_t closer : {uint32_t('"'), uint32_t(']'), uint32_t('}'), uint32_t('0')})
+                if (std::find(allowed.begin(), allowed.end(), closer) != allowed.end()) {
+                    pick = closer;
+                    break;
+                }
+        }
+        EXPECT_TRUE(state.accept_codepoint(pick)) << "a code point a stack top matches is refused";
+        tokenizer::utf8_append(d.text, pick);
+    }
+    d.complete = state.is_complete();
+    return d;
 }
 
 }  // namespace vkllm::grammar::testing

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/sampler.h"
+#include "grammar/json_schema.h"
 #include "grammar_test_util.h"
 
 namespace vkllm::grammar {
@@ -172,6 +173,25 @@ TEST(GrammarSampling, AVocabularyThatCannotSpellTheNextCharacterIsAnErrorNotAHan
     ASSERT_EQ(t, 3);  // "ab" beats "a"; "b" cannot start the text
     sampler.accept(t);
     EXPECT_THROW(sampler.sample(logits.data(), logits.size(), 0), Error);
+}
+
+TEST(GrammarSampling, AGrammarThatMatchesNothingIsAClearErrorAtTheFirstToken) {
+    // {"enum": []} is a valid JSON Schema that no value satisfies.
+    auto g = compiled(json_schema_to_gbnf(R"({"enum": []})"));
+    for (float temperature : {0.0f, 1.0f}) {
+        engine::SamplingOptions o = random_sampling(g, 1);
+        o.temperature = temperature;
+        engine::Sampler sampler(o);
+        EXPECT_EQ(sampler.progress(), Progress::Incomplete);
+        std::vector<float> logits(small_vocabulary().size(), 0.0f);
+        try {
+            sampler.sample(logits.data(), logits.size(), 0);
+            ADD_FAILURE() << "a token was sampled from a grammar that matches nothing";
+        } catch (const Error &e) {
+            EXPECT_EQ(e.status(), VKLLM_ERR_INVALID_ARGUMENT);
+            EXPECT_NE(std::string(e.what()).find("matches no text"), std::string::npos) << e.what();
+        }
+    }
 }
 
 TEST(GrammarSampling, ALogitBiasThatBansEveryAllowedTokenIsAnError) {

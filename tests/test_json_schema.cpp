@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -146,7 +147,12 @@ std::string check_scalar(const Value &v, const Value &s) {
             if (f->str() == "date-time" && !calendar_date(t.substr(0, 10))) return "bad date-time";
             if (f->str() == "uuid" && (t.size() != 36 || t[8] != '-' || t[23] != '-'))
                 return "not a uuid";
+            if (f->str() == "email" && t.find('@') == std::string::npos) return "not an email";
         }
+        // The corpus's patterns are ASCII, where std::regex on bytes is ECMAScript's search.
+        if (const Value *p = field(s, "pattern");
+            p && !std::regex_search(v.str(), std::regex(p->str(), std::regex::ECMAScript)))
+            return "does not match " + p->str();
     }
     if (v.kind() == Kind::Int || v.kind() == Kind::Float) {
         double x = v.as_float();
@@ -166,10 +172,11 @@ std::string check(const Value &v, const Value &s, const Value &root) {
     if (s.kind() == Kind::Bool) return s.as_bool() ? "" : "false schema";
     if (const Value *r = field(s, "$ref")) {
         const std::string &ref = r->str();
-        if (ref == "#") return check(v, root, root);
         size_t slash = ref.rfind('/');
         const Value *defs = field(root, ref.rfind("#/$defs/", 0) == 0 ? "$defs" : "definitions");
-        return check(v, *defs->dict().find(ref.substr(slash + 1)), root);
+        std::string e = ref == "#" ? check(v, root, root)
+                                   : check(v, *defs->dict().find(ref.substr(slash + 1)), root);
+        if (!e.empty()) return e;  // and the keywords beside $ref apply too
     }
     if (const Value *all = field(s, "allOf"))
         for (const Value &sub : all->list())
@@ -200,67 +207,9 @@ std::string check(const Value &v, const Value &s, const Value &root) {
     return check_scalar(v, s);
 }
 
-// --- Random derivations: from the start, pick uniformly among the code points of a small
-// alphabet that some live stack can take, until the grammar is complete (and a coin says stop,
-// so that long sentences are reached too). Past a soft bound, closing characters are preferred
-// so that recursive schemas end.
-
-std::vector<uint32_t> alphabet_for(const std::string &schema_text) {
-    std::set<uint32_t> cps;
-    for (const char *base : {"{}[]\",: \n\t0123456789-+.eEabcdfnrtulsxyzTZABCDEFu\\/",
-                             "\xC3\xA9\xE6\x97\xA5", "\xF0\x9F\x98\x80"}) {
-        size_t pos = 0;
-        uint32_t cp;
-        std::string s = base;
-        while (tokenizer::utf8_next(s, pos, cp))
-            cps.insert(cp);
-    }
-    size_t pos = 0;
-    uint32_t cp;
-    while (tokenizer::utf8_next(schema_text, pos, cp))
-        if (cp >= 0x20) cps.insert(cp);
-    return {cps.begin(), cps.end()};
-}
-
-struct Derivation {
-    std::string text;
-    bool complete = false;
-    bool stuck = false;
-};
-
-Derivation derive(const std::shared_ptr<const Grammar> &g, const std::vector<uint32_t> &alphabet,
-                  std::mt19937 &rng) {
-    GrammarState state(g);
-    Derivation d;
-    for (int step = 0; step < 4000; ++step) {
-        if (state.is_complete() && (state.must_end() || rng() % 4 == 0)) break;
-        std::vector<uint32_t> allowed;
-        for (uint32_t cp : alphabet)
-            for (const Stack &stack : state.stacks()) {
-                uint32_t next;
-                if (!stack.empty() && class_matches(g->elements, stack.back(), cp, &next)) {
-                    allowed.push_back(cp);
-                    break;
-                }
-            }
-        if (allowed.empty()) {
-            d.stuck = !state.is_complete();
-            break;
-        }
-        uint32_t pick = allowed[rng() % allowed.size()];
-        if (step > 200) {
-            for (uint32_t closer : {uint32_t('"'), uint32_t(']'), uint32_t('}'), uint32_t('0')})
-                if (std::find(allowed.begin(), allowed.end(), closer) != allowed.end()) {
-                    pick = closer;
-                    break;
-                }
-        }
-        EXPECT_TRUE(state.accept_codepoint(pick)) << "a code point a stack top matches is refused";
-        tokenizer::utf8_append(d.text, pick);
-    }
-    d.complete = state.is_complete();
-    return d;
-}
+using testing::alphabet_for;
+using testing::Derivation;
+using testing::derive;
 
 class Corpus : public ::testing::TestWithParam<std::string> {
   protected:

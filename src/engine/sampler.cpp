@@ -160,7 +160,8 @@ int32_t Sampler::sample(float *logits, size_t n_ids, int32_t argmax) {
     if (constraint_->mask(logits, n_ids) == 0)
         fail(VKLLM_ERR_INVALID_ARGUMENT,
              "sampling: the grammar allows no token here (the vocabulary cannot spell any "
-             "continuation of the text so far)");
+             "continuation of the text so far, or the grammar matches no text at all, as a JSON "
+             "Schema no value satisfies: false, {\"enum\": []})");
     return choose(logits, n_ids, argmax);
 }
 

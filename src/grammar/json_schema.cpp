@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -12,6 +13,9 @@
 #include "chat/json_value.h"
 #include "common/error.h"
 #include "grammar/gbnf_parser.h"
+#include "grammar/json_schema_disjoint.h"
+#include "grammar/json_schema_merge.h"
+#include "grammar/json_schema_pattern.h"
 #include "grammar/json_schema_rules.h"
 #include "tokenizer/unicode.h"
 
@@ -27,11 +31,12 @@ const std::set<std::string> kAnnotations = {"title",    "description", "examples
                                             "$schema",  "$id",         "$comment", "deprecated",
                                             "readOnly", "writeOnly",   "$defs",    "definitions"};
 
-const std::set<std::string> kStringKeywords = {"minLength", "maxLength", "format"};
+const std::set<std::string> kStringKeywords = {"minLength", "maxLength", "format", "pattern"};
 const std::set<std::string> kIntegerKeywords = {"minimum", "maximum", "exclusiveMinimum",
                                                 "exclusiveMaximum"};
 const std::set<std::string> kObjectKeywords = {"properties", "required", "additionalProperties"};
-const std::set<std::string> kArrayKeywords = {"items", "prefixItems", "minItems", "maxItems"};
+const std::set<std::string> kArrayKeywords = {"items", "prefixItems", "minItems", "maxItems",
+                                              "uniqueItems"};
 const std::set<std::string> kCombinators = {"anyOf", "oneOf", "allOf", "$ref", "enum", "const"};
 const std::vector<std::string> kTypes = {"string", "number", "integer", "boolean",
                                          "null",   "object", "array"};
@@ -68,6 +73,13 @@ std::string sanitize(const std::string &text) {
     return out.empty() ? "x" : out;
 }
 
+// What visit() returns for a schema no value satisfies (`false`, `{"enum": []}`). It is never
+// written inside another rule's body: a choice drops it, an optional property or item is left
+// out, and a required one makes its object or array `nothing` too, so that no sentence leads a
+// model into a dead end. Only a rule that is nothing as a whole is written as the fixed rule
+// `nothing`, which matches no text.
+const std::string kNothing = "nothing";
+
 class Converter {
   public:
     Converter(const Value &root, const JsonSchemaLimits &limits) : root_(root), limits_(limits) {
@@ -78,7 +90,7 @@ class Converter {
 
     std::string run() {
         std::string body = visit(root_, "#", "root", 0);
-        add_rule("root", body);
+        add_rule("root", body == kNothing ? primitive(kNothing) : body);
         std::string text;
         for (const auto &[name, rule] : rules_)
             text += name + " ::= " + rule + "\n";
@@ -94,6 +106,8 @@ class Converter {
     std::map<std::string, std::string> ref_rules_;  // "#/$defs/X" -> its rule's name
     std::map<std::string, size_t> next_suffix_;
     std::map<std::string, std::string> rule_of_body_;
+    std::deque<Value> merged_;  // schemas merge_all_of made, visited like the document's
+    size_t visits_ = 0;
 
     [[noreturn]] static void unsupported(const std::string &keyword, const std::string &ptr,
                                          const std::string &why = "") {
@@ -167,11 +181,17 @@ class Converter {
                       int depth) {
         if (depth > limits_.max_depth)
             invalid(ptr, sformat("nested deeper than %d schemas", limits_.max_depth));
+        if (++visits_ > limits_.max_visits)
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "JSON Schema needs more than %zu subschemas visited (the limit; allOf and $ref "
+                 "beside other keywords inline their targets)",
+                 limits_.max_visits);
         if (schema.kind() == Kind::Bool) {
-            if (schema.as_bool()) return primitive("value");
-            unsupported("false", ptr, " (a schema no value satisfies)");
+            return schema.as_bool() ? primitive("value") : kNothing;
         }
         if (!schema.is_dict()) invalid(ptr, "a schema must be an object or a boolean");
+        if (ptr != "#" && get(schema, "$id"))
+            unsupported("$id", ptr, " below the root (it changes what $ref resolves against)");
         std::set<std::string> present;
         for (const auto &[key, value] : schema.dict().items) {
             const std::string &k = key.str();
@@ -182,7 +202,16 @@ class Converter {
             if (!known) unsupported(k, ptr);
             present.insert(k);
         }
-        for (const char *combinator : {"$ref", "anyOf", "oneOf", "allOf", "enum", "const"}) {
+        // allOf, $ref beside other keywords and anyOf/oneOf beside other keywords are
+        // conjunctions: merged into one schema (or refused by keyword where no merge is exact).
+        bool beside = present.size() > 1;
+        if (present.count("allOf") || (beside && (present.count("$ref") || present.count("anyOf") ||
+                                                  present.count("oneOf")))) {
+            merged_.push_back(schema::merge_all_of(
+                {schema}, ptr, [&](const Value &r) { return lookup(r); }, limits_.max_depth));
+            return visit(merged_.back(), ptr, hint, depth + 1);
+        }
+        for (const char *combinator : {"$ref", "anyOf", "oneOf", "enum", "const"}) {
             if (!present.count(combinator)) continue;
             for (const std::string &other : present)
                 if (other != combinator &&
@@ -196,9 +225,12 @@ class Converter {
         }
         std::vector<std::string> types = declared_types(schema, present, ptr);
         std::vector<std::string> alts;
-        for (const std::string &type : types)
-            alts.push_back(
-                typed(schema, type, ptr, types.size() > 1 ? hint + "-" + type : hint, depth));
+        for (const std::string &type : types) {
+            std::string alt =
+                typed(schema, type, ptr, types.size() > 1 ? hint + "-" + type : hint, depth);
+            if (alt != kNothing) alts.push_back(alt);
+        }
+        if (alts.empty()) return kNothing;
         if (alts.size() == 1) return alts[0];
         std::string body;
         for (size_t i = 0; i < alts.size(); ++i)
@@ -255,16 +287,31 @@ class Converter {
     }
 
     std::string string_rule(const Value &schema, const std::string &ptr, const std::string &hint) {
-        if (const Value *f = get(schema, "format")) {
+        const Value *f = get(schema, "format");
+        const Value *pattern = get(schema, "pattern");
+        if (f || pattern) {
+            // Each is one exact language; its intersection with a length or with the other is
+            // not written.
+            for (const char *length : {"minLength", "maxLength"})
+                if (get(schema, length))
+                    unsupported(length, ptr, f ? " beside 'format'" : " beside 'pattern'");
+            if (f && pattern) unsupported("pattern", ptr, " beside 'format'");
+        }
+        if (f) {
             if (!f->is_str()) invalid(ptr + "/format", "'format' must be a string");
-            if (get(schema, "minLength") || get(schema, "maxLength"))
-                unsupported(get(schema, "minLength") ? "minLength" : "maxLength", ptr,
-                            " beside 'format'");
             const std::string &name = f->str();
-            if (name == "date" || name == "time" || name == "date-time" || name == "uuid")
+            if (name == "date" || name == "time" || name == "date-time" || name == "uuid" ||
+                name == "email")
                 return primitive(name + "-string");
-            unsupported("format", ptr,
-                        " for the format '" + name + "' (date, time, date-time and uuid are)");
+            unsupported(
+                "format", ptr,
+                " for the format '" + name + "' (date, time, date-time, uuid and email are)");
+        }
+        if (pattern) {
+            if (!pattern->is_str()) invalid(ptr + "/pattern", "'pattern' must be a string");
+            primitive("space");
+            std::string body = schema::pattern_to_gbnf(pattern->str(), ptr, primitive("char"));
+            return named(hint, "\"\\\"\" " + body + " \"\\\"\" space");
         }
         size_t lo = count(schema, "minLength", ptr);
         std::optional<size_t> hi;
@@ -330,12 +377,6 @@ class Converter {
             for (const auto &[key, value] : p->dict().items) {
                 std::string at = ptr + "/properties/" + pointer_token(key.str());
                 names.push_back(key.str());
-                // A property whose schema is false never appears.
-                if (value.kind() == Kind::Bool && !value.as_bool()) {
-                    if (required.count(key.str()))
-                        invalid(at, "a required property whose schema is false");
-                    continue;
-                }
                 props.emplace_back(key.str(), &value);
                 prop_ptrs.push_back(at);
             }
@@ -350,6 +391,7 @@ class Converter {
             } else {
                 extra_value =
                     visit(*extra, ptr + "/additionalProperties", hint + "-additional", depth + 1);
+                if (extra_value == kNothing) extra_value.clear();
             }
         }
         for (const std::string &name : required_order) {
@@ -363,13 +405,22 @@ class Converter {
             prop_ptrs.push_back(ptr + "/required");
             names.push_back(name);
         }
+        // A property no value satisfies never appears, and an object that requires one is
+        // nothing.
         std::vector<std::string> kvs;
+        std::vector<bool> kv_required;
         for (size_t i = 0; i < props.size(); ++i) {
             const std::string &key = props[i].first;
             std::string value = visit(*props[i].second, prop_ptrs[i], hint + "-" + key, depth + 1);
+            bool req = required.count(key) > 0;
+            if (value == kNothing) {
+                if (req) return kNothing;
+                continue;
+            }
             kvs.push_back(named(hint + "-" + key + "-kv",
                                 schema::gbnf_literal(chat::to_json(Value(key), {})) +
                                     " space \":\" space " + value));
+            kv_required.push_back(req);
         }
         std::string extra_kv;
         if (!extra_value.empty()) {
@@ -401,7 +452,7 @@ class Converter {
         std::string tail = extra_kv.empty() ? "" : "(\",\" space " + extra_kv + ")*";
         std::string seq = extra_kv.empty() ? "" : "(" + extra_kv + " " + tail + ")?";
         for (size_t i = kvs.size(); i-- > 0;) {
-            bool req = required.count(props[i].first) > 0;
+            bool req = kv_required[i];
             std::string item = kvs[i] + (tail.empty() ? "" : " " + tail);
             std::string seq_body = req || seq.empty() ? item : item + " | " + seq;
             std::string comma_item = "\",\" space " + kvs[i];
@@ -419,26 +470,45 @@ class Converter {
                            int depth) {
         primitive("space");
         std::vector<std::string> prefix;
+        bool cut_prefix = false;
         if (const Value *p = get(schema, "prefixItems")) {
             if (!p->is_list()) invalid(ptr + "/prefixItems", "'prefixItems' must be an array");
             if (p->list().size() > limits_.max_count)
                 unsupported("prefixItems", ptr, " with more items than the limit");
-            for (size_t i = 0; i < p->list().size(); ++i)
-                prefix.push_back(visit(p->list()[i], ptr + "/prefixItems/" + std::to_string(i),
-                                       hint + "-" + std::to_string(i), depth + 1));
+            for (size_t i = 0; i < p->list().size(); ++i) {
+                std::string rule = visit(p->list()[i], ptr + "/prefixItems/" + std::to_string(i),
+                                         hint + "-" + std::to_string(i), depth + 1);
+                // No value fits item i: the array ends before it.
+                if (rule == kNothing) {
+                    cut_prefix = true;
+                    break;
+                }
+                prefix.push_back(rule);
+            }
         }
         std::string item;  // empty: no items past the prefix
         const Value *items = get(schema, "items");
-        if (!items || items->kind() != Kind::Bool || items->as_bool())
+        if (!cut_prefix)
             item = items ? visit(*items, ptr + "/items", hint + "-item", depth + 1)
                          : primitive("value");
+        if (item == kNothing) item.clear();
         size_t lo = count(schema, "minItems", ptr);
         std::optional<size_t> hi;
         if (get(schema, "maxItems")) hi = count(schema, "maxItems", ptr);
         if (hi && *hi < lo) invalid(ptr, "'minItems' is above 'maxItems'");
+        // Distinct items are not a context-free property; an array of at most one item has them.
+        if (const Value *u = get(schema, "uniqueItems")) {
+            if (u->kind() != Kind::Bool)
+                invalid(ptr + "/uniqueItems", "'uniqueItems' must be a boolean");
+            if (u->as_bool() && !(hi && *hi <= 1))
+                unsupported("uniqueItems", ptr, " (true, unless maxItems is 0 or 1)");
+        }
         size_t k = prefix.size();
         if (item.empty()) {
-            if (lo > k) invalid(ptr, "'minItems' asks for more items than 'prefixItems' allows");
+            if (lo > k) {
+                if (cut_prefix || (items && items->kind() != Kind::Bool)) return kNothing;
+                invalid(ptr, "'minItems' asks for more items than 'prefixItems' allows");
+            }
             hi = std::min(hi.value_or(k), k);
         }
         // tail(j): the items from index j on, each after a comma, j items already written.
@@ -476,16 +546,24 @@ class Converter {
                              const std::string &hint, int depth) {
         if (!list.is_list() || list.list().empty())
             invalid(ptr + "/" + keyword, "'" + keyword + "' must be a non-empty array of schemas");
-        if (keyword == "allOf") {
-            if (list.list().size() != 1) unsupported("allOf", ptr, " with more than one schema");
-            return visit(list.list()[0], ptr + "/allOf/0", hint, depth + 1);
+        // oneOf is "exactly one branch": written as a choice only when no sentence of one
+        // branch can be valid under another, else a sentence valid under two would be invalid.
+        if (keyword == "oneOf") {
+            std::vector<const Value *> branches;
+            for (const Value &branch : list.list())
+                branches.push_back(&branch);
+            if (!schema::branches_disjoint(branches, [&](const Value &r) { return lookup(r); }))
+                unsupported("oneOf", ptr,
+                            " with branches not provably disjoint (give them different types, "
+                            "const values or a required property with different const values)");
         }
         std::string body;
-        for (size_t i = 0; i < list.list().size(); ++i)
-            body += (i ? " | " : "") + visit(list.list()[i],
-                                             ptr + "/" + keyword + "/" + std::to_string(i),
-                                             hint + "-" + std::to_string(i), depth + 1);
-        return named(hint, body);
+        for (size_t i = 0; i < list.list().size(); ++i) {
+            std::string alt = visit(list.list()[i], ptr + "/" + keyword + "/" + std::to_string(i),
+                                    hint + "-" + std::to_string(i), depth + 1);
+            if (alt != kNothing) body += (body.empty() ? "" : " | ") + alt;
+        }
+        return body.empty() ? kNothing : named(hint, body);
     }
 
     static bool has_type(const Value &v, const std::string &type) {
@@ -517,8 +595,8 @@ class Converter {
         if (keyword == "const") {
             values.push_back(v);
         } else {
-            if (!v.is_list() || v.list().empty())
-                invalid(ptr + "/enum", "'enum' must be a non-empty array");
+            if (!v.is_list()) invalid(ptr + "/enum", "'enum' must be an array");
+            if (v.list().empty()) return kNothing;
             if (v.list().size() > limits_.max_enum)
                 unsupported("enum", ptr, sformat(" with more than %zu values", limits_.max_enum));
             values = v.list();
@@ -545,42 +623,89 @@ class Converter {
         return o;
     }
 
+    // The schema a `$ref` names inside this document: "#", or "#" and a JSON pointer (RFC 6901
+    // escapes after percent-decoding), through objects and arrays; nullptr for anything else
+    // (another document, an anchor) or a pointer that names nothing.
+    const Value *lookup(const Value &target, bool *under_id = nullptr) const {
+        if (!target.is_str()) return nullptr;
+        const std::string &r = target.str();
+        if (r == "#") return &root_;
+        if (r.size() < 2 || r[0] != '#' || r[1] != '/') return nullptr;
+        std::string path;
+        for (size_t i = 1; i < r.size(); ++i) {
+            auto hex = [](char c) {
+                return c >= '0' && c <= '9'   ? c - '0'
+                       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                              : -1;
+            };
+            if (r[i] == '%' && i + 2 < r.size() && hex(r[i + 1]) >= 0 && hex(r[i + 2]) >= 0) {
+                path += char(hex(r[i + 1]) * 16 + hex(r[i + 2]));
+                i += 2;
+            } else {
+                path += r[i];
+            }
+        }
+        const Value *node = &root_;
+        for (size_t pos = 1; pos <= path.size();) {
+            size_t slash = std::min(path.find('/', pos), path.size());
+            std::string token;
+            for (size_t i = pos; i < slash; ++i) {
+                if (path[i] == '~' && i + 1 < slash && (path[i + 1] == '0' || path[i + 1] == '1'))
+                    token += path[++i] == '0' ? '~' : '/';
+                else
+                    token += path[i];
+            }
+            pos = slash + 1;
+            if (node->is_dict()) {
+                node = node->dict().find(token);
+            } else if (node->is_list()) {
+                bool index = !token.empty() && token.size() < 10 &&
+                             token.find_first_not_of("0123456789") == std::string::npos &&
+                             (token == "0" || token[0] != '0');
+                if (!index || std::stoul(token) >= node->list().size()) return nullptr;
+                node = &node->list()[std::stoul(token)];
+            } else {
+                return nullptr;
+            }
+            if (!node) return nullptr;
+            // A schema with its own $id starts a new base URI: "#..." inside it means it, not
+            // this document's root.
+            if (node->is_dict() && get(*node, "$id")) {
+                if (under_id) *under_id = true;
+                return nullptr;
+            }
+        }
+        return node;
+    }
+
     std::string ref(const Value &target, const std::string &ptr, int depth) {
         if (!target.is_str()) invalid(ptr + "/$ref", "'$ref' must be a string");
         const std::string &r = target.str();
         auto known = ref_rules_.find(r);
         if (known != ref_rules_.end()) return known->second;
         if (r == "#") return "root";
-        std::string defs, name;
-        for (const char *prefix : {"#/$defs/", "#/definitions/"})
-            if (r.rfind(prefix, 0) == 0) {
-                defs = std::string(prefix).substr(2, std::string(prefix).size() - 3);
-                name = r.substr(std::string(prefix).size());
-            }
-        if (defs.empty() || name.empty() || name.find('/') != std::string::npos)
+        bool under_id = false;
+        const Value *def = lookup(target, &under_id);
+        if (!def) {
+            if (r.rfind("#/", 0) == 0 && !under_id)
+                invalid(ptr + "/$ref", "'" + r + "' names no definition");
             unsupported("$ref", ptr,
-                        " to '" + r + "' (only #, #/$defs/NAME and #/definitions/NAME are)");
-        // The pointer's escapes: ~1 is '/', ~0 is '~'.
-        std::string key;
-        for (size_t i = 0; i < name.size(); ++i) {
-            if (name[i] == '~' && i + 1 < name.size() &&
-                (name[i + 1] == '0' || name[i + 1] == '1')) {
-                key += name[i + 1] == '0' ? '~' : '/';
-                ++i;
-            } else {
-                key += name[i];
-            }
+                        " to '" + r +
+                            "' (only references inside the document are: #, #/$defs/NAME, "
+                            "#/definitions/NAME or another JSON pointer not under a nested $id)");
         }
-        const Value *table = root_.is_dict() ? get(root_, defs.c_str()) : nullptr;
-        const Value *def = table && table->is_dict() ? table->dict().find(key) : nullptr;
-        if (!def) invalid(ptr + "/$ref", "'" + r + "' names no definition");
         // The name is known before the definition is visited, so a recursive definition refers
         // to its own rule.
-        std::string rule = fresh_name(key);
+        std::string rule = fresh_name(r.substr(r.rfind('/') + 1));
         ref_rules_[r] = rule;
         std::string body = visit(*def, r, rule, depth + 1);
+        if (body == kNothing) {
+            ref_rules_[r] = kNothing;
+            body = primitive(kNothing);
+        }
         add_rule(rule, body);
-        return rule;
+        return body == kNothing ? kNothing : rule;
     }
 };
 
@@ -613,6 +738,7 @@ std::string json_schema_to_gbnf(std::string_view schema_json, const JsonSchemaLi
         // Many long strings or arrays expand past the parser's size limits.
         if (message.find("limit") != std::string::npos ||
             message.find("grows past") != std::string::npos ||
+            message.find("nested deeper") != std::string::npos ||
             message.find("rules (repetitions") != std::string::npos)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "JSON Schema converts to a grammar too large: %s",
                  message.c_str());

@@ -19,6 +19,9 @@ struct JsonSchemaLimits {
     size_t max_enum = 10000;     // values of one enum
     size_t max_count = 4096;     // minLength, maxLength, minItems, maxItems, prefixItems
     size_t max_bytes = 1 << 22;  // the GBNF text
+    // Subschemas visited: allOf merges inline their $ref targets, so a hostile schema could
+    // otherwise make the same definitions be visited exponentially often.
+    size_t max_visits = 200000;
 };
 
 // `schema_json` empty, `{}` or `true`: any JSON value. Throws vkllm::Error:

@@ -24,6 +24,8 @@ struct Primitive {
 const std::vector<Primitive> &primitives() {
     static const std::vector<Primitive> table = {
         {"space", R"("" | " " | "\n" [ \t]{0,20})", {}},
+        // The empty language: a schema no value satisfies ({"enum": []}, false).
+        {"nothing", R"([^\x00-\U0010FFFF])", {}},
         // \u escapes of surrogates are left out: a lone one is not text, and validators differ on
         // it.
         {"char",
@@ -65,6 +67,15 @@ const std::vector<Primitive> &primitives() {
         {"uuid",
          R"([0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12})",
          {}},
+        // RFC 5322's dot-atom on both sides of the @, no quoted local part and no address
+        // literal; the local part at most 64 characters (32 + 2 x 16), the domain 2 to 4
+        // labels of at most 60 characters, the last one 2 to 24 letters.
+        {"email-atom", R"([A-Za-z0-9!#$%&'*+/=?^_`{|}~-])", {}},
+        {"email-label", R"([A-Za-z0-9] ([A-Za-z0-9-]{0,58} [A-Za-z0-9])?)", {}},
+        {"email",
+         R"(email-atom{1,32} ("." email-atom{1,15}){0,2} "@" (email-label "."){1,3} [A-Za-z]{2,24})",
+         {"email-atom", "email-label"}},
+        {"email-string", R"("\"" email "\"" space)", {"email", "space"}},
         {"date-string", R"("\"" date "\"" space)", {"date", "space"}},
         {"time-string", R"("\"" time "\"" space)", {"time", "space"}},
         {"date-time-string", R"("\"" date-time "\"" space)", {"date-time", "space"}},
