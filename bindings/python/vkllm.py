@@ -774,7 +774,8 @@ def chat_render(messages, template=None, template_name=None, model=None, tools=N
     ("chatml", "llama3", "gemma", "mistral-v3", "phi4", ...: `vkllm chat --template help` lists
     them), else the model's own. tools: OpenAI function tools; extra keyword arguments become
     template variables (enable_thinking=False, reasoning_effort="low"). bos/eos default to the
-    model's; now (datetime or seconds since the epoch) fixes strftime_now. Raises vkllm.Error with the template's own message when it refuses."""
+    model's; now (datetime or seconds since the epoch) fixes strftime_now. Raises vkllm.Error
+    with the template's own message when it refuses."""
     p = _params(_ChatParams, _lib.vkllm_chat_params_init)
     p.model = _live(model._handle, "model") if model is not None else None
     p.template_source = template.encode() if template is not None else None
