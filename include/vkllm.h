@@ -1397,6 +1397,12 @@ typedef struct vkllm_conversation_result {
     double prefill_ms;
     double decode_ms;
     uint64_t seed; /* the sampling seed used */
+    /* Appended (issue 37). Whether the reply's raw text (markers included, as the grammar saw
+     * it) is a whole string of the sampling grammar, as vkllm_generate_result.grammar_progress:
+     * VKLLM_GRAMMAR_INCOMPLETE when max_tokens, the context's end, a stop string or a cancel cut
+     * it before the grammar was done, and an app must not parse it as the grammar's language;
+     * COMPLETE or FINISHED: the grammar accepts it. Without a grammar, COMPLETE. */
+    vkllm_grammar_progress grammar_progress;
 } vkllm_conversation_result;
 
 /* Renders the conversation with the opening of an assistant turn, prefills the tokens the cache

@@ -280,11 +280,12 @@ int main(void) {
     PIN_OFFSET(vkllm_conversation_reply_params, max_tokens, 8);
     PIN_OFFSET(vkllm_conversation_reply_params, on_piece, 16);
     PIN_OFFSET(vkllm_conversation_reply_params, user_data, 24);
-    PIN_SIZE(vkllm_conversation_result, 80);
+    PIN_SIZE(vkllm_conversation_result, 88); /* 80 before grammar_progress was appended */
     PIN_OFFSET(vkllm_conversation_result, n_reused, 16);
     PIN_OFFSET(vkllm_conversation_result, stop_reason, 40);
     PIN_OFFSET(vkllm_conversation_result, n_tool_calls, 48);
     PIN_OFFSET(vkllm_conversation_result, seed, 72);
+    PIN_OFFSET(vkllm_conversation_result, grammar_progress, 80);
 
     /* Enums are 32-bit (the _FORCE32 members). */
     PIN_SIZE(vkllm_status, 4);

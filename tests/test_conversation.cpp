@@ -1,12 +1,15 @@
 // Conversations through the C API on the shared tiny Qwen2 model (its vocabulary has ChatML's
 // control tokens): a second reply prefills only the tokens after the cached prefix, a
 // multi-turn greedy conversation replies as the whole conversation rendered from scratch does,
-// tool calls come out parsed and their results go back in, and bad input changes nothing.
+// tool calls come out parsed and their results go back in, bad input changes nothing, and a
+// reply cut before its grammar was done says so.
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine_fixture.h"
+#include "grammar_test_util.h"
 
 namespace {
 
@@ -356,4 +359,42 @@ TEST_F(Conversation, AChatOnAStreamingSessionGoesOnPastTheContextPrefillingOnlyT
     EXPECT_LT(r.n_prefilled, r.n_prompt / 2);
     EXPECT_EQ(r.n_reused + r.n_prefilled, r.n_prompt);
     EXPECT_EQ(count(c), 8u);
+}
+
+// vkllm_conversation_result.grammar_progress: a reply cut before its grammar was done is told
+// apart from a whole one, which the grammar accepts as the reply's text.
+TEST_F(Conversation, AReplyCutBeforeItsGrammarIsDoneIsReportedIncomplete) {
+    const char *record =
+        "root ::= \"{\\\"id\\\": \" [1-9] [0-9]{0,2} \", \\\"ok\\\": \" (\"true\" | \"false\") "
+        "\"}\"";
+    vkllm_grammar *raw = nullptr;
+    ASSERT_EQ(vkllm_grammar_create(vkllm_model_get_tokenizer(model_), record, nullptr, &raw),
+              VKLLM_OK)
+        << vkllm_last_error();
+    std::unique_ptr<vkllm_grammar, decltype(&vkllm_grammar_destroy)> grammar(raw,
+                                                                             vkllm_grammar_destroy);
+    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_conversation *c = conversation(s);
+    add(c, "user", "Give me a record");
+    vkllm_sampling_params g = greedy();
+    g.grammar = grammar.get();
+    vkllm_conversation_result cut = reply(c, 4, &g);
+    EXPECT_EQ(cut.stop_reason, VKLLM_STOP_MAX_TOKENS);
+    EXPECT_EQ(cut.grammar_progress, VKLLM_GRAMMAR_INCOMPLETE) << content(c, 1);
+    EXPECT_FALSE(vkllm::grammar::testing::matches(record, content(c, 1))) << content(c, 1);
+
+    ASSERT_EQ(vkllm_conversation_truncate(c, 1), VKLLM_OK);
+    vkllm_conversation_result whole = reply(c, 64, &g);
+    EXPECT_EQ(whole.stop_reason, VKLLM_STOP_END_OF_GENERATION);
+    EXPECT_EQ(whole.grammar_progress, VKLLM_GRAMMAR_FINISHED) << content(c, 1);
+    EXPECT_TRUE(vkllm::grammar::testing::matches(record, content(c, 1))) << content(c, 1);
+}
+
+TEST_F(Conversation, AReplyWithoutAGrammarIsComplete) {
+    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_conversation *c = conversation(s);
+    add(c, "user", "Hello");
+    vkllm_conversation_result r = reply(c, 3);
+    EXPECT_EQ(r.stop_reason, VKLLM_STOP_MAX_TOKENS);
+    EXPECT_EQ(r.grammar_progress, VKLLM_GRAMMAR_COMPLETE);
 }

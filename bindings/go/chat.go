@@ -13,10 +13,11 @@ import (
 )
 
 // ChatOptions choose the template and its variables for ChatRender (vkllm_chat_params).
+// `vkllm chat --template help` lists the built-in templates.
 type ChatOptions struct {
 	Model              *Model         // its template, BOS and EOS are the defaults
 	Template           string         // Jinja text: used when set
-	TemplateName       string         // else a built-in: "chatml", "llama3", "harmony"
+	TemplateName       string         // else a built-in: "chatml", "llama3", "gemma", "phi4", ...
 	Tools              any            // OpenAI function tools, marshalled to JSON; nil: None
 	Extra              map[string]any // more template variables (enable_thinking, ...)
 	NoGenerationPrompt bool           // leave out the opening of the reply

@@ -17,10 +17,11 @@ type ChatMessage struct {
 }
 
 // ChatApplyTemplate is the simple form of ChatRender: plain turns rendered with the built-in
-// templateName ("chatml", "llama3", "harmony") or, when that is "", modelTemplate (a model's
-// Jinja text, e.g. Model.ChatTemplate). BOS and EOS are left undefined: tokenize the result
-// with TokenizeAddSpecial|TokenizeParseSpecial. addAssistant ends it with the opening of the
-// reply. An unknown templateName is ErrNotFound.
+// templateName ("chatml", "llama3", "gemma", "mistral-v3", "phi4", ...: `vkllm chat --template
+// help` lists them) or, when that is "", modelTemplate (a model's Jinja text, e.g.
+// Model.ChatTemplate). BOS and EOS are left undefined: tokenize the result with
+// TokenizeAddSpecial|TokenizeParseSpecial. addAssistant ends it with the opening of the reply.
+// An unknown templateName is ErrNotFound.
 func ChatApplyTemplate(templateName, modelTemplate string, messages []ChatMessage,
 	addAssistant bool) (string, error) {
 	var name, source *C.char

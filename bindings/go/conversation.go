@@ -66,6 +66,11 @@ type ChatReply struct {
 	NToolCalls                               int
 	PrefillMs, DecodeMs                      float64
 	Seed                                     uint64
+	// Whether the reply's raw text is a finished string of the sampling grammar:
+	// GrammarIncomplete when MaxTokens, the context's end, a stop string or a cancel cut it
+	// short, so it must not be parsed as the grammar's language. GrammarComplete without a
+	// grammar.
+	GrammarProgress GrammarProgress
 }
 
 // Conversation is a chat on one sequence of a Session (vkllm_conversation). Each Reply renders
@@ -372,6 +377,7 @@ func (c *Conversation) Reply(ctx context.Context, sampling Sampling, maxTokens u
 		NGenerated: int(res.n_generated), StopReason: StopReason(res.stop_reason),
 		NToolCalls: int(res.n_tool_calls), PrefillMs: float64(res.prefill_ms),
 		DecodeMs: float64(res.decode_ms), Seed: uint64(res.seed),
+		GrammarProgress: GrammarProgress(res.grammar_progress),
 	}
 	if status == C.VKLLM_ERR_CANCELLED {
 		if cerr := ctx.Err(); cerr != nil {

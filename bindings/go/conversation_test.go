@@ -2,6 +2,7 @@ package vkllm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -104,6 +105,37 @@ func TestConversationMultiTurnGreedyReplyIsTheReplyFromScratch(t *testing.T) {
 	got, _ := whole.Message(len(history) - 1)
 	if last.Content == "" || got.Content != last.Content {
 		t.Fatalf("from scratch %q, multi-turn %q", got.Content, last.Content)
+	}
+}
+
+func TestConversationReplyCutBeforeItsJSONIsDoneIsIncomplete(t *testing.T) {
+	_, m := load(t)
+	g, err := NewGrammarFromJSONSchema(m.Tokenizer(), `{"type": "object",
+		"properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": false}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	jsonOnly := Greedy()
+	jsonOnly.Grammar = g
+	c := newChat(t, m, chatml)
+	c.Add(ChatTurn{Role: "user", Content: "Is it ok?"})
+	cut, err := c.Reply(context.Background(), jsonOnly, 3, nil)
+	if err != nil || cut.StopReason != StopMaxTokens || cut.GrammarProgress != GrammarIncomplete {
+		t.Fatalf("cut reply %+v (%v), %v", cut, cut.GrammarProgress, err)
+	}
+	c.Truncate(1)
+	whole, err := c.Reply(context.Background(), jsonOnly, 0, nil)
+	answer, _ := c.Message(1)
+	var parsed struct{ Ok *bool }
+	if err != nil || whole.GrammarProgress == GrammarIncomplete ||
+		json.Unmarshal([]byte(answer.Content), &parsed) != nil || parsed.Ok == nil {
+		t.Fatalf("whole reply %+v (%v) %q, %v", whole, whole.GrammarProgress, answer.Content, err)
+	}
+	c.Truncate(1)
+	free, err := c.Reply(context.Background(), Greedy(), 3, nil)
+	if err != nil || free.GrammarProgress != GrammarComplete {
+		t.Fatalf("reply without a grammar %+v (%v), %v", free, free.GrammarProgress, err)
 	}
 }
 

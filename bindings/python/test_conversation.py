@@ -175,6 +175,33 @@ class ConversationTest(unittest.TestCase):
         self.assertEqual(cut["choices"][0]["message"]["content"], text[:text.find(stop)])
         self.assertEqual(cut["choices"][0]["finish_reason"], "stop")
 
+    def test_a_reply_cut_before_its_json_is_done_is_incomplete_and_finishes_for_length(self):
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}},
+                  "required": ["ok"], "additionalProperties": False}
+        messages = [{"role": "user", "content": "Is it ok?"}]
+        s = self.session()
+        with vkllm.Conversation(s, messages, template_name="chatml") as chat:
+            chat.reply(max_tokens=3, temperature=0, json_schema=schema)
+            self.assertIs(chat.last_result.stop_reason, vkllm.StopReason.MAX_TOKENS)
+            self.assertIs(chat.last_result.grammar_progress, vkllm.GrammarProgress.INCOMPLETE)
+            chat.truncate(1)
+            whole = chat.reply(temperature=0, json_schema=schema)["content"]
+            self.assertIn(chat.last_result.grammar_progress,
+                          (vkllm.GrammarProgress.COMPLETE, vkllm.GrammarProgress.FINISHED))
+            self.assertIn(json.loads(whole)["ok"], (True, False))
+            chat.truncate(1)
+            chat.reply(max_tokens=3, temperature=0)
+            self.assertIs(chat.last_result.grammar_progress, vkllm.GrammarProgress.COMPLETE)
+        # A stop string that cuts the JSON short: not valid JSON, so "length", not "stop".
+        fmt = {"type": "json_schema", "json_schema": {"schema": schema}}
+        done = s.create_chat_completion(messages, template_name="chatml", temperature=0,
+                                        response_format=fmt)
+        self.assertEqual(done["choices"][0]["finish_reason"], "stop")
+        cut = s.create_chat_completion(messages, template_name="chatml", temperature=0,
+                                       response_format=fmt, stop="}")
+        self.assertEqual(cut["choices"][0]["message"]["content"], whole[:whole.find("}")])
+        self.assertEqual(cut["choices"][0]["finish_reason"], "length")
+
     def test_messages_are_kept_as_given_and_bad_ones_change_nothing(self):
         with vkllm.Conversation(self.session(), template=HERMES, tools=TOOLS) as chat:
             chat.add("user", "Weather?")

@@ -771,10 +771,11 @@ def chat_render(messages, template=None, template_name=None, model=None, tools=N
     """Renders OpenAI-style messages (dicts: role, content, tool_calls with arguments as
     dicts, tool_call_id, reasoning_content, ...) with a chat template exactly as transformers'
     apply_chat_template does: `template` (Jinja text), else the built-in `template_name`
-    ("chatml", "llama3", "harmony"), else the model's own. tools: OpenAI function tools; extra
-    keyword arguments become template variables (enable_thinking=False, reasoning_effort="low").
-    bos/eos default to the model's; now (datetime or seconds since the epoch) fixes
-    strftime_now. Raises vkllm.Error with the template's own message when it refuses."""
+    ("chatml", "llama3", "gemma", "mistral-v3", "phi4", ...: `vkllm chat --template help` lists
+    them), else the model's own. tools: OpenAI function tools; extra keyword arguments become
+    template variables (enable_thinking=False, reasoning_effort="low"). bos/eos default to the
+    model's; now (datetime or seconds since the epoch) fixes strftime_now. Raises vkllm.Error
+    with the template's own message when it refuses."""
     p = _params(_ChatParams, _lib.vkllm_chat_params_init)
     p.model = _live(model._handle, "model") if model is not None else None
     p.template_source = template.encode() if template is not None else None
@@ -1768,9 +1769,10 @@ Model.tokenizer = _model_tokenizer
 
 def chat_apply_template(messages, template_name=None, model_template=None, add_assistant=True):
     """The simple form of chat_render: plain turns, (role, content) pairs or dicts with those
-    keys, rendered with the built-in `template_name` ("chatml", "llama3", "harmony") or else
-    `model_template` (a model's Jinja text, e.g. Model.chat_template()); BOS and EOS are left
-    undefined, so tokenize the result with add_special=True, parse_special=True."""
+    keys, rendered with the built-in `template_name` ("chatml", "llama3", "gemma", "mistral-v3",
+    "phi4", ...: `vkllm chat --template help` lists them) or else `model_template` (a model's
+    Jinja text, e.g. Model.chat_template()); BOS and EOS are left undefined, so tokenize the
+    result with add_special=True, parse_special=True."""
     pairs = [(m["role"], m["content"]) if isinstance(m, dict) else tuple(m) for m in messages]
     encoded = [(r.encode(), c.encode()) for r, c in pairs]
     arr = (_ChatMessage * max(len(encoded), 1))(*[_ChatMessage(r, c) for r, c in encoded])
@@ -2072,8 +2074,11 @@ class _ConversationReplyParams(ctypes.Structure):
 
 class ConversationResult(ctypes.Structure):
     """What a reply did: n_prompt tokens of the rendered conversation, of which n_reused were in
-    the cache and n_prefilled were prefilled; n_generated, stop_reason (STOP_*), n_tool_calls,
-    timings and the seed."""
+    the cache and n_prefilled were prefilled; n_generated, stop_reason (a StopReason),
+    n_tool_calls, timings, the seed, and whether the reply's raw text is a finished string of
+    the grammar (grammar_progress, a GrammarProgress: INCOMPLETE when a cap, the context's end, a
+    stop string or a cancel cut it short, so it must not be parsed as the grammar's language;
+    COMPLETE without a grammar)."""
 
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
@@ -2081,12 +2086,21 @@ class ConversationResult(ctypes.Structure):
         ("n_reused", ctypes.c_size_t),
         ("n_prefilled", ctypes.c_size_t),
         ("n_generated", ctypes.c_size_t),
-        ("stop_reason", ctypes.c_int32),
+        ("_stop_reason", ctypes.c_int32),
         ("n_tool_calls", ctypes.c_size_t),
         ("prefill_ms", ctypes.c_double),
         ("decode_ms", ctypes.c_double),
         ("seed", ctypes.c_uint64),
+        ("_grammar_progress", ctypes.c_int32),
     ]
+
+    @property
+    def stop_reason(self):
+        return _named(StopReason, self._stop_reason)
+
+    @property
+    def grammar_progress(self):
+        return _named(GrammarProgress, self._grammar_progress)
 
 
 _declare({
@@ -2334,9 +2348,13 @@ def _model_name(model):
 
 
 def _finish_reason(result):
+    # A reply cut before its grammar (response_format) was done is not valid JSON: "length", as
+    # one cut by max_tokens, whatever cut it (a stop string, say).
     if result.n_tool_calls:
         return "tool_calls"
-    return "length" if result.stop_reason == STOP_MAX_TOKENS else "stop"
+    cut = (result.stop_reason == STOP_MAX_TOKENS
+           or result.grammar_progress == GrammarProgress.INCOMPLETE)
+    return "length" if cut else "stop"
 
 
 def _usage(result):
@@ -2373,7 +2391,8 @@ def _session_create_chat_completion(self, messages, tools=None, max_tokens=None,
     the context's end; stop: a string or a list of them the answer ends before.
     tools: OpenAI function tools for the template; response_format:
     {"type": "json_object"} or {"type": "json_schema", "json_schema": {"schema": ...}}
-    constrains the answer. Sampling keywords are Session.generate's (temperature 0.8 unless
+    constrains the answer (finish_reason "length" when it was cut before its JSON was done, by
+    a stop string too). Sampling keywords are Session.generate's (temperature 0.8 unless
     given); template/template_name as Conversation's."""
     schema = _response_schema(response_format)
     stop = [stop] if isinstance(stop, str) else list(stop or ())

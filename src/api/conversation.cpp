@@ -570,6 +570,7 @@ vkllm_status vkllm_conversation_reply(vkllm_conversation *conversation,
             out.prefill_ms = r.prefill_ms;
             out.decode_ms = r.decode_ms;
             out.seed = r.seed;
+            out.grammar_progress = r.grammar_progress;
             vkllm::api::copy_struct(out, result);
         }
         if (s == VKLLM_ERR_CANCELLED) fail(s, "%s: %s", fn, message.c_str());

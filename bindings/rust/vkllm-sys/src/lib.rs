@@ -1002,6 +1002,7 @@ pub struct vkllm_conversation_result {
     pub prefill_ms: f64,
     pub decode_ms: f64,
     pub seed: u64,
+    pub grammar_progress: vkllm_grammar_progress,
 }
 
 extern "C" {
@@ -1089,7 +1090,8 @@ mod tests {
         assert_eq!(size_of::<vkllm_conversation_params>(), 56);
         assert_eq!(size_of::<vkllm_conversation_reply_params>(), 48);
         assert_eq!(offset_of!(vkllm_conversation_result, stop_reason), 40);
-        assert_eq!(size_of::<vkllm_conversation_result>(), 80);
+        assert_eq!(offset_of!(vkllm_conversation_result, grammar_progress), 80);
+        assert_eq!(size_of::<vkllm_conversation_result>(), 88);
     }
 
     #[test]

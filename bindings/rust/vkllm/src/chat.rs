@@ -41,7 +41,8 @@ pub struct ChatOptions<'m> {
     pub model: Option<&'m Model>,
     /// Jinja text: used when set.
     pub template: Option<String>,
-    /// Else a built-in: "chatml", "llama3", "harmony".
+    /// Else a built-in: "chatml", "llama3", "gemma", "mistral-v3", "phi4", ... (`vkllm chat
+    /// --template help` lists them).
     pub template_name: Option<String>,
     /// A JSON array of OpenAI function tools.
     pub tools_json: Option<String>,
@@ -138,9 +139,10 @@ pub fn chat_render_json(options: &ChatOptions, messages_json: &str) -> Result<St
 }
 
 /// The simple form: plain `(role, content)` turns rendered with the built-in `template_name`
-/// ("chatml", "llama3", "harmony") or else `model_template` (a model's Jinja text, e.g.
-/// [`Model::chat_template`]). BOS and EOS are left undefined: tokenize the result with
-/// ADD_SPECIAL | PARSE_SPECIAL. `add_assistant` ends it with the opening of the reply.
+/// ("chatml", "llama3", "gemma", "mistral-v3", "phi4", ...: `vkllm chat --template help` lists
+/// them) or else `model_template` (a model's Jinja text, e.g. [`Model::chat_template`]). BOS
+/// and EOS are left undefined: tokenize the result with ADD_SPECIAL | PARSE_SPECIAL.
+/// `add_assistant` ends it with the opening of the reply.
 pub fn chat_apply_template(
     template_name: Option<&str>,
     model_template: Option<&str>,

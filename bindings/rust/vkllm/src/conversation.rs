@@ -9,7 +9,7 @@ use std::ptr::{self, NonNull};
 use vkllm_sys as sys;
 
 use crate::{check, cstr_to_string, invalid_argument, ChatTurn, Result, Sampling, Session};
-use crate::{StopReason, ToolCall};
+use crate::{GrammarProgress, StopReason, ToolCall};
 
 /// Which template renders the conversation, and on which sequence it runs
 /// (`vkllm_conversation_params`). The default: sequence 0 and the model's own template.
@@ -57,6 +57,11 @@ pub struct ChatReply {
     pub prefill_ms: f64,
     pub decode_ms: f64,
     pub seed: u64,
+    /// Whether the reply's raw text is a finished string of the sampling grammar:
+    /// [`GrammarProgress::Incomplete`] when `max_tokens`, the context's end, a stop string or a
+    /// cancel cut it short, so it must not be parsed as the grammar's language. `Complete`
+    /// without a grammar.
+    pub grammar_progress: GrammarProgress,
 }
 
 /// The messages of a chat on a session's sequence. Each [`reply`](Conversation::reply) renders
@@ -325,6 +330,7 @@ impl<'s> Conversation<'s> {
             prefill_ms: result.prefill_ms,
             decode_ms: result.decode_ms,
             seed: result.seed,
+            grammar_progress: GrammarProgress::from_raw(result.grammar_progress),
         })
     }
 

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use vkllm::{
-    ChatPiece, ChatTurn, Conversation, ConversationOptions, Grammar, Model, Runtime, Sampling,
-    Session, Status, StopReason, ToolCall,
+    ChatPiece, ChatTurn, Conversation, ConversationOptions, Grammar, GrammarProgress, Model,
+    Runtime, Sampling, Session, Status, StopReason, ToolCall,
 };
 
 fn test_model() -> PathBuf {
@@ -99,6 +99,41 @@ fn a_multi_turn_greedy_reply_is_the_reply_to_the_whole_conversation() {
     let scratch = whole.reply(&letters, 12, |_| true).expect("reply");
     assert_eq!(scratch.n_reused, 0);
     assert_eq!(whole.message(history.len()), Some(last));
+}
+
+#[test]
+fn a_reply_cut_before_its_json_is_done_is_reported_incomplete() {
+    let runtime = Runtime::new().expect("runtime");
+    let model = Model::load(&runtime, test_model()).expect("model");
+    let mut session = Session::new(&model, 256).expect("session");
+    let schema = r#"{"type": "object", "properties": {"ok": {"type": "boolean"}},
+                    "required": ["ok"], "additionalProperties": false}"#;
+    let json = Sampling {
+        grammar: Some(Grammar::from_json_schema(&model, schema).expect("grammar")),
+        ..Sampling::greedy()
+    };
+    let mut chat = Conversation::new(&mut session, &chatml()).expect("conversation");
+    chat.add(&ChatTurn::new("user", "Is it ok?")).expect("add");
+    let cut = chat.reply(&json, 3, |_| true).expect("reply");
+    assert_eq!(cut.stop_reason, StopReason::MaxTokens);
+    assert_eq!(cut.grammar_progress, GrammarProgress::Incomplete, "{cut:?}");
+    chat.truncate(1).expect("truncate");
+    let whole = chat.reply(&json, 0, |_| true).expect("reply");
+    let text = chat.message(1).and_then(|m| m.content).unwrap_or_default();
+    assert!(
+        matches!(
+            whole.grammar_progress,
+            GrammarProgress::Complete | GrammarProgress::Finished
+        ),
+        "{whole:?} {text:?}"
+    );
+    assert!(
+        text.contains("\"ok\"") && text.trim_end().ends_with('}'),
+        "{text:?}"
+    );
+    chat.truncate(1).expect("truncate");
+    let free = chat.reply(&Sampling::greedy(), 3, |_| true).expect("reply");
+    assert_eq!(free.grammar_progress, GrammarProgress::Complete);
 }
 
 #[test]
