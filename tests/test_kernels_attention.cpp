@@ -28,6 +28,16 @@ struct Step {
     std::vector<int32_t> pos, seq, begin;
 };
 
+// What the CPU reference does not model, applied around it: a sliding window (the kernel's push
+// constant, which the reference sees as a later kv_begin) and GPT-OSS's sink logits. And which
+// of the GPU shapes' kernels run besides split-K: the one-pass kernel and the tiled one (each
+// new specialization costs lavapipe seconds of compilation, the tiled kernel the most).
+struct Extras {
+    uint32_t window = 0;
+    bool sinks = false;
+    bool one_pass = true, tiled = true;
+};
+
 class AttentionTest : public GpuTest {
   protected:
     // Uploads cache values (rows of head_dim) as the kernel stores them; `seen` gets the
@@ -100,10 +110,9 @@ class AttentionTest : public GpuTest {
         return s;
     }
 
-    // The head sizes attention_tiled.comp takes (others go to attention_small_head.comp).
-    static bool tiled_head(uint32_t d) {
-        return d == 32 || d == 64 || d == 80 || d == 96 || d == 128;
-    }
+    // The head sizes attention.comp and attention_tiled.comp take, multiples of 8 up to 256
+    // (others go to attention_small_head.comp).
+    static bool tiled_head(uint32_t d) { return d % 8 == 0 && d <= 256; }
 
     // The cache types a head size can use.
     static std::vector<KvType> kv_types(uint32_t head_dim) {
@@ -119,11 +128,50 @@ class AttentionTest : public GpuTest {
         return Uploaded{upload(st.pos), upload(st.seq), upload(st.begin)};
     }
 
+    // The reference with a sink logit per query head: a key with that score and no value, so
+    // each output is the reference's scaled by L / (L + exp(sink)), L the sum of exp(score)
+    // over the visible keys (computed here in double as the reference does).
+    static void add_sink_logits(std::vector<float> &out, const std::vector<float> &q,
+                                const std::vector<float> &ks, const Step &st,
+                                const ref::AttnShape &s, uint32_t n_seq,
+                                const std::vector<float> &sinks) {
+        size_t d = s.head_dim, kv_dim = size_t(s.n_kv_heads) * d;
+        for (size_t t = 0; t < st.pos.size(); ++t) {
+            if (st.pos[t] < 0 || st.seq[t] < 0 || st.seq[t] >= int32_t(n_seq)) continue;
+            std::vector<int64_t> vis = ref::visible_positions(st.pos[t], st.begin[t], s.n_sink);
+            for (uint32_t h = 0; h < s.n_heads; ++h) {
+                size_t kvh = h / (s.n_heads / s.n_kv_heads);
+                std::vector<double> score;
+                for (int64_t p : vis) {
+                    size_t row =
+                        (size_t(st.seq[t]) * s.capacity + ref::kv_slot(p, s.capacity, s.n_sink)) *
+                            kv_dim +
+                        kvh * d;
+                    double dot = 0;
+                    for (size_t i = 0; i < d; ++i)
+                        dot += double(q[(t * s.n_heads + h) * d + i]) * ks[row + i];
+                    double x = dot * s.scale;
+                    score.push_back(s.softcap > 0 ? s.softcap * std::tanh(x / s.softcap) : x);
+                }
+                double big = sinks[h];
+                for (double x : score)
+                    big = std::max(big, x);
+                double sum = 0;
+                for (double x : score)
+                    sum += std::exp(x - big);
+                double f = sum / (sum + std::exp(sinks[h] - big));
+                for (size_t i = 0; i < d; ++i)
+                    out[(t * s.n_heads + h) * d + i] = float(out[(t * s.n_heads + h) * d + i] * f);
+            }
+        }
+    }
+
     // Random q and caches (changed by `edit` when given), attention by every kernel variant vs
     // the reference. Returns the largest error seen.
     double check(ref::AttnShape s, uint32_t n_seq, const Step &st, KvType kv, const char *what,
                  const std::function<void(std::vector<float> &, std::vector<float> &,
-                                          std::vector<float> &)> &edit = nullptr) {
+                                          std::vector<float> &)> &edit = nullptr,
+                 Extras extras = {}) {
         s.scale = double(float(1.0 / std::sqrt(double(s.head_dim))));
         uint32_t n = uint32_t(st.pos.size());
         size_t kv_elems = size_t(n_seq) * s.capacity * s.n_kv_heads * s.head_dim;
@@ -135,7 +183,14 @@ class AttentionTest : public GpuTest {
         Buffer kb = cache(k, kv, s.head_dim, ks), vb = cache(v, kv, s.head_dim, vs);
         Buffer qb = upload(q), ob = floats(q.size());
         Uploaded sb = upload_step(st);
-        std::vector<float> want = ref::attention(q, ks, vs, st.pos, st.seq, st.begin, s, n_seq);
+        Step seen = st;  // the window as the reference sees it
+        for (size_t t = 0; t < st.pos.size() && extras.window; ++t)
+            seen.begin[t] = std::max(st.begin[t], st.pos[t] - int32_t(extras.window) + 1);
+        std::vector<float> want =
+            ref::attention(q, ks, vs, seen.pos, seen.seq, seen.begin, s, n_seq);
+        std::vector<float> sink_values = sink_logits(s.n_heads, 9 + s.head_dim);
+        Buffer sinks = upload(sink_values);
+        if (extras.sinks) add_sink_logits(want, q, ks, seen, s, n_seq, sink_values);
         double worst = 0;
         // Each variant as the device would run it, then the GPU shapes with the keys split
         // into 3 slices (split-K, as GPUs run decode steps) and with the tokens tiled (as GPUs
@@ -144,9 +199,13 @@ class AttentionTest : public GpuTest {
         for (Kernels *kern : variants()) {
             for (Mode mode : {Auto, Split, Tiled}) {
                 if (mode != Auto && kern->cpu_shapes()) continue;
+                if (!kern->cpu_shapes() &&
+                    ((mode == Auto && !extras.one_pass) || (mode == Tiled && !extras.tiled)))
+                    continue;
                 kern->set_attention_splits(mode == Split ? 3 : 0);
                 kern->set_attention_tiled(mode == Tiled);
                 AttentionShape sh = shape(s, n, kv);
+                sh.window = extras.window;
                 if (mode == Tiled) {
                     EXPECT_EQ(kern->attention_tiled(sh), tiled_head(s.head_dim));
                 }
@@ -156,7 +215,8 @@ class AttentionTest : public GpuTest {
                     r.fill(ob.range(), 0x7fc00000u);  // NaN: every output must be written
                     r.barrier();
                     kern->attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
-                                    sh, {}, scratch_bytes ? scratch.range() : BufferRange{});
+                                    sh, extras.sinks ? sinks.range() : BufferRange{},
+                                    scratch_bytes ? scratch.range() : BufferRange{});
                 });
                 kern->set_attention_splits(0);
                 kern->set_attention_tiled(false);
@@ -207,27 +267,65 @@ TEST_F(AttentionTest, GroupedQueryHeadsReadTheirKvHead) {
 }
 
 TEST_F(AttentionTest, SmallAndOddHeadSizesMatchTheReference) {
-    // stories260K (8 heads of 8 over 4 KV heads), a random Llama's heads of 4, and sizes the
-    // fast kernel does not take (20, 48, 192: the last also with a Q8_0 cache): the small-head
-    // kernel, with a ring and sinks.
+    // stories260K (8 heads of 8 over 4 KV heads) and 48 (the fast kernels' smallest and an odd
+    // multiple of 16), a random Llama's heads of 4 and 20 (not multiples of 8: the small-head
+    // kernel), with a ring and sinks.
     Step st{{0, 7, 30, 95}, {0, 0, 0, 0}, {2, 2, 2, 66}};
     check_both(ref::AttnShape{8, 4, 8, 32, 2, 0}, 1, st, "head_dim 8");
     check_both(ref::AttnShape{2, 2, 4, 32, 2, 0}, 1, st, "head_dim 4");
     check_both(ref::AttnShape{4, 2, 20, 32, 2, 0}, 1, st, "head_dim 20");
     check_both(ref::AttnShape{2, 1, 48, 32, 2, 0}, 1, st, "head_dim 48");
-    check_both(ref::AttnShape{2, 1, 192, 32, 2, 0}, 1, st, "head_dim 192");
+}
+
+// Every head size real models use (64 and 128: Llama, Qwen; 80 and 96: Phi; 112, 160, 192;
+// 256: Gemma 2 and 3) and odd multiples of 8 (72, 200) take the fast kernels, checked against
+// the reference with the device's shapes and with a GPU's: the one-pass kernel, split keys and
+// tiles (16 x 16 up to 128, smaller tiles for larger heads). The step: 19 prefill tokens past
+// the ring's end (across the tiles of tokens and of keys) with sink positions, a decode token
+// of another sequence and one that sees nothing, all under a sliding window and with sink
+// logits. Per head size, each GQA ratio the tests cover (each its own heads per workgroup on
+// lavapipe) on an F16 cache; the ratio 2 (Gemma 2 2B's 8 / 4) also with Gemma 2's soft cap, and
+// Gemma 3's 4 / 1 on the other cache types. The tiled kernel's variants cost lavapipe the most
+// compilation: those two run without it (SoftCappedScoresMatchTheReference tiles soft-capped
+// heads of 256 on every cache type).
+TEST_F(AttentionTest, EveryHeadSizeUpTo256TakesTheFastKernels) {
+    const uint32_t cap = 40, n_sink = 2, window = 24;
+    Step st;
+    for (int32_t p = 45; p < 64; ++p)  // the ring holds the last cap - n_sink positions
+        st.pos.push_back(p), st.seq.push_back(0), st.begin.push_back(p - int32_t(cap - n_sink) + 1);
+    st.pos.push_back(20), st.seq.push_back(1), st.begin.push_back(int32_t(n_sink));
+    st.pos.push_back(-1), st.seq.push_back(0), st.begin.push_back(int32_t(n_sink));
+    auto sharpen = [](std::vector<float> &q, std::vector<float> &, std::vector<float> &) {
+        for (float &x : q)
+            x *= 6.0f;  // scores up to ~20, which a cap of 5 bends hard
+    };
+    const Extras all{window, true}, split_only{window, true, false, false};
+    for (uint32_t d : {64u, 72u, 80u, 96u, 112u, 128u, 160u, 192u, 200u, 256u}) {
+        std::string at = "head_dim " + std::to_string(d);
+        for (auto [heads, kv_heads] : {std::pair{6u, 6u}, {12u, 4u}, {14u, 2u}, {16u, 2u}})
+            check(ref::AttnShape{heads, kv_heads, d, cap, n_sink, 0}, 2, st, KvType::F16,
+                  (at + " heads " + std::to_string(heads) + "/" + std::to_string(kv_heads)).c_str(),
+                  nullptr, all);
+        ref::AttnShape capped{8, 4, d, cap, n_sink, 0};
+        capped.softcap = 5.0;
+        check(capped, 2, st, KvType::F16, (at + " heads 8/4, soft cap").c_str(), sharpen,
+              split_only);
+        KvType other = d % 32 ? KvType::F32 : KvType::Q8_0;
+        check(ref::AttnShape{4, 1, d, cap, n_sink, 0}, 2, st, other, (at + " heads 4/1").c_str(),
+              nullptr, split_only);
+    }
 }
 
 // Gemma 2's attention-logit soft-capping: queries 6 times larger so the scores reach ~20 and a
-// cap of 5 bends them hard (tanh saturates), through the fast kernel (heads of 64, one pass,
-// split and tiled) and the small-head one (Gemma 2's heads of 256), every cache type.
+// cap of 5 bends them hard (tanh saturates), through the fast kernels (one pass, split and
+// tiled; heads of 64 and Gemma 2's 256) and the small-head one (heads of 20), every cache type.
 TEST_F(AttentionTest, SoftCappedScoresMatchTheReference) {
-    for (uint32_t dim : {64u, 256u}) {
+    for (uint32_t dim : {64u, 256u, 20u}) {
         ref::AttnShape s{4, 2, dim, 40, 0, 0};
         s.softcap = 5.0;
         Step st{{3, 17, 39}, {0, 0, 0}, {0, 0, 0}};
         for (KvType kv : kv_types(dim))
-            check(s, 1, st, kv, dim == 64 ? "soft cap" : "soft cap, heads of 256",
+            check(s, 1, st, kv, ("soft cap, heads of " + std::to_string(dim)).c_str(),
                   [](std::vector<float> &q, std::vector<float> &, std::vector<float> &) {
                       for (float &x : q)
                           x *= 6.0f;
@@ -369,7 +467,7 @@ TEST_F(AttentionTest, GpusTilePrefillStepsOnly) {
         sh.prefill = false;
         EXPECT_FALSE(kern->attention_tiled(sh));
         sh.prefill = true;
-        sh.head_dim = 48;  // attention_small_head.comp's
+        sh.head_dim = 20;  // attention_small_head.comp's
         EXPECT_FALSE(kern->attention_tiled(sh));
     }
 }

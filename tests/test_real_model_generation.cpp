@@ -1,9 +1,9 @@
 // Real trained models generate what llama.cpp generates: SmolLM2-135M-Instruct (Q4_1) and
 // Gemma 3 270M (Q4_K_M), the files scripts/fetch-models caches; greedy continuations of
 // chat-formatted and plain prompts (Gemma's file has no chat template: plain ones only) against
-// tests/data/llamacpp_greedy_smollm2.json and llamacpp_greedy_gemma3.json
-// (tools/llamacpp_reference/greedy.mjs, then forward_f64.py; the command is in each file's
-// "generated_by").
+// tests/data/llamacpp_greedy_smollm2.json and llamacpp_greedy_gemma3.json, and of one long
+// prompt against llamacpp_greedy_gemma3_long.json (tools/llamacpp_reference/greedy.mjs, then
+// forward_f64.py; the command is in each file's "generated_by").
 //
 // llama.cpp's CPU backend rounds activations to 8 bits before each quantized product, so its
 // logits stray from exact ones (by 0.09 typically on this model, see the file's f64_check), and
@@ -49,14 +49,17 @@ std::string label(const Json &prompt) {
 class RealModelGeneration : public EngineTest {
   protected:
     // Every prompt of the reference `json` (in tests/data) made from `model`, at least
-    // `min_prompts` of them.
-    void expect_llama_cpp_continuations(const char *model, const char *json, size_t min_prompts);
+    // `min_prompts` of them, each continued at least `min_steps` tokens, in a session of
+    // `n_ctx` positions.
+    void expect_llama_cpp_continuations(const char *model, const char *json, size_t min_prompts,
+                                        uint32_t n_ctx = 256, size_t min_steps = 48);
 };
 
 }  // namespace
 
 void RealModelGeneration::expect_llama_cpp_continuations(const char *model, const char *json,
-                                                         size_t min_prompts) {
+                                                         size_t min_prompts, uint32_t n_ctx,
+                                                         size_t min_steps) {
     std::string path = cached_model(model);
     if (path.empty())
         GTEST_SKIP() << model << " is not in " << model_cache_dir()
@@ -66,14 +69,14 @@ void RealModelGeneration::expect_llama_cpp_continuations(const char *model, cons
     vkllm_model *m = load(path);
     ASSERT_NE(m, nullptr);
     uint32_t n_vocab = vocab(m);
-    vkllm_session *s = session(m, 256);  // the default F16 KV cache, as llama.cpp's
+    vkllm_session *s = session(m, n_ctx);  // the default F16 KV cache, as llama.cpp's
     ASSERT_NE(s, nullptr);
     size_t matched_all = 0, steps_all = 0, differing = 0, as_float64 = 0;
     for (const Json &p : ref["prompts"].arr) {
         std::vector<int32_t> prompt = p["prompt_ids"].ints();
         std::vector<int32_t> gen = p["generated_ids"].ints();
         std::vector<int32_t> f64 = p["f64_argmax"].ints();
-        ASSERT_GE(gen.size(), 48u);
+        ASSERT_GE(gen.size(), min_steps);
         ASSERT_EQ(f64.size(), gen.size());
         ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
         std::vector<float> logits(n_vocab);
@@ -122,4 +125,12 @@ TEST_F(RealModelGeneration, SmolLM2GreedyContinuationsMatchLlamaCppOrSideWithFlo
 // and a 262,144-token tied output head, against llama.cpp on 10 plain prompts.
 TEST_F(RealModelGeneration, Gemma3GreedyContinuationsMatchLlamaCppOrSideWithFloat64AtNearTies) {
     expect_llama_cpp_continuations("gemma-3-270m-q4_k_m.gguf", "llamacpp_greedy_gemma3.json", 6);
+}
+
+// Gemma 3 past its 512-token sliding window: a 1,480-token prompt (a ledger whose closing asks
+// for its first line again) continued 32 tokens, so the local layers' windows slide while the
+// global layers attend over the whole prompt, on the kernels for heads of 256.
+TEST_F(RealModelGeneration, Gemma3LongPromptPastItsSlidingWindowMatchesLlamaCpp) {
+    expect_llama_cpp_continuations("gemma-3-270m-q4_k_m.gguf", "llamacpp_greedy_gemma3_long.json",
+                                   1, 2048, 32);
 }

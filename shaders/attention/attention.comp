@@ -35,30 +35,27 @@
 #include "attention.h"
 layout(local_size_x_id = 0) in;
 
-const uint MAXD = 128;
-const uint MAXG = 8;
 #include "attention_common.glsl"
 
 // SPLITS > 1: [n_tokens][n_heads][SPLITS] records of HEAD_DIM / 4 + 1 vec4: the V sum
 // weighted by exp(s - m), then (m, l = sum of exp(s - m), 0, 0).
 layout(binding = AttentionSplitBindings_part) writeonly buffer Part { vec4 part[]; };
 
-const uint D4 = MAXD / 4u;
+const uint HD4 = HEAD_DIM / 4u;
 
-// Per lane, for each of the G heads g, at [g * D4 + i] (i < HEAD_DIM / 4):
-vec4 qv[MAXG * D4];   // the query, pre-scaled
-vec4 acc[MAXG * D4];  // sum_j exp(s_j - m) V[j]
-float m_run[MAXG];    // running max of the scores
-float l_run[MAXG];    // sum_j exp(s_j - m)
+// Per lane, for each of the G heads g, at [g * HD4 + i] (i < HEAD_DIM / 4), sized by the
+// specialization constants so that a variant holds only its own state:
+vec4 qv[G * HD4];   // the query, pre-scaled
+vec4 acc[G * HD4];  // sum_j exp(s_j - m) V[j]
+float m_run[G];     // running max of the scores
+float l_run[G];     // sum_j exp(s_j - m)
 
 shared float lane_m[G * WG];
 shared float lane_l[G * WG];
-shared vec4 lane_acc[WG * G * (HEAD_DIM / 4u)];  // [lane][head][HEAD_DIM / 4]
-
-const uint HD4 = HEAD_DIM / 4u;
+shared vec4 lane_acc[WG * G * HD4];  // [lane][head][HEAD_DIM / 4]
 
 // One K or V row (in uvec4 of the cache) as HEAD_DIM / 4 vec4.
-void load_row(bool is_k, uint row, out vec4 r[D4]) {
+void load_row(bool is_k, uint row, out vec4 r[HD4]) {
     if (KV_TYPE == 2u) {
         uvec4 sw = is_k ? kc[row + HEAD_DIM / 16u] : vc[row + HEAD_DIM / 16u];
         [[unroll]] for (uint i = 0; i < HEAD_DIM / 16u; ++i) {
@@ -86,16 +83,16 @@ void load_row(bool is_k, uint row, out vec4 r[D4]) {
 
 // Folds the key of K/V row `row` into this lane's state.
 void visit(uint row) {
-    vec4 r[D4];
+    vec4 r[HD4];
     load_row(true, row, r);
-    float s[MAXG];
+    float s[G];
     [[unroll]] for (uint g = 0; g < G; ++g) {
         s[g] = 0.0;
-        [[unroll]] for (uint i = 0; i < HD4; ++i) s[g] += dot(qv[g * D4 + i], r[i]);
+        [[unroll]] for (uint i = 0; i < HD4; ++i) s[g] += dot(qv[g * HD4 + i], r[i]);
         s[g] = soft_capped(s[g]);
     }
-    float corr[MAXG];
-    float w[MAXG];
+    float corr[G];
+    float w[G];
     [[unroll]] for (uint g = 0; g < G; ++g) {
         // One exponential: the smaller of (old max, score) relative to the larger.
         bool up = s[g] > m_run[g];
@@ -107,7 +104,7 @@ void visit(uint row) {
     }
     load_row(false, row, r);
     [[unroll]] for (uint g = 0; g < G; ++g) {
-        [[unroll]] for (uint i = 0; i < HD4; ++i) acc[g * D4 + i] = acc[g * D4 + i] * corr[g] + w[g] * r[i];
+        [[unroll]] for (uint i = 0; i < HD4; ++i) acc[g * HD4 + i] = acc[g * HD4 + i] * corr[g] + w[g] * r[i];
     }
 }
 
@@ -124,8 +121,8 @@ void main() {
     [[unroll]] for (uint g = 0; g < G; ++g) {
         uint qg = q0 + min(g, n_g - 1u) * HD4;
         [[unroll]] for (uint i = 0; i < HD4; ++i) {
-            qv[g * D4 + i] = q4[qg + i] * p.scale;
-            acc[g * D4 + i] = vec4(0.0);
+            qv[g * HD4 + i] = q4[qg + i] * p.scale;
+            acc[g * HD4 + i] = vec4(0.0);
         }
         m_run[g] = NO_MAX;
         l_run[g] = 0.0;
@@ -169,7 +166,7 @@ void main() {
     barrier();
     // A slice leaves the sink and the division to attention_combine.comp: its lanes' weights
     // are exp(m - M) alone, and it records M and L.
-    float slice_m[MAXG], slice_l[MAXG];
+    float slice_m[G], slice_l[G];
     [[unroll]] for (uint g = 0; g < G; ++g) {
         bool sunk = SPLITS == 1u && p.has_sinks != 0u;
         float sink = sunk ? sinks[kvh * group + g0 + min(g, n_g - 1u)] : NO_MAX;
@@ -180,7 +177,7 @@ void main() {
         float f = SPLITS > 1u ? exp(m_run[g] - big) : sum > 0.0 ? exp(m_run[g] - big) / sum : 0.0;  // no key: zeros
         slice_m[g] = big;
         slice_l[g] = sum;
-        [[unroll]] for (uint i = 0; i < HD4; ++i) lane_acc[(lane * G + g) * HD4 + i] = acc[g * D4 + i] * f;
+        [[unroll]] for (uint i = 0; i < HD4; ++i) lane_acc[(lane * G + g) * HD4 + i] = acc[g * HD4 + i] * f;
     }
     barrier();
     for (uint col = lane; col < n_g * HD4; col += WG) {

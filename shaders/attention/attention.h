@@ -7,9 +7,9 @@
 
 VKLLM_SPEC_BEGIN(AttentionSpec)
 VKLLM_SPEC(0, uint, WG, 8)
-VKLLM_SPEC(1, uint, HEAD_DIM, 64)  // 32, 64, 80, 96 or 128
+VKLLM_SPEC(1, uint, HEAD_DIM, 64)  // a multiple of 8 up to 256
 VKLLM_SPEC(2, uint, KV_TYPE, 1)    // gpu::KvType
-VKLLM_SPEC(3, uint, G, 1)          // query heads per workgroup, at most MAXG (8)
+VKLLM_SPEC(3, uint, G, 1)          // query heads per workgroup, at most 8
 VKLLM_SPEC(4, uint, SPLITS, 1)     // slices of the keys (z of the grid)
 VKLLM_SPEC(5, uint, SOFTCAP, 0)    // 1: soft-cap the scores by the push constant softcap
 VKLLM_SPEC_END(AttentionSpec)

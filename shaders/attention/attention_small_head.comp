@@ -1,8 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
-// Attention for heads too small or odd for attention.comp (head_dim < 32, or not a multiple
-// of 8: tiny models such as stories260K's 8 or a random Llama's 4). Same contract: token t,
+// Attention for heads too odd for attention.comp (head_dim not a multiple of 8: test models
+// such as a random Llama's heads of 4; no real model). Same contract: token t,
 // query head h, keys at positions [0, min(n_sink, pos + 1)) and [kv_begin, pos] of sequence
 // seq_ids[t], from slot p < n_sink ? p : n_sink + (p - n_sink) % (capacity - n_sink), KV head
 // h / (n_heads / n_kv_heads).

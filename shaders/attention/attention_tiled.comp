@@ -6,10 +6,14 @@
 // query head, so each K/V row is read once per BR tokens rather than once per token.
 //
 // The workgroup walks the keys of its tokens' sequence in tiles of BC: the 64 lanes load a
-// tile of K and V (as F32) into shared memory, each lane scores its token's query against a
-// quarter of the tile's keys (masking the keys its token does not see: later positions, other
-// windows), and then, per token, the online softmax (running max and sum) and the output
-// accumulators move on by the tile, each lane owning a quarter of the head's dimensions.
+// tile of K and V (as F32) into shared memory, each of a token's TPR = 64 / BR lanes scores
+// its token's query against BC / TPR of the tile's keys (masking the keys its token does not
+// see: later positions, other windows), and then, per token, the online softmax (running max
+// and sum) and the output accumulators move on by the tile, each lane owning every TPR-th vec4
+// of the head's dimensions.
+// BR and BC are specialization constants that the host picks from the head size and the
+// device's shared memory (Kernels::attention_tiled): 16 x 16 up to head_dim 128, smaller
+// tiles for larger heads (head_dim 256 takes 16 x 8 in 48 KiB, 8 x 8 in lavapipe's 32 KiB).
 // The tile list of a sequence is the union of its tokens' visible keys (sinks, then the
 // window positions from the lowest start to the highest position). A step with tokens of
 // several sequences in one workgroup makes a pass per sequence.
@@ -26,11 +30,9 @@ layout(local_size_x = 64) in;
 
 #include "attention_common.glsl"
 
-const uint BR = 16;            // tokens per workgroup
-const uint BC = 16;            // keys per tile
-const uint TPR = WG / BR;      // lanes per token
+const uint TPR = WG / BR;  // lanes per token (BC is a multiple of it)
 const uint HD4 = HEAD_DIM / 4u;
-const uint DPT = HD4 / TPR;    // vec4 of the output each lane owns (HEAD_DIM is a multiple of 16)
+const uint DPT = (HD4 + TPR - 1u) / TPR;  // vec4 of the output a lane owns (the last lanes may own one fewer)
 // A K/V row as units of one uvec4 of the cache: F32 4 values, F16 8, Q8_0 16 quants (its
 // scales sit in the row's last uvec4).
 const uint UNITS = KV_TYPE == 0u ? HD4 : KV_TYPE == 1u ? HEAD_DIM / 8u : HEAD_DIM / 16u;
@@ -98,7 +100,7 @@ void main() {
     }
     barrier();
 
-    uint r = lane / TPR, part = lane % TPR;  // this lane's token and quarter
+    uint r = lane / TPR, part = lane % TPR;  // this lane's token and its share of it
     int my_seq = tok_seq[r], my_pos = tok_pos[r], my_lo = tok_lo[r], my_ns = tok_ns[r];
     vec4 acc[DPT];
     [[unroll]] for (uint d = 0; d < DPT; ++d) acc[d] = vec4(0.0);
@@ -163,7 +165,9 @@ void main() {
                     float s = scores[r * BC + c];
                     float w = s > NO_MAX ? exp(s - m_new) : 0.0;
                     l_run += w;
-                    [[unroll]] for (uint d = 0; d < DPT; ++d) acc[d] += w * vs[c * HD4 + part * DPT + d];
+                    [[unroll]] for (uint d = 0; d < DPT; ++d) {
+                        if (part + d * TPR < HD4) acc[d] += w * vs[c * HD4 + part + d * TPR];
+                    }
                 }
                 m_run = m_new;
             }
@@ -178,6 +182,8 @@ void main() {
     float f = sum > 0.0 ? exp(m_run - big) / sum : 0.0;
     uint t = t0 + r;
     if (t < p.n_tokens) {
-        [[unroll]] for (uint d = 0; d < DPT; ++d) o4[(t * p.n_heads + h) * HD4 + part * DPT + d] = acc[d] * f;
+        [[unroll]] for (uint d = 0; d < DPT; ++d) {
+            if (part + d * TPR < HD4) o4[(t * p.n_heads + h) * HD4 + part + d * TPR] = acc[d] * f;
+        }
     }
 }

@@ -125,8 +125,8 @@ struct AttentionShape {
 //
 // KV cache layout per layer: k_cache and v_cache are [n_seq][capacity][n_kv_heads] rows of
 // kv_row_bytes(); n_seq is the binding size over the size of one sequence.
-// head_dim must be 32, 64, 80, 96 or 128, and a cache binding must fit in
-// maxStorageBufferRange (VKLLM_ERR_UNSUPPORTED otherwise).
+// head_dim goes up to 256 (multiples of 8 take the fast kernels), and a cache binding must
+// fit in maxStorageBufferRange (VKLLM_ERR_UNSUPPORTED otherwise).
 
 enum class RopeLayout : uint32_t {
     Interleaved = 0,  // rotate (2i, 2i+1): GGUF llama

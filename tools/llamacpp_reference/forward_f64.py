@@ -111,8 +111,9 @@ class Model:
     def gelu_tanh(x):
         return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
 
-    def logits(self, tokens):
-        """Logits after every position of `tokens` (causal), shape (len, n_vocab)."""
+    def logits(self, tokens, first=0):
+        """Logits after positions first.. of `tokens` (causal), shape (len - first, n_vocab):
+        the output head only where a step is chosen (a long prompt's would not fit in memory)."""
         n = len(tokens)
         x = self.w["token_embd.weight"][np.asarray(tokens)]
         if self.gemma3:
@@ -145,7 +146,7 @@ class Model:
             act = self.gelu_tanh(g) if self.gemma3 else g / (1 + np.exp(-g))
             o = (act * (h @ w("ffn_up").T)) @ w("ffn_down").T
             x = x + (self.rms(o, w("post_ffw_norm")) if self.gemma3 else o)
-        return self.rms(x, self.w["output_norm.weight"]) @ self.out.T
+        return self.rms(x[first:], self.w["output_norm.weight"]) @ self.out.T
 
 
 def dumps(data):
@@ -165,7 +166,7 @@ def annotate(path, model_path):
     for p in data["prompts"]:
         prompt, gen = p["prompt_ids"], p["generated_ids"]
         # Logits at position len(prompt)-1+k choose generated step k.
-        lg = m.logits(prompt + gen[:-1])[len(prompt) - 1:]
+        lg = m.logits(prompt + gen[:-1], len(prompt) - 1)
         top2 = np.argsort(-lg, axis=1)[:, :2]
         p["f64_argmax"] = [int(t[0]) for t in top2]
         p["f64_margin"] = [round(float(l[t[0]] - l[t[1]]), 6) for l, t in zip(lg, top2)]

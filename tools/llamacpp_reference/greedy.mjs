@@ -12,10 +12,13 @@
 // (its @huggingface/jinja dependency renders the chat template).
 //
 // Usage (from the repository root):
-//   node tools/llamacpp_reference/greedy.mjs [MODEL] [OUT]
+//   node tools/llamacpp_reference/greedy.mjs [--long] [MODEL] [OUT]
 //   MODEL defaults to ~/.cache/vkllm/models/SmolLM2-135M-Instruct.Q4_1.gguf (scripts/fetch-models),
 //   OUT to tests/data/llamacpp_greedy_smollm2.json; NODE_LLAMA_CPP_DIR names the directory
 //   holding node_modules (default ~/.cache/vkllm/node).
+//   --long: one plain prompt of about 1,500 tokens (longLedger() below), 32 tokens
+//   continued, in a 2,048-token context: past Gemma 3's 512-token sliding window, so its
+//   local layers drop keys that its global layers still see.
 // Then annotate the file with the float64 referee:
 //   python3 tools/llamacpp_reference/forward_f64.py --annotate OUT MODEL
 import {execFileSync} from "node:child_process";
@@ -25,7 +28,10 @@ import {homedir} from "node:os";
 import {basename, join} from "node:path";
 import {pathToFileURL} from "node:url";
 
-const STEPS = 64;
+const argv = process.argv.slice(2);
+const LONG = argv.includes("--long");
+const args = argv.filter((a) => a !== "--long");
+const STEPS = LONG ? 32 : 64;
 const TOP = 5;
 
 const CHAT = [
@@ -43,10 +49,38 @@ const PLAIN = [
     "Water boils at 100 degrees Celsius because",
 ];
 
+// A lighthouse keeper's ledger, written for this test (no one else's text): a line per night
+// whose weather, ship and oil follow from the night's number, then a closing that asks for the
+// first night's line again, about 1,500 tokens back.
+function longLedger() {
+    const winds = ["west", "north", "south-east", "east", "north-west", "south"];
+    const skies = ["a clear sky", "low cloud", "rain squalls", "fog on the water", "a bright moon",
+                   "sleet"];
+    const ships = ["the schooner Marigold", "a coal barge", "the mail steamer Aldous",
+                   "two fishing smacks", "the ketch Wren", "no ship", "a naval cutter"];
+    const lines = [
+        "The Ledger of the Northern Light",
+        "",
+        "Each night the keeper of the northern light wrote one line in the ledger: the wind, " +
+            "the sky, the ships that passed the point, and the oil the lamp burned before dawn. " +
+            "He kept it for forty-two years, and no line was ever left blank.",
+        "",
+    ];
+    for (let n = 1; n <= 46; ++n) {
+        lines.push(`Night ${n}: wind from the ${winds[n % winds.length]}, ` +
+                   `${skies[(3 * n + (n >> 2)) % skies.length]}; ${ships[(5 * n) % ships.length]} passed ` +
+                   `the point; ${2 + (n % 4)} gallons of oil burned.`);
+    }
+    lines.push("", "When his daughter took over the light, she asked what the first night " +
+               "had been like. The keeper opened the ledger at its first page and read the " +
+               "line aloud: \"Night 1:");
+    return lines.join("\n");
+}
+
 const nodeDir = process.env.NODE_LLAMA_CPP_DIR || join(homedir(), ".cache/vkllm/node");
 const modelPath =
-    process.argv[2] || join(homedir(), ".cache/vkllm/models/SmolLM2-135M-Instruct.Q4_1.gguf");
-const outPath = process.argv[3] || "tests/data/llamacpp_greedy_smollm2.json";
+    args[0] || join(homedir(), ".cache/vkllm/models/SmolLM2-135M-Instruct.Q4_1.gguf");
+const outPath = args[1] || "tests/data/llamacpp_greedy_smollm2.json";
 
 const fromNodeDir = (pkg, entry) =>
     import(pathToFileURL(join(nodeDir, "node_modules", pkg, entry)).href);
@@ -66,7 +100,7 @@ function sha256(path) {
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
 const model = await llama.loadModel({modelPath});
 // One thread: on a busy machine llama.cpp's spinning worker threads slow a step to seconds.
-const context = await model.createContext({contextSize: 512, threads: 1});
+const context = await model.createContext({contextSize: LONG ? 2048 : 512, threads: 1});
 const sequence = context.getSequence();
 // A file without a chat template (Gemma 3 270M's) gets the chat prompts' texts as plain prompts.
 const chatTemplate = model.fileInfo.metadata.tokenizer.chat_template;
@@ -99,13 +133,15 @@ async function greedy(ids) {
 }
 
 const prompts = [];
-for (const [texts, chat] of [[CHAT, template !== null], [PLAIN, false]]) {
+const sets = LONG ? [[[longLedger()], false]] : [[CHAT, template !== null], [PLAIN, false]];
+for (const [texts, chat] of sets) {
     for (const text of texts) {
         const {rendered, ids} = promptIds(text, chat);
         const {generated, top5} = await greedy(ids);
         if (generated.length !== STEPS) throw new Error(`stopped after ${generated.length} steps`);
         prompts.push({text, chat, rendered, prompt_ids: ids, generated_ids: generated, top5});
-        process.stderr.write(`${JSON.stringify(text)}: ${JSON.stringify(model.detokenize(generated))}\n`);
+        process.stderr.write(`${JSON.stringify(text.slice(-60))} (${ids.length} tokens): ` +
+                             `${JSON.stringify(model.detokenize(generated))}\n`);
     }
 }
 
@@ -116,7 +152,7 @@ function llamaCppBuild() {
     return {...llama.llamaCppRelease, source_bundle_head: head.split(" ")[0]};
 }
 const out = {
-    generated_by: `node tools/llamacpp_reference/greedy.mjs ${process.argv.slice(2).join(" ")}`.trim() +
+    generated_by: `node tools/llamacpp_reference/greedy.mjs ${argv.join(" ")}`.trim() +
         " && python3 tools/llamacpp_reference/forward_f64.py --annotate " + outPath +
         " ~/.cache/vkllm/models/" + basename(modelPath),
     llama_cpp_release: llamaCppBuild(),

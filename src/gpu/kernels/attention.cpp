@@ -37,8 +37,11 @@ void AttentionKernels::rope(Recording &rec, RopeLayout layout, const BufferRange
     rec.barrier();
 }
 
+// The head sizes attention.comp and attention_tiled.comp take: whole uvec4 pairs of an F16 row
+// (and of a Q8_0 one, which check_attention keeps to multiples of 32), within their
+// specialised per-lane state. attention_small_head.comp takes the rest (4, 20, ...).
 static bool supported_head_dim(uint32_t d) {
-    return d == 32 || d == 64 || d == 80 || d == 96 || d == 128;
+    return d % 8 == 0 && d >= 8 && d <= 256;
 }
 
 uint32_t AttentionKernels::check_attention(const BufferRange &k_cache, const BufferRange &v_cache,
@@ -47,7 +50,7 @@ uint32_t AttentionKernels::check_attention(const BufferRange &k_cache, const Buf
     if (s.n_heads == 0 || s.n_kv_heads == 0 || s.n_heads % s.n_kv_heads)
         fail(VKLLM_ERR_UNSUPPORTED, "%s: %u query heads cannot share %u KV heads", kernel,
              s.n_heads, s.n_kv_heads);
-    // Other head sizes than the fast kernel's take attention_small_head.comp (up to 256).
+    // Head sizes that are not multiples of 8 take attention_small_head.comp (up to 256).
     if (s.head_dim == 0 || s.head_dim > 256 || (s.n_kv_heads * s.head_dim) % 8)
         fail(VKLLM_ERR_UNSUPPORTED,
              "%s: head_dim %u with %u KV heads is not supported (1 to 256, whole rows of 8)",
@@ -134,22 +137,31 @@ static void bind_attention(Bindings &b, const BufferRange &q, const BufferRange 
     b.sinks = sinks.size ? sinks : q;
 }
 
-// attention_tiled.comp's tiles: 16 tokens by 16 keys, 64 lanes.
-static const uint32_t kTileTokens = 16, kTileKeys = 16;
+// attention_tiled.comp's tile for `shape`: tokens (BR) by keys (BC) over 64 lanes, the largest
+// of 16 x 16, 16 x 8 and 8 x 8 that the device's shared memory and llvmpipe's loop limit
+// allow (head_dim 128 fits 16 x 16 in 26 KiB; 256 needs 49 KiB for it, 34 KiB for 16 x 8,
+// 25 KiB for 8 x 8). {0, 0} when none does.
+AttentionKernels::Tile AttentionKernels::attention_tile(const AttentionShape &shape) const {
+    if (!supported_head_dim(shape.head_dim) || shape.n_tokens == 0) return {};
+    if (!env_.attention_tiled_forced && (env_.cpu_class || !shape.prefill || shape.n_tokens <= 8))
+        return {};
+    if (shape.n_heads > env_.device.caps().max_groups_x) return {};
+    for (Tile t : {Tile{16, 16}, Tile{16, 8}, Tile{8, 8}}) {
+        // Shared memory: the tile's queries, keys and values as F32, its scores and bookkeeping.
+        uint64_t shared = uint64_t(t.tokens + 2 * t.keys) * shape.head_dim * 4 +
+                          t.tokens * t.keys * 4 + t.keys * 4 + t.tokens * 16;
+        // A pass per sequence among a workgroup's tokens, a tile per t.keys keys of it.
+        uint64_t loops =
+            uint64_t(t.tokens) * (shape.capacity / t.keys + 2) + t.tokens * t.tokens + 1024;
+        if (shared <= env_.device.info().max_compute_shared_memory && loops <= kMaxLoopIterations &&
+            (shape.n_tokens + t.tokens - 1) / t.tokens <= 65535)
+            return t;
+    }
+    return {};
+}
 
 bool AttentionKernels::attention_tiled(const AttentionShape &shape) const {
-    if (!supported_head_dim(shape.head_dim) || shape.n_tokens == 0) return false;
-    if (!env_.attention_tiled_forced && (env_.cpu_class || !shape.prefill || shape.n_tokens <= 8))
-        return false;
-    // Shared memory: the tile's queries, keys and values as F32, its scores and bookkeeping.
-    uint64_t shared = uint64_t(kTileTokens + 2 * kTileKeys) * shape.head_dim * 4 +
-                      kTileTokens * kTileKeys * 4 + kTileKeys * 4 + kTileTokens * 16;
-    // A pass per sequence among a workgroup's tokens (at most 16), a tile per 16 keys of it.
-    uint64_t loops =
-        uint64_t(kTileTokens) * (shape.capacity / kTileKeys + 2) + kTileTokens * kTileTokens + 1024;
-    return shared <= env_.device.info().max_compute_shared_memory && loops <= kMaxLoopIterations &&
-           shape.n_heads <= env_.device.caps().max_groups_x &&
-           (shape.n_tokens + kTileTokens - 1) / kTileTokens <= 65535;
+    return attention_tile(shape).tokens > 0;
 }
 
 uint32_t AttentionKernels::attention_splits(const AttentionShape &shape) const {
@@ -189,17 +201,19 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     shaders::AttentionPush push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity,
                                 shape.n_sink,   n_seq,         shape.scale,      shape.window,
                                 sinks.size > 0, shape.softcap};
-    if (attention_tiled(shape)) {
+    if (Tile tile = attention_tile(shape); tile.tokens) {
         shaders::AttentionTiledSpec spec;
         spec.HEAD_DIM = shape.head_dim;
         spec.KV_TYPE = uint32_t(shape.kv_type);
         spec.SOFTCAP = shape.softcap > 0;
+        spec.BR = tile.tokens;
+        spec.BC = tile.keys;
         const Pipeline &p =
             env_.pipelines.get<shaders::AttentionBindings>(shaders::attention_tiled, spec);
         shaders::AttentionBindings b;
         bind_attention(b, q, k_cache, v_cache, out, step, sinks);
         rec.dispatch(p, b, &push, sizeof push, shape.n_heads,
-                     (shape.n_tokens + kTileTokens - 1) / kTileTokens);
+                     (shape.n_tokens + tile.tokens - 1) / tile.tokens);
         rec.barrier();
         return;
     }
@@ -218,10 +232,13 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     if (!env_.cpu_class) {
         // GPUs: a decode step has only one workgroup per query head, so give each as many lanes
         // as the shared memory of the final combination allows (g x head_dim accumulators and
-        // a max and a sum per lane), in whole warps, 16 to 128.
+        // a max and a sum per lane), in whole warps up to 128; 16 or 8 where not even a warp
+        // fits (heads of 256 in Vulkan's least 16 KiB).
         uint64_t per_lane = uint64_t(g) * (shape.head_dim * 4 + 8);
-        uint64_t lanes = env_.device.info().max_compute_shared_memory / per_lane / 32 * 32;
-        wg = uint32_t(std::clamp<uint64_t>(lanes, env_.attention_wg, 128));
+        uint64_t lanes = env_.device.info().max_compute_shared_memory / per_lane;
+        wg = lanes >= 32                  ? uint32_t(std::min<uint64_t>(lanes / 32 * 32, 128))
+             : lanes >= env_.attention_wg ? env_.attention_wg
+                                          : 8;
     }
     if (uint64_t(shape.capacity) / wg + 1024 > kMaxLoopIterations)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: a cache of %u slots is too long for the device",
@@ -261,7 +278,7 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     rec.barrier();
 }
 
-// Tiny and odd head sizes (stories260K's 8, a random Llama's 4): a lane per dimension and one
+// Head sizes that are not multiples of 8 (a random Llama's 4): a lane per dimension and one
 // loop iteration per key, so the cache length is bounded by the loop limit.
 void AttentionKernels::attention_small_head(Recording &rec, const BufferRange &q,
                                             const BufferRange &k_cache, const BufferRange &v_cache,

@@ -54,6 +54,11 @@ class AttentionKernels {
     void set_attention_tiled(bool on) { env_.attention_tiled_forced = on; }
 
   private:
+    // attention_tiled.comp's tokens by keys per workgroup; {0, 0}: not tiled.
+    struct Tile {
+        uint32_t tokens = 0, keys = 0;
+    };
+    Tile attention_tile(const AttentionShape &shape) const;
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,
