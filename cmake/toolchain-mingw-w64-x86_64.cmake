@@ -5,7 +5,7 @@
 #
 # The posix thread model, because the library uses std::thread and std::mutex (the win32 model
 # of GCC 12's mingw-w64 has neither). ctest runs each test program through Wine
-# (scripts/test-windows; ../shared/WINDOWS.md has the conditions that makes work).
+# (scripts/test-windows; docs/PLATFORMS.md says what that needs).
 set(CMAKE_SYSTEM_NAME Windows)
 set(CMAKE_SYSTEM_PROCESSOR x86_64)
 set(VKLLM_MINGW_TRIPLE x86_64-w64-mingw32)
