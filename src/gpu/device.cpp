@@ -1,8 +1,10 @@
 #include "gpu/device.h"
 
 #include <string>
+#include <vector>
 
 #include "gpu/fault.h"
+#include "shader_names.h"
 
 namespace vkllm::gpu {
 
@@ -17,13 +19,31 @@ Device::Device(const Instance &instance, const DeviceCaps &caps)
     ci.queueCreateInfoCount = 1;
     ci.pQueueCreateInfos = &q;
     // The name only: the subset's structures live in the beta header, which nothing else needs.
-    const char *portability = "VK_KHR_portability_subset";
+    std::vector<const char *> extensions;
     if (caps.portability_subset) {
         instance.log()(VKLLM_LOG_DEBUG,
                        std::string("enabling VK_KHR_portability_subset on ") + caps.info.name);
-        ci.enabledExtensionCount = 1;
-        ci.ppEnabledExtensionNames = &portability;
+        extensions.push_back("VK_KHR_portability_subset");
     }
+    // The cooperative-matrix kernels, where the device and the build both have them; nothing
+    // else needs a feature enabled.
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+    VkPhysicalDeviceVulkan12Features v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                         &cm};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v12};
+    if (coopmat_enabled()) {
+        extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+        cm.cooperativeMatrix = VK_TRUE;
+        v12.shaderFloat16 = VK_TRUE;
+        v12.vulkanMemoryModel = VK_TRUE;
+        ci.pNext = &f2;
+        instance.log()(VKLLM_LOG_DEBUG, std::string("enabling VK_KHR_cooperative_matrix on ") +
+                                            caps.info.name + ": " +
+                                            coopmat_shape_text(caps.coopmat.f16));
+    }
+    ci.enabledExtensionCount = uint32_t(extensions.size());
+    ci.ppEnabledExtensionNames = extensions.data();
     check(vkCreateDevice(caps.physical, &ci, nullptr, &device_), "vkCreateDevice");
     volkLoadDeviceTable(&table_, device_);
     table_.vkGetDeviceQueue(device_, caps.queue_family, 0, &queue_);
@@ -40,6 +60,10 @@ Device::~Device() {
     table_.vkDeviceWaitIdle(device_);
     table_.vkDestroyFence(device_, fence_, nullptr);
     table_.vkDestroyDevice(device_, nullptr);
+}
+
+bool Device::coopmat_enabled() const {
+    return shaders::kCoopmatShaders && caps_.coopmat.usable();
 }
 
 void Device::check_not_lost() const {

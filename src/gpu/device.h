@@ -28,6 +28,9 @@ class Device {
     void wait_idle();
     uint64_t submits() const { return submits_.load(); }
     bool lost() const { return lost_.load(); }
+    // Whether VK_KHR_cooperative_matrix is enabled: the device can run the coopmat kernels
+    // (caps().coopmat) and the build has them (cmake/coopmat.cmake).
+    bool coopmat_enabled() const;
     // Throws VKLLM_ERR_DEVICE_LOST once the device has been lost.
     void check_not_lost() const;
 

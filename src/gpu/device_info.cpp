@@ -140,6 +140,9 @@ DeviceCaps query_device(const Instance &instance, VkPhysicalDevice physical, uin
     // the subset can take away something a kernel needs. The limits that do bind compute
     // (workgroup size, shared memory, buffer ranges) are the core limits read above.
     caps.portability_subset = listed("VK_KHR_portability_subset");
+    caps.coopmat =
+        query_coopmat(instance.handle(), physical, listed(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME),
+                      caps.used_version);
 
     VkPhysicalDeviceMemoryProperties mem;
     vkGetPhysicalDeviceMemoryProperties(physical, &mem);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/coopmat.h"
 #include "gpu/instance.h"
 
 namespace vkllm::gpu {
@@ -24,6 +25,7 @@ struct DeviceCaps {
                                        // or the options' cap, whichever is lowest
     bool subgroup_arithmetic = false;  // subgroupAdd and friends in compute shaders
     bool portability_subset = false;   // lists VK_KHR_portability_subset (MoltenVK)
+    CoopmatCaps coopmat;               // VK_KHR_cooperative_matrix (masked: as if absent)
 };
 
 // What `physical` offers as seen through `instance`: at most the instance's API version, with

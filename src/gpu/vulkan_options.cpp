@@ -13,6 +13,7 @@ const MaskName kMaskNames[] = {
     {"subgroupArithmetic", kMaskSubgroupArithmetic},
     {"VK_KHR_driver_properties", kMaskDriverPropertiesExtension},
     {"VK_KHR_shader_float16_int8", kMaskFloat16Int8Extension},
+    {"VK_KHR_cooperative_matrix", kMaskCooperativeMatrixExtension},
 };
 const size_t kMaskNameCount = sizeof kMaskNames / sizeof kMaskNames[0];
 

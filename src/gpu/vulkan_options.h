@@ -10,14 +10,16 @@
 namespace vkllm::gpu {
 
 // Features, properties and extensions that can be masked, one bit each. The extensions are
-// the ones vkllm reads on a Vulkan 1.1 device; masking one hides it from the device's list.
+// the ones vkllm reads on a Vulkan 1.1 device and VK_KHR_cooperative_matrix (the prefill
+// kernels it enables); masking one hides it from the device's list.
 enum MaskedFeature : uint32_t {
-    kMaskShaderFloat16 = 1u << 0,              // VkPhysicalDeviceShaderFloat16Int8Features
-    kMaskShaderInt8 = 1u << 1,                 // ... its shaderInt8
-    kMaskStorageBuffer16BitAccess = 1u << 2,   // VkPhysicalDevice16BitStorageFeatures
-    kMaskSubgroupArithmetic = 1u << 3,         // VK_SUBGROUP_FEATURE_ARITHMETIC_BIT in compute
-    kMaskDriverPropertiesExtension = 1u << 4,  // VK_KHR_driver_properties
-    kMaskFloat16Int8Extension = 1u << 5,       // VK_KHR_shader_float16_int8
+    kMaskShaderFloat16 = 1u << 0,               // VkPhysicalDeviceShaderFloat16Int8Features
+    kMaskShaderInt8 = 1u << 1,                  // ... its shaderInt8
+    kMaskStorageBuffer16BitAccess = 1u << 2,    // VkPhysicalDevice16BitStorageFeatures
+    kMaskSubgroupArithmetic = 1u << 3,          // VK_SUBGROUP_FEATURE_ARITHMETIC_BIT in compute
+    kMaskDriverPropertiesExtension = 1u << 4,   // VK_KHR_driver_properties
+    kMaskFloat16Int8Extension = 1u << 5,        // VK_KHR_shader_float16_int8
+    kMaskCooperativeMatrixExtension = 1u << 6,  // VK_KHR_cooperative_matrix
 };
 
 // Each maskable name, as VKLLM_VULKAN_MASK_FEATURES spells it, with its bit.

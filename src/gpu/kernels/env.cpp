@@ -1,7 +1,9 @@
 #include "gpu/kernels/env.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
+#include <string>
 
 #include "gpu/kernels/weight_layout.h"
 
@@ -24,10 +26,22 @@ DeviceClass device_class(const Device &device) {
     return cpu ? DeviceClass::Cpu : DeviceClass::Gpu;
 }
 
+bool coopmat_wanted(bool cpu_class) {
+    const char *v = std::getenv("VKLLM_COOPMAT");
+    std::string mode = v ? v : "";
+    if (mode.empty() || mode == "auto") return !cpu_class;
+    if (mode == "on") return true;
+    if (mode == "off") return false;
+    fail(VKLLM_ERR_INVALID_ARGUMENT, "VKLLM_COOPMAT is \"%s\"; it takes auto, on or off",
+         mode.c_str());
+}
+
 KernelEnv::KernelEnv(Device &dev, Pipelines &pipes, DeviceClass cls)
     : device(dev), pipelines(pipes) {
     bool cpu = cls == DeviceClass::Cpu;
     cpu_class = cpu;
+    coopmat_shape = dev.caps().coopmat.f16;
+    coopmat = dev.coopmat_enabled() && coopmat_wanted(cpu);
     matvec_wg = cpu ? 8 : 64;
     matvec_rows = cpu ? 16 : 2;
     // A CPU device's workgroup of one subgroup (lavapipe: 8 and 8) adds its lanes' partial sums

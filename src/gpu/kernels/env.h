@@ -21,6 +21,11 @@ DeviceClass device_class(const Device &device);
 // (LAVAPIPE.md); stay well below it, whatever the device.
 constexpr uint64_t kMaxLoopIterations = 60000;
 
+// VKLLM_COOPMAT: whether the cooperative-matrix kernels are wanted where the device has them
+// ("auto" or unset: on GPUs only; "on": also on CPU devices; "off": nowhere). Throws
+// VKLLM_ERR_INVALID_ARGUMENT for another value.
+bool coopmat_wanted(bool cpu_class);
+
 // Refuses (VKLLM_ERR_UNSUPPORTED) a kernel whose lanes would loop more than the limit.
 void check_loops(uint64_t iterations, const char *kernel, uint32_t cols);
 // Fails (VKLLM_ERR_INTERNAL) where binding `r` is smaller than `bytes`.
@@ -55,6 +60,12 @@ struct KernelEnv {
     bool cpu_class;
     bool matvec_subgroup = false;  // matvec and matvec_texel reduce with subgroupAdd
     bool texel_loads = true;
+    // The cooperative-matrix kernels (*_coopmat.comp: prefill's matmul and attention), used
+    // where `coopmat` is set: on GPUs whose device enabled them (Device::coopmat_enabled), on
+    // CPU devices (Mesa 26's lavapipe) only when asked, by VKLLM_COOPMAT=on or by a test
+    // (LinearKernels::set_coopmat); VKLLM_COOPMAT=off leaves them unused anywhere.
+    bool coopmat = false;
+    CoopmatShape coopmat_shape;     // the device's f16 x f16 -> f32 subgroup shape
     uint32_t attention_splits = 0;  // 0: automatic
     bool attention_tiled_forced = false;
     uint32_t matvec_wg;
