@@ -1,0 +1,62 @@
+# The cooperative-matrix path on Debian 13's lavapipe (Mesa 26, VK_KHR_cooperative_matrix 8x8x8)
+# under Debian 13's validation layer: scripts/mesa26 runs the test binaries with that driver as
+# the only one and VK_LAYER_PATH on its layers, and VKLLM_COOPMAT=on makes the library take the
+# coopmat kernels on that CPU device (auto takes them on GPUs only). Registered where
+# cmake/coopmat.cmake found the cache of scripts/mesa26 and built the *_coopmat shaders with a
+# glslang that compiles them; elsewhere Mesa 22's suites run alone, as before.
+#
+# Only what the coopmat path changes runs here: its kernels, and the model tests whose prefill
+# goes through them. Decode, the tokenizer, the API and the host code are the same on both
+# drivers and run once, on the system's lavapipe.
+if(NOT VKLLM_MESA26_FOUND OR NOT VKLLM_HAVE_COOPMAT_SHADERS)
+  return()
+endif()
+
+set(VKLLM_MESA26_RUN ${PROJECT_SOURCE_DIR}/scripts/mesa26 run --)
+set(VKLLM_COOPMAT_ENV "VKLLM_COOPMAT=on;VKLLM_MESA26_DIR=${VKLLM_MESA26_DIR}")
+
+# name: Coopmat.<name>; binary: a test target; filter: its gtest filter. A filter that selects no
+# test fails the test (gtest itself would pass it): a renamed suite must not pass unseen.
+function(vkllm_coopmat_test name binary filter)
+  add_test(NAME Coopmat.${name}
+           COMMAND ${VKLLM_MESA26_RUN} $<TARGET_FILE:${binary}> --gtest_brief=1
+                   --gtest_filter=${filter})
+  set_tests_properties(Coopmat.${name} PROPERTIES ENVIRONMENT "${VKLLM_COOPMAT_ENV}"
+                       FAIL_REGULAR_EXPRESSION "Running 0 tests" TIMEOUT 900 ${ARGN})
+endfunction()
+
+# The loader names the layer it loads: Debian 13's, from the cache, not the system's. self-check
+# compares every kernel the device takes, the coopmat ones among them, with the CPU.
+if(TARGET vkllm_cli)
+  add_test(NAME Coopmat.SelfCheckUnderDebian13sValidationLayer
+           COMMAND sh -c "VK_LOADER_DEBUG=layer ${PROJECT_SOURCE_DIR}/scripts/mesa26 run -- $<TARGET_FILE:vkllm_cli> self-check --validate 2>&1; echo \"exit $?\"")
+  set_tests_properties(Coopmat.SelfCheckUnderDebian13sValidationLayer PROPERTIES
+    ENVIRONMENT "${VKLLM_COOPMAT_ENV}"
+    PASS_REGULAR_EXPRESSION "${VKLLM_MESA26_DIR}/root/usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so.*\nexit 0\n$")
+endif()
+
+# The coopmat kernel suites (tests/test_kernels_*.cpp), once they are there: the matmul of every
+# weight type on ragged shapes, the flash attention over tile edges, windows, sinks, KV types.
+file(GLOB kernel_tests ${CMAKE_CURRENT_SOURCE_DIR}/test_kernels_*.cpp)
+set(suites "")
+foreach(f ${kernel_tests})
+  file(STRINGS ${f} found REGEX "^TEST(_F|_P)?\\((MatmulCoopmat|AttentionCoopmat)")
+  list(APPEND suites ${found})
+endforeach()
+if(suites)
+  vkllm_coopmat_test(KernelSuites test_kernels "MatmulCoopmat*:AttentionCoopmat*")
+endif()
+
+# Every tiny model of ../shared/data/models prefilled (its whole teacher-forced sequence in one
+# chunk, so every matrix product and the attention take the coopmat kernels): logits within
+# the f16-operand bound of the float64 reference and the same greedy ids.
+vkllm_coopmat_test(TinyModelsMatchTheFloat64Reference test_generation
+                   "SharedReference.EveryTinyModelPrefilledMatchesFloat64Reference")
+# The tiny model of every architecture (Gemma's, Phi-3's, OLMo's ... beside the shared ones),
+# prompts of 7 and 30 ids prefilled: greedy ids as llama.cpp's or the float64 pass's.
+vkllm_coopmat_test(TinyArchitecturesMatchLlamaCpp test_tiny_llamacpp
+                   "EveryArchitecture/TinyArchAgainstLlamaCpp.*")
+# The real SmolLM2 (Q4_1) and Gemma 3 270M (Q4_K_M) against llama.cpp, and Gemma's 1,480-token
+# prompt past its sliding window (the quantized types' coopmat dequantization, heads of 64 and
+# 256, windows that slide).
+vkllm_coopmat_test(RealModelsMatchLlamaCpp test_real_model_generation "RealModelGeneration.*")
