@@ -60,3 +60,15 @@ vkllm_coopmat_test(TinyArchitecturesMatchLlamaCpp test_tiny_llamacpp
 # prompt past its sliding window (the quantized types' coopmat dequantization, heads of 64 and
 # 256, windows that slide).
 vkllm_coopmat_test(RealModelsMatchLlamaCpp test_real_model_generation "RealModelGeneration.*")
+
+# The GPU script's QUICK dry run (tools/llamacpp_reference/side_by_side.sh): devices, the coopmat
+# kernel tests listed, self-check, a one-layer Qwen2.5-0.5B-shaped file benched at pp64/tg16
+# (llama.cpp's columns empty: no llama_bench here), its JSON and Markdown written and read back.
+if(TARGET vkllm_cli AND Python3_FOUND)
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/gpu_script)
+  add_test(NAME GpuScript.QuickDryRunOnLavapipe26
+           COMMAND sh -c "rm -rf ${out} && QUICK=1 OUT=${out}/out WORK=${out}/work VKLLM_CLI=$<TARGET_FILE:vkllm_cli> VKLLM_TEST_KERNELS=$<TARGET_FILE:test_kernels> VKLLM_RUNNER='${PROJECT_SOURCE_DIR}/scripts/mesa26 run --' bash ${PROJECT_SOURCE_DIR}/tools/llamacpp_reference/side_by_side.sh > /dev/null 2>&1; rc=$?; cat ${out}/out/side_by_side.md; ${Python3_EXECUTABLE} -c 'import json,sys; r=json.load(open(sys.argv[1]))[\"runs\"][0][\"vkllm\"][0]; print(\"json:\", r[\"test\"], r[\"flops_per_token\"] > 0)' ${out}/out/side_by_side.json; rm -rf ${out}/work; echo \"exit $rc\"")
+  set_tests_properties(GpuScript.QuickDryRunOnLavapipe26 PROPERTIES
+    ENVIRONMENT "${VKLLM_COOPMAT_ENV}" TIMEOUT 300
+    PASS_REGULAR_EXPRESSION "^Device: llvmpipe [^\n]*\nCoopmat kernel tests: rc 0, [0-9]+ coopmat kernel tests listed[^\n]*self-check: rc 0.\n\n\\| file \\|[^\n]*\n[^\n]*\n\\| q05-Q8_0 \\| [0-9.e+-]+ \\| [0-9]+ ± [0-9]+ \\| [0-9.e+-]+ \\| +\\| +\\| +\\| [0-9]+ ± [0-9]+ \\| +\\| +\\|\n.*json: pp64 True\nexit 0\n$")
+endif()
