@@ -32,7 +32,7 @@ if(TARGET vkllm_cli)
            COMMAND sh -c "VK_LOADER_DEBUG=layer ${PROJECT_SOURCE_DIR}/scripts/mesa26 run -- $<TARGET_FILE:vkllm_cli> self-check --validate 2>&1; echo \"exit $?\"")
   set_tests_properties(Coopmat.SelfCheckUnderDebian13sValidationLayer PROPERTIES
     ENVIRONMENT "${VKLLM_COOPMAT_ENV}"
-    PASS_REGULAR_EXPRESSION "${VKLLM_MESA26_DIR}/root/usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so.*\nexit 0\n$")
+    PASS_REGULAR_EXPRESSION "${VKLLM_MESA26_DIR}/root/usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so.*kernels checked, 0 failed.*validation: 0 errors.*\nexit 0\n$")
 endif()
 
 # The coopmat kernel suites (tests/test_kernels_*.cpp), once they are there: the matmul of every
