@@ -58,13 +58,13 @@ fi
 stamp setup
 command -v nvidia-smi >/dev/null &&
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>&1 | tail -2
-if ! "${R[@]}" "$V" devices >"$W/devices.txt" 2>&1; then
+if ! ${R[@]+"${R[@]}"} "$V" devices >"$W/devices.txt" 2>&1; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-  if ! "${R[@]}" "$V" devices >"$W/devices.txt" 2>&1; then
+  if ! ${R[@]+"${R[@]}"} "$V" devices >"$W/devices.txt" 2>&1; then
     cat "$W/devices.txt"
     ls -la /usr/local/nvidia/share/vulkan/icd.d/ /usr/share/vulkan/icd.d/ 2>&1; cat "$VK_DRIVER_FILES"
-    VK_LOADER_DEBUG=error,warn "${R[@]}" "$V" devices 2>&1 | tail -20; exit 1
+    VK_LOADER_DEBUG=error,warn ${R[@]+"${R[@]}"} "$V" devices 2>&1 | tail -20; exit 1
   fi
 fi
 cat "$W/devices.txt"
@@ -84,15 +84,15 @@ for f in $FILES; do
   esac
 done
 if [ "${QUICK:-0}" = 1 ]; then
-  "${R[@]}" "$TK" --gtest_list_tests --gtest_filter="$COOPMAT_TESTS" >"$W/kernels.txt" 2>&1
+  ${R[@]+"${R[@]}"} "$TK" --gtest_list_tests --gtest_filter="$COOPMAT_TESTS" >"$W/kernels.txt" 2>&1
   kt_rc=$?; kt_summary="$(grep -c '^  ' "$W/kernels.txt") coopmat kernel tests listed (QUICK: not run)"
 else
-  timeout 150 "${R[@]}" "$TK" --gtest_brief=1 --gtest_filter="$COOPMAT_TESTS" >"$W/kernels.txt" 2>&1
+  timeout 150 ${R[@]+"${R[@]}"} "$TK" --gtest_brief=1 --gtest_filter="$COOPMAT_TESTS" >"$W/kernels.txt" 2>&1
   kt_rc=$?; tail -15 "$W/kernels.txt"
   kt_summary=$(grep -E '^\[==========\] [0-9]+ tests? from' "$W/kernels.txt" | tail -n 1)
 fi
 echo "coopmat kernel tests: rc $kt_rc, ${kt_summary:-no summary}"
-timeout 90 "${R[@]}" "$V" self-check >"$W/self_check.txt" 2>&1
+timeout 90 ${R[@]+"${R[@]}"} "$V" self-check >"$W/self_check.txt" 2>&1
 sc_rc=$?; tail -8 "$W/self_check.txt"; echo "self-check rc $sc_rc"
 # shellcheck disable=SC2086 # a list of ids
 wait $pids; ls -la "$W"  # never a bare wait: it would wait for the tee above
@@ -104,11 +104,11 @@ runs=""; table=""
 for f in $FILES; do
   if [ "$(elapsed)" -gt "$BUDGET" ]; then echo "$f: skipped (past the ${BUDGET} s budget)"; continue; fi
   reps=$REPS; [ "$f" = oss3 ] && [ "$REPS" -gt 2 ] && reps=2
-  rows=$(timeout 90 "${R[@]}" "$V" bench -m "$W/$f.gguf" -p $P -n $N -r $reps --json 2>"$W/$f.err")
+  rows=$(timeout 90 ${R[@]+"${R[@]}"} "$V" bench -m "$W/$f.gguf" -p $P -n $N -r $reps --json 2>"$W/$f.err")
   echo "$rows"; [ -s "$W/$f.err" ] && tail -3 "$W/$f.err"
   pp=$(grep "\"test\": \"pp$P\"" <<<"$rows"); tg=$(grep "\"test\": \"tg$N\"" <<<"$rows")
   ll=""
-  [ -x "$L" ] && ll=$(timeout 120 "${R[@]}" "$L" "$W/$f.gguf" -p $P -n $N -r $reps --backends "$LB" 2>&1 | tail -1)
+  [ -x "$L" ] && ll=$(timeout 120 ${R[@]+"${R[@]}"} "$L" "$W/$f.gguf" -p $P -n $N -r $reps --backends "$LB" 2>&1 | tail -1)
   echo "${ll:-llama.cpp: no llama_bench ($L)}"
   # "... pp512 13788.12 ± 20.01 tok/s, tg128 669.10 ± 12.00 tok/s"
   lpp=$(sed -n "s/.* pp$P \\([0-9.]*\\) ± \\([0-9.]*\\) tok\\/s,.*/\\1 \\2/p" <<<"$ll")
@@ -131,7 +131,7 @@ done
 stamp "profile of the prefill (the kernel of every dispatch), qwen2.5-0.5b Q8_0"
 profile=""
 if [ "$(elapsed)" -le "$BUDGET" ]; then
-  profile=$(timeout 60 "${R[@]}" "$V" bench -m "$W/q05-Q8_0.gguf" -p $P -n 0 -r 1 --profile 2>&1 |
+  profile=$(timeout 60 ${R[@]+"${R[@]}"} "$V" bench -m "$W/q05-Q8_0.gguf" -p $P -n 0 -r 1 --profile 2>&1 |
     sed -n "/^pp$P: device time per token/,/^| all kernels/p")
   echo "$profile"
 fi
