@@ -22,7 +22,7 @@ function(vkllm_coopmat_test name binary filter)
            COMMAND ${VKLLM_MESA26_RUN} $<TARGET_FILE:${binary}> --gtest_brief=1
                    --gtest_filter=${filter})
   set_tests_properties(Coopmat.${name} PROPERTIES ENVIRONMENT "${VKLLM_COOPMAT_ENV}"
-                       FAIL_REGULAR_EXPRESSION "Running 0 tests" TIMEOUT 900 ${ARGN})
+                       FAIL_REGULAR_EXPRESSION "\\[==========\\] 0 tests from" TIMEOUT 900 ${ARGN})
 endfunction()
 
 # The loader names the layer it loads: Debian 13's, from the cache, not the system's. self-check
