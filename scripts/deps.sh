@@ -38,6 +38,24 @@ vkllm_configure() {
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
 }
 
+# Debian 13's lavapipe (Mesa 26, with VK_KHR_cooperative_matrix) and glslang 15, once, into
+# the cache of scripts/mesa26 (about 40 s and 460 MB unpacked): the build compiles the
+# cooperative-matrix shaders with that glslang where the system's cannot (cmake/coopmat.cmake,
+# which looks for the cache at every configure), and the Coopmat.* tests run on that lavapipe.
+# Debian and Ubuntu on x86-64 only; elsewhere, or when the download fails, it warns and the build
+# has no coopmat shaders (their tests are then not registered; everything else runs as before).
+vkllm_install_coopmat_toolchain() {
+    [ -n "$(scripts/mesa26 dir)" ] && return 0
+    if [ "$(uname -m)" != x86_64 ] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "vkllm: no Debian 13 lavapipe and glslang here (Debian or Ubuntu x86-64 only):" \
+            "the cooperative-matrix shaders are built only with a glslang that compiles them" >&2
+        return 0
+    fi
+    scripts/mesa26 fetch ||
+        echo "vkllm: scripts/mesa26 fetch failed: building without the cooperative-matrix" \
+            "shaders, and their tests on lavapipe 26 are not run" >&2
+}
+
 # llama.cpp's GGUF reader (gguf-py) for tests/test_gguf_interop.py, into build/pydeps (the
 # tests' VKLLM_PYDEPS) rather than the system: its dependencies are Debian's packages above.
 # Also the JSON-Schema-Test-Suite (below).

@@ -2,6 +2,8 @@
 // the tiny llama/qwen2 models, llama2.c's run.c for stories260K, llama.cpp for the real
 // Llama 2 vocabulary model. Logits through the KV-cache decode path and the chunked prefill.
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "engine_fixture.h"
 #include "json.h"
@@ -15,16 +17,34 @@ struct Compared {
     int greedy_checked = 0;
 };
 
+// How a sequence's logits are computed: a token at a time through the decode step, or the
+// whole sequence at once through the prefill (vkllm_session_eval_logits: every position's row).
+enum class Path { Decode, Prefill };
+
+std::vector<std::vector<float>> prefill_each(vkllm_session *s, const std::vector<int32_t> &ids,
+                                             uint32_t n_vocab) {
+    std::vector<float> rows(ids.size() * n_vocab);
+    EXPECT_EQ(vkllm_session_eval_logits(s, 0, ids.data(), ids.size(), nullptr, rows.data()),
+              VKLLM_OK)
+        << vkllm_last_error();
+    std::vector<std::vector<float>> out;
+    for (size_t i = 0; i < ids.size(); ++i)
+        out.emplace_back(rows.begin() + i * n_vocab, rows.begin() + (i + 1) * n_vocab);
+    return out;
+}
+
 // One reference sequence: teacher-forced logits at every prompt and greedy position; greedy
 // ids must agree wherever the reference's top-1 margin exceeds twice our error.
-Compared compare_sequence(EngineTest &t, vkllm_model *m, vkllm_session *s, const Json &seq) {
+Compared compare_sequence(EngineTest &t, vkllm_model *m, vkllm_session *s, const Json &seq,
+                          Path path = Path::Decode) {
     uint32_t n_vocab = EngineTest::vocab(m);
     std::vector<int32_t> tokens = seq["tokens"].ints();
     std::vector<int32_t> greedy = seq["greedy"].ints();
     EXPECT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
     std::vector<int32_t> all = tokens;
     all.insert(all.end(), greedy.begin(), greedy.end() - 1);
-    std::vector<std::vector<float>> got = t.decode_each(s, all, n_vocab);
+    std::vector<std::vector<float>> got =
+        path == Path::Decode ? t.decode_each(s, all, n_vocab) : prefill_each(s, all, n_vocab);
     std::vector<std::vector<float>> want;
     for (const Json &l : seq["logits"].arr) {
         std::vector<float> v;
@@ -96,6 +116,47 @@ class SharedReference : public EngineTest {
 };
 
 }  // namespace
+
+// Every tiny model with each sequence prefilled at once (24 to 56 rows, one chunk), so every
+// matrix product and the attention take the prefill kernels: the tiled or batched ones, and the
+// cooperative-matrix ones where they run (tests/coopmat.cmake runs this on Mesa 26's lavapipe
+// with VKLLM_COOPMAT=on). F32 KV cache, so the only rounding beyond F32 is the kernels' own.
+// f32 operands are held to the decode tests' bound. Cooperative matrices multiply f16 operands:
+// rounding x and w to 11 significant bits moves each product by up to 2^-10 of sum |x_k w_k|,
+// the unit the F16 KV cache rounds K and V to, so they get that cache's bound (check_numpy).
+TEST_F(SharedReference, EveryTinyModelPrefilledMatchesFloat64Reference) {
+    vkllm_device_info device;
+    device.struct_size = sizeof device;
+    ASSERT_EQ(vkllm_runtime_get_device_info(rt_, &device), VKLLM_OK);
+    const char *coopmat = std::getenv("VKLLM_COOPMAT");
+    bool f16_operands = device.type != VKLLM_DEVICE_CPU
+                            ? !(coopmat && std::string(coopmat) == "off")
+                            : coopmat && std::string(coopmat) == "on";
+    for (const char *name :
+         {"tiny-llama-f32", "tiny-llama-f16", "tiny-qwen2-f32", "tiny-qwen2-f16",
+          "tiny-qwen2-tied-f32", "tiny-qwen2-tied-f16", "tiny-gpt2-f32", "tiny-gpt2-f16",
+          "tiny-qwen2moe-f32", "tiny-qwen2moe-f16", "tiny-gptoss-f32", "tiny-gptoss-f16",
+          "tiny-gptoss-mxfp4", "tiny-gptoss-yarn-f32"}) {
+        Json ref = Json::load(dir_ + "/reference/numpy-f64/" + name + ".json");
+        vkllm_model *m = load(dir_ + "/models/" + name + ".gguf");
+        ASSERT_NE(m, nullptr);
+        vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32);
+        double worst = 0, largest = 0;
+        int greedy = 0;
+        for (const Json &seq : ref["sequences"].arr) {
+            Compared c = compare_sequence(*this, m, s, seq, Path::Prefill);
+            worst = std::max(worst, c.max_err);
+            largest = std::max(largest, c.max_logit);
+            greedy += c.greedy_checked;
+        }
+        std::printf("%s prefilled: max |logit| %.3g; max error %.3g; %d greedy ids checked\n", name,
+                    largest, worst, greedy);
+        EXPECT_LE(worst,
+                  f16_operands ? std::max(2e-2, 2e-3 * largest) : std::max(1e-3, 1e-4 * largest))
+            << name << (f16_operands ? " (f16 operands)" : " (f32 operands)");
+        EXPECT_GT(greedy, 24) << name;
+    }
+}
 
 TEST_F(SharedReference, TinyLlamaF32MatchesFloat64Reference) {
     check_numpy("tiny-llama-f32");

@@ -286,8 +286,11 @@ TEST_F(AttentionTest, SmallAndOddHeadSizesMatchTheReference) {
 // logits. Per head size, each GQA ratio the tests cover (each its own heads per workgroup on
 // lavapipe) on an F16 cache; the ratio 2 (Gemma 2 2B's 8 / 4) also with Gemma 2's soft cap, and
 // Gemma 3's 4 / 1 on the other cache types. The tiled kernel's variants cost lavapipe the most
-// compilation: those two run without it (SoftCappedScoresMatchTheReference tiles soft-capped
-// heads of 256 on every cache type).
+// compilation (a pipeline per head size): those two run without it
+// (SoftCappedScoresMatchTheReference tiles soft-capped heads of 256 on every cache type), and it
+// tiles five head sizes, one per case of its code: 64 and 72 (whole and half 16-lane rows), 128
+// (Llama's and Qwen's), and on lavapipe's 32 KiB 192 (16 x 8 tiles) and 256 (8 x 8); the other
+// sizes take the same tiles and loops to another bound.
 TEST_F(AttentionTest, EveryHeadSizeUpTo256TakesTheFastKernels) {
     const uint32_t cap = 40, n_sink = 2, window = 24;
     Step st;
@@ -299,9 +302,11 @@ TEST_F(AttentionTest, EveryHeadSizeUpTo256TakesTheFastKernels) {
         for (float &x : q)
             x *= 6.0f;  // scores up to ~20, which a cap of 5 bends hard
     };
-    const Extras all{window, true}, split_only{window, true, false, false};
+    const Extras split_only{window, true, false, false};
     for (uint32_t d : {64u, 72u, 80u, 96u, 112u, 128u, 160u, 192u, 200u, 256u}) {
         std::string at = "head_dim " + std::to_string(d);
+        const Extras all{window, true, true,
+                         d == 64 || d == 72 || d == 128 || d == 192 || d == 256};
         for (auto [heads, kv_heads] : {std::pair{6u, 6u}, {12u, 4u}, {14u, 2u}, {16u, 2u}})
             check(ref::AttnShape{heads, kv_heads, d, cap, n_sink, 0}, 2, st, KvType::F16,
                   (at + " heads " + std::to_string(heads) + "/" + std::to_string(kv_heads)).c_str(),

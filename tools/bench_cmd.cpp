@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "prefill_flops.h"
 #include "quant_targets.h"
 #include "token_json.h"
 #include "vkllm.h"
@@ -205,6 +206,7 @@ struct ModelFacts {
     std::string type;   // "Q8_0"
     uint64_t size = 0;  // bytes of tensor data
     uint64_t params = 0;
+    vkllm_tool::PrefillFlops flops;
 };
 
 // The file type as llama.cpp names it; files without general.file_type (or with one this
@@ -247,6 +249,7 @@ vkllm_status read_facts(const char *path, ModelFacts &f) {
         f.type = file_type(g, m.n_tensors);
         f.size = m.tensor_bytes;
         f.params = m.n_params;
+        s = vkllm_tool::prefill_flops(g, f.flops);
     }
     vkllm_gguf_destroy(g);
     return s;
@@ -422,6 +425,7 @@ struct Result {
     std::vector<double> samples;  // tokens per second
     Profile profile;              // summed over the measured repetitions
     double wall_ms = 0;           // likewise
+    double flops_per_token = 0;   // pp rows of a plain prefill: the arithmetic of a token
     double mean() const {
         double sum = 0;
         for (double x : samples)
@@ -447,8 +451,22 @@ void print_json(const ModelFacts &f, const std::string &device, bool kv_cache, c
         vkllm_tool::json_text(r.test).c_str(), r.n_prompt, r.n_gen, kv_cache ? "true" : "false");
     for (size_t i = 0; i < r.samples.size(); ++i)
         std::printf("%s%.6g", i ? ", " : "", r.samples[i]);
-    std::printf("], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s}\n", r.mean(), r.stddev(),
+    std::printf("], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s", r.mean(), r.stddev(),
                 vkllm_tool::json_text(device).c_str());
+    if (r.flops_per_token > 0)
+        std::printf(", \"flops_per_token\": %.0f, \"tflops\": %.6g", r.flops_per_token,
+                    r.flops_per_token * r.mean() / 1e12);
+    std::printf("}\n");
+}
+
+// A pp row's arithmetic: what a GPU figure is as TFLOPS (tools/prefill_flops.h counts it).
+void print_flops(const ModelFacts &f, const Result &r) {
+    const vkllm_tool::PrefillFlops &c = f.flops;
+    std::printf(
+        "%s: %.4g GFLOP per token (weights %.4g, output head %.4g, attention %.4g) at %.2f "
+        "tok/s: %.4g TFLOPS\n",
+        r.test.c_str(), r.flops_per_token / 1e9, c.weights / 1e9, c.head / r.n_prompt / 1e9,
+        c.attention(r.n_prompt) / 1e9, r.mean(), r.flops_per_token * r.mean() / 1e12);
 }
 
 // llama-bench's markdown table, a row per test.
@@ -597,6 +615,7 @@ int bench(const Options &o) {
     double first_pp_ms = -1;  // the first prefill compiles the pipelines it needs
     uint32_t first_pp = 0;
     std::vector<uint32_t> pp_done;
+    std::vector<Result> flops_rows;  // printed below the table
     for (uint32_t p : o.prompts) {
         for (uint32_t n : o.gens) {
             if (p == 0 && n == 0) continue;
@@ -606,6 +625,8 @@ int bench(const Options &o) {
             bool new_pp = p > 0 && std::find(pp_done.begin(), pp_done.end(), p) == pp_done.end();
             if (new_pp) pp_done.push_back(p);
             Result pp{pp_name(p), p, 0, {}};
+            // A fork or a restored prefix prefills less than the prompt: no count for those.
+            if (!o.fork && !o.restore) pp.flops_per_token = facts.flops.per_token(p);
             Result tg{tg_name(n, p), p, n, {}};
             Runner runner(h.session, one, info.n_vocab);
             if (o.warm_up) {
@@ -632,12 +653,18 @@ int bench(const Options &o) {
                     print_json(facts, device.name, o.kv_cache, *r);
                 else
                     table.add(*r);
+                if (r == &pp && pp.flops_per_token > 0) flops_rows.push_back(pp);
             }
             if (o.profile && !o.json)
                 for (const Result *r : {&pp, &tg})
                     if (!r->profile.empty() && (r == &tg || new_pp))
                         print_profile(*r, o.reps * o.n_seq * (r == &pp ? p : n));
         }
+    }
+    if (!o.json && !flops_rows.empty()) {
+        std::printf("\n");
+        for (const Result &r : flops_rows)
+            print_flops(facts, r);
     }
     if (!o.json && first_pp > 0) {
         vkllm_runtime_stats rs;
