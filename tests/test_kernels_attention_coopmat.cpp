@@ -89,7 +89,8 @@ class AttentionCoopmat : public AttentionFixture {
         AttentionShape sh = shape(s, n, c.kv);
         sh.window = c.window;
         sh.prefill = true;
-        ASSERT_TRUE(kernels().attention_coopmat(sh)) << what << ": the kernel does not take it";
+        ASSERT_TRUE(kernels().attention_coopmat(sh, c.n_seq))
+            << what << ": the kernel does not take it";
         run([&](Recording &r) {
             r.fill(ob.range(), 0x7fc00000u);  // NaN: every output must be written
             r.barrier();

@@ -33,10 +33,11 @@
 // Head sizes that are not a multiple of TK or TN (72 on a 16-wide shape) are padded with zero
 // columns to DP. Subgroups take their blocks by gl_SubgroupID, so any subgroup size works.
 //
-// Loops: a pass per distinct sequence among the TOK tokens, a tile per BC keys of it, and per
-// tile the blocks a subgroup owns (S's and O's, by gl_NumSubgroups); the loops over loads,
-// keys, rows and the K dimension of each product have constant trip counts and are unrolled.
-// The host keeps the total within llvmpipe's limit (AttentionKernels::attention_coop).
+// Loops: a pass per distinct sequence among the TOK tokens (at most the sequences the cache
+// holds), a tile per BC keys of it, and per tile the blocks a subgroup owns (S's and O's, by
+// gl_NumSubgroups), each a loop over the product's K dimension in steps of up to 4; the loops
+// over loads, keys and rows have constant trip counts and are unrolled. The host keeps the
+// total within llvmpipe's limit (AttentionKernels::attention_coop).
 #include "common.glsl"
 
 #include "attention_coopmat.h"
@@ -52,6 +53,10 @@ const uint DP = (HEAD_DIM + DPAD - 1u) / DPAD * DPAD;
 const uint HD4 = HEAD_DIM / 4u;
 const uint S_BLOCKS = (ROWS / TM) * (BC / TN);   // of S, per tile
 const uint O_BLOCKS = (ROWS / TM) * (DP / TN);   // of O
+// The products' steps along K, unrolled by up to 4 (unrolled in full, a head of 256 on an 8-deep
+// shape takes llvmpipe ten times as long to compile).
+const uint S_UNROLL = (DP / TK) % 4u == 0u ? 4u : (DP / TK) % 2u == 0u ? 2u : 1u;
+const uint O_UNROLL = (BC / TK) % 4u == 0u ? 4u : (BC / TK) % 2u == 0u ? 2u : 1u;
 const uint COLS_PER_LANE = (BC + TPR - 1u) / TPR;
 const uint DIMS_PER_LANE = (DP + TPR - 1u) / TPR;
 // A K/V row as units of one uvec4 of the cache: F32 4 values, F16 8, Q8_0 16 quants (its
@@ -201,12 +206,15 @@ void main() {
             for (uint b = gl_SubgroupID; b < S_BLOCKS; b += gl_NumSubgroups) {
                 uint mi = b / (BC / TN), ni = b % (BC / TN);
                 coopmat<float, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> acc = zero;
-                [[unroll]] for (uint k = 0; k < DP / TK; ++k) {
-                    coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> qa;
-                    coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> kb;
-                    coopMatLoad(qa, qs, mi * TM * DP + k * TK, DP, gl_CooperativeMatrixLayoutRowMajor);
-                    coopMatLoad(kb, ks, ni * TN * DP + k * TK, DP, gl_CooperativeMatrixLayoutColumnMajor);
-                    acc = coopMatMulAdd(qa, kb, acc);
+                [[dont_unroll]] for (uint k0 = 0; k0 < DP / TK; k0 += S_UNROLL) {
+                    [[unroll]] for (uint kk = 0; kk < S_UNROLL; ++kk) {
+                        uint k = k0 + kk;
+                        coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> qa;
+                        coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> kb;
+                        coopMatLoad(qa, qs, mi * TM * DP + k * TK, DP, gl_CooperativeMatrixLayoutRowMajor);
+                        coopMatLoad(kb, ks, ni * TN * DP + k * TK, DP, gl_CooperativeMatrixLayoutColumnMajor);
+                        acc = coopMatMulAdd(qa, kb, acc);
+                    }
                 }
                 coopMatStore(acc, ss, mi * TM * BC + ni * TN, BC, gl_CooperativeMatrixLayoutRowMajor);
             }
@@ -243,12 +251,15 @@ void main() {
                 uint mi = b / (DP / TN), ni = b % (DP / TN);
                 coopmat<float, gl_ScopeSubgroup, TM, TN, gl_MatrixUseAccumulator> acc;
                 coopMatLoad(acc, os, mi * TM * DP + ni * TN, DP, gl_CooperativeMatrixLayoutRowMajor);
-                [[unroll]] for (uint k = 0; k < BC / TK; ++k) {
-                    coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> pa;
-                    coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> vb;
-                    coopMatLoad(pa, ps, mi * TM * BC + k * TK, BC, gl_CooperativeMatrixLayoutRowMajor);
-                    coopMatLoad(vb, vs, k * TK * DP + ni * TN, DP, gl_CooperativeMatrixLayoutRowMajor);
-                    acc = coopMatMulAdd(pa, vb, acc);
+                [[dont_unroll]] for (uint k0 = 0; k0 < BC / TK; k0 += O_UNROLL) {
+                    [[unroll]] for (uint kk = 0; kk < O_UNROLL; ++kk) {
+                        uint k = k0 + kk;
+                        coopmat<float16_t, gl_ScopeSubgroup, TM, TK, gl_MatrixUseA> pa;
+                        coopmat<float16_t, gl_ScopeSubgroup, TK, TN, gl_MatrixUseB> vb;
+                        coopMatLoad(pa, ps, mi * TM * BC + k * TK, BC, gl_CooperativeMatrixLayoutRowMajor);
+                        coopMatLoad(vb, vs, k * TK * DP + ni * TN, DP, gl_CooperativeMatrixLayoutRowMajor);
+                        acc = coopMatMulAdd(pa, vb, acc);
+                    }
                 }
                 coopMatStore(acc, os, mi * TM * DP + ni * TN, DP, gl_CooperativeMatrixLayoutRowMajor);
             }

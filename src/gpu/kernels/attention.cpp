@@ -170,7 +170,8 @@ bool AttentionKernels::attention_tiled(const AttentionShape &shape) const {
 // as f16, the rows' outputs and the tile's scores as f32) and llvmpipe's loop limit allows.
 // The rows serve as many query heads of one KV head as fit (all of them where the group is no
 // larger than the rows), the rest tokens. {}: none fits, or the kernel is not to be taken.
-AttentionKernels::CoopTile AttentionKernels::attention_coop(const AttentionShape &shape) const {
+AttentionKernels::CoopTile AttentionKernels::attention_coop(const AttentionShape &shape,
+                                                            uint32_t n_seq) const {
     const std::optional<bool> &forced = env_.attention_coopmat_forced;
     bool wanted = forced ? *forced
                          : env_.coopmat && !env_.attention_tiled_forced && shape.prefill &&
@@ -186,6 +187,11 @@ AttentionKernels::CoopTile AttentionKernels::attention_coop(const AttentionShape
     uint32_t subgroup = env_.device.info().subgroup_size;
     uint64_t subgroups = subgroup && subgroup <= kLanes ? kLanes / subgroup : 1;
     uint32_t group = shape.n_heads / shape.n_kv_heads;
+    // The iterations of a product's loop over K: steps of cm.k, 4, 2 or 1 at a time.
+    auto steps = [&](uint64_t depth) {
+        uint64_t n = depth / cm.k;
+        return n / (n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1);
+    };
     for (auto [rows, keys] : {std::pair{64u, 32u},
                               {32u, 32u},
                               {32u, 16u},
@@ -199,12 +205,15 @@ AttentionKernels::CoopTile AttentionKernels::attention_coop(const AttentionShape
         uint32_t tokens = rows / heads;
         uint64_t shared = uint64_t(rows + 2 * keys) * dp * 2 + rows * dp * 4 + rows * keys * 6 +
                           keys * 4 + tokens * 16 + kLanes * 4;
-        // A pass per sequence among the tokens, a tile per `keys` keys of it, and per tile a
-        // subgroup's blocks of S and of O (the loops with constant trip counts are unrolled).
-        uint64_t per_tile = 1 + ((rows / cm.m) * (keys / cm.n) + subgroups - 1) / subgroups +
-                            ((rows / cm.m) * (dp / cm.n) + subgroups - 1) / subgroups;
-        uint64_t loops = uint64_t(tokens) * (shape.capacity / keys + 2) * per_tile +
-                         uint64_t(tokens) * tokens + 1024;
+        // A pass per sequence among the tokens (their keys: the ring, sinks and the tokens'
+        // own span), a tile per `keys` keys of it, and per tile a subgroup's blocks of S and
+        // of O, each a loop over K.
+        uint64_t s_blocks = (rows / cm.m) * (keys / cm.n), o_blocks = (rows / cm.m) * (dp / cm.n);
+        uint64_t per_tile = 1 + (s_blocks + subgroups - 1) / subgroups * (1 + steps(dp)) +
+                            (o_blocks + subgroups - 1) / subgroups * (1 + steps(keys));
+        uint64_t passes = std::min(tokens, std::max(n_seq, 1u));
+        uint64_t loops = passes * ((uint64_t(shape.capacity) + tokens) / keys + 2) * per_tile +
+                         uint64_t(tokens) * (tokens + 1) + 1024;
         if (shared <= env_.device.info().max_compute_shared_memory && loops <= kMaxLoopIterations &&
             uint64_t(shape.n_kv_heads) * blocks <= env_.device.caps().max_groups_x &&
             (shape.n_tokens + tokens - 1) / tokens <= 65535)
@@ -213,8 +222,8 @@ AttentionKernels::CoopTile AttentionKernels::attention_coop(const AttentionShape
     return {};
 }
 
-bool AttentionKernels::attention_coopmat(const AttentionShape &shape) const {
-    return attention_coop(shape).rows > 0;
+bool AttentionKernels::attention_coopmat(const AttentionShape &shape, uint32_t n_seq) const {
+    return attention_coop(shape, n_seq).rows > 0;
 }
 
 uint32_t AttentionKernels::attention_splits(const AttentionShape &shape) const {
@@ -254,7 +263,7 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     shaders::AttentionPush push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity,
                                 shape.n_sink,   n_seq,         shape.scale,      shape.window,
                                 sinks.size > 0, shape.softcap};
-    if (CoopTile tile = attention_coop(shape); tile.rows) {
+    if (CoopTile tile = attention_coop(shape, n_seq); tile.rows) {
         shaders::AttentionCoopmatSpec spec;
         spec.HEAD_DIM = shape.head_dim;
         spec.KV_TYPE = uint32_t(shape.kv_type);

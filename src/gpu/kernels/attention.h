@@ -46,8 +46,9 @@ class AttentionKernels {
     bool attention_tiled(const AttentionShape &shape) const;
     // Whether attention() takes the cooperative-matrix kernel for `shape`: where the kernels
     // use cooperative matrices (KernelEnv::coopmat), prefill steps of more than 8 tokens,
-    // where it fits (shared memory, llvmpipe's loop limit). It comes before the tiled kernel.
-    bool attention_coopmat(const AttentionShape &shape) const;
+    // where it fits (shared memory, llvmpipe's loop limit) with cache bindings of `n_seq`
+    // sequences (a workgroup may make a pass per sequence). It comes before the tiled kernel.
+    bool attention_coopmat(const AttentionShape &shape, uint32_t n_seq = 1) const;
     // The key slices attention() uses for `shape` (1: no split) and the scratch it needs.
     uint32_t attention_splits(const AttentionShape &shape) const;
     uint64_t attention_scratch_bytes(const AttentionShape &shape) const;
@@ -75,7 +76,7 @@ class AttentionKernels {
     struct CoopTile {
         uint32_t rows = 0, keys = 0, heads = 0;
     };
-    CoopTile attention_coop(const AttentionShape &shape) const;
+    CoopTile attention_coop(const AttentionShape &shape, uint32_t n_seq) const;
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,
