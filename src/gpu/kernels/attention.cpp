@@ -173,10 +173,8 @@ bool AttentionKernels::attention_tiled(const AttentionShape &shape) const {
 AttentionKernels::CoopTile AttentionKernels::attention_coop(const AttentionShape &shape,
                                                             uint32_t n_seq) const {
     const std::optional<bool> &forced = env_.attention_coopmat_forced;
-    bool wanted = forced ? *forced
-                         : env_.coopmat && !env_.attention_tiled_forced && shape.prefill &&
-                               shape.n_tokens > 8;
-    if (!wanted) return {};
+    bool wanted = forced ? *forced : env_.coopmat && !env_.attention_tiled_forced;
+    if (!wanted || !shape.prefill || shape.n_tokens <= 8) return {};
     const CoopmatShape &cm = env_.coopmat_shape;
     if (!env_.device.coopmat_enabled() || cm.m == 0 || cm.n == 0 || cm.k == 0 ||
         !supported_head_dim(shape.head_dim) || shape.n_tokens == 0)

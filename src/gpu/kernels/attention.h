@@ -59,10 +59,10 @@ class AttentionKernels {
     // Forces attention() to take the tiled kernel for every step it fits (false: the device's
     // choice); tests check it on any device with it.
     void set_attention_tiled(bool on) { env_.attention_tiled_forced = on; }
-    // Forces attention() to take the cooperative-matrix kernel for every step it fits (true) or
-    // for none (false), wherever the device and the build have it (Device::coopmat_enabled),
-    // whatever VKLLM_COOPMAT says; std::nullopt: the device's choice. Tests check it with it and
-    // the other kernels without it.
+    // Forces attention() to take the cooperative-matrix kernel for the prefill steps it fits
+    // (true) or for none (false), wherever the device and the build have it
+    // (Device::coopmat_enabled), whatever VKLLM_COOPMAT says; std::nullopt: the device's
+    // choice. Tests check it with it and the other kernels without it.
     void set_attention_coopmat(std::optional<bool> on) { env_.attention_coopmat_forced = on; }
 
   private:
