@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "attention/attention.h"
 #include "attention/attention_combine.h"
@@ -190,14 +191,10 @@ AttentionKernels::CoopTile AttentionKernels::attention_coop(const AttentionShape
         uint64_t n = depth / cm.k;
         return n / (n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1);
     };
-    for (auto [rows, keys] : {std::pair{64u, 32u},
-                              {32u, 32u},
-                              {32u, 16u},
-                              {16u, 32u},
-                              {16u, 16u},
-                              {16u, 8u},
-                              {8u, 16u},
-                              {8u, 8u}}) {
+    // Query rows x keys, from the most reuse of each K/V tile down.
+    static const std::pair<uint32_t, uint32_t> kTiles[] = {{64, 32}, {32, 32}, {32, 16}, {16, 32},
+                                                           {16, 16}, {16, 8},  {8, 16},  {8, 8}};
+    for (auto [rows, keys] : kTiles) {
         if (rows % cm.m || keys % cm.n || keys % cm.k) continue;
         uint32_t blocks = (group + rows - 1) / rows, heads = (group + blocks - 1) / blocks;
         uint32_t tokens = rows / heads;
