@@ -6,6 +6,7 @@
 #include "api/runtime.h"
 #include "engine_fixture.h"
 #include "json.h"
+#include "shader_names.h"
 #include "shared_data.h"
 
 namespace {
@@ -213,8 +214,12 @@ TEST_F(SharedReference, PrefillInChunksGivesTheDecodeLogits) {
 // reference's wherever its top-1 margin exceeds twice our error, and the logits stay within
 // the F16 cache's loose bound of check_numpy (an f16 operand rounds as an F16 cache does).
 TEST_F(SharedReference, EveryTinyModelPrefilledOnCooperativeMatricesKeepsTheReferenceGreedy) {
-    if (!rt_->context->device().coopmat_enabled())
-        GTEST_SKIP() << "the device or the build has no cooperative matrices";
+    const vkllm::gpu::Device &device = rt_->context->device();
+    if (!vkllm::gpu::shaders::kCoopmatShaders)
+        GTEST_SKIP() << "the build has no cooperative-matrix shaders";
+    if (!device.coopmat_enabled())
+        GTEST_SKIP() << device.info().name
+                     << " cannot run them: " << device.caps().coopmat.unusable;
     rt_->context->kernels().set_attention_coopmat(true);
     for (const char *name :
          {"tiny-llama-f32", "tiny-llama-f16", "tiny-qwen2-f32", "tiny-qwen2-f16",
