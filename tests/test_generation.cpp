@@ -35,6 +35,9 @@ TEST_F(Generation, TinyModelsMatchTheCpuReference) {
     qwen3.weight_type = 30;
     qwen3.tied_output = true;
     cases.push_back({"qwen3_bf16_tied", qwen3, 1e-4});
+    // The F32 attention kernels; the cooperative-matrix one (f16 operands) keeps the reference's
+    // greedy ids in test_generation_reference.cpp.
+    rt_->context->kernels().set_attention_coopmat(false);
     for (const Case &c : cases) {
         vkllm_model *m = tiny(c.spec, c.name);
         ASSERT_NE(m, nullptr) << c.name;
@@ -78,6 +81,7 @@ TEST_F(Generation, QuantizedModelsMatchTheReferenceAndTrackTheirF32Original) {
     spec.arch = "qwen2";
     spec.n_embd = 256, spec.n_ff = 512, spec.n_head = 4, spec.n_head_kv = 2;  // whole 256-blocks
     std::vector<int32_t> tokens = some_tokens(12, spec.n_vocab, 23);
+    rt_->context->kernels().set_attention_coopmat(false);  // F32 attention, as above
     vkllm_model *f32 = tiny(spec, "quant_f32", false);
     ASSERT_NE(f32, nullptr);
     std::vector<std::vector<float>> base =
@@ -181,6 +185,7 @@ TEST_F(Generation, KvCacheDecodeEqualsRecomputingTheSequence) {
     vkllm_model *m = tiny(spec, "kv_equals");
     ASSERT_NE(m, nullptr);
     std::vector<int32_t> tokens = some_tokens(24, spec.n_vocab, 3);
+    rt_->context->kernels().set_attention_coopmat(false);  // the same F32 arithmetic both ways
     vkllm_session *cached = session(m, 64, VKLLM_SESSION_KV_F32);
     std::vector<std::vector<float>> step = decode_each(cached, tokens, spec.n_vocab);
     vkllm_session *fresh = session(m, 64, VKLLM_SESSION_KV_F32);
@@ -363,6 +368,7 @@ TEST_F(Generation, TiledPrefillAttentionInASessionMatchesTheReference) {
     uint32_t ring_flags = VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32;
     std::vector<std::vector<float>> tiled = eval_in_steps(session(m, 20, ring_flags, 1, 12, 2));
     rt_->context->kernels().set_attention_tiled(false);
+    rt_->context->kernels().set_attention_coopmat(false);  // the one-token-per-workgroup kernel
     std::vector<std::vector<float>> plain = eval_in_steps(session(m, 20, ring_flags, 1, 12, 2));
     for (size_t e = 0; e < tiled.size(); ++e)
         EXPECT_LE(max_abs_diff(tiled[e], plain[e]), 1e-5) << "step " << e;

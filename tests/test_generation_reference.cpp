@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "api/runtime.h"
 #include "engine_fixture.h"
 #include "json.h"
+#include "shader_names.h"
 #include "shared_data.h"
 
 namespace {
@@ -250,6 +252,7 @@ TEST_F(SharedReference, PrefillInChunksGivesTheDecodeLogits) {
     Json ref = Json::load(dir_ + "/reference/numpy-f64/tiny-qwen2-f32.json");
     vkllm_model *m = load(dir_ + "/models/tiny-qwen2-f32.gguf");
     ASSERT_NE(m, nullptr);
+    rt_->context->kernels().set_attention_coopmat(false);  // F32 attention (f16's: below)
     vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32, 1, 16);
     for (const Json &seq : ref["sequences"].arr) {
         std::vector<int32_t> tokens = seq["tokens"].ints();
@@ -262,6 +265,70 @@ TEST_F(SharedReference, PrefillInChunksGivesTheDecodeLogits) {
             want.push_back(float(x.num));
         EXPECT_LE(max_abs_diff(logits, want), std::max(1e-3, 1e-4 * max_abs(want)))
             << tokens.size() << " tokens";
+    }
+}
+
+// Prefill attention on cooperative matrices (f16 operands) in whole sessions, wherever the
+// device has them (Mesa 26's lavapipe, GPUs): each tiny model's 33-token prompt prefilled in
+// one step through it, with an F32 and an F16 cache, then its greedy continuation decoded (the
+// later layers' K and V carry the prefill's rounding): greedy ids equal the float64
+// reference's wherever its top-1 margin exceeds twice our error, and the logits stay within
+// the F16 cache's loose bound of check_numpy (an f16 operand rounds as an F16 cache does).
+TEST_F(SharedReference, EveryTinyModelPrefilledOnCooperativeMatricesKeepsTheReferenceGreedy) {
+    const vkllm::gpu::Device &device = rt_->context->device();
+    if (!vkllm::gpu::shaders::kCoopmatShaders)
+        GTEST_SKIP() << "the build has no cooperative-matrix shaders";
+    if (!device.coopmat_enabled())
+        GTEST_SKIP() << device.info().name
+                     << " cannot run them: " << device.caps().coopmat.unusable;
+    rt_->context->kernels().set_attention_coopmat(true);
+    for (const char *name :
+         {"tiny-llama-f32", "tiny-llama-f16", "tiny-qwen2-f32", "tiny-qwen2-f16",
+          "tiny-qwen2-tied-f32", "tiny-qwen2-tied-f16", "tiny-gpt2-f32", "tiny-gpt2-f16",
+          "tiny-qwen2moe-f32", "tiny-qwen2moe-f16", "tiny-gptoss-f32", "tiny-gptoss-f16",
+          "tiny-gptoss-mxfp4", "tiny-gptoss-yarn-f32"}) {
+        Json ref = Json::load(dir_ + "/reference/numpy-f64/" + name + ".json");
+        vkllm_model *m = load(dir_ + "/models/" + name + ".gguf");
+        ASSERT_NE(m, nullptr) << name;
+        uint32_t n_vocab = vocab(m);
+        for (uint32_t flags : {uint32_t(VKLLM_SESSION_KV_F32), 0u}) {
+            vkllm_session *s = session(m, 128, flags);
+            for (const Json &seq : ref["sequences"].arr) {
+                std::vector<int32_t> tokens = seq["tokens"].ints();
+                std::vector<int32_t> greedy = seq["greedy"].ints();
+                if (tokens.size() <= 8) continue;  // decode-sized steps keep the other kernels
+                ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
+                std::vector<std::vector<float>> got(1, std::vector<float>(n_vocab));
+                ASSERT_EQ(vkllm_session_eval(s, 0, tokens.data(), tokens.size(), got[0].data()),
+                          VKLLM_OK)
+                    << vkllm_last_error();
+                std::vector<int32_t> fed(greedy.begin(), greedy.end() - 1);
+                for (std::vector<float> &l : decode_each(s, fed, n_vocab))
+                    got.push_back(std::move(l));
+                double err = 0, largest = 0;
+                std::vector<std::vector<float>> want;
+                for (const Json &l : seq["greedy_logits"].arr) {
+                    want.emplace_back();
+                    for (const Json &x : l.arr)
+                        want.back().push_back(float(x.num));
+                    size_t k = want.size() - 1;
+                    err = std::max(err, max_abs_diff(got[k], want[k]));
+                    largest = std::max(largest, max_abs(want[k]));
+                }
+                int checked = 0;
+                for (size_t k = 0; k < greedy.size(); ++k) {
+                    if (top1_margin(want[k]) <= 2 * std::max(err, 1e-6)) continue;
+                    EXPECT_EQ(argmax_of(got[k]), greedy[k]) << name << " greedy step " << k;
+                    ++checked;
+                }
+                std::printf(
+                    "%s, %s cache: %zu-token prefill on cooperative matrices, max "
+                    "error %.3g of max |logit| %.3g, %d greedy ids checked\n",
+                    name, flags ? "F32" : "F16", tokens.size(), err, largest, checked);
+                EXPECT_LE(err, std::max(2e-2, 2e-3 * largest)) << name;
+                EXPECT_GT(checked, 12) << name;
+            }
+        }
     }
 }
 

@@ -9,12 +9,14 @@
 // attention after kv_store to 1e-3 with an F16 cache (lavapipe rounds to nearest even: exact).
 // Q8_0 caches likewise: attention reads the dequantized values the reference reads; what
 // kv_store quantizes is checked against the quantization error bound of each block.
+// The cooperative-matrix kernel, whose f16 operands need a tolerance of their own, is kept out
+// of these (set_attention_coopmat(false)) and checked by test_kernels_attention_coopmat.cpp.
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "attention_fixture.h"
 #include "common/half.h"
-#include "gpu_fixture.h"
 #include "reference/attention_ref.h"
 #include "reference/cpu_ops.h"
 
@@ -23,10 +25,6 @@ using namespace vkllm::gpu;
 namespace {
 
 const double kTol = 1e-5;
-
-struct Step {
-    std::vector<int32_t> pos, seq, begin;
-};
 
 // What the CPU reference does not model, applied around it: a sliding window (the kernel's push
 // constant, which the reference sees as a later kv_begin) and GPT-OSS's sink logits. And which
@@ -38,35 +36,8 @@ struct Extras {
     bool one_pass = true, tiled = true;
 };
 
-class AttentionTest : public GpuTest {
+class AttentionTest : public AttentionFixture {
   protected:
-    // Uploads cache values (rows of head_dim) as the kernel stores them; `seen` gets the
-    // values it will read.
-    Buffer cache(const std::vector<float> &values, KvType kv, uint32_t head_dim,
-                 std::vector<float> &seen) {
-        if (kv == KvType::F32) {
-            seen = values;
-            return upload(values);
-        }
-        if (kv == KvType::F16) return upload(ref::to_f16(values, &seen));
-        // Q8_0 rows: GGUF's 34-byte blocks regrouped as the row's quants, then its scales.
-        std::vector<uint8_t> blocks = ref::to_q8_0(values, &seen), rows;
-        size_t n_rows = values.size() / head_dim, per_row = head_dim / 32;
-        for (size_t r = 0; r < n_rows; ++r) {
-            for (size_t b = 0; b < per_row; ++b) {
-                const uint8_t *blk = &blocks[(r * per_row + b) * 34];
-                rows.insert(rows.end(), blk + 2, blk + 34);
-            }
-            std::vector<uint8_t> tail(16, 0);
-            for (size_t b = 0; b < per_row; ++b) {
-                tail[2 * b] = blocks[(r * per_row + b) * 34];
-                tail[2 * b + 1] = blocks[(r * per_row + b) * 34 + 1];
-            }
-            rows.insert(rows.end(), tail.begin(), tail.end());
-        }
-        return upload(rows);
-    }
-
     // A Q8_0 cache of rows of head_dim as floats.
     static std::vector<float> dequantize_q8_0_cache(const std::vector<uint8_t> &bytes,
                                                     uint32_t head_dim) {
@@ -95,76 +66,9 @@ class AttentionTest : public GpuTest {
         return out;
     }
 
-    AttentionShape shape(const ref::AttnShape &s, uint32_t n_tokens, KvType kv) {
-        AttentionShape sh{n_tokens,   s.n_heads, s.n_kv_heads, s.head_dim,
-                          s.capacity, s.n_sink,  kv,           float(s.scale)};
-        sh.softcap = float(s.softcap);
-        return sh;
-    }
-
-    // GPT-OSS-like sink logits per query head: random, scaled to matter next to the scores.
-    static std::vector<float> sink_logits(uint32_t heads, uint32_t seed) {
-        std::vector<float> s = ref::random(heads, seed);
-        for (float &x : s)
-            x *= 4.0f;
-        return s;
-    }
-
     // The head sizes attention.comp and attention_tiled.comp take, multiples of 8 up to 256
     // (others go to attention_small_head.comp).
     static bool tiled_head(uint32_t d) { return d % 8 == 0 && d <= 256; }
-
-    // The cache types a head size can use.
-    static std::vector<KvType> kv_types(uint32_t head_dim) {
-        if (head_dim % 32) return {KvType::F32, KvType::F16};
-        return {KvType::F32, KvType::F16, KvType::Q8_0};
-    }
-
-    struct Uploaded {
-        Buffer pos, seq, begin;
-        StepView view() const { return StepView{pos.range(), seq.range(), begin.range()}; }
-    };
-    Uploaded upload_step(const Step &st) {
-        return Uploaded{upload(st.pos), upload(st.seq), upload(st.begin)};
-    }
-
-    // The reference with a sink logit per query head: a key with that score and no value, so
-    // each output is the reference's scaled by L / (L + exp(sink)), L the sum of exp(score)
-    // over the visible keys (computed here in double as the reference does).
-    static void add_sink_logits(std::vector<float> &out, const std::vector<float> &q,
-                                const std::vector<float> &ks, const Step &st,
-                                const ref::AttnShape &s, uint32_t n_seq,
-                                const std::vector<float> &sinks) {
-        size_t d = s.head_dim, kv_dim = size_t(s.n_kv_heads) * d;
-        for (size_t t = 0; t < st.pos.size(); ++t) {
-            if (st.pos[t] < 0 || st.seq[t] < 0 || st.seq[t] >= int32_t(n_seq)) continue;
-            std::vector<int64_t> vis = ref::visible_positions(st.pos[t], st.begin[t], s.n_sink);
-            for (uint32_t h = 0; h < s.n_heads; ++h) {
-                size_t kvh = h / (s.n_heads / s.n_kv_heads);
-                std::vector<double> score;
-                for (int64_t p : vis) {
-                    size_t row =
-                        (size_t(st.seq[t]) * s.capacity + ref::kv_slot(p, s.capacity, s.n_sink)) *
-                            kv_dim +
-                        kvh * d;
-                    double dot = 0;
-                    for (size_t i = 0; i < d; ++i)
-                        dot += double(q[(t * s.n_heads + h) * d + i]) * ks[row + i];
-                    double x = dot * s.scale;
-                    score.push_back(s.softcap > 0 ? s.softcap * std::tanh(x / s.softcap) : x);
-                }
-                double big = sinks[h];
-                for (double x : score)
-                    big = std::max(big, x);
-                double sum = 0;
-                for (double x : score)
-                    sum += std::exp(x - big);
-                double f = sum / (sum + std::exp(sinks[h] - big));
-                for (size_t i = 0; i < d; ++i)
-                    out[(t * s.n_heads + h) * d + i] = float(out[(t * s.n_heads + h) * d + i] * f);
-            }
-        }
-    }
 
     // Random q and caches (changed by `edit` when given), attention by every kernel variant vs
     // the reference. Returns the largest error seen.
@@ -204,6 +108,8 @@ class AttentionTest : public GpuTest {
                     continue;
                 kern->set_attention_splits(mode == Split ? 3 : 0);
                 kern->set_attention_tiled(mode == Tiled);
+                // The cooperative-matrix kernel (f16 operands) has its own suite and tolerance.
+                kern->set_attention_coopmat(false);
                 AttentionShape sh = shape(s, n, kv);
                 sh.window = extras.window;
                 if (mode == Tiled) {
@@ -220,6 +126,7 @@ class AttentionTest : public GpuTest {
                 });
                 kern->set_attention_splits(0);
                 kern->set_attention_tiled(false);
+                kern->set_attention_coopmat(std::nullopt);
                 std::vector<float> got = download(ob, q.size());
                 expect_close(got, want, 0, kTol,
                              (std::string(what) + " kv type " + std::to_string(uint32_t(kv)) +
@@ -442,6 +349,7 @@ TEST_F(AttentionTest, TiledPrefillMatchesOnePassWithSinksWindowsAndTwoSequences)
         std::vector<std::vector<float>> outs;
         for (bool tiled : {false, true}) {
             kernels().set_attention_tiled(tiled);
+            kernels().set_attention_coopmat(false);
             EXPECT_EQ(kernels().attention_tiled(sh), tiled || !kernels().cpu_shapes());
             Buffer ob = floats(q.size());
             run([&](Recording &r) {
@@ -451,6 +359,7 @@ TEST_F(AttentionTest, TiledPrefillMatchesOnePassWithSinksWindowsAndTwoSequences)
                                     sh, sinks.range());
             });
             kernels().set_attention_tiled(false);
+            kernels().set_attention_coopmat(std::nullopt);
             outs.push_back(download(ob, q.size()));
         }
         if (kernels().cpu_shapes())

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/runtime.h"
 #include "reference/logprobs_ref.h"
 #include "reference/tiny_archs.h"
 #include "tiny_model_fixture.h"
@@ -169,6 +170,9 @@ TEST_F(Logprobs, LogSoftmaxOfEveryPrefillPositionMatchesTheFloat64Reference) {
         {"gemma3", arch("gemma3")},                                    // sliding-window layers
         {"qwen3moe", arch("qwen3moe")},                                // routed experts
     };
+    // The F32 attention kernels: the cooperative-matrix one's f16 operands keep the reference's
+    // greedy ids instead (test_generation_reference.cpp).
+    rt_->context->kernels().set_attention_coopmat(false);
     for (const auto &[name, spec] : cases) {
         vkllm_model *m = tiny(spec, "logprobs_" + name);
         ASSERT_NE(m, nullptr) << name;

@@ -1,5 +1,6 @@
-// The bindings, push constants and key list shared by attention.comp and attention_tiled.comp
-// (Kernels::attention binds both alike). The including file gives HEAD_DIM and KV_TYPE.
+// The bindings, push constants and key list shared by attention.comp, attention_tiled.comp and
+// attention_coopmat.comp (Kernels::attention binds them alike). The including file gives
+// HEAD_DIM and KV_TYPE.
 
 #include "attention_common.h"
 

@@ -259,45 +259,55 @@ void self_check(Context &ctx, vkllm_self_check_result &result) {
         c.record_outcome("logprobs", worst);
     }
 
-    // Attention of one query (2 heads over 1 KV head of 32) on 5 cached positions stored by
-    // kv_store: a decode step's path through the KV ring.
-    const uint32_t dim = 32, keys = 5;
-    AttentionShape shape{keys, 2, 1, dim, 8, 0, KvType::F32, 1.0f / std::sqrt(float(dim))};
-    std::vector<float> kv = pattern(size_t(keys) * dim, 5), vv = pattern(size_t(keys) * dim, 6);
-    std::vector<float> q = pattern(size_t(keys) * 2 * dim, 7);
-    std::vector<int32_t> positions(keys), seqs(keys, 0), begin(keys, 0);
-    for (uint32_t i = 0; i < keys; ++i)
-        positions[i] = int32_t(i);
-    Buffer bk = c.upload(kv), bv = c.upload(vv), bq = c.upload(q), bpos = c.upload(positions),
-           bseq = c.upload(seqs), bbeg = c.upload(begin);
-    Buffer kc = ctx.allocator().allocate(8 * dim * 4, MemoryKind::Device);
-    Buffer vc = ctx.allocator().allocate(8 * dim * 4, MemoryKind::Device);
-    StepView view{bpos.range(), bseq.range(), bbeg.range()};
-    std::vector<float> attn(size_t(keys) * 2 * dim, 0.0f);
-    for (uint32_t t = 0; t < keys; ++t)
-        for (uint32_t h = 0; h < 2; ++h) {
-            std::vector<double> p(t + 1);
-            double mx = -1e30, sum = 0;
-            for (uint32_t j = 0; j <= t; ++j) {
-                double d = 0;
-                for (uint32_t i = 0; i < dim; ++i)
-                    d += double(q[(t * 2 + h) * dim + i]) * kv[j * dim + i];
-                p[j] = d * shape.scale;
-                mx = std::max(mx, p[j]);
+    // Attention (2 heads over 1 KV head of 32) of `n_tok` tokens at positions 0.. after
+    // kv_store wrote their K and V: a step's path through the KV ring. 5 tokens: the decode
+    // kernels; 12 as a prefill: the cooperative-matrix kernel where the device takes it (f16
+    // operands: scores and weights within a few 2^-11 of the F32 ones).
+    auto attention = [&](const char *name, uint32_t n_tok, bool prefill, float tol) {
+        const uint32_t dim = 32, capacity = 16;
+        AttentionShape shape{n_tok,    2, 1,           dim,
+                             capacity, 0, KvType::F32, 1.0f / std::sqrt(float(dim))};
+        shape.prefill = prefill;
+        if (prefill && !k.attention_coopmat(shape)) return;
+        std::vector<float> kv = pattern(size_t(n_tok) * dim, 5),
+                           vv = pattern(size_t(n_tok) * dim, 6);
+        std::vector<float> q = pattern(size_t(n_tok) * 2 * dim, 7);
+        std::vector<int32_t> positions(n_tok), seqs(n_tok, 0), begin(n_tok, 0);
+        for (uint32_t i = 0; i < n_tok; ++i)
+            positions[i] = int32_t(i);
+        Buffer bk = c.upload(kv), bv = c.upload(vv), bq = c.upload(q), bpos = c.upload(positions),
+               bseq = c.upload(seqs), bbeg = c.upload(begin);
+        Buffer kc = ctx.allocator().allocate(capacity * dim * 4, MemoryKind::Device);
+        Buffer vc = ctx.allocator().allocate(capacity * dim * 4, MemoryKind::Device);
+        StepView view{bpos.range(), bseq.range(), bbeg.range()};
+        std::vector<float> attn(size_t(n_tok) * 2 * dim, 0.0f);
+        for (uint32_t t = 0; t < n_tok; ++t)
+            for (uint32_t h = 0; h < 2; ++h) {
+                std::vector<double> p(t + 1);
+                double mx = -1e30, sum = 0;
+                for (uint32_t j = 0; j <= t; ++j) {
+                    double d = 0;
+                    for (uint32_t i = 0; i < dim; ++i)
+                        d += double(q[(t * 2 + h) * dim + i]) * kv[j * dim + i];
+                    p[j] = d * shape.scale;
+                    mx = std::max(mx, p[j]);
+                }
+                for (double &v : p)
+                    sum += v = std::exp(v - mx);
+                for (uint32_t j = 0; j <= t; ++j)
+                    for (uint32_t i = 0; i < dim; ++i)
+                        attn[(t * 2 + h) * dim + i] += float(p[j] / sum * vv[j * dim + i]);
             }
-            for (double &v : p)
-                sum += v = std::exp(v - mx);
-            for (uint32_t j = 0; j <= t; ++j)
-                for (uint32_t i = 0; i < dim; ++i)
-                    attn[(t * 2 + h) * dim + i] += float(p[j] / sum * vv[j * dim + i]);
-        }
-    c.run(
-        "kv_store_attention", attn.size(),
-        [&](const BufferRange &o) {
-            k.kv_store(c.rec, bk.range(), bv.range(), kc.range(), vc.range(), view, shape);
-            k.attention(c.rec, bq.range(), kc.range(), vc.range(), o, view, shape);
-        },
-        attn, 1e-5f);
+        c.run(
+            name, attn.size(),
+            [&](const BufferRange &o) {
+                k.kv_store(c.rec, bk.range(), bv.range(), kc.range(), vc.range(), view, shape);
+                k.attention(c.rec, bq.range(), kc.range(), vc.range(), o, view, shape);
+            },
+            attn, tol);
+    };
+    attention("kv_store_attention", 5, false, 1e-5f);
+    attention("attention_coopmat", 12, true, 1e-2f);
 
     result.elapsed_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

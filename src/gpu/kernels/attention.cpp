@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "attention/attention.h"
 #include "attention/attention_combine.h"
 #include "attention/attention_common.h"
+#include "attention/attention_coopmat.h"
 #include "attention/attention_small_head.h"
 #include "attention/attention_tiled.h"
 #include "attention/kv_store.h"
@@ -164,6 +166,61 @@ bool AttentionKernels::attention_tiled(const AttentionShape &shape) const {
     return attention_tile(shape).tokens > 0;
 }
 
+// attention_coopmat.comp's tile for `shape`: query rows by keys, multiples of the device's
+// coopmat shape, the largest that the device's shared memory holds (queries, keys and values
+// as f16, the rows' outputs and the tile's scores as f32) and llvmpipe's loop limit allows.
+// The rows serve as many query heads of one KV head as fit (all of them where the group is no
+// larger than the rows), the rest tokens. {}: none fits, or the kernel is not to be taken.
+AttentionKernels::CoopTile AttentionKernels::attention_coop(const AttentionShape &shape,
+                                                            uint32_t n_seq) const {
+    const std::optional<bool> &forced = env_.attention_coopmat_forced;
+    bool wanted = forced ? *forced : env_.coopmat && !env_.attention_tiled_forced;
+    if (!wanted || !shape.prefill || shape.n_tokens <= 8) return {};
+    const CoopmatShape &cm = env_.coopmat_shape;
+    if (!env_.device.coopmat_enabled() || cm.m == 0 || cm.n == 0 || cm.k == 0 ||
+        !supported_head_dim(shape.head_dim) || shape.n_tokens == 0)
+        return {};
+    const uint32_t kLanes = 128;  // the shader's workgroup
+    uint32_t pad = std::max(cm.n, cm.k);
+    uint64_t dp = (shape.head_dim + pad - 1) / pad * pad;
+    uint32_t subgroup = env_.device.info().subgroup_size;
+    uint64_t subgroups = subgroup && subgroup <= kLanes ? kLanes / subgroup : 1;
+    uint32_t group = shape.n_heads / shape.n_kv_heads;
+    // The iterations of a product's loop over K: steps of cm.k, 4, 2 or 1 at a time.
+    auto steps = [&](uint64_t depth) {
+        uint64_t n = depth / cm.k;
+        return n / (n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1);
+    };
+    // Query rows x keys, from the most reuse of each K/V tile down.
+    static const std::pair<uint32_t, uint32_t> kTiles[] = {{64, 32}, {32, 32}, {32, 16}, {16, 32},
+                                                           {16, 16}, {16, 8},  {8, 16},  {8, 8}};
+    for (auto [rows, keys] : kTiles) {
+        if (rows % cm.m || keys % cm.n || keys % cm.k) continue;
+        uint32_t blocks = (group + rows - 1) / rows, heads = (group + blocks - 1) / blocks;
+        uint32_t tokens = rows / heads;
+        uint64_t shared = uint64_t(rows + 2 * keys) * dp * 2 + rows * dp * 4 + rows * keys * 6 +
+                          keys * 4 + tokens * 16 + kLanes * 4;
+        // A pass per sequence among the tokens (their keys: the ring, sinks and the tokens'
+        // own span), a tile per `keys` keys of it, and per tile a subgroup's blocks of S and
+        // of O, each a loop over K.
+        uint64_t s_blocks = (rows / cm.m) * (keys / cm.n), o_blocks = (rows / cm.m) * (dp / cm.n);
+        uint64_t per_tile = 1 + (s_blocks + subgroups - 1) / subgroups * (1 + steps(dp)) +
+                            (o_blocks + subgroups - 1) / subgroups * (1 + steps(keys));
+        uint64_t passes = std::min(tokens, std::max(n_seq, 1u));
+        uint64_t loops = passes * ((uint64_t(shape.capacity) + tokens) / keys + 2) * per_tile +
+                         uint64_t(tokens) * (tokens + 1) + 1024;
+        if (shared <= env_.device.info().max_compute_shared_memory && loops <= kMaxLoopIterations &&
+            uint64_t(shape.n_kv_heads) * blocks <= env_.device.caps().max_groups_x &&
+            (shape.n_tokens + tokens - 1) / tokens <= 65535)
+            return CoopTile{rows, keys, heads};
+    }
+    return {};
+}
+
+bool AttentionKernels::attention_coopmat(const AttentionShape &shape, uint32_t n_seq) const {
+    return attention_coop(shape, n_seq).rows > 0;
+}
+
 uint32_t AttentionKernels::attention_splits(const AttentionShape &shape) const {
     if (!supported_head_dim(shape.head_dim) || shape.n_tokens == 0) return 1;
     if (env_.attention_splits) return env_.attention_splits;
@@ -201,6 +258,29 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     shaders::AttentionPush push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity,
                                 shape.n_sink,   n_seq,         shape.scale,      shape.window,
                                 sinks.size > 0, shape.softcap};
+    if (CoopTile tile = attention_coop(shape, n_seq); tile.rows) {
+        shaders::AttentionCoopmatSpec spec;
+        spec.HEAD_DIM = shape.head_dim;
+        spec.KV_TYPE = uint32_t(shape.kv_type);
+        spec.SOFTCAP = shape.softcap > 0;
+        spec.ROWS = tile.rows;
+        spec.BC = tile.keys;
+        spec.GH = tile.heads;
+        spec.TM = env_.coopmat_shape.m;
+        spec.TN = env_.coopmat_shape.n;
+        spec.TK = env_.coopmat_shape.k;
+        const Pipeline &p =
+            env_.pipelines.get<shaders::AttentionBindings>(shaders::attention_coopmat, spec);
+        shaders::AttentionBindings b;
+        bind_attention(b, q, k_cache, v_cache, out, step, sinks);
+        uint32_t group = shape.n_heads / shape.n_kv_heads;
+        uint32_t tokens = tile.rows / tile.heads;
+        rec.dispatch(p, b, &push, sizeof push,
+                     shape.n_kv_heads * ((group + tile.heads - 1) / tile.heads),
+                     (shape.n_tokens + tokens - 1) / tokens);
+        rec.barrier();
+        return;
+    }
     if (Tile tile = attention_tile(shape); tile.tokens) {
         shaders::AttentionTiledSpec spec;
         spec.HEAD_DIM = shape.head_dim;

@@ -1,9 +1,11 @@
 // Attention over the KV cache ring: RoPE, the store of K and V into their slots (rotating K on
 // the way), and attention itself in its variants (one pass, split keys with a merge, tiled
-// prefill, small heads) (tests/test_kernels_attention.cpp, tests/test_kernels_rope.cpp).
+// prefill, prefill on cooperative matrices, small heads) (tests/test_kernels_attention.cpp,
+// tests/test_kernels_attention_coopmat.cpp, tests/test_kernels_rope.cpp).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "gpu/kernels/env.h"
 
@@ -42,6 +44,11 @@ class AttentionKernels {
     // Whether attention() takes the tiled kernel for `shape`: GPUs, prefill steps of more than
     // 8 tokens, where it fits (shared memory, llvmpipe's loop limit).
     bool attention_tiled(const AttentionShape &shape) const;
+    // Whether attention() takes the cooperative-matrix kernel for `shape`: where the kernels
+    // use cooperative matrices (KernelEnv::coopmat), prefill steps of more than 8 tokens,
+    // where it fits (shared memory, llvmpipe's loop limit) with cache bindings of `n_seq`
+    // sequences (a workgroup may make a pass per sequence). It comes before the tiled kernel.
+    bool attention_coopmat(const AttentionShape &shape, uint32_t n_seq = 1) const;
     // The key slices attention() uses for `shape` (1: no split) and the scratch it needs.
     uint32_t attention_splits(const AttentionShape &shape) const;
     uint64_t attention_scratch_bytes(const AttentionShape &shape) const;
@@ -52,6 +59,11 @@ class AttentionKernels {
     // Forces attention() to take the tiled kernel for every step it fits (false: the device's
     // choice); tests check it on any device with it.
     void set_attention_tiled(bool on) { env_.attention_tiled_forced = on; }
+    // Forces attention() to take the cooperative-matrix kernel for the prefill steps it fits
+    // (true) or for none (false), wherever the device and the build have it
+    // (Device::coopmat_enabled), whatever VKLLM_COOPMAT says; std::nullopt: the device's
+    // choice. Tests check it with it and the other kernels without it.
+    void set_attention_coopmat(std::optional<bool> on) { env_.attention_coopmat_forced = on; }
 
   private:
     // attention_tiled.comp's tokens by keys per workgroup; {0, 0}: not tiled.
@@ -59,6 +71,12 @@ class AttentionKernels {
         uint32_t tokens = 0, keys = 0;
     };
     Tile attention_tile(const AttentionShape &shape) const;
+    // attention_coopmat.comp's query rows (tokens x heads) and keys per workgroup, and the
+    // query heads of a KV head among its rows; rows 0: not taken.
+    struct CoopTile {
+        uint32_t rows = 0, keys = 0, heads = 0;
+    };
+    CoopTile attention_coop(const AttentionShape &shape, uint32_t n_seq) const;
     void attention_small_head(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,

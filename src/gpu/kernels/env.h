@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -68,6 +69,9 @@ struct KernelEnv {
     CoopmatShape coopmat_shape;     // the device's f16 x f16 -> f32 subgroup shape
     uint32_t attention_splits = 0;  // 0: automatic
     bool attention_tiled_forced = false;
+    // attention_coopmat.comp for the prefill steps it fits (true) or for none (false), where the
+    // device has it; unset: `coopmat`'s choice.
+    std::optional<bool> attention_coopmat_forced;
     uint32_t matvec_wg;
     uint32_t matvec_rows;
     uint32_t norm_wg;
