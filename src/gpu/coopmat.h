@@ -82,6 +82,7 @@ struct CoopmatCaps {
     bool features = false;
     // Why the kernels cannot run there (empty: they can).
     std::string unusable;
+    bool offered = false;  // the device lists the extension (and no mask hides it)
 
     bool usable() const { return unusable.empty(); }
 };
@@ -93,5 +94,16 @@ CoopmatCaps query_coopmat(VkInstance instance, VkPhysicalDevice physical, bool l
 
 // "16x16x16 f16*f16+f32->f32" (the scope appended where it is not a subgroup).
 std::string coopmat_shape_text(const CoopmatShape &s);
+
+// VKLLM_COOPMAT: whether the cooperative-matrix kernels are wanted where the device has them
+// ("auto" or unset: on GPUs only; "on": also on CPU devices; "off": nowhere). Throws
+// VKLLM_ERR_INVALID_ARGUMENT for another value.
+bool coopmat_wanted(bool cpu_device);
+
+// Whether a runtime on a device with `caps` runs the coopmat kernels, or why not (the public
+// vkllm_device_info.cooperative_matrix): the device's reasons first (rebuilding would not help
+// there), then the build's (`built`: shaders::kCoopmatShaders), then VKLLM_COOPMAT's, which is
+// read, and refused when misspelt, whatever the device.
+vkllm_coopmat_use coopmat_use(const CoopmatCaps &caps, bool built, bool cpu_device);
 
 }  // namespace vkllm::gpu
