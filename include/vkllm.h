@@ -317,7 +317,7 @@ typedef struct vkllm_runtime_params {
      * cooperative matrices on GPUs that have them, not on CPU devices), on (wherever the device
      * and the build have them, lavapipe included: how they are tested without a GPU) or off
      * (nowhere); vkllm_device_info.cooperative_matrix says what was chosen. Any other value of
-     * the three fails with VKLLM_ERR_INVALID_ARGUMENT, before anything is created. */
+     * the three fails with VKLLM_ERR_INVALID_ARGUMENT, on every device, and creates nothing. */
     int32_t device_index;
     const char *device_name;
     uint32_t flags; /* VKLLM_RUNTIME_* bits; default 0 */
