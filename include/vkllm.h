@@ -198,7 +198,7 @@ typedef enum vkllm_coopmat_use {
      * (its build found no glslang that compiles GL_KHR_cooperative_matrix: README). */
     VKLLM_COOPMAT_NOT_BUILT = 3,
     /* The device and the build could, but VKLLM_COOPMAT chose against it: "off", or "auto"
-     * (the default) on a CPU device such as lavapipe, where they are slower. */
+     * (the default) on a CPU device such as lavapipe, which keeps its own batched kernels. */
     VKLLM_COOPMAT_NOT_CHOSEN = 4,
     VKLLM_COOPMAT_USE_FORCE32 = 0x7FFFFFFF
 } vkllm_coopmat_use;
