@@ -28,8 +28,9 @@ KernelEnv::KernelEnv(Device &dev, Pipelines &pipes, DeviceClass cls)
     bool cpu = cls == DeviceClass::Cpu;
     cpu_class = cpu;
     coopmat_shape = dev.caps().coopmat.f16;
-    // Chosen with the device (gpu/coopmat.h), so that its info says what runs.
-    coopmat = dev.info().cooperative_matrix == VKLLM_COOPMAT_USED;
+    // For the device's own class this is what its info says (coopmat_use); kernels of the
+    // other class (tests) choose as VKLLM_COOPMAT would for that class.
+    coopmat = dev.coopmat_enabled() && coopmat_wanted(cpu);
     matvec_wg = cpu ? 8 : 64;
     matvec_rows = cpu ? 16 : 2;
     // A CPU device's workgroup of one subgroup (lavapipe: 8 and 8) adds its lanes' partial sums
