@@ -14,6 +14,7 @@
 #include "gpu/pipeline.h"
 #include "shader_names.h"
 #include "tiny_model_fixture.h"
+#include "validation.h"
 
 namespace {
 
@@ -278,48 +279,101 @@ TEST(CoopmatChoice, ADeviceWithoutThemRunsWithNoMessageAboveInfo) {
         ADD_FAILURE() << w;
 }
 
-// A profiled prefill names each kernel it dispatched by its shader: the matrix products went
-// to the cooperative-matrix matmul where the runtime uses it and to no *_coopmat shader where
-// it does not; without it, GPUs take the tiled matmul and CPU devices the batched matvec.
-using CoopmatProfile = TinyModelTest;
+namespace {
 
-TEST_F(CoopmatProfile, AProfiledPrefillNamesTheKernelsItRan) {
-    vkllm_device_info info;
-    info.struct_size = sizeof info;
-    ASSERT_EQ(vkllm_runtime_get_device_info(rt_, &info), VKLLM_OK);
-    TinyModelSpec spec = qwen2_head64();
-    vkllm_model *m = tiny(spec, "coopmat_profile", false);
-    ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 128, VKLLM_SESSION_PROFILE);
-    ASSERT_NE(s, nullptr);
-    std::vector<int32_t> prompt = some_tokens(40, spec.n_vocab, 3);
-    ASSERT_EQ(vkllm_session_eval(s, 0, prompt.data(), prompt.size(), nullptr), VKLLM_OK)
-        << vkllm_last_error();
-    size_t n = 0;
-    ASSERT_EQ(vkllm_session_get_profile(s, nullptr, 0, &n), VKLLM_OK);
-    std::vector<vkllm_kernel_time> k(n);
-    ASSERT_EQ(vkllm_session_get_profile(s, k.data(), k.size(), &n), VKLLM_OK);
+// What one profiled prefill ran, on a runtime made under VKLLM_COOPMAT=`coopmat`.
+struct Profiled {
+    vkllm_device_info info{};
     std::set<std::string> kernels;
-    std::string all;
-    for (size_t i = 0; i < n; ++i) {
-        kernels.insert(k[i].kernel);
-        all += std::string(" ") + k[i].kernel;
-        EXPECT_GT(k[i].dispatches, 0u) << k[i].kernel;
+    std::string names;  // for messages
+    uint64_t validation_messages = 0;
+};
+
+Profiled profiled_prefill(const char *coopmat, const std::string &model, uint32_t n_vocab) {
+    Profiled out;
+    ScopedEnv env("VKLLM_COOPMAT", coopmat);
+    vkllm_runtime_params p;
+    vkllm_runtime_params_init(&p);
+    if (vkllm_test_validation_in_process()) p.flags = VKLLM_RUNTIME_VALIDATION;
+    vkllm_runtime *rt = nullptr;
+    EXPECT_EQ(vkllm_runtime_create(&p, &rt), VKLLM_OK) << vkllm_last_error();
+    if (!rt) return out;
+    out.info.struct_size = sizeof out.info;
+    EXPECT_EQ(vkllm_runtime_get_device_info(rt, &out.info), VKLLM_OK);
+    vkllm_model *m = nullptr;
+    EXPECT_EQ(vkllm_model_load(rt, model.c_str(), nullptr, &m), VKLLM_OK) << vkllm_last_error();
+    vkllm_session *s = nullptr;
+    if (m) {
+        vkllm_session_params sp;
+        vkllm_session_params_init(&sp);
+        sp.n_ctx = 128;
+        sp.flags = VKLLM_SESSION_PROFILE;
+        EXPECT_EQ(vkllm_session_create(m, &sp, &s), VKLLM_OK) << vkllm_last_error();
     }
-    bool any_matvec = false, any_coopmat = false;
-    for (const std::string &name : kernels) {
-        any_matvec |= name.rfind("matvec", 0) == 0;
-        any_coopmat |= name.find("_coopmat") != std::string::npos;
+    if (s) {
+        std::vector<int32_t> prompt = some_tokens(40, n_vocab, 3);
+        EXPECT_EQ(vkllm_session_eval(s, 0, prompt.data(), prompt.size(), nullptr), VKLLM_OK)
+            << vkllm_last_error();
+        size_t n = 0;
+        EXPECT_EQ(vkllm_session_get_profile(s, nullptr, 0, &n), VKLLM_OK);
+        std::vector<vkllm_kernel_time> k(n);
+        EXPECT_EQ(vkllm_session_get_profile(s, k.data(), k.size(), &n), VKLLM_OK);
+        for (size_t i = 0; i < n; ++i) {
+            out.kernels.insert(k[i].kernel);
+            out.names += std::string(" ") + k[i].kernel;
+            EXPECT_GT(k[i].dispatches, 0u) << k[i].kernel;
+        }
     }
-    if (info.cooperative_matrix != VKLLM_COOPMAT_USED) {
-        EXPECT_FALSE(any_coopmat) << "cooperative matrices not chosen, yet:" << all;
-        if (info.type == VKLLM_DEVICE_CPU)
-            EXPECT_TRUE(any_matvec) << all;
-        else
-            EXPECT_EQ(kernels.count("matmul"), 1u) << all;
+    vkllm_session_destroy(s);
+    vkllm_model_destroy(m);
+    vkllm_runtime_stats st;
+    st.struct_size = sizeof st;
+    EXPECT_EQ(vkllm_runtime_get_stats(rt, &st), VKLLM_OK);
+    out.validation_messages = st.validation_errors + st.validation_warnings;
+    vkllm_runtime_destroy(rt);
+    return out;
+}
+
+bool any_coopmat_kernel(const std::set<std::string> &kernels) {
+    for (const std::string &name : kernels)
+        if (name.find("_coopmat") != std::string::npos) return true;
+    return false;
+}
+
+bool any_matvec_kernel(const std::set<std::string> &kernels) {
+    for (const std::string &name : kernels)
+        if (name.rfind("matvec", 0) == 0) return true;
+    return false;
+}
+
+}  // namespace
+
+// A profiled prefill names each kernel it dispatched by its shader (what `vkllm bench
+// --profile` prints): under VKLLM_COOPMAT=off no *_coopmat shader ran, and the matrix products
+// went to the tiled matmul on GPUs and to the batched matvec on CPU devices; under "on", on a
+// device and build that have them, to matmul_coopmat.
+TEST(CoopmatProfile, AProfiledPrefillNamesTheKernelsItRan) {
+    TinyModelSpec spec = qwen2_head64();
+    std::string path = ::testing::TempDir() + "vkllm_coopmat_profile.gguf";
+    write_tiny_model(path, spec);
+    Profiled off = profiled_prefill("off", path, spec.n_vocab);
+    Profiled on = profiled_prefill("on", path, spec.n_vocab);
+    std::remove(path.c_str());
+
+    EXPECT_NE(off.info.cooperative_matrix, VKLLM_COOPMAT_USED);
+    EXPECT_FALSE(any_coopmat_kernel(off.kernels)) << "VKLLM_COOPMAT=off, yet:" << off.names;
+    if (off.info.type == VKLLM_DEVICE_CPU)
+        EXPECT_TRUE(any_matvec_kernel(off.kernels)) << off.names;
+    else
+        EXPECT_EQ(off.kernels.count("matmul"), 1u) << off.names;
+    EXPECT_EQ(off.validation_messages + on.validation_messages, 0u);
+
+    if (on.info.cooperative_matrix != VKLLM_COOPMAT_USED) {
+        // A device without them (Mesa 22's lavapipe): "on" changes nothing.
+        EXPECT_EQ(on.kernels, off.kernels) << "no cooperative matrices here: the same kernels";
         return;
     }
     if (!in_registry("matmul_coopmat"))
-        GTEST_SKIP() << "this build has no matmul_coopmat shader yet; ran:" << all;
-    EXPECT_EQ(kernels.count("matmul_coopmat"), 1u) << all;
+        GTEST_SKIP() << "this build has no matmul_coopmat shader yet; ran:" << on.names;
+    EXPECT_EQ(on.kernels.count("matmul_coopmat"), 1u) << on.names;
 }
