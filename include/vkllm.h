@@ -191,8 +191,8 @@ typedef enum vkllm_coopmat_use {
     /* Used: prefill's matrix products run on cooperative matrices of coopmat_shape. */
     VKLLM_COOPMAT_USED = 1,
     /* Offered, but not as the kernels need it: no f16 x f16 + f32 -> f32 shape at subgroup
-     * scope, one of the features cooperativeMatrix, shaderFloat16 or vulkanMemoryModel
-     * missing, or the device used below Vulkan 1.2. */
+     * scope, one of the features cooperativeMatrix, shaderFloat16, vulkanMemoryModel or
+     * vulkanMemoryModelDeviceScope missing, or the device used below Vulkan 1.2. */
     VKLLM_COOPMAT_UNSUITABLE = 2,
     /* The device could, but this library was built without the cooperative-matrix shaders
      * (its build found no glslang that compiles GL_KHR_cooperative_matrix: README). */

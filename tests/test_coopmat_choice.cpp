@@ -81,6 +81,11 @@ int offering_device(const std::vector<vkllm_device_info> &infos) {
     return -1;
 }
 
+// Every message of a runtime at WARNING or above.
+void collect_warnings(void *user, vkllm_log_level level, const char *msg) {
+    if (level >= VKLLM_LOG_WARNING) static_cast<std::vector<std::string> *>(user)->push_back(msg);
+}
+
 // The build compiled the cooperative-matrix shaders (cmake/coopmat.cmake found a glslang).
 bool shaders_built() {
     return vkllm::gpu::shaders::kCoopmatShaders;
@@ -188,6 +193,62 @@ TEST(CoopmatChoice, VkllmCoopmatChoosesAndTheMaskHidesThem) {
     vkllm_runtime_destroy(rt);
 }
 
+// Enabling the extension (and the Vulkan memory model its shaders use) keeps every other
+// kernel valid: tiny models of three layouts (llama, qwen2 with heads of 64, a qwen3moe whose
+// router has a Device-scope barrier) generate under the validation layer with nothing said
+// above INFO.
+TEST(CoopmatChoice, EnablingThemKeepsTheOtherKernelsValid) {
+    ScopedEnv no_mask("VKLLM_VULKAN_MASK_FEATURES", nullptr);
+    ScopedEnv on("VKLLM_COOPMAT", "on");
+    int index = offering_device(enumerate());
+    if (index < 0 || !shaders_built())
+        GTEST_SKIP() << "no device here on which this build enables VK_KHR_cooperative_matrix "
+                        "(Mesa 26's lavapipe: scripts/mesa26 run)";
+    std::vector<std::string> warnings;
+    vkllm_runtime_params p;
+    vkllm_runtime_params_init(&p);
+    p.device_index = index;
+    if (vkllm_test_validation_in_process()) p.flags = VKLLM_RUNTIME_VALIDATION;
+    p.log_fn = &collect_warnings;
+    p.log_user_data = &warnings;
+    vkllm_runtime *rt = nullptr;
+    ASSERT_EQ(vkllm_runtime_create(&p, &rt), VKLLM_OK) << vkllm_last_error();
+    TinyModelSpec moe;
+    moe.arch = "qwen3moe";
+    moe.n_embd = 64, moe.n_head = 4, moe.n_head_kv = 2, moe.head_dim = 32;
+    moe.n_expert = 6, moe.n_expert_used = 2, moe.n_ff_exp = 32;
+    for (const TinyModelSpec &spec : {TinyModelSpec{}, qwen2_head64(), moe}) {
+        SCOPED_TRACE(spec.arch);
+        std::string path = ::testing::TempDir() + "vkllm_coopmat_enabled.gguf";
+        write_tiny_model(path, spec);
+        vkllm_model *m = nullptr;
+        EXPECT_EQ(vkllm_model_load(rt, path.c_str(), nullptr, &m), VKLLM_OK) << vkllm_last_error();
+        std::remove(path.c_str());
+        vkllm_session *s = nullptr;
+        if (m) {
+            EXPECT_EQ(vkllm_session_create(m, nullptr, &s), VKLLM_OK) << vkllm_last_error();
+        }
+        if (s) {
+            std::vector<int32_t> prompt = some_tokens(24, spec.n_vocab, 9);
+            vkllm_generate_params gp;
+            vkllm_generate_params_init(&gp);
+            gp.max_tokens = 4;
+            EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), nullptr, &gp, nullptr),
+                      VKLLM_OK)
+                << vkllm_last_error();
+        }
+        vkllm_session_destroy(s);
+        vkllm_model_destroy(m);
+    }
+    vkllm_runtime_stats st;
+    st.struct_size = sizeof st;
+    EXPECT_EQ(vkllm_runtime_get_stats(rt, &st), VKLLM_OK);
+    EXPECT_EQ(st.validation_errors + st.validation_warnings, 0u);
+    vkllm_runtime_destroy(rt);
+    for (const std::string &w : warnings)
+        ADD_FAILURE() << w;
+}
+
 // A value VKLLM_COOPMAT does not take fails runtime creation and device enumeration with
 // VKLLM_ERR_INVALID_ARGUMENT naming the variable and its values, on every device (whether or
 // not it has cooperative matrices), and leaves the caller's outputs as they were.
@@ -217,15 +278,6 @@ TEST(CoopmatChoice, AMisspeltVkllmCoopmatIsRefusedAndChangesNothing) {
     EXPECT_EQ(vkllm_runtime_create(nullptr, &rt), VKLLM_OK) << vkllm_last_error();
     vkllm_runtime_destroy(rt);
 }
-
-namespace {
-
-// Every message of a runtime at WARNING or above.
-void collect_warnings(void *user, vkllm_log_level level, const char *msg) {
-    if (level >= VKLLM_LOG_WARNING) static_cast<std::vector<std::string> *>(user)->push_back(msg);
-}
-
-}  // namespace
 
 // A device without cooperative matrices (this machine's, or any with the extension masked)
 // runs today's kernels with nothing above INFO said about it: creating the runtime, loading

@@ -38,7 +38,8 @@ std::string coopmat_summary(const vkllm_device_info &d) {
         case VKLLM_COOPMAT_UNSUITABLE:
             text =
                 "not used: the kernels need an f16*f16+f32->f32 subgroup shape and the "
-                "cooperativeMatrix, shaderFloat16 and vulkanMemoryModel features at Vulkan 1.2";
+                "cooperativeMatrix, shaderFloat16, vulkanMemoryModel and "
+                "vulkanMemoryModelDeviceScope features at Vulkan 1.2";
             break;
         case VKLLM_COOPMAT_NOT_BUILT:
             text = "not used: this build has no cooperative-matrix shaders";
