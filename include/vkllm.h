@@ -177,6 +177,62 @@ typedef enum vkllm_device_type {
 
 #define VKLLM_MAX_MEMORY_HEAPS 16
 
+/* Cooperative matrices (VK_KHR_cooperative_matrix): the matrix units of GPUs (NVIDIA's tensor
+ * cores, AMD's WMMA, Intel's XMX) as Vulkan exposes them. vkllm's prefill multiplies its
+ * matrices on them where the device, the build and the choice below all allow it; everywhere
+ * else it runs the same kernels it runs without them, with the same results up to rounding. */
+
+/* Whether vkllm runs its prefill kernels on cooperative matrices on a device, or why not
+ * (vkllm_device_info.cooperative_matrix). The values are stable. */
+typedef enum vkllm_coopmat_use {
+    /* The device does not offer VK_KHR_cooperative_matrix, or VKLLM_VULKAN_MASK_FEATURES
+     * hides it (see vkllm_runtime_params). */
+    VKLLM_COOPMAT_ABSENT = 0,
+    /* Used: prefill's matrix products run on cooperative matrices of coopmat_shape. */
+    VKLLM_COOPMAT_USED = 1,
+    /* Offered, but not as the kernels need it: no f16 x f16 + f32 -> f32 shape at subgroup
+     * scope, one of the features cooperativeMatrix, shaderFloat16, vulkanMemoryModel or
+     * vulkanMemoryModelDeviceScope missing, or the device used below Vulkan 1.2. */
+    VKLLM_COOPMAT_UNSUITABLE = 2,
+    /* The device could, but this library was built without the cooperative-matrix shaders
+     * (its build found no glslang that compiles GL_KHR_cooperative_matrix: README). */
+    VKLLM_COOPMAT_NOT_BUILT = 3,
+    /* The device and the build could, but VKLLM_COOPMAT chose against it: "off", or "auto"
+     * (the default) on a CPU device such as lavapipe, which keeps its own batched kernels. */
+    VKLLM_COOPMAT_NOT_CHOSEN = 4,
+    VKLLM_COOPMAT_USE_FORCE32 = 0x7FFFFFFF
+} vkllm_coopmat_use;
+
+/* The element types of a cooperative matrix: the values of Vulkan's VkComponentTypeKHR, so a
+ * type newer than this header (bfloat16, fp8) comes through as Vulkan's own value. */
+typedef enum vkllm_component_type {
+    VKLLM_COMPONENT_F16 = 0,
+    VKLLM_COMPONENT_F32 = 1,
+    VKLLM_COMPONENT_F64 = 2,
+    VKLLM_COMPONENT_S8 = 3,
+    VKLLM_COMPONENT_S16 = 4,
+    VKLLM_COMPONENT_S32 = 5,
+    VKLLM_COMPONENT_S64 = 6,
+    VKLLM_COMPONENT_U8 = 7,
+    VKLLM_COMPONENT_U16 = 8,
+    VKLLM_COMPONENT_U32 = 9,
+    VKLLM_COMPONENT_U64 = 10,
+    VKLLM_COMPONENT_TYPE_FORCE32 = 0x7FFFFFFF
+} vkllm_component_type;
+
+/* One product a device computes cooperatively: Result (m x n) = A (m x k) * B (k x n) + C
+ * (m x n), with the element types given. NVIDIA GPUs list 16x16x16 and 16x8x16 among others,
+ * AMD RDNA3 16x16x16, Mesa 26's lavapipe 8x8x8. */
+typedef struct vkllm_coopmat_shape {
+    uint32_t m, n, k;
+    vkllm_component_type a_type, b_type, c_type, result_type;
+    int32_t subgroup_scope; /* 1: one subgroup computes it (what vkllm's kernels use); 0: another
+                               scope, such as a workgroup */
+} vkllm_coopmat_shape;
+
+/* The most cooperative-matrix shapes a vkllm_device_info lists. */
+#define VKLLM_MAX_COOPMAT_SHAPES 32
+
 /* What vkllm knows about one Vulkan device. Set struct_size = sizeof(vkllm_device_info)
  * before passing it to the library. */
 typedef struct vkllm_device_info {
@@ -205,14 +261,30 @@ typedef struct vkllm_device_info {
     int32_t shader_int8;    /* int8 arithmetic in shaders */
     int32_t storage_16bit;  /* 16-bit types in storage buffers */
     int32_t timestamps;     /* compute queue supports timestamp queries */
+    /* Appended (issue 38): cooperative matrices. A caller built against an older header
+     * passes its shorter struct and gets the fields it knows. */
+    /* Whether prefill runs on cooperative matrices here (VKLLM_COOPMAT_USED) or why not. As a
+     * runtime would choose at this moment (VKLLM_COOPMAT and VKLLM_VULKAN_MASK_FEATURES
+     * applied); vkllm_runtime_get_device_info says what its runtime did choose. */
+    vkllm_coopmat_use cooperative_matrix;
+    /* The f16 x f16 + f32 -> f32 subgroup shape the kernels use, or would use where
+     * cooperative_matrix says another reason; all zero where the device has none. */
+    vkllm_coopmat_shape coopmat_shape;
+    /* Every shape the device offers (the first VKLLM_MAX_COOPMAT_SHAPES of them), as its driver
+     * lists them; 0 where VK_KHR_cooperative_matrix is absent or masked. */
+    uint32_t coopmat_shape_count;
+    vkllm_coopmat_shape coopmat_shapes[VKLLM_MAX_COOPMAT_SHAPES];
 } vkllm_device_info;
 
 /* Lists the Vulkan devices of this machine, in the order that device indices refer to, as
- * vkllm_runtime_create sees them (with the VKLLM_VULKAN_* variables applied, see there).
- * Writes up to `capacity` entries to `infos` (each with struct_size set by the caller; `infos`
- * may be NULL when capacity is 0) and the total number of devices to *count. Returns
+ * vkllm_runtime_create sees them (with the VKLLM_VULKAN_* variables and VKLLM_COOPMAT applied,
+ * see there).
+ * Writes up to `capacity` entries to `infos` (each with struct_size set by the caller, the same
+ * in every entry; `infos` may be NULL when capacity is 0) and the total number of devices to
+ * *count. The entries are taken to be struct_size bytes apart, so an array of the shorter
+ * struct of an older header is filled entry by entry as it lies. Returns
  * VKLLM_ERR_NO_DEVICE when there is no Vulkan loader or driver, VKLLM_ERR_INVALID_ARGUMENT
- * for a VKLLM_VULKAN_* value it does not take. Thread-safe. */
+ * for a value of those variables it does not take. Thread-safe. */
 VKLLM_API vkllm_status vkllm_devices_enumerate(vkllm_device_info *infos, size_t capacity,
                                                size_t *count);
 
@@ -237,10 +309,15 @@ typedef struct vkllm_runtime_params {
      * read at create: VKLLM_VULKAN_API_VERSION ("1.0", "1.1" or "1.2") caps the Vulkan version
      * of the instance and of every device (1.1 phones; below 1.1 no device is usable), and
      * VKLLM_VULKAN_MASK_FEATURES, a comma-separated list of shaderFloat16, shaderInt8,
-     * storageBuffer16BitAccess, subgroupArithmetic, VK_KHR_driver_properties and
-     * VK_KHR_shader_float16_int8, makes each device report those as absent (an extension name
-     * hides the extension, which matters at 1.1, where vkllm reads those features through
-     * it). Any other value fails with VKLLM_ERR_INVALID_ARGUMENT. */
+     * storageBuffer16BitAccess, subgroupArithmetic, VK_KHR_driver_properties,
+     * VK_KHR_shader_float16_int8 and VK_KHR_cooperative_matrix, makes each device report those
+     * as absent (an extension name hides the extension, which matters at 1.1, where vkllm reads
+     * those features through it; VK_KHR_cooperative_matrix keeps prefill on the kernels of
+     * devices without it). A third chooses the prefill kernels: VKLLM_COOPMAT=auto (default:
+     * cooperative matrices on GPUs that have them, not on CPU devices), on (wherever the device
+     * and the build have them, lavapipe included: how they are tested without a GPU) or off
+     * (nowhere); vkllm_device_info.cooperative_matrix says what was chosen. Any other value of
+     * the three fails with VKLLM_ERR_INVALID_ARGUMENT, on every device, and creates nothing. */
     int32_t device_index;
     const char *device_name;
     uint32_t flags; /* VKLLM_RUNTIME_* bits; default 0 */

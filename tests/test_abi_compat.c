@@ -62,6 +62,35 @@ typedef struct old_generate_result {
     size_t n_generated;
 } old_generate_result;
 
+/* vkllm_device_info before the cooperative matrices (1056 bytes), an output struct that
+ * callers pass as an array. */
+typedef struct old_device_info {
+    size_t struct_size;
+    uint32_t index;
+    vkllm_device_type type;
+    char name[256];
+    char driver_name[256];
+    char driver_info[256];
+    uint32_t vendor_id;
+    uint32_t device_id;
+    uint32_t api_version;
+    int32_t usable;
+    int32_t unified_memory;
+    uint32_t heap_count;
+    uint64_t heap_size[VKLLM_MAX_MEMORY_HEAPS];
+    int32_t heap_device_local[VKLLM_MAX_MEMORY_HEAPS];
+    uint64_t max_storage_buffer_range;
+    uint64_t max_texel_buffer_elements;
+    uint64_t max_allocation_size;
+    uint32_t max_compute_shared_memory;
+    uint32_t max_workgroup_invocations;
+    uint32_t subgroup_size;
+    int32_t shader_float16;
+    int32_t shader_int8;
+    int32_t storage_16bit;
+    int32_t timestamps;
+} old_device_info;
+
 /* Each old struct with poison after it. */
 #define POISONED(type)            \
     struct {                      \
@@ -130,6 +159,48 @@ int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s MODEL.gguf\n", argv[0]);
         return 2;
+    }
+
+    /* Devices: an array of the old struct is filled entry by entry as it lies (struct_size
+     * apart), with what the current struct says, and nothing past the devices there are. */
+    CHECK(sizeof(old_device_info) == 1056);
+    {
+        struct {
+            old_device_info d[2];
+            unsigned char poison[64];
+        } od;
+        vkllm_device_info cur[2];
+        size_t n_old = 0, n_cur = 0, j;
+        memset(&od, 0xFF, sizeof od);
+        od.d[0].struct_size = od.d[1].struct_size = sizeof od.d[0];
+        cur[0].struct_size = cur[1].struct_size = sizeof cur[0];
+        CHECK(vkllm_devices_enumerate(cur, 2, &n_cur) == VKLLM_OK);
+        CHECK(vkllm_devices_enumerate((vkllm_device_info *)(void *)od.d, 2, &n_old) == VKLLM_OK);
+        CHECK(n_old == n_cur && n_cur > 0);
+        for (i = 0; i < 2; ++i) {
+            CHECK(od.d[i].struct_size == sizeof od.d[0]);
+            if (i >= n_cur) {
+                found = 0;
+                for (j = sizeof(size_t); j < sizeof od.d[i]; ++j)
+                    found |= ((const unsigned char *)&od.d[i])[j] != 0xFF;
+                CHECK(!found); /* no device there: left alone */
+                continue;
+            }
+            CHECK(od.d[i].index == cur[i].index);
+            CHECK(strcmp(od.d[i].name, cur[i].name) == 0);
+            CHECK(od.d[i].api_version == cur[i].api_version);
+            CHECK(od.d[i].subgroup_size == cur[i].subgroup_size);
+            CHECK(od.d[i].timestamps == cur[i].timestamps);
+        }
+        found = 0;
+        for (i = 0; i < sizeof od.poison; ++i)
+            found |= od.poison[i] != 0xFF;
+        CHECK(!found);
+        /* Entries of different sizes cannot be an array: refused. */
+        od.d[1].struct_size = sizeof cur[0];
+        CHECK(vkllm_devices_enumerate((vkllm_device_info *)(void *)od.d, 2, &n_old) ==
+              VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(strstr(vkllm_last_error(), "struct_size") != NULL);
     }
 
     /* Runtime: an old struct (no flags, no cache path, no log callback). */

@@ -31,7 +31,16 @@ int main(void) {
         fprintf(stderr, "FAIL: the pinned numbers are for LP64 targets\n");
         return 1;
     }
-    PIN_SIZE(vkllm_device_info, 1056);
+    PIN_SIZE(vkllm_coopmat_shape, 32);
+    PIN_OFFSET(vkllm_coopmat_shape, m, 0);
+    PIN_OFFSET(vkllm_coopmat_shape, n, 4);
+    PIN_OFFSET(vkllm_coopmat_shape, k, 8);
+    PIN_OFFSET(vkllm_coopmat_shape, a_type, 12);
+    PIN_OFFSET(vkllm_coopmat_shape, b_type, 16);
+    PIN_OFFSET(vkllm_coopmat_shape, c_type, 20);
+    PIN_OFFSET(vkllm_coopmat_shape, result_type, 24);
+    PIN_OFFSET(vkllm_coopmat_shape, subgroup_scope, 28);
+    PIN_SIZE(vkllm_device_info, 2120); /* 1056 before the cooperative matrices were appended */
     PIN_OFFSET(vkllm_device_info, struct_size, 0);
     PIN_OFFSET(vkllm_device_info, index, 8);
     PIN_OFFSET(vkllm_device_info, type, 12);
@@ -56,6 +65,10 @@ int main(void) {
     PIN_OFFSET(vkllm_device_info, shader_int8, 1040);
     PIN_OFFSET(vkllm_device_info, storage_16bit, 1044);
     PIN_OFFSET(vkllm_device_info, timestamps, 1048);
+    PIN_OFFSET(vkllm_device_info, cooperative_matrix, 1052); /* in 1056's tail padding */
+    PIN_OFFSET(vkllm_device_info, coopmat_shape, 1056);
+    PIN_OFFSET(vkllm_device_info, coopmat_shape_count, 1088);
+    PIN_OFFSET(vkllm_device_info, coopmat_shapes, 1092);
     PIN_SIZE(vkllm_runtime_params, 64);
     PIN_OFFSET(vkllm_runtime_params, struct_size, 0);
     PIN_OFFSET(vkllm_runtime_params, device_index, 8);

@@ -365,6 +365,7 @@ TEST_F(Vulkan11Generation, EachMaskedFeatureFallsBackToTheSameGreedyIds) {
         {"subgroupArithmetic", "matvec reduces through shared memory"},
         {"VK_KHR_driver_properties", "the device class comes from the device type"},
         {"VK_KHR_shader_float16_int8", "as shaderFloat16 and shaderInt8"},
+        {"VK_KHR_cooperative_matrix", "prefill runs the kernels without cooperative matrices"},
     };
     for (size_t i = 0; i < kMaskNameCount; ++i) {
         const char *name = kMaskNames[i].name;
@@ -380,6 +381,10 @@ TEST_F(Vulkan11Generation, EachMaskedFeatureFallsBackToTheSameGreedyIds) {
         EXPECT_EQ(g.info.shader_int8 == 0, bit == kMaskShaderInt8 || f16_ext);
         EXPECT_EQ(g.info.storage_16bit == 0, bit == kMaskStorageBuffer16BitAccess);
         EXPECT_EQ(g.info.driver_name[0] == 0, bit == kMaskDriverPropertiesExtension);
+        if (bit == kMaskCooperativeMatrixExtension) {
+            EXPECT_EQ(g.info.cooperative_matrix, VKLLM_COOPMAT_ABSENT);
+            EXPECT_EQ(g.info.coopmat_shape_count, 0u);
+        }
         if (bit == kMaskSubgroupArithmetic) {
             EXPECT_FALSE(any_subgroup_kernel(g.kernels));
             EXPECT_EQ(any_subgroup_kernel(base_.kernels), base_.info.type == VKLLM_DEVICE_CPU)

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "coopmat_text.h"
 #include "prefill_flops.h"
 #include "quant_targets.h"
 #include "token_json.h"
@@ -442,7 +443,9 @@ struct Result {
     }
 };
 
-void print_json(const ModelFacts &f, const std::string &device, bool kv_cache, const Result &r) {
+// `coopmat`: the cooperative-matrix shape prefill ran on, empty where it ran none.
+void print_json(const ModelFacts &f, const std::string &device, const std::string &coopmat,
+                bool kv_cache, const Result &r) {
     std::printf(
         "{\"model\": %s, \"type\": %s, \"size\": %llu, \"params\": %llu, \"test\": %s, "
         "\"n_prompt\": %u, \"n_gen\": %u, \"kv_cache\": %s, \"samples_ts\": [",
@@ -451,8 +454,9 @@ void print_json(const ModelFacts &f, const std::string &device, bool kv_cache, c
         vkllm_tool::json_text(r.test).c_str(), r.n_prompt, r.n_gen, kv_cache ? "true" : "false");
     for (size_t i = 0; i < r.samples.size(); ++i)
         std::printf("%s%.6g", i ? ", " : "", r.samples[i]);
-    std::printf("], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s", r.mean(), r.stddev(),
-                vkllm_tool::json_text(device).c_str());
+    std::printf("], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s, \"coopmat\": %s", r.mean(),
+                r.stddev(), vkllm_tool::json_text(device).c_str(),
+                coopmat.empty() ? "null" : vkllm_tool::json_text(coopmat).c_str());
     if (r.flops_per_token > 0)
         std::printf(", \"flops_per_token\": %.0f, \"tflops\": %.6g", r.flops_per_token,
                     r.flops_per_token * r.mean() / 1e12);
@@ -610,7 +614,12 @@ int bench(const Options &o) {
         for (uint32_t n : o.gens)
             for (const std::string &name : {pp_name(p), tg_name(n, p)})
                 if (name.size() > widest.size()) widest = name;
-    Table table(facts, device.name, widest);
+    // Which prefill kernels ran: the backend cell names the cooperative matrices where used.
+    std::string coopmat = device.cooperative_matrix == VKLLM_COOPMAT_USED
+                              ? vkllm_tool::coopmat_shape_text(device.coopmat_shape)
+                              : "";
+    Table table(facts, coopmat.empty() ? device.name : device.name + (", coopmat " + coopmat),
+                widest);
     if (!o.json) table.header();
     double first_pp_ms = -1;  // the first prefill compiles the pipelines it needs
     uint32_t first_pp = 0;
@@ -650,7 +659,7 @@ int bench(const Options &o) {
             for (const Result *r : {&pp, &tg}) {
                 if (r == &pp ? !new_pp : n == 0) continue;
                 if (o.json)
-                    print_json(facts, device.name, o.kv_cache, *r);
+                    print_json(facts, device.name, coopmat, o.kv_cache, *r);
                 else
                     table.add(*r);
                 if (r == &pp && pp.flops_per_token > 0) flops_rows.push_back(pp);

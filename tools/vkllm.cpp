@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cli_args.h"
+#include "coopmat_text.h"
 #include "os.h"
 #include "text_file.h"
 #include "vkllm.h"
@@ -159,6 +160,7 @@ void print_device(const vkllm_device_info &d) {
         "   subgroup %u, workgroup %u, float16 %s, int8 %s, 16-bit storage %s, timestamps %s\n",
         d.subgroup_size, d.max_workgroup_invocations, d.shader_float16 ? "yes" : "no",
         d.shader_int8 ? "yes" : "no", d.storage_16bit ? "yes" : "no", d.timestamps ? "yes" : "no");
+    std::printf("   cooperative matrix: %s\n", vkllm_tool::coopmat_summary(d).c_str());
 }
 
 int cmd_devices() {

@@ -7,6 +7,7 @@ package vkllm
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"unsafe"
 )
@@ -24,6 +25,75 @@ const (
 	DeviceVirtualGPU    DeviceType = C.VKLLM_DEVICE_VIRTUAL_GPU
 	DeviceCPU           DeviceType = C.VKLLM_DEVICE_CPU // a software rasterizer such as lavapipe
 )
+
+// CoopmatUse says whether prefill runs on cooperative matrices (VK_KHR_cooperative_matrix) on a
+// device, or why not (vkllm_coopmat_use).
+type CoopmatUse int32
+
+const (
+	// CoopmatAbsent: the device does not offer them, or VKLLM_VULKAN_MASK_FEATURES hides them.
+	CoopmatAbsent CoopmatUse = C.VKLLM_COOPMAT_ABSENT
+	// CoopmatUsed: prefill's matrix products run on them, with DeviceInfo.CoopmatShape.
+	CoopmatUsed CoopmatUse = C.VKLLM_COOPMAT_USED
+	// CoopmatUnsuitable: offered without the shape or the features the kernels need.
+	CoopmatUnsuitable CoopmatUse = C.VKLLM_COOPMAT_UNSUITABLE
+	// CoopmatNotBuilt: the library was built without the cooperative-matrix shaders.
+	CoopmatNotBuilt CoopmatUse = C.VKLLM_COOPMAT_NOT_BUILT
+	// CoopmatNotChosen: VKLLM_COOPMAT=off, or auto (the default) on a CPU device.
+	CoopmatNotChosen CoopmatUse = C.VKLLM_COOPMAT_NOT_CHOSEN
+)
+
+// ComponentType is a cooperative matrix's element type (vkllm_component_type: Vulkan's
+// values; a type newer than these bindings keeps its number).
+type ComponentType int32
+
+const (
+	ComponentF16 ComponentType = C.VKLLM_COMPONENT_F16
+	ComponentF32 ComponentType = C.VKLLM_COMPONENT_F32
+	ComponentF64 ComponentType = C.VKLLM_COMPONENT_F64
+	ComponentS8  ComponentType = C.VKLLM_COMPONENT_S8
+	ComponentS16 ComponentType = C.VKLLM_COMPONENT_S16
+	ComponentS32 ComponentType = C.VKLLM_COMPONENT_S32
+	ComponentS64 ComponentType = C.VKLLM_COMPONENT_S64
+	ComponentU8  ComponentType = C.VKLLM_COMPONENT_U8
+	ComponentU16 ComponentType = C.VKLLM_COMPONENT_U16
+	ComponentU32 ComponentType = C.VKLLM_COMPONENT_U32
+	ComponentU64 ComponentType = C.VKLLM_COMPONENT_U64
+)
+
+// String gives "f16", "s8", ...
+func (t ComponentType) String() string {
+	names := []string{"f16", "f32", "f64", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}
+	if t >= 0 && int(t) < len(names) {
+		return names[t]
+	}
+	return fmt.Sprintf("type %d", int32(t))
+}
+
+// CoopmatShape is one product a device computes cooperatively: result (M x N) = A (M x K) *
+// B (K x N) + C (M x N) (vkllm_coopmat_shape).
+type CoopmatShape struct {
+	M, N, K                         uint32
+	AType, BType, CType, ResultType ComponentType
+	SubgroupScope                   bool // one subgroup computes it (what vkllm's kernels use)
+}
+
+// String gives "16x16x16 f16*f16+f32->f32".
+func (s CoopmatShape) String() string {
+	text := fmt.Sprintf("%dx%dx%d %v*%v+%v->%v", s.M, s.N, s.K, s.AType, s.BType, s.CType,
+		s.ResultType)
+	if !s.SubgroupScope {
+		text += " workgroup scope"
+	}
+	return text
+}
+
+func coopmatShape(s *C.vkllm_coopmat_shape) CoopmatShape {
+	return CoopmatShape{M: uint32(s.m), N: uint32(s.n), K: uint32(s.k),
+		AType: ComponentType(s.a_type), BType: ComponentType(s.b_type),
+		CType: ComponentType(s.c_type), ResultType: ComponentType(s.result_type),
+		SubgroupScope: s.subgroup_scope != 0}
+}
 
 // MemoryHeap is one memory heap of a device.
 type MemoryHeap struct {
@@ -47,12 +117,23 @@ type DeviceInfo struct {
 	MaxWorkgroupInvocations, SubgroupSize   uint32
 	ShaderFloat16, ShaderInt8, Storage16Bit bool
 	Timestamps                              bool // sessions can be profiled
+	// Whether prefill runs on cooperative matrices here, or why not.
+	CooperativeMatrix CoopmatUse
+	// The f16*f16+f32->f32 subgroup shape the kernels use (or would, where CooperativeMatrix
+	// gives another reason); zero where the device has none.
+	CoopmatShape CoopmatShape
+	// Every cooperative-matrix shape the device offers, as its driver lists them.
+	CoopmatShapes []CoopmatShape
 }
 
 func deviceInfo(i *C.vkllm_device_info) DeviceInfo {
 	heaps := make([]MemoryHeap, min(int(i.heap_count), len(i.heap_size)))
 	for h := range heaps {
 		heaps[h] = MemoryHeap{Size: uint64(i.heap_size[h]), DeviceLocal: i.heap_device_local[h] != 0}
+	}
+	shapes := make([]CoopmatShape, min(int(i.coopmat_shape_count), len(i.coopmat_shapes)))
+	for s := range shapes {
+		shapes[s] = coopmatShape(&i.coopmat_shapes[s])
 	}
 	return DeviceInfo{
 		Index: uint32(i.index), Type: DeviceType(i._type), Name: C.GoString(&i.name[0]),
@@ -67,7 +148,10 @@ func deviceInfo(i *C.vkllm_device_info) DeviceInfo {
 		MaxWorkgroupInvocations: uint32(i.max_workgroup_invocations),
 		SubgroupSize:            uint32(i.subgroup_size), ShaderFloat16: i.shader_float16 != 0,
 		ShaderInt8: i.shader_int8 != 0, Storage16Bit: i.storage_16bit != 0,
-		Timestamps: i.timestamps != 0,
+		Timestamps:        i.timestamps != 0,
+		CooperativeMatrix: CoopmatUse(i.cooperative_matrix),
+		CoopmatShape:      coopmatShape(&i.coopmat_shape),
+		CoopmatShapes:     shapes,
 	}
 }
 

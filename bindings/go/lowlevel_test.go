@@ -51,6 +51,41 @@ func TestVersionStringSpellsTheVersionNumber(t *testing.T) {
 	}
 }
 
+func TestDevicesSayWhetherPrefillRunsOnCooperativeMatrices(t *testing.T) {
+	devices, err := Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range devices {
+		switch d.CooperativeMatrix {
+		case CoopmatAbsent:
+			if len(d.CoopmatShapes) != 0 {
+				t.Errorf("%s: absent, with shapes %v", d.Name, d.CoopmatShapes)
+			}
+		case CoopmatUsed:
+			// The kernels' shape is one the device lists: f16 operands, f32 accumulator.
+			s := d.CoopmatShape
+			if !slices.Contains(d.CoopmatShapes, s) || !s.SubgroupScope ||
+				s.AType != ComponentF16 || s.BType != ComponentF16 ||
+				s.CType != ComponentF32 || s.ResultType != ComponentF32 {
+				t.Errorf("%s: uses %v of %v", d.Name, s, d.CoopmatShapes)
+			}
+		case CoopmatUnsuitable, CoopmatNotBuilt, CoopmatNotChosen:
+		default:
+			t.Errorf("%s: a value the header does not have: %d", d.Name, d.CooperativeMatrix)
+		}
+	}
+	s := CoopmatShape{M: 16, N: 8, K: 16, AType: ComponentF16, BType: ComponentF16,
+		CType: ComponentF32, ResultType: ComponentF32, SubgroupScope: true}
+	if got := s.String(); got != "16x8x16 f16*f16+f32->f32" {
+		t.Errorf("String() %q", got)
+	}
+	s.AType, s.CType, s.SubgroupScope = 1000141000, ComponentS32, false
+	if got := s.String(); got != "16x8x16 type 1000141000*f16+s32->f32 workgroup scope" {
+		t.Errorf("String() %q", got)
+	}
+}
+
 func TestDevicesStatsAndSelfCheckDescribeTheDeviceInUse(t *testing.T) {
 	devices, err := Devices()
 	if err != nil || len(devices) == 0 {

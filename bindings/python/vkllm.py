@@ -102,6 +102,59 @@ REPLY_LLAMA3 = 3
 REPLY_HARMONY = 4
 
 _MAX_HEAPS = 16
+MAX_COOPMAT_SHAPES = 32
+
+
+class CoopmatUse(enum.IntEnum):
+    """Whether prefill runs on cooperative matrices on a device, or why not
+    (vkllm_coopmat_use)."""
+    ABSENT = 0  # no VK_KHR_cooperative_matrix, or VKLLM_VULKAN_MASK_FEATURES hides it
+    USED = 1  # prefill's matrix products run on them, with DeviceInfo.coopmat_shape
+    UNSUITABLE = 2  # offered without the shape or features the kernels need
+    NOT_BUILT = 3  # the library was built without the cooperative-matrix shaders
+    NOT_CHOSEN = 4  # VKLLM_COOPMAT=off, or auto (the default) on a CPU device
+
+
+class ComponentType(enum.IntEnum):
+    """A cooperative matrix's element type (vkllm_component_type: Vulkan's values)."""
+    F16 = 0
+    F32 = 1
+    F64 = 2
+    S8 = 3
+    S16 = 4
+    S32 = 5
+    S64 = 6
+    U8 = 7
+    U16 = 8
+    U32 = 9
+    U64 = 10
+
+
+class CoopmatShape(ctypes.Structure):
+    """Result (m x n) = A (m x k) * B (k x n) + C (m x n), one cooperative product a device
+    offers (vkllm_coopmat_shape); str() gives "16x16x16 f16*f16+f32->f32"."""
+    _fields_ = [
+        ("m", ctypes.c_uint32),
+        ("n", ctypes.c_uint32),
+        ("k", ctypes.c_uint32),
+        ("_a_type", ctypes.c_int32),
+        ("_b_type", ctypes.c_int32),
+        ("_c_type", ctypes.c_int32),
+        ("_result_type", ctypes.c_int32),
+        ("subgroup_scope", ctypes.c_int32),
+    ]
+
+    a_type = property(lambda self: _named(ComponentType, self._a_type))
+    b_type = property(lambda self: _named(ComponentType, self._b_type))
+    c_type = property(lambda self: _named(ComponentType, self._c_type))
+    result_type = property(lambda self: _named(ComponentType, self._result_type))
+
+    def __str__(self):
+        def name(t):
+            return t.name.lower() if isinstance(t, ComponentType) else f"type {t}"
+        text = (f"{self.m}x{self.n}x{self.k} {name(self.a_type)}*{name(self.b_type)}"
+                f"+{name(self.c_type)}->{name(self.result_type)}")
+        return text if self.subgroup_scope else text + " workgroup scope"
 
 
 class Error(Exception):
@@ -139,11 +192,21 @@ class DeviceInfo(ctypes.Structure):
         ("shader_int8", ctypes.c_int32),
         ("storage_16bit", ctypes.c_int32),
         ("timestamps", ctypes.c_int32),
+        ("_cooperative_matrix", ctypes.c_int32),
+        ("coopmat_shape", CoopmatShape),
+        ("coopmat_shape_count", ctypes.c_uint32),
+        ("_coopmat_shapes", CoopmatShape * MAX_COOPMAT_SHAPES),
     ]
 
     name = property(lambda self: self._name.decode(errors="replace"))
     driver_name = property(lambda self: self._driver_name.decode(errors="replace"))
     driver_info = property(lambda self: self._driver_info.decode(errors="replace"))
+    # Whether prefill runs on cooperative matrices (CoopmatUse.USED, with coopmat_shape), or
+    # why not; coopmat_shapes: every shape the device offers.
+    cooperative_matrix = property(lambda self: _named(CoopmatUse, self._cooperative_matrix))
+    coopmat_shapes = property(
+        lambda self: list(self._coopmat_shapes[:min(self.coopmat_shape_count,
+                                                     MAX_COOPMAT_SHAPES)]))
 
 
 _LogFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p)

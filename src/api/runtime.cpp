@@ -17,13 +17,26 @@ vkllm_status vkllm_devices_enumerate(vkllm_device_info *infos, size_t capacity, 
     return guard([&] {
         require_arg(count, "vkllm_devices_enumerate", "count");
         if (capacity > 0) require_arg(infos, "vkllm_devices_enumerate", "infos");
-        for (size_t i = 0; i < capacity; ++i)
-            require_struct(&infos[i], "vkllm_devices_enumerate", "infos[i]");
+        // The caller's array is of its own struct, which an older header made shorter: its
+        // entries lie struct_size bytes apart.
+        size_t stride = capacity > 0 ? infos[0].struct_size : 0;
+        auto entry = [&](size_t i) {
+            return reinterpret_cast<vkllm_device_info *>(reinterpret_cast<char *>(infos) +
+                                                         i * stride);
+        };
+        for (size_t i = 0; i < capacity; ++i) {
+            require_struct(entry(i), "vkllm_devices_enumerate", "infos[i]");
+            if (entry(i)->struct_size != stride)
+                fail(VKLLM_ERR_INVALID_ARGUMENT,
+                     "vkllm_devices_enumerate: infos[%zu].struct_size is %zu, infos[0]'s %zu; "
+                     "set every entry's to sizeof(vkllm_device_info)",
+                     i, entry(i)->struct_size, stride);
+        }
         vkllm::gpu::Instance instance(false, vkllm::Logger{},
                                       vkllm::gpu::vulkan_options_from_environment());
         auto devices = vkllm::gpu::query_devices(instance);
         for (size_t i = 0; i < capacity && i < devices.size(); ++i)
-            vkllm::gpu::copy_device_info(devices[i].info, &infos[i]);
+            vkllm::gpu::copy_device_info(devices[i].info, entry(i));
         *count = devices.size();
     });
 }

@@ -1,5 +1,7 @@
 #include "gpu/coopmat.h"
 
+#include <cstdlib>
+
 namespace vkllm::gpu {
 
 static const char *component_name(VkComponentTypeKHR t) {
@@ -53,6 +55,7 @@ CoopmatCaps query_coopmat(VkInstance instance, VkPhysicalDevice physical, bool l
         caps.unusable = "no VK_KHR_cooperative_matrix";
         return caps;
     }
+    caps.offered = true;
     // Chaining Vulkan 1.2's feature structures needs the device used at 1.2 or later.
     if (version < VK_API_VERSION_1_2) {
         caps.unusable = "used below Vulkan 1.2";
@@ -87,16 +90,35 @@ CoopmatCaps query_coopmat(VkInstance instance, VkPhysicalDevice physical, bool l
                                          &cm};
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v12};
     vkGetPhysicalDeviceFeatures2(physical, &f2);
-    // With the memory model enabled, every shader's device-scope barrier (memoryBarrier(), in
-    // the other kernels too) needs its device scope: the validation layer says so
-    // (VUID-RuntimeSpirv-vulkanMemoryModel-06265).
+    // With vulkanMemoryModel enabled, a Device-scope barrier (memoryBarrier() in moe_route.comp)
+    // is valid only with vulkanMemoryModelDeviceScope enabled too.
     caps.features = cm.cooperativeMatrix && v12.shaderFloat16 && v12.vulkanMemoryModel &&
                     v12.vulkanMemoryModelDeviceScope;
     if (!caps.features)
-        caps.unusable = "lacks cooperativeMatrix, shaderFloat16 or vulkanMemoryModel(DeviceScope)";
+        caps.unusable =
+            "lacks cooperativeMatrix, shaderFloat16, vulkanMemoryModel or "
+            "vulkanMemoryModelDeviceScope";
     else if (caps.f16.m == 0)
         caps.unusable = "has no f16*f16+f32->f32 subgroup shape";
     return caps;
+}
+
+bool coopmat_wanted(bool cpu_device) {
+    const char *v = std::getenv("VKLLM_COOPMAT");
+    std::string mode = v ? v : "";
+    if (mode.empty() || mode == "auto") return !cpu_device;
+    if (mode == "on") return true;
+    if (mode == "off") return false;
+    fail(VKLLM_ERR_INVALID_ARGUMENT, "VKLLM_COOPMAT is \"%s\"; it takes auto, on or off",
+         mode.c_str());
+}
+
+vkllm_coopmat_use coopmat_use(const CoopmatCaps &caps, bool built, bool cpu_device) {
+    bool wanted = coopmat_wanted(cpu_device);
+    if (!caps.offered) return VKLLM_COOPMAT_ABSENT;
+    if (!caps.usable()) return VKLLM_COOPMAT_UNSUITABLE;
+    if (!built) return VKLLM_COOPMAT_NOT_BUILT;
+    return wanted ? VKLLM_COOPMAT_USED : VKLLM_COOPMAT_NOT_CHOSEN;
 }
 
 }  // namespace vkllm::gpu

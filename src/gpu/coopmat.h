@@ -78,11 +78,12 @@ struct CoopmatCaps {
     CoopmatShape f16{};
     // The features the kernels need beyond the extension: cooperativeMatrix, shaderFloat16
     // (f16 operands in shared memory) and vulkanMemoryModel (GL_KHR_cooperative_matrix's
-    // scopes compile to SPIR-V's Vulkan memory model) with vulkanMemoryModelDeviceScope (once
-    // the model is enabled, the other shaders' buffer barriers, of Device scope, need it).
+    // scopes compile to SPIR-V's Vulkan memory model) with vulkanMemoryModelDeviceScope (which
+    // the other kernels' Device-scope barriers then need).
     bool features = false;
     // Why the kernels cannot run there (empty: they can).
     std::string unusable;
+    bool offered = false;  // the device lists the extension (and no mask hides it)
 
     bool usable() const { return unusable.empty(); }
 };
@@ -94,5 +95,16 @@ CoopmatCaps query_coopmat(VkInstance instance, VkPhysicalDevice physical, bool l
 
 // "16x16x16 f16*f16+f32->f32" (the scope appended where it is not a subgroup).
 std::string coopmat_shape_text(const CoopmatShape &s);
+
+// VKLLM_COOPMAT: whether the cooperative-matrix kernels are wanted where the device has them
+// ("auto" or unset: on GPUs only; "on": also on CPU devices; "off": nowhere). Throws
+// VKLLM_ERR_INVALID_ARGUMENT for another value.
+bool coopmat_wanted(bool cpu_device);
+
+// Whether a runtime on a device with `caps` runs the coopmat kernels, or why not (the public
+// vkllm_device_info.cooperative_matrix): the device's reasons first (rebuilding would not help
+// there), then the build's (`built`: shaders::kCoopmatShaders), then VKLLM_COOPMAT's, which is
+// read, and refused when misspelt, whatever the device.
+vkllm_coopmat_use coopmat_use(const CoopmatCaps &caps, bool built, bool cpu_device);
 
 }  // namespace vkllm::gpu

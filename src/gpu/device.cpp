@@ -37,7 +37,7 @@ Device::Device(const Instance &instance, const DeviceCaps &caps)
         cm.cooperativeMatrix = VK_TRUE;
         v12.shaderFloat16 = VK_TRUE;
         v12.vulkanMemoryModel = VK_TRUE;
-        v12.vulkanMemoryModelDeviceScope = VK_TRUE;
+        v12.vulkanMemoryModelDeviceScope = VK_TRUE;  // the other kernels' Device-scope barriers
         ci.pNext = &f2;
         instance.log()(VKLLM_LOG_DEBUG, std::string("enabling VK_KHR_cooperative_matrix on ") +
                                             caps.info.name + ": " +

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "shader_names.h"
+
 namespace vkllm::gpu {
 
 static vkllm_device_type map_type(VkPhysicalDeviceType t) {
@@ -47,6 +49,18 @@ static std::vector<std::string> device_extensions(VkPhysicalDevice physical,
         if (!masked) names.push_back(name);
     }
     return names;
+}
+
+// The component types are Vulkan's values (vkllm_component_type mirrors them).
+static vkllm_coopmat_shape public_shape(const CoopmatShape &s) {
+    return vkllm_coopmat_shape{s.m,
+                               s.n,
+                               s.k,
+                               vkllm_component_type(s.a),
+                               vkllm_component_type(s.b),
+                               vkllm_component_type(s.c),
+                               vkllm_component_type(s.result),
+                               s.subgroup_scope ? 1 : 0};
 }
 
 static uint32_t major_minor(uint32_t version) {
@@ -143,6 +157,13 @@ DeviceCaps query_device(const Instance &instance, VkPhysicalDevice physical, uin
     caps.coopmat =
         query_coopmat(instance.handle(), physical, listed(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME),
                       caps.used_version);
+    info.cooperative_matrix =
+        coopmat_use(caps.coopmat, shaders::kCoopmatShaders, caps.cpu_device());
+    info.coopmat_shape = public_shape(caps.coopmat.f16);
+    info.coopmat_shape_count =
+        uint32_t(std::min<size_t>(caps.coopmat.shapes.size(), VKLLM_MAX_COOPMAT_SHAPES));
+    for (uint32_t i = 0; i < info.coopmat_shape_count; ++i)
+        info.coopmat_shapes[i] = public_shape(caps.coopmat.shapes[i]);
 
     VkPhysicalDeviceMemoryProperties mem;
     vkGetPhysicalDeviceMemoryProperties(physical, &mem);

@@ -26,6 +26,9 @@ struct DeviceCaps {
     bool subgroup_arithmetic = false;  // subgroupAdd and friends in compute shaders
     bool portability_subset = false;   // lists VK_KHR_portability_subset (MoltenVK)
     CoopmatCaps coopmat;               // VK_KHR_cooperative_matrix (masked: as if absent)
+
+    // A CPU device (lavapipe): the kernels take its shapes (gpu/kernels/env.h's DeviceClass).
+    bool cpu_device() const { return is_llvmpipe || info.type == VKLLM_DEVICE_CPU; }
 };
 
 // What `physical` offers as seen through `instance`: at most the instance's API version, with

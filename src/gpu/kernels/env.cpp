@@ -1,9 +1,7 @@
 #include "gpu/kernels/env.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
-#include <string>
 
 #include "gpu/kernels/weight_layout.h"
 
@@ -22,18 +20,7 @@ void require(const BufferRange &r, uint64_t bytes, const char *kernel, const cha
 }
 
 DeviceClass device_class(const Device &device) {
-    bool cpu = device.caps().is_llvmpipe || device.info().type == VKLLM_DEVICE_CPU;
-    return cpu ? DeviceClass::Cpu : DeviceClass::Gpu;
-}
-
-bool coopmat_wanted(bool cpu_class) {
-    const char *v = std::getenv("VKLLM_COOPMAT");
-    std::string mode = v ? v : "";
-    if (mode.empty() || mode == "auto") return !cpu_class;
-    if (mode == "on") return true;
-    if (mode == "off") return false;
-    fail(VKLLM_ERR_INVALID_ARGUMENT, "VKLLM_COOPMAT is \"%s\"; it takes auto, on or off",
-         mode.c_str());
+    return device.caps().cpu_device() ? DeviceClass::Cpu : DeviceClass::Gpu;
 }
 
 KernelEnv::KernelEnv(Device &dev, Pipelines &pipes, DeviceClass cls)
@@ -41,6 +28,8 @@ KernelEnv::KernelEnv(Device &dev, Pipelines &pipes, DeviceClass cls)
     bool cpu = cls == DeviceClass::Cpu;
     cpu_class = cpu;
     coopmat_shape = dev.caps().coopmat.f16;
+    // For the device's own class this is what its info says (coopmat_use); kernels of the
+    // other class (tests) choose as VKLLM_COOPMAT would for that class.
     coopmat = dev.coopmat_enabled() && coopmat_wanted(cpu);
     matvec_wg = cpu ? 8 : 64;
     matvec_rows = cpu ? 16 : 2;

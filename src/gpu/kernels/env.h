@@ -22,11 +22,6 @@ DeviceClass device_class(const Device &device);
 // (LAVAPIPE.md); stay well below it, whatever the device.
 constexpr uint64_t kMaxLoopIterations = 60000;
 
-// VKLLM_COOPMAT: whether the cooperative-matrix kernels are wanted where the device has them
-// ("auto" or unset: on GPUs only; "on": also on CPU devices; "off": nowhere). Throws
-// VKLLM_ERR_INVALID_ARGUMENT for another value.
-bool coopmat_wanted(bool cpu_class);
-
 // Refuses (VKLLM_ERR_UNSUPPORTED) a kernel whose lanes would loop more than the limit.
 void check_loops(uint64_t iterations, const char *kernel, uint32_t cols);
 // Fails (VKLLM_ERR_INTERNAL) where binding `r` is smaller than `bytes`.

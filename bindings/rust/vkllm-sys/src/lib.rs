@@ -60,6 +60,41 @@ pub const VKLLM_DEVICE_CPU: vkllm_device_type = 4;
 
 pub const VKLLM_MAX_MEMORY_HEAPS: usize = 16;
 
+pub type vkllm_coopmat_use = i32;
+pub const VKLLM_COOPMAT_ABSENT: vkllm_coopmat_use = 0;
+pub const VKLLM_COOPMAT_USED: vkllm_coopmat_use = 1;
+pub const VKLLM_COOPMAT_UNSUITABLE: vkllm_coopmat_use = 2;
+pub const VKLLM_COOPMAT_NOT_BUILT: vkllm_coopmat_use = 3;
+pub const VKLLM_COOPMAT_NOT_CHOSEN: vkllm_coopmat_use = 4;
+
+pub type vkllm_component_type = i32;
+pub const VKLLM_COMPONENT_F16: vkllm_component_type = 0;
+pub const VKLLM_COMPONENT_F32: vkllm_component_type = 1;
+pub const VKLLM_COMPONENT_F64: vkllm_component_type = 2;
+pub const VKLLM_COMPONENT_S8: vkllm_component_type = 3;
+pub const VKLLM_COMPONENT_S16: vkllm_component_type = 4;
+pub const VKLLM_COMPONENT_S32: vkllm_component_type = 5;
+pub const VKLLM_COMPONENT_S64: vkllm_component_type = 6;
+pub const VKLLM_COMPONENT_U8: vkllm_component_type = 7;
+pub const VKLLM_COMPONENT_U16: vkllm_component_type = 8;
+pub const VKLLM_COMPONENT_U32: vkllm_component_type = 9;
+pub const VKLLM_COMPONENT_U64: vkllm_component_type = 10;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct vkllm_coopmat_shape {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub a_type: vkllm_component_type,
+    pub b_type: vkllm_component_type,
+    pub c_type: vkllm_component_type,
+    pub result_type: vkllm_component_type,
+    pub subgroup_scope: i32,
+}
+
+pub const VKLLM_MAX_COOPMAT_SHAPES: usize = 32;
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct vkllm_device_info {
@@ -87,6 +122,10 @@ pub struct vkllm_device_info {
     pub shader_int8: i32,
     pub storage_16bit: i32,
     pub timestamps: i32,
+    pub cooperative_matrix: vkllm_coopmat_use,
+    pub coopmat_shape: vkllm_coopmat_shape,
+    pub coopmat_shape_count: u32,
+    pub coopmat_shapes: [vkllm_coopmat_shape; VKLLM_MAX_COOPMAT_SHAPES],
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1074,7 +1113,12 @@ mod tests {
         assert_eq!(size_of::<vkllm_batch_sequence>(), 64);
         assert_eq!(offset_of!(vkllm_batch_sequence, stop_reason), 56);
         assert_eq!(size_of::<vkllm_runtime_params>(), 64);
-        assert_eq!(size_of::<vkllm_device_info>(), 1056);
+        assert_eq!(size_of::<vkllm_coopmat_shape>(), 32);
+        assert_eq!(offset_of!(vkllm_device_info, cooperative_matrix), 1052);
+        assert_eq!(offset_of!(vkllm_device_info, coopmat_shape), 1056);
+        assert_eq!(offset_of!(vkllm_device_info, coopmat_shape_count), 1088);
+        assert_eq!(offset_of!(vkllm_device_info, coopmat_shapes), 1092);
+        assert_eq!(size_of::<vkllm_device_info>(), 2120);
         assert_eq!(size_of::<vkllm_model_summary>(), 856);
         assert_eq!(size_of::<vkllm_model_info>(), 136);
         assert_eq!(size_of::<vkllm_tokenizer_info>(), 104);

@@ -21,6 +21,124 @@ pub enum DeviceType {
     Other,
 }
 
+/// Whether prefill runs on cooperative matrices (`VK_KHR_cooperative_matrix`) on a device, or
+/// why not (`vkllm_coopmat_use`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoopmatUse {
+    /// The device does not offer them, or `VKLLM_VULKAN_MASK_FEATURES` hides them.
+    Absent,
+    /// Prefill's matrix products run on them, with [`DeviceInfo::coopmat_shape`].
+    Used,
+    /// Offered without the shape or the features the kernels need.
+    Unsuitable,
+    /// The library was built without the cooperative-matrix shaders.
+    NotBuilt,
+    /// `VKLLM_COOPMAT=off`, or `auto` (the default) on a CPU device.
+    NotChosen,
+    /// A value of a newer library.
+    Other(i32),
+}
+
+/// The element type of a cooperative matrix (`vkllm_component_type`, Vulkan's values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComponentType {
+    F16,
+    F32,
+    F64,
+    S8,
+    S16,
+    S32,
+    S64,
+    U8,
+    U16,
+    U32,
+    U64,
+    /// A type newer than these bindings (bfloat16, fp8): Vulkan's value.
+    Other(i32),
+}
+
+impl ComponentType {
+    fn from_raw(t: sys::vkllm_component_type) -> ComponentType {
+        const ALL: [ComponentType; 11] = [
+            ComponentType::F16,
+            ComponentType::F32,
+            ComponentType::F64,
+            ComponentType::S8,
+            ComponentType::S16,
+            ComponentType::S32,
+            ComponentType::S64,
+            ComponentType::U8,
+            ComponentType::U16,
+            ComponentType::U32,
+            ComponentType::U64,
+        ];
+        ALL.get(t as usize)
+            .copied()
+            .filter(|_| t >= 0)
+            .unwrap_or(ComponentType::Other(t))
+    }
+}
+
+impl std::fmt::Display for ComponentType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ComponentType::Other(v) => write!(f, "type {v}"),
+            t => write!(f, "{}", format!("{t:?}").to_lowercase()),
+        }
+    }
+}
+
+/// One product a device computes cooperatively: result (m x n) = A (m x k) * B (k x n) + C
+/// (m x n) (`vkllm_coopmat_shape`). Displays as "16x16x16 f16*f16+f32->f32".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoopmatShape {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub a_type: ComponentType,
+    pub b_type: ComponentType,
+    pub c_type: ComponentType,
+    pub result_type: ComponentType,
+    /// One subgroup computes it (the scope vkllm's kernels use); otherwise a wider one.
+    pub subgroup_scope: bool,
+}
+
+impl CoopmatShape {
+    fn from_raw(s: &sys::vkllm_coopmat_shape) -> CoopmatShape {
+        CoopmatShape {
+            m: s.m,
+            n: s.n,
+            k: s.k,
+            a_type: ComponentType::from_raw(s.a_type),
+            b_type: ComponentType::from_raw(s.b_type),
+            c_type: ComponentType::from_raw(s.c_type),
+            result_type: ComponentType::from_raw(s.result_type),
+            subgroup_scope: s.subgroup_scope != 0,
+        }
+    }
+}
+
+impl std::fmt::Display for CoopmatShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}x{}x{} {}*{}+{}->{}{}",
+            self.m,
+            self.n,
+            self.k,
+            self.a_type,
+            self.b_type,
+            self.c_type,
+            self.result_type,
+            if self.subgroup_scope {
+                ""
+            } else {
+                " workgroup scope"
+            }
+        )
+    }
+}
+
 /// What vkllm knows about a Vulkan device (`vkllm_device_info`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceInfo {
@@ -50,6 +168,13 @@ pub struct DeviceInfo {
     pub storage_16bit: bool,
     /// Compute timestamps: sessions can be profiled.
     pub timestamps: bool,
+    /// Whether prefill runs on cooperative matrices here, or why not.
+    pub cooperative_matrix: CoopmatUse,
+    /// The f16*f16+f32->f32 subgroup shape the kernels use (or would, where
+    /// `cooperative_matrix` gives another reason); `None` where the device has none.
+    pub coopmat_shape: Option<CoopmatShape>,
+    /// Every cooperative-matrix shape the device offers, as its driver lists them.
+    pub coopmat_shapes: Vec<CoopmatShape>,
 }
 
 fn blank_device_info() -> sys::vkllm_device_info {
@@ -94,6 +219,20 @@ fn device_info(i: &sys::vkllm_device_info) -> DeviceInfo {
         shader_int8: i.shader_int8 != 0,
         storage_16bit: i.storage_16bit != 0,
         timestamps: i.timestamps != 0,
+        cooperative_matrix: match i.cooperative_matrix {
+            sys::VKLLM_COOPMAT_ABSENT => CoopmatUse::Absent,
+            sys::VKLLM_COOPMAT_USED => CoopmatUse::Used,
+            sys::VKLLM_COOPMAT_UNSUITABLE => CoopmatUse::Unsuitable,
+            sys::VKLLM_COOPMAT_NOT_BUILT => CoopmatUse::NotBuilt,
+            sys::VKLLM_COOPMAT_NOT_CHOSEN => CoopmatUse::NotChosen,
+            other => CoopmatUse::Other(other),
+        },
+        coopmat_shape: (i.coopmat_shape.m != 0).then(|| CoopmatShape::from_raw(&i.coopmat_shape)),
+        coopmat_shapes: i.coopmat_shapes
+            [..(i.coopmat_shape_count as usize).min(sys::VKLLM_MAX_COOPMAT_SHAPES)]
+            .iter()
+            .map(CoopmatShape::from_raw)
+            .collect(),
     }
 }
 

@@ -38,7 +38,10 @@ mod tokenizer;
 pub use chat::{chat_apply_template, chat_render, chat_render_json, ChatOptions, ChatTurn};
 pub use control::{CancelHandle, KvType, Sampler, SessionInfo, SEED_RANDOM};
 pub use conversation::{ChatPiece, ChatReply, Conversation, ConversationOptions};
-pub use device::{devices, version_string, DeviceInfo, DeviceType, RuntimeStats, SelfCheck};
+pub use device::{
+    devices, version_string, ComponentType, CoopmatShape, CoopmatUse, DeviceInfo, DeviceType,
+    RuntimeStats, SelfCheck,
+};
 pub use gguf::{ggml_type_name, Gguf, GgufKey, GgufType, ModelSummary, TensorInfo};
 pub use grammar::{json_schema_to_gbnf, Grammar, GrammarProgress, Vocabulary};
 pub use lowlevel::{KernelTime, SessionOptions, SessionStats};

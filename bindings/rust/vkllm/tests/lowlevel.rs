@@ -51,6 +51,50 @@ fn version_string_spells_the_version_number() {
 }
 
 #[test]
+fn devices_say_whether_prefill_runs_on_cooperative_matrices() {
+    use vkllm::{ComponentType as T, CoopmatShape, CoopmatUse};
+    for d in vkllm::devices().expect("devices") {
+        assert!(d.coopmat_shapes.len() <= vkllm_sys::VKLLM_MAX_COOPMAT_SHAPES);
+        match d.cooperative_matrix {
+            CoopmatUse::Absent => assert!(d.coopmat_shapes.is_empty(), "{d:?}"),
+            CoopmatUse::Used => {
+                // The kernels' shape is one the device lists: f16 operands, f32 accumulator.
+                let shape = d.coopmat_shape.expect("the shape in use");
+                assert!(d.coopmat_shapes.contains(&shape), "{d:?}");
+                assert_eq!(
+                    (shape.a_type, shape.b_type, shape.c_type, shape.result_type),
+                    (T::F16, T::F16, T::F32, T::F32)
+                );
+                assert!(shape.subgroup_scope);
+            }
+            CoopmatUse::Other(v) => panic!("a value the header does not have: {v}"),
+            _ => {}
+        }
+    }
+    let shape = CoopmatShape {
+        m: 16,
+        n: 8,
+        k: 16,
+        a_type: T::F16,
+        b_type: T::F16,
+        c_type: T::F32,
+        result_type: T::F32,
+        subgroup_scope: true,
+    };
+    assert_eq!(shape.to_string(), "16x8x16 f16*f16+f32->f32");
+    let bf16 = CoopmatShape {
+        a_type: T::Other(1000141000),
+        c_type: T::S32,
+        subgroup_scope: false,
+        ..shape
+    };
+    assert_eq!(
+        bf16.to_string(),
+        "16x8x16 type 1000141000*f16+s32->f32 workgroup scope"
+    );
+}
+
+#[test]
 fn devices_and_runtime_stats_describe_the_device_in_use() {
     let devices = vkllm::devices().expect("devices");
     assert!(!devices.is_empty());
