@@ -35,19 +35,14 @@ if(TARGET vkllm_cli)
     PASS_REGULAR_EXPRESSION "${VKLLM_MESA26_DIR}/root/usr/lib/x86_64-linux-gnu/libVkLayer_khronos_validation.so.*kernels checked, 0 failed.*validation: 0 errors.*\nexit 0\n$")
 endif()
 
-# The coopmat kernel suites (tests/test_kernels_*.cpp), once they are there: the matmul of every
-# weight type on ragged shapes, the flash attention over tile edges, windows, sinks, KV types.
-file(GLOB kernel_tests ${CMAKE_CURRENT_SOURCE_DIR}/test_kernels_*.cpp)
-set(suites "")
-foreach(f ${kernel_tests})
-  file(STRINGS ${f} found REGEX "^TEST(_F|_P)?\\((MatmulCoopmat|AttentionCoopmat)")
-  list(APPEND suites ${found})
-endforeach()
-if(suites)
-  vkllm_coopmat_test(KernelSuites test_kernels "MatmulCoopmat*:AttentionCoopmat*")
-endif()
+# The coopmat kernel suites (tests/test_kernels_*.cpp): the matmul of every weight type on
+# ragged shapes, the flash attention over tile edges, windows, sinks, KV types.
+vkllm_coopmat_test(KernelSuites test_kernels "MatmulCoopmat*:AttentionCoopmat*")
+# What a device with cooperative matrices reports, VKLLM_COOPMAT's choice and the mask that
+# hides them (on Mesa 22 these tests skip: its lavapipe has none).
+vkllm_coopmat_test(DevicesReportAndChooseThem test_coopmat_choice "Coopmat*")
 
-# Every tiny model of ../shared/data/models prefilled (its whole teacher-forced sequence in one
+# Every tiny model of the test data prefilled (its whole teacher-forced sequence in one
 # chunk, so every matrix product and the attention take the coopmat kernels): logits within
 # the f16-operand bound of the float64 reference and the same greedy ids.
 vkllm_coopmat_test(TinyModelsMatchTheFloat64Reference test_generation
