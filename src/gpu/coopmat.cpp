@@ -87,9 +87,10 @@ CoopmatCaps query_coopmat(VkInstance instance, VkPhysicalDevice physical, bool l
                                          &cm};
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &v12};
     vkGetPhysicalDeviceFeatures2(physical, &f2);
-    caps.features = cm.cooperativeMatrix && v12.shaderFloat16 && v12.vulkanMemoryModel;
+    caps.features = cm.cooperativeMatrix && v12.shaderFloat16 && v12.vulkanMemoryModel &&
+                    v12.vulkanMemoryModelDeviceScope;
     if (!caps.features)
-        caps.unusable = "lacks cooperativeMatrix, shaderFloat16 or vulkanMemoryModel";
+        caps.unusable = "lacks cooperativeMatrix, shaderFloat16 or vulkanMemoryModel(DeviceScope)";
     else if (caps.f16.m == 0)
         caps.unusable = "has no f16*f16+f32->f32 subgroup shape";
     return caps;

@@ -78,7 +78,8 @@ struct CoopmatCaps {
     CoopmatShape f16{};
     // The features the kernels need beyond the extension: cooperativeMatrix, shaderFloat16
     // (f16 operands in shared memory) and vulkanMemoryModel (GL_KHR_cooperative_matrix's
-    // scopes compile to SPIR-V's Vulkan memory model).
+    // scopes compile to SPIR-V's Vulkan memory model), with vulkanMemoryModelDeviceScope (once
+    // the model is enabled, every other kernel's Device-scope barrier needs it).
     bool features = false;
     // Why the kernels cannot run there (empty: they can).
     std::string unusable;

@@ -37,6 +37,9 @@ Device::Device(const Instance &instance, const DeviceCaps &caps)
         cm.cooperativeMatrix = VK_TRUE;
         v12.shaderFloat16 = VK_TRUE;
         v12.vulkanMemoryModel = VK_TRUE;
+        // With the memory model enabled, the Device scope of other kernels' barriers
+        // (moe_route's memoryBarrierBuffer) needs this too.
+        v12.vulkanMemoryModelDeviceScope = VK_TRUE;
         ci.pNext = &f2;
         instance.log()(VKLLM_LOG_DEBUG, std::string("enabling VK_KHR_cooperative_matrix on ") +
                                             caps.info.name + ": " +
