@@ -200,7 +200,7 @@ TEST_F(SharedReference, PrefillInChunksGivesTheDecodeLogits) {
         for (const Json &x : seq["logits"].arr.back().arr)
             want.push_back(float(x.num));
         EXPECT_LE(max_abs_diff(logits, want),
-                  std::max(1e-3, prefill_tolerance(1e-4) * std::max(1.0, max_abs(want))))
+                  prefill_bound(std::max(1e-3, 1e-4 * max_abs(want)), max_abs(want)))
             << tokens.size() << " tokens";
     }
 }
