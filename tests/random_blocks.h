@@ -68,7 +68,8 @@ inline std::vector<uint32_t> half_fields(WeightType t) {
 // second value is what they decode to on the CPU. Grouped types: random blocks of the file
 // type, regrouped as the loader does.
 inline std::pair<std::vector<uint8_t>, std::vector<float>> random_blocks(WeightType grouped,
-                                                                  uint64_t count, uint32_t seed) {
+                                                                         uint64_t count,
+                                                                         uint32_t seed) {
     WeightType t = file_type(grouped);
     std::mt19937 rng(seed);
     uint64_t blocks = count / block_weights(t);

@@ -3,7 +3,8 @@
 // tile, one activation row, K below one K slice, both workgroup tiles (32 and 64), each
 // epilogue, and a weight larger than maxStorageBufferRange. The suites skip, saying why, where
 // the build or the device has no cooperative matrices (Debian 12's Mesa 22 lavapipe); Mesa 26's
-// lavapipe runs them: scripts/mesa26 run -- build/tests/test_kernels --gtest_filter='MatmulCoopmat*'
+// lavapipe runs them: scripts/mesa26 run -- build/tests/test_kernels
+// --gtest_filter='MatmulCoopmat*'
 //
 // Tolerance, per output y = sum_k x_k w_k. The kernel rounds both operands to f16 and
 // accumulates in f32. Vulkan lets a conversion to a narrower float round to nearest or toward
@@ -83,7 +84,7 @@ class MatmulCoopmatTest : public GpuTest {
 
     // matmul() of random weights and activations with tile side `tile` (0: the kernel's
     // choice), checked element by element against the reference within the f16 bound.
-    void check(WeightType type, Shape s, uint32_t tile, Ends e = {}) {
+    void check(WeightType type, Shape s, uint32_t tile, Ends e = {}, bool via_linear = false) {
         std::vector<float> w;
         Buffer wb;
         Matrix m = weights(type, s.rows, s.cols, 7 + s.rows + 3 * s.cols, w, wb);
@@ -94,7 +95,10 @@ class MatmulCoopmatTest : public GpuTest {
         kernels().set_coopmat_tile(tile);
         run([&](Recording &rec) {
             Epilogue end{e.bias ? bb.range() : BufferRange{}, e.accumulate, e.scale};
-            kernels().matmul(rec, m, xb.range(), yb.range(), s.n, end);
+            if (via_linear)
+                kernels().linear(rec, m, xb.range(), yb.range(), s.n, end);
+            else
+                kernels().matmul(rec, m, xb.range(), yb.range(), s.n, end);
         });
         std::vector<float> got = download(yb, y0.size());
         const double u = std::ldexp(1.0, -24);
@@ -108,10 +112,12 @@ class MatmulCoopmatTest : public GpuTest {
                     sum_abs += std::fabs(double(xt[k]) * wr[k]);
                     sum_operands += std::fabs(xt[k]) + std::fabs(wr[k]);
                 }
-                double b = e.bias ? bias[r] : 0, y_old = e.accumulate ? y0[size_t(t) * s.rows + r] : 0;
+                double b = e.bias ? bias[r] : 0,
+                       y_old = e.accumulate ? y0[size_t(t) * s.rows + r] : 0;
                 double want = e.scale * (dot + b) + y_old;
-                double bound = (std::ldexp(1.0, -9) + std::ldexp(1.0, -20) + 1.01 * s.cols * u) *
-                                   sum_abs + 2 * u * sum_operands;
+                double bound =
+                    (std::ldexp(1.0, -9) + std::ldexp(1.0, -20) + 1.01 * s.cols * u) * sum_abs +
+                    2 * u * sum_operands;
                 bound = std::fabs(e.scale) * bound +
                         4 * u * (std::fabs(e.scale) * (sum_abs + std::fabs(b)) + std::fabs(y_old));
                 double err = std::fabs(double(got[size_t(t) * s.rows + r]) - want);
@@ -167,6 +173,17 @@ TEST_F(MatmulCoopmatTest, EpiloguesApplyToEveryOutput) {
             check(t, Shape{67, cols, 19}, tile, Ends{false, true, 1});
             check(t, Shape{67, cols, 19}, tile, Ends{true, true, -1.5f});
         }
+}
+
+// Prefill's linear() of more than 8 rows takes the coopmat matmul on every device (lavapipe's
+// groups of 8 matrix-vector products, which fold an input norm, are left to decode).
+TEST_F(MatmulCoopmatTest, LinearOfManyRowsTakesTheMatmul) {
+    std::vector<float> w;
+    Buffer wb, xb = floats(size_t(20) * 96), gb = floats(96);
+    Matrix m = weights(WeightType::F32, 37, 96, 1, w, wb);
+    EXPECT_FALSE(kernels().norm_fusable(m, xb.range(), gb.range(), 20));
+    check(WeightType::F32, Shape{37, 96, 20}, 0, Ends{true, false, 1}, true);
+    check(WeightType::Q8_0, Shape{37, 96, 9}, 0, Ends{}, true);
 }
 
 // A weight larger than maxStorageBufferRange (128 MiB on lavapipe) is bound in row chunks, each

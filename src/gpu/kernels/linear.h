@@ -90,8 +90,8 @@ class LinearKernels {
 
     // matmul() on cooperative matrices (matmul_coopmat.comp); false where no tile shape fits
     // the device's shared memory (the caller then takes the tiled kernel).
-    bool matmul_coopmat(Recording &rec, const Matrix &w, const BufferRange &x,
-                        const BufferRange &y, uint32_t n, const Epilogue &end);
+    bool matmul_coopmat(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                        uint32_t n, const Epilogue &end);
 
     KernelEnv &env_;
     ElementwiseKernels &eltwise_;

@@ -32,7 +32,8 @@ CoopmatTiles tiles_of(uint32_t side, const CoopmatShape &s, uint32_t subgroups) 
     t.bm = (side + s.m - 1) / s.m * s.m;
     t.bn = (side + s.n - 1) / s.n * s.n;
     t.bk = 32;  // whole 32-weight units of the block types
-    while (t.bk % s.k) t.bk += 32;
+    while (t.bk % s.k)
+        t.bk += 32;
     t.wm = t.bm, t.wn = t.bn;
     uint32_t count = 1;
     while (count < subgroups) {
@@ -55,7 +56,8 @@ bool LinearKernels::matmul_coopmat(Recording &rec, const Matrix &w, const Buffer
                                    const BufferRange &y, uint32_t n, const Epilogue &end) {
     const CoopmatShape &s = env_.coopmat_shape;
     const vkllm_device_info &info = env_.device.info();
-    uint32_t subgroups = std::max<uint32_t>(1, MATMUL_COOPMAT_WG / std::max(1u, info.subgroup_size));
+    uint32_t subgroups =
+        std::max<uint32_t>(1, MATMUL_COOPMAT_WG / std::max(1u, info.subgroup_size));
     // 64 x 64 tiles, unless they are too few to keep the device busy: then 32 x 32 (four times
     // as many workgroups, each staging twice the data per output). Vulkan core does not say how
     // many compute units a GPU has; 128 tiles is about one per SM of the largest (132 on an
@@ -84,8 +86,8 @@ bool LinearKernels::matmul_coopmat(Recording &rec, const Matrix &w, const Buffer
 
     shaders::MatmulCoopmatSpec spec;
     spec.WTYPE = uint32_t(w.type);
-    spec.EPILOGUE = (end.bias.size ? 1u : 0u) | (end.accumulate ? 2u : 0u) |
-                    (end.scale != 1.0f ? 4u : 0u);
+    spec.EPILOGUE =
+        (end.bias.size ? 1u : 0u) | (end.accumulate ? 2u : 0u) | (end.scale != 1.0f ? 4u : 0u);
     spec.TM = s.m;
     spec.TN = s.n;
     spec.TK = s.k;
