@@ -100,9 +100,11 @@ class EngineTest : public ::testing::Test {
     // F16-rounded operand also turns a difference elsewhere (another attention kernel) from
     // F32 rounding into up to an F16 step, so comparisons of two coopmat prefills take it too.
     double prefill_bound(double f32, double largest) const {
-        if (!rt_->context->kernels().coopmat()) return f32;
+        if (!coopmat_prefill()) return f32;
         return std::max(f32, std::max(1.0, largest) / 256);
     }
+    // Whether prefill runs the cooperative-matrix matmul (F16 operands).
+    bool coopmat_prefill() const { return rt_->context->kernels().coopmat(); }
 
     vkllm_runtime *rt_ = nullptr;
     std::vector<vkllm_model *> models_;
