@@ -365,6 +365,7 @@ TEST_F(Vulkan11Generation, EachMaskedFeatureFallsBackToTheSameGreedyIds) {
         {"subgroupArithmetic", "matvec reduces through shared memory"},
         {"VK_KHR_driver_properties", "the device class comes from the device type"},
         {"VK_KHR_shader_float16_int8", "as shaderFloat16 and shaderInt8"},
+        {"VK_KHR_cooperative_matrix", "prefill takes the tiled matmul or the matvecs"},
     };
     for (size_t i = 0; i < kMaskNameCount; ++i) {
         const char *name = kMaskNames[i].name;
