@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/runtime.h"
 #include "shared_data.h"
 #include "validation.h"
 #include "vkllm.h"
@@ -89,6 +90,21 @@ class EngineTest : public ::testing::Test {
                               std::to_string(::getpid()) + ".gguf");
         return temp_files_.back();
     }
+
+    // The bound on a prefill's logit error, for a test whose bound for F32 arithmetic is `f32`
+    // and whose logits reach `largest` in magnitude. Where prefill runs the cooperative-matrix
+    // matmul (VKLLM_COOPMAT=on on lavapipe 26, GPUs) each product a logit goes through rounds
+    // both operands to F16 (2^-10 each, rounding toward zero allowed) before the F32 sums; a
+    // tiny model's logits pass through about 4 such products (a layer's two, twice, and the
+    // head): 2^-8 of max(1, largest) in all (observed: at most 1.2e-3 on lavapipe 26). An
+    // F16-rounded operand also turns a difference elsewhere (another attention kernel) from
+    // F32 rounding into up to an F16 step, so comparisons of two coopmat prefills take it too.
+    double prefill_bound(double f32, double largest) const {
+        if (!coopmat_prefill()) return f32;
+        return std::max(f32, std::max(1.0, largest) / 256);
+    }
+    // Whether prefill runs the cooperative-matrix matmul (F16 operands).
+    bool coopmat_prefill() const { return rt_->context->kernels().coopmat(); }
 
     vkllm_runtime *rt_ = nullptr;
     std::vector<vkllm_model *> models_;

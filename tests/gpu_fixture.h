@@ -18,6 +18,10 @@ class GpuTest : public ::testing::Test {
         p.validation = vkllm_test_validation_in_process();
         p.log = vkllm::Logger{&GpuTest::collect, &messages_};
         ctx_ = std::make_unique<vkllm::gpu::Context>(p);
+        // Each suite checks the kernels it names against F32 bounds, whatever VKLLM_COOPMAT
+        // says: the cooperative-matrix matmul has its own suite and bound
+        // (test_kernels_matmul_coopmat.cpp), which turns it on.
+        ctx_->kernels().set_coopmat(false);
         rec_ = std::make_unique<vkllm::gpu::Recording>(ctx_->device());
     }
 
@@ -74,6 +78,8 @@ class GpuTest : public ::testing::Test {
             no_texel_ =
                 std::make_unique<vkllm::gpu::Kernels>(ctx_->device(), ctx_->pipelines(), own);
             no_texel_->set_texel_loads(false);
+            other_->set_coopmat(false);
+            no_texel_->set_coopmat(false);
         }
         return {&ctx_->kernels(), other_.get(), no_texel_.get()};
     }

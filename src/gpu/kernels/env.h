@@ -62,6 +62,7 @@ struct KernelEnv {
     // (LinearKernels::set_coopmat); VKLLM_COOPMAT=off leaves them unused anywhere.
     bool coopmat = false;
     CoopmatShape coopmat_shape;     // the device's f16 x f16 -> f32 subgroup shape
+    uint32_t coopmat_tile = 0;      // the coopmat matmul's tile side (0: automatic; tests: 32, 64)
     uint32_t attention_splits = 0;  // 0: automatic
     bool attention_tiled_forced = false;
     // attention_coopmat.comp for the prefill steps it fits (true) or for none (false), where the

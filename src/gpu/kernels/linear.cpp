@@ -5,6 +5,7 @@
 
 #include "gpu/kernels/weight_layout.h"
 #include "linear/matmul.h"
+#include "linear/matmul_coopmat.h"
 #include "linear/matvec.h"
 #include "linear/matvec_texel.h"
 #include "shader_names.h"
@@ -42,21 +43,23 @@ bool LinearKernels::fusable_swiglu(const Matrix &gate, const Matrix &up,
            texel_matvec(gate, x) && texel_matvec(up, x);
 }
 
-// lavapipe's prefill: the batched matrix-vector kernel over groups of 8 rows (the tiled matmul
-// measured 3-4x slower per token there). Each group's x and y must start where a binding can.
+// lavapipe's prefill without cooperative matrices: the batched matrix-vector kernel over groups
+// of 8 rows (the tiled matmul measured 3-4x slower per token there). Each group's x and y must
+// start where a binding can.
 static const uint32_t kRowGroup = 8;
 
 bool LinearKernels::row_groups_fit(const Matrix &w, uint32_t n) const {
     uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4, y_step = uint64_t(kRowGroup) * w.rows * 4;
     uint64_t align = env_.device.caps().storage_offset_align;
-    return n <= kRowGroup || (env_.cpu_class && x_step % align == 0 && y_step % align == 0);
+    return n <= kRowGroup ||
+           (env_.cpu_class && !env_.coopmat && x_step % align == 0 && y_step % align == 0);
 }
 
 bool LinearKernels::texel_groups(const Matrix &w, const BufferRange &x, uint32_t n) const {
     // Every group of rows must take the texel kernel: its x, too, must start on a texel.
     uint64_t x_step = uint64_t(kRowGroup) * w.cols * 4;
-    bool groups = n <= kRowGroup || (env_.cpu_class && row_groups_fit(w, n) &&
-                                     x_step % env_.device.caps().texel_offset_align == 0);
+    bool groups = n <= kRowGroup ||
+                  (row_groups_fit(w, n) && x_step % env_.device.caps().texel_offset_align == 0);
     return groups && texel_matvec(w, x);
 }
 
@@ -257,14 +260,19 @@ void LinearKernels::linear(Recording &rec, const Matrix &w, const BufferRange &x
     if (norm.weight.size && !norm_fusable(w, x, norm.weight, n))
         fail(VKLLM_ERR_INTERNAL, "linear: a norm fused where the kernel cannot apply it");
     if (n <= kRowGroup) return matvec(rec, w, x, y, n, end, norm);
-    if (!env_.cpu_class || !row_groups_fit(w, n)) return matmul(rec, w, x, y, n, end);
+    if (!row_groups_fit(w, n)) return matmul(rec, w, x, y, n, end);
     matvec_row_groups(rec, w, nullptr, x, y, n, end, norm);
+}
+
+void LinearKernels::set_coopmat(bool on) {
+    env_.coopmat = on && env_.device.coopmat_enabled() && env_.coopmat_shape.m != 0;
 }
 
 void LinearKernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x,
                            const BufferRange &y, uint32_t n, const Epilogue &end) {
     require(x, uint64_t(n) * w.cols * 4, "matmul", "x");
     require(y, uint64_t(n) * w.rows * 4, "matmul", "y");
+    if (env_.coopmat && matmul_coopmat(rec, w, x, y, n, end)) return;
     check_loops(w.cols / 16 + 1, "matmul", w.cols);  // 16-wide K slices
     uint32_t epilogue = epilogue_bits(end, w, "matmul");
     shaders::MatmulSpec spec;

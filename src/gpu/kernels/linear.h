@@ -19,8 +19,9 @@ class LinearKernels {
     void matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                 uint32_t n = 1, const Epilogue &end = Epilogue{}, const InputNorm &norm = {});
     // Y[n][rows] = X[n][cols] W^T with the kernel that suits n and the device: the batched
-    // matrix-vector kernel for a few rows; for many rows the tiled matrix-matrix kernel on GPUs,
-    // but on lavapipe (where that kernel is slow) the batched one over groups of 8 rows.
+    // matrix-vector kernel for a few rows; for many rows matmul() on GPUs and wherever the
+    // cooperative-matrix kernel is used, but otherwise on lavapipe (where the tiled matmul is
+    // slow) the batched one over groups of 8 rows.
     void linear(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                 uint32_t n, const Epilogue &end = Epilogue{}, const InputNorm &norm = {});
     // Whether linear() of w over n rows of x can apply an InputNorm of `weight` itself: where
@@ -47,9 +48,18 @@ class LinearKernels {
                     const BufferRange &k, const BufferRange &v, uint32_t kv_rows, uint32_t n,
                     const BufferRange &bias = {}, const InputNorm &norm = {});
     bool qkv_fusable(const Matrix &w, const BufferRange &x, uint32_t kv_rows, uint32_t n) const;
-    // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill).
+    // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill): on cooperative matrices
+    // where they are used (coopmat()), else the tiled kernel.
     void matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
                 uint32_t n, const Epilogue &end = Epilogue{});
+    // Whether matmul() and prefill's linear() take the cooperative-matrix kernel, and turning it
+    // on or off (tests compare both paths on one device); it stays off where the device or the
+    // build has no cooperative matrices.
+    bool coopmat() const { return env_.coopmat; }
+    void set_coopmat(bool on);
+    // The coopmat matmul's workgroup tile side, 32 or 64 (0: chosen per matrix and device), so
+    // that tests cover both on any device.
+    void set_coopmat_tile(uint32_t side) { env_.coopmat_tile = side; }
 
     // Whether the texel matrix-vector kernels (matvec_texel, moe_matvec_texel) can read w and x:
     // the weights' layout, both offsets on a texel, and texel loads allowed.
@@ -77,6 +87,11 @@ class LinearKernels {
                            const BufferRange &y, uint32_t n, const Epilogue &end,
                            const InputNorm &norm, const StackedOutputs *qkv = nullptr,
                            Binary glu = Binary::SwiGLU);
+
+    // matmul() on cooperative matrices (matmul_coopmat.comp); false where no tile shape fits
+    // the device's shared memory (the caller then takes the tiled kernel).
+    bool matmul_coopmat(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                        uint32_t n, const Epilogue &end);
 
     KernelEnv &env_;
     ElementwiseKernels &eltwise_;
