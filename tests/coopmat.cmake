@@ -46,7 +46,7 @@ vkllm_coopmat_test(DevicesReportAndChooseThem test_coopmat_choice "Coopmat*")
 # chunk, so every matrix product and the attention take the coopmat kernels): logits within
 # the f16-operand bound of the float64 reference and the same greedy ids.
 vkllm_coopmat_test(TinyModelsMatchTheFloat64Reference test_generation
-                   "SharedReference.EveryTinyModelPrefilledMatchesFloat64Reference")
+                   "SharedReference.EveryTinyModelPrefilled*")
 # The tiny model of every architecture (Gemma's, Phi-3's, OLMo's ... beside the shared ones),
 # prompts of 7 and 30 ids prefilled: greedy ids as llama.cpp's or the float64 pass's.
 vkllm_coopmat_test(TinyArchitecturesMatchLlamaCpp test_tiny_llamacpp

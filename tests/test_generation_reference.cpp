@@ -123,17 +123,9 @@ class SharedReference : public EngineTest {
 // matrix product and the attention take the prefill kernels: the tiled or batched ones, and the
 // cooperative-matrix ones where they run (tests/coopmat.cmake runs this on Mesa 26's lavapipe
 // with VKLLM_COOPMAT=on). F32 KV cache, so the only rounding beyond F32 is the kernels' own.
-// f32 operands are held to the decode tests' bound. Cooperative matrices multiply f16 operands:
-// rounding x and w to 11 significant bits moves each product by up to 2^-10 of sum |x_k w_k|,
-// the unit the F16 KV cache rounds K and V to, so they get that cache's bound (check_numpy).
+// f32 operands are held to the decode tests' bound; cooperative matrices, whose matmul and
+// attention round both operands of every product to F16, to the fixture's prefill_bound.
 TEST_F(SharedReference, EveryTinyModelPrefilledMatchesFloat64Reference) {
-    vkllm_device_info device;
-    device.struct_size = sizeof device;
-    ASSERT_EQ(vkllm_runtime_get_device_info(rt_, &device), VKLLM_OK);
-    const char *coopmat = std::getenv("VKLLM_COOPMAT");
-    bool f16_operands = device.type != VKLLM_DEVICE_CPU
-                            ? !(coopmat && std::string(coopmat) == "off")
-                            : coopmat && std::string(coopmat) == "on";
     for (const char *name :
          {"tiny-llama-f32", "tiny-llama-f16", "tiny-qwen2-f32", "tiny-qwen2-f16",
           "tiny-qwen2-tied-f32", "tiny-qwen2-tied-f16", "tiny-gpt2-f32", "tiny-gpt2-f16",
@@ -153,9 +145,8 @@ TEST_F(SharedReference, EveryTinyModelPrefilledMatchesFloat64Reference) {
         }
         std::printf("%s prefilled: max |logit| %.3g; max error %.3g; %d greedy ids checked\n", name,
                     largest, worst, greedy);
-        EXPECT_LE(worst,
-                  f16_operands ? std::max(2e-2, 2e-3 * largest) : std::max(1e-3, 1e-4 * largest))
-            << name << (f16_operands ? " (f16 operands)" : " (f32 operands)");
+        EXPECT_LE(worst, prefill_bound(std::max(1e-3, 1e-4 * largest), largest))
+            << name << (coopmat_prefill() ? " (f16 operands)" : " (f32 operands)");
         EXPECT_GT(greedy, 24) << name;
     }
 }

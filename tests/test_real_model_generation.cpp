@@ -100,6 +100,13 @@ void RealModelGeneration::expect_llama_cpp_continuations(const char *model, cons
                 "float64 %d (margin %.4f)\n",
                 label(p).c_str(), k, gen[k], ours, gap, f64[k], p["f64_margin"].arr[k].num);
             EXPECT_LE(gap, kNearTieLogRatio) << label(p) << " step " << k << ": not a near-tie";
+            // A prefill on cooperative matrices rounds every product's operands to F16, so
+            // the logits may be off by prefill_bound: the float64 pass cannot decide a tie
+            // closer than that.
+            double largest = 0;
+            for (float v : logits)
+                largest = std::max(largest, double(std::fabs(v)));
+            if (p["f64_margin"].arr[k].num < prefill_bound(0, largest)) continue;
             EXPECT_EQ(f64[k], ours)
                 << label(p) << " step " << k << ": the float64 pass sides with llama.cpp";
         }
