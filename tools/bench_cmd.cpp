@@ -454,8 +454,8 @@ void print_json(const ModelFacts &f, const std::string &device, const std::strin
         vkllm_tool::json_text(r.test).c_str(), r.n_prompt, r.n_gen, kv_cache ? "true" : "false");
     for (size_t i = 0; i < r.samples.size(); ++i)
         std::printf("%s%.6g", i ? ", " : "", r.samples[i]);
-    std::printf("], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s, \"coopmat\": %s", r.mean(),
-                r.stddev(), vkllm_tool::json_text(device).c_str(),
+    std::printf("], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s, \"coopmat\": %s",
+                r.mean(), r.stddev(), vkllm_tool::json_text(device).c_str(),
                 coopmat.empty() ? "null" : vkllm_tool::json_text(coopmat).c_str());
     if (r.flops_per_token > 0)
         std::printf(", \"flops_per_token\": %.0f, \"tflops\": %.6g", r.flops_per_token,
