@@ -34,6 +34,11 @@ vkllm_install_deps() {
         { apt-get update && apt-get install -y --no-install-recommends $missing; }
 }
 
+# The optional test data (tiny models with float64 references, real vocabularies, chat
+# templates): $VKLLM_SHARED_DATA_DIR, else shared/data in the checkout's parent directory. The
+# tests that need it skip where it is absent; tests/CMakeLists.txt reads the same variable.
+VKLLM_SHARED_DATA_DIR=${VKLLM_SHARED_DATA_DIR:-$(dirname "$PWD")/shared/data}
+
 vkllm_configure() {
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
 }
@@ -94,7 +99,7 @@ vkllm_install_json_schema_suite() {
     rm -rf "$tmp"
 }
 
-# The Windows build and its tests under Wine (scripts/test-windows, ../shared/WINDOWS.md): the
+# The Windows build and its tests under Wine (scripts/test-windows, docs/PLATFORMS.md): the
 # mingw-w64 cross compiler with the posix thread model (std::thread, std::mutex), Wine, whose
 # Vulkan reaches the host's lavapipe, and the X server it needs for Vulkan.
 VKLLM_WINDOWS_PACKAGES="g++-mingw-w64-x86-64-posix wine wine64 xvfb xauth"
