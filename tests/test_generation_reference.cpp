@@ -119,6 +119,14 @@ class SharedReference : public EngineTest {
 
 }  // namespace
 
+// The tiny models the prefill tests walk: every architecture and weight type the test data has
+// a float64 reference for.
+const char *const kTinyModels[] = {
+    "tiny-llama-f32",      "tiny-llama-f16",      "tiny-qwen2-f32",  "tiny-qwen2-f16",
+    "tiny-qwen2-tied-f32", "tiny-qwen2-tied-f16", "tiny-gpt2-f32",   "tiny-gpt2-f16",
+    "tiny-qwen2moe-f32",   "tiny-qwen2moe-f16",   "tiny-gptoss-f32", "tiny-gptoss-f16",
+    "tiny-gptoss-mxfp4",   "tiny-gptoss-yarn-f32"};
+
 // Every tiny model with each sequence prefilled at once (24 to 56 rows, one chunk), so every
 // matrix product and the attention take the prefill kernels: the tiled or batched ones, and the
 // cooperative-matrix ones where they run (tests/coopmat.cmake runs this on Mesa 26's lavapipe
@@ -126,11 +134,7 @@ class SharedReference : public EngineTest {
 // f32 operands are held to the decode tests' bound; cooperative matrices, whose matmul and
 // attention round both operands of every product to F16, to the fixture's prefill_bound.
 TEST_F(SharedReference, EveryTinyModelPrefilledMatchesFloat64Reference) {
-    for (const char *name :
-         {"tiny-llama-f32", "tiny-llama-f16", "tiny-qwen2-f32", "tiny-qwen2-f16",
-          "tiny-qwen2-tied-f32", "tiny-qwen2-tied-f16", "tiny-gpt2-f32", "tiny-gpt2-f16",
-          "tiny-qwen2moe-f32", "tiny-qwen2moe-f16", "tiny-gptoss-f32", "tiny-gptoss-f16",
-          "tiny-gptoss-mxfp4", "tiny-gptoss-yarn-f32"}) {
+    for (const char *name : kTinyModels) {
         Json ref = Json::load(dir_ + "/reference/numpy-f64/" + name + ".json");
         vkllm_model *m = load(dir_ + "/models/" + name + ".gguf");
         ASSERT_NE(m, nullptr);
@@ -274,11 +278,7 @@ TEST_F(SharedReference, EveryTinyModelPrefilledOnCooperativeMatricesKeepsTheRefe
         GTEST_SKIP() << device.info().name
                      << " cannot run them: " << device.caps().coopmat.unusable;
     rt_->context->kernels().set_attention_coopmat(true);
-    for (const char *name :
-         {"tiny-llama-f32", "tiny-llama-f16", "tiny-qwen2-f32", "tiny-qwen2-f16",
-          "tiny-qwen2-tied-f32", "tiny-qwen2-tied-f16", "tiny-gpt2-f32", "tiny-gpt2-f16",
-          "tiny-qwen2moe-f32", "tiny-qwen2moe-f16", "tiny-gptoss-f32", "tiny-gptoss-f16",
-          "tiny-gptoss-mxfp4", "tiny-gptoss-yarn-f32"}) {
+    for (const char *name : kTinyModels) {
         Json ref = Json::load(dir_ + "/reference/numpy-f64/" + name + ".json");
         vkllm_model *m = load(dir_ + "/models/" + name + ".gguf");
         ASSERT_NE(m, nullptr) << name;
