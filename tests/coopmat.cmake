@@ -36,8 +36,9 @@ if(TARGET vkllm_cli)
 endif()
 
 # The coopmat kernel suites (tests/test_kernels_*.cpp): the matmul of every weight type on
-# ragged shapes, the flash attention over tile edges, windows, sinks, KV types.
-vkllm_coopmat_test(KernelSuites test_kernels "MatmulCoopmat*:AttentionCoopmat*")
+# ragged shapes, the flash attention over tile edges, windows, sinks, KV types, the expert
+# matmuls of mixture-of-experts prefill.
+vkllm_coopmat_test(KernelSuites test_kernels "MatmulCoopmat*:AttentionCoopmat*:MoeCoopmat*")
 # What a device with cooperative matrices reports, VKLLM_COOPMAT's choice and the mask that
 # hides them (on Mesa 22 these tests skip: its lavapipe has none).
 vkllm_coopmat_test(DevicesReportAndChooseThem test_coopmat_choice "Coopmat*")

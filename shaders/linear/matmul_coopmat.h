@@ -6,11 +6,8 @@
 #ifndef VKLLM_SHADER_MATMUL_COOPMAT_H
 #define VKLLM_SHADER_MATMUL_COOPMAT_H
 
+#include "coopmat_tile.h"
 #include "interface.h"
-
-// Invocations per workgroup: a fixed size (a specialized one needs maintenance4 under the
-// validation layer); the subgroups it holds depend on the device (16 on lavapipe, 4 on NVIDIA).
-#define MATMUL_COOPMAT_WG 128
 
 VKLLM_SPEC_BEGIN(MatmulCoopmatSpec)
 VKLLM_SPEC(0, uint, WTYPE, 0)

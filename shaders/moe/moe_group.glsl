@@ -25,3 +25,25 @@ bool chosen_expert(uint z, uint n_entries, uint e0, uint n_here, out uint x, out
     }
     return false;
 }
+
+// For the matmuls (moe_matmul_coopmat.comp), which cut each chosen expert's group into tiles of
+// `tile` entries, taken in expert order: tile t's expert x within the binding and its entries
+// [begin, end) of the route's list (at most `tile` of them); false past the last tile.
+bool expert_tile(uint t, uint tile, uint n_entries, uint e0, uint n_here, out uint x, out uint begin, out uint end) {
+    uint off = 2u * n_entries;
+    x = 0u;
+    begin = 0u;
+    end = 0u;
+    for (uint i = 0u; i < n_here; ++i) {
+        uint b = uint(route[off + e0 + i]), e = uint(route[off + e0 + i + 1u]);
+        uint tiles = (e - b + tile - 1u) / tile;
+        if (t < tiles) {
+            x = i;
+            begin = b + t * tile;
+            end = min(e, begin + tile);
+            return true;
+        }
+        t -= tiles;
+    }
+    return false;
+}

@@ -38,6 +38,9 @@ void MoeKernels::moe_route(Recording &rec, const BufferRange &logits, const Buff
 void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
                             const BufferRange &y, const BufferRange &route, const BufferRange &bias,
                             uint32_t n_tokens, uint32_t k, bool x_per_entry) {
+    if (coopmat_step(n_tokens) &&
+        moe_matmul_coopmat(rec, w, x, y, route, bias, n_tokens, k, x_per_entry))
+        return;
     moe_matvec(rec, w, nullptr, x, y, route, bias, {}, n_tokens, k, x_per_entry, Binary::Add);
 }
 
@@ -56,7 +59,7 @@ void MoeKernels::moe_swiglu(Recording &rec, const ExpertMatrix &gate, const Expe
                             const BufferRange &up_bias, uint32_t n_tokens, uint32_t k, Binary act) {
     if (act != Binary::SwiGLU && act != Binary::SwiGLUOai)
         fail(VKLLM_ERR_INTERNAL, "moe_swiglu: operation %u is not a SwiGLU", uint32_t(act));
-    if (moe_swiglu_fusable(gate, up, x, gate_bias, up_bias))
+    if (!coopmat_step(n_tokens) && moe_swiglu_fusable(gate, up, x, gate_bias, up_bias))
         return moe_matvec(rec, gate, &up, x, y, route, gate_bias, up_bias, n_tokens, k, false, act);
     moe_matvec(rec, gate, x, y, route, gate_bias, n_tokens, k, false);
     moe_matvec(rec, up, x, up_out, route, up_bias, n_tokens, k, false);
@@ -94,27 +97,9 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
     bool texel = linear_.texel_matvec(Matrix{w.data, w.type, w.rows, w.cols}, x);
     if (up && !(texel && moe_swiglu_fusable(w, *up, x, bias, up_bias)))
         fail(VKLLM_ERR_INTERNAL, "moe_matvec: SwiGLU fused where the texel kernel cannot");
-    // Bind the experts in chunks within the binding limit, each starting on an expert whose
-    // first block starts a group (grouped types) at an offset that keeps the binding alignment,
-    // so that each workgroup's expert lies whole in its chunk.
-    uint64_t max_range = texel ? env_.device.info().max_texel_buffer_elements * 16
-                               : env_.device.info().max_storage_buffer_range;
-    uint64_t align =
-        texel ? env_.device.caps().texel_offset_align : env_.device.caps().storage_offset_align;
+    uint64_t per_chunk = experts_per_binding(w, texel);
     auto chunk_bytes = [&](uint64_t n) { return weight_bytes(w.type, n * w.rows * w.cols); };
     auto start = [&](uint64_t e) { return row_offset(w.type, w.cols, e * w.rows); };
-    uint64_t per_chunk = w.n_expert;
-    if (chunk_bytes(w.n_expert) > max_range) {
-        uint64_t step = 1;
-        while (step < w.n_expert && (start(step) == UINT64_MAX || start(step) % align))
-            ++step;
-        per_chunk = 0;
-        while (per_chunk + step < w.n_expert && chunk_bytes(per_chunk + step) <= max_range)
-            per_chunk += step;
-    }
-    if (per_chunk == 0)
-        fail(VKLLM_ERR_UNSUPPORTED,
-             "moe: experts of %u x %u weights cannot be bound on this device", w.rows, w.cols);
     const char *name = texel ? (env_.matvec_subgroup ? shaders::moe_matvec_texel_subgroup
                                                      : shaders::moe_matvec_texel)
                              : shaders::moe_matvec;
@@ -182,6 +167,26 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
         }
     }
     rec.barrier();
+}
+
+uint64_t MoeKernels::experts_per_binding(const ExpertMatrix &w, bool texel) const {
+    uint64_t max_range = texel ? env_.device.info().max_texel_buffer_elements * 16
+                               : env_.device.info().max_storage_buffer_range;
+    uint64_t align =
+        texel ? env_.device.caps().texel_offset_align : env_.device.caps().storage_offset_align;
+    auto chunk_bytes = [&](uint64_t n) { return weight_bytes(w.type, n * w.rows * w.cols); };
+    auto start = [&](uint64_t e) { return row_offset(w.type, w.cols, e * w.rows); };
+    if (chunk_bytes(w.n_expert) <= max_range) return w.n_expert;
+    uint64_t step = 1;
+    while (step < w.n_expert && (start(step) == UINT64_MAX || start(step) % align))
+        ++step;
+    uint64_t per_chunk = 0;
+    while (per_chunk + step < w.n_expert && chunk_bytes(per_chunk + step) <= max_range)
+        per_chunk += step;
+    if (per_chunk == 0)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "moe: experts of %u x %u weights cannot be bound on this device", w.rows, w.cols);
+    return per_chunk;
 }
 
 void MoeKernels::moe_combine(Recording &rec, const BufferRange &y, const BufferRange &route,

@@ -1,6 +1,7 @@
 // Mixture of experts: the router, the expert products with each expert's weights read once for
-// the tokens routed to it, the fused SwiGLU of a pair of expert tensors, and the weighted
-// combination (tests/test_kernels_moe.cpp).
+// the tokens routed to it (on cooperative matrices in prefill, where the kernels use them), the
+// fused SwiGLU of a pair of expert tensors, and the weighted combination
+// (tests/test_kernels_moe.cpp, tests/test_kernels_moe_coopmat.cpp).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,8 @@ class MoeKernels {
     // y[e][:] = W_x in_e (+ bias_x) for every entry e routed to expert x, each expert's weights
     // read once for its group. in_e is x[e / k] (x_per_entry false: [n_tokens][cols]) or x[e]
     // (true: [n_tokens k][cols]); y is [n_tokens k][rows]; bias [n_expert][rows] F32 or empty.
+    // Steps of more than 8 tokens take moe_matmul_coopmat.comp where the kernels use
+    // cooperative matrices (LinearKernels::coopmat), as linear() takes the coopmat matmul.
     void moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
                     const BufferRange &y, const BufferRange &route, const BufferRange &bias,
                     uint32_t n_tokens, uint32_t k, bool x_per_entry);
@@ -31,7 +34,8 @@ class MoeKernels {
     // to expert x, in_e = x[e / k] (a feed-forward's first half; act SwiGLU or SwiGLUOai, as
     // binary()'s; the biases both present or both empty). Where the texel kernel takes both
     // tensors (moe_swiglu_fusable) one pass over x computes both products and the activation;
-    // otherwise two moe_matvec and the element-wise op, with `up_out` holding the up products.
+    // otherwise (and on the cooperative-matrix path) two moe_matvec and the element-wise op,
+    // with `up_out` holding the up products.
     void moe_swiglu(Recording &rec, const ExpertMatrix &gate, const ExpertMatrix &up,
                     const BufferRange &x, const BufferRange &y, const BufferRange &up_out,
                     const BufferRange &route, const BufferRange &gate_bias,
@@ -45,6 +49,18 @@ class MoeKernels {
                      const BufferRange &out, uint32_t n_tokens, uint32_t n, uint32_t k);
 
   private:
+    // Whether a step of n_tokens takes the coopmat expert matmul.
+    bool coopmat_step(uint32_t n_tokens) const;
+    // moe_matvec on cooperative matrices (moe_matmul_coopmat.comp); false where no tile shape
+    // fits the device's shared memory.
+    bool moe_matmul_coopmat(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
+                            const BufferRange &y, const BufferRange &route, const BufferRange &bias,
+                            uint32_t n_tokens, uint32_t k, bool x_per_entry);
+    // Experts per binding of `w`: all of them, or chunks within the binding limit (texel or
+    // storage), each starting on an expert whose first block starts a group (grouped types) at
+    // an offset that keeps the binding alignment, so that each workgroup's expert lies whole in
+    // its chunk.
+    uint64_t experts_per_binding(const ExpertMatrix &w, bool texel) const;
     // moe_matvec, and with `up` the fused activation `act` of moe_swiglu.
     void moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertMatrix *up,
                     const BufferRange &x, const BufferRange &y, const BufferRange &route,
