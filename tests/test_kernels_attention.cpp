@@ -119,7 +119,6 @@ class AttentionTest : public AttentionFixture {
                 Buffer scratch = floats(std::max<uint64_t>(scratch_bytes / 4, 1));
                 run([&](Recording &r) {
                     r.fill(ob.range(), 0x7fc00000u);  // NaN: every output must be written
-                    r.barrier();
                     kern->attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
                                     sh, extras.sinks ? sinks.range() : BufferRange{},
                                     scratch_bytes ? scratch.range() : BufferRange{});
@@ -354,7 +353,6 @@ TEST_F(AttentionTest, TiledPrefillMatchesOnePassWithSinksWindowsAndTwoSequences)
             Buffer ob = floats(q.size());
             run([&](Recording &r) {
                 r.fill(ob.range(), 0x7fc00000u);
-                r.barrier();
                 kernels().attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
                                     sh, sinks.range());
             });
@@ -410,7 +408,6 @@ TEST_F(AttentionTest, KvStoreRotatesKAsRopeThenStoreWould) {
                 run([&](Recording &r) {
                     r.fill(fused_k.range(), 0);
                     r.fill(plain_k.range(), 0);
-                    r.barrier();
                     kernels().kv_store(
                         r, kb.range(), vb.range(), fused_k.range(), fused_v.range(), sb.view(), sh,
                         KvRope{layout, table.range(), rot, n_pos, qb.range(), q_heads});
@@ -484,7 +481,6 @@ TEST_F(AttentionTest, KvStoreThenAttentionRoundTrip) {
             run([&](Recording &r) {
                 r.fill(kcb.range(), 0);
                 r.fill(vcb.range(), 0);
-                r.barrier();
                 kern->kv_store(r, kb.range(0, first_bytes), vb.range(0, first_bytes), kcb.range(),
                                vcb.range(), fs.view(), shape(s, n_first, kv));
                 kern->kv_store(r, kb.range(first_bytes, wrap_bytes),

@@ -249,7 +249,6 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
         [&](const op::TakeLast &t) {
             uint64_t row_bytes = uint64_t(width(t.in)) * sizeof(float);
             rec.copy(acts_[size_t(t.in)].range((rows - 1) * row_bytes, row_bytes), act(t.out, 1));
-            rec.barrier();
             rows = 1;
         },
         [&](const op::SoftCap &sc) {
@@ -278,6 +277,7 @@ gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t c
     const uint32_t kMaxProfiled = 8192;
     auto rec = std::make_unique<gpu::Recording>(
         ctx_.device(), opt_.profile ? kMaxProfiled * std::max(chain, 1u) : 0, opt_.profile);
+    rec->keep_log(opt_.log_recordings);
     const gpu::Kernels &k = ctx_.kernels();
     models::NormFusable fusable = [&](const gpu::Matrix &w, Act in, uint32_t r,
                                       const gpu::BufferRange &norm) {
@@ -373,6 +373,7 @@ void Session::submit(uint32_t n_tokens, LogitRows rows, uint32_t chain, bool pre
                      int32_t logprobs) {
     if (opt_.record_every_step) recordings_.clear();
     gpu::Recording &rec = recording(n_tokens, rows, chain, prefill, logprobs);
+    last_ = &rec;
     rec.submit();
     ++stats_.submits;
     if (opt_.profile) add_profile(rec);

@@ -29,6 +29,9 @@ struct SessionOptions {
     gpu::KvType kv_type = gpu::KvType::F16;
     bool record_every_step = false;  // ablation: no replay of recorded steps
     bool profile = false;            // time every dispatch on the device (Session::profile)
+    // Keep what each recording recorded (gpu::Recording::log): the tests that check where the
+    // barriers went read it through last_recording().
+    bool log_recordings = false;
     bool streaming = false;  // when full: keep the first n_sink tokens and the most recent ones
     uint32_t n_sink = 4;
 };
@@ -62,6 +65,8 @@ class Session {
     uint64_t device_bytes() const { return device_bytes_; }  // every buffer the session holds
     // Profiled sessions: device time per kernel since creation, in the order first seen.
     const std::vector<KernelTime> &profile() const { return profile_; }
+    // The recording the last step submitted (null before the first).
+    const gpu::Recording *last_recording() const { return last_; }
     // K and V bytes of layer `layer` (sliding-window layers hold a fixed window).
     uint64_t layer_kv_bytes(uint32_t layer) const { return layer_kv_bytes_.at(layer); }
 
@@ -203,6 +208,7 @@ class Session {
     std::map<std::tuple<uint32_t, int, uint32_t, bool, int32_t>, std::unique_ptr<gpu::Recording>>
         recordings_;
     SessionStats stats_;
+    const gpu::Recording *last_ = nullptr;
     std::vector<KernelTime> profile_;
     std::atomic<bool> cancel_{false};
 };

@@ -26,6 +26,7 @@ void Session::ensure_logit_rows(uint32_t rows) {
                                         gpu::MemoryKind::Host);
     gpu::Buffer ids = alloc.allocate(uint64_t(rows) * 4, gpu::MemoryKind::Host);
     recordings_.clear();  // they bound the smaller buffers
+    last_ = nullptr;
     acts_[size_t(Act::Logits)] = std::move(logits);
     ids_ = std::move(ids);
     logit_rows_ = rows;

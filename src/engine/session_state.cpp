@@ -262,7 +262,6 @@ void Session::fork(uint32_t src, uint32_t dst, uint32_t n_keep) {
     uint64_t row = slot_bytes();
     gpu::Recording rec(ctx_.device());
     rec.begin();
-    rec.barrier();  // the steps' cache writes before the copies read them
     for (uint32_t l = 0; l < c.n_layer; ++l) {
         // Both sequences have the same rings: the kept positions sit in the same slots, a
         // prefix of the ring until it wraps, then all of it.
@@ -274,7 +273,6 @@ void Session::fork(uint32_t src, uint32_t dst, uint32_t n_keep) {
         rec.copy(v_cache_[l].range(src * seq_bytes, bytes),
                  v_cache_[l].range(dst * seq_bytes, bytes));
     }
-    rec.barrier();  // the copies before later steps read or write the cache
     rec.end();
     n_past_[dst] = 0;
     history_[dst].clear();

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/platform.h"
+#include "gpu/spirv_writes.h"
 
 namespace vkllm::gpu {
 
@@ -185,6 +186,7 @@ const Pipeline &Pipelines::get_constants(const char *shader, uint32_t bindings,
         check(vk.vkCreateShaderModule(device_.handle(), &ci, nullptr, &module),
               "vkCreateShaderModule");
         modules_[shader] = module;
+        written_[shader] = spirv_written_bindings(code->words, code->count);
     }
 
     auto p = std::make_unique<Pipeline>();
@@ -192,6 +194,9 @@ const Pipeline &Pipelines::get_constants(const char *shader, uint32_t bindings,
     p->bindings = bindings;
     p->formats = formats.empty() ? BindingFormats(bindings, VK_FORMAT_UNDEFINED) : formats;
     std::tie(p->set_layout, p->layout) = layouts(p->formats);
+    p->written = written_[shader];
+    for (uint32_t b = 0; b < bindings && b < 32; ++b)
+        if (p->formats[b] != VK_FORMAT_UNDEFINED) p->written &= ~(1u << b);
 
     std::vector<VkSpecializationMapEntry> entries(spec.size());
     std::vector<uint32_t> values(spec.size());

@@ -88,6 +88,9 @@ struct Pipeline {
     VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
     uint32_t bindings = 0;
     BindingFormats formats;  // one per binding
+    // Bit b: the shader may write binding b (spirv_writes.h); a Recording reads it to put
+    // barriers only where a dispatch depends on an earlier one (texel bindings never written).
+    uint32_t written = 0;
 };
 
 class Pipelines {
@@ -145,6 +148,7 @@ class Pipelines {
     std::map<std::vector<bool>, std::pair<VkDescriptorSetLayout, VkPipelineLayout>> layouts_;
     std::map<std::string, std::unique_ptr<Pipeline>> pipelines_;
     std::map<std::string, VkShaderModule> modules_;
+    std::map<std::string, uint32_t> written_;  // per shader: spirv_written_bindings
 };
 
 }  // namespace vkllm::gpu

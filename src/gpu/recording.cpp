@@ -53,6 +53,10 @@ void Recording::begin() {
     sets_in_pool_ = 0;
     labels_.clear();
     dispatches_ = 0;
+    barriers_ = 0;
+    read_.clear();
+    written_.clear();
+    log_.clear();
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     check(vk.vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
     if (queries_) {
@@ -163,6 +167,14 @@ void Recording::dispatch(const Pipeline &p, const std::vector<BufferRange> &bind
         writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
         writes[i].pBufferInfo = &infos[i];
     }
+    std::vector<Span> reads, written;
+    for (size_t i = 0; i < bindings.size(); ++i) {
+        const BufferRange &b = bindings[i];
+        Span span{b.buffer, b.offset, b.offset + b.size};
+        reads.push_back(span);
+        if (i < 32 && (p.written >> i & 1u)) written.push_back(span);
+    }
+    order(p.shader.c_str(), std::move(reads), std::move(written));
     const VolkDeviceTable &vk = device_.vk();
     vk.vkUpdateDescriptorSets(device_.handle(), uint32_t(bindings.size()), writes, 0, nullptr);
     vk.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
@@ -175,23 +187,57 @@ void Recording::dispatch(const Pipeline &p, const std::vector<BufferRange> &bind
     if (per_dispatch_) timestamp(p.shader);
 }
 
-void Recording::barrier() {
+namespace {
+
+bool overlaps(const Recording::Span &a, const Recording::Span &b) {
+    return a.buffer == b.buffer && a.begin < b.end && b.begin < a.end;
+}
+
+bool any_overlap(const std::vector<Recording::Span> &a, const std::vector<Recording::Span> &b) {
+    for (const Recording::Span &x : a)
+        for (const Recording::Span &y : b)
+            if (overlaps(x, y)) return true;
+    return false;
+}
+
+}  // namespace
+
+void Recording::order(const char *what, std::vector<Span> reads, std::vector<Span> writes) {
+    // Read after write, write after write, write after read.
+    if (any_overlap(reads, written_) || any_overlap(writes, written_) || any_overlap(writes, read_))
+        barrier();
+    if (keep_log_) log_.push_back(Event{false, what, reads, writes});
+    read_.insert(read_.end(), reads.begin(), reads.end());
+    written_.insert(written_.end(), writes.begin(), writes.end());
+}
+
+void Recording::barrier(bool host) {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+                       VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT |
+                       (host ? VK_ACCESS_HOST_READ_BIT : 0);
     VkPipelineStageFlags stages =
         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-    device_.vk().vkCmdPipelineBarrier(cmd_, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    device_.vk().vkCmdPipelineBarrier(cmd_, stages,
+                                      stages | (host ? VK_PIPELINE_STAGE_HOST_BIT : 0), 0, 1, &mb,
+                                      0, nullptr, 0, nullptr);
+    ++barriers_;
+    read_.clear();
+    written_.clear();
+    if (keep_log_) log_.push_back(Event{true, "barrier", {}, {}});
 }
 
 void Recording::copy(const BufferRange &src, const BufferRange &dst) {
     if (src.size != dst.size) fail(VKLLM_ERR_INTERNAL, "copy between ranges of different sizes");
+    order("copy", {Span{src.buffer, src.offset, src.offset + src.size}},
+          {Span{dst.buffer, dst.offset, dst.offset + dst.size}});
     VkBufferCopy region{src.offset, dst.offset, src.size};
     device_.vk().vkCmdCopyBuffer(cmd_, src.buffer, dst.buffer, 1, &region);
 }
 
 void Recording::fill(const BufferRange &dst, uint32_t value) {
+    order("fill", {}, {Span{dst.buffer, dst.offset, dst.offset + dst.size}});
     device_.vk().vkCmdFillBuffer(cmd_, dst.buffer, dst.offset, dst.size, value);
 }
 
@@ -203,13 +249,9 @@ void Recording::timestamp(const std::string &label) {
 }
 
 void Recording::end() {
-    // Device writes become visible to the host once the submission's fence has signalled.
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    device_.vk().vkCmdPipelineBarrier(
-        cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    // Device writes become visible to the host once the submission's fence has signalled, and
+    // to every command submitted after this one (the next recording starts with no barrier).
+    barrier(true);
     check(device_.vk().vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
     recording_ = false;
     ended_ = true;

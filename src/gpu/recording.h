@@ -20,6 +20,13 @@ struct Timing {
 };
 
 // One Recording per thread at a time; different Recordings may be used concurrently.
+//
+// Barriers are placed on data, not on order: before a dispatch, copy or fill that reads a range
+// an earlier command wrote since the last barrier, writes a range such a command read or wrote,
+// the recording puts one barrier (all compute and transfer writes before all later reads and
+// writes); independent commands run back to back under none. What a dispatch writes is what its
+// shader may write (Pipeline::written); every binding counts as read. end() puts a barrier after
+// everything, so the next recording submitted (and the host) sees every write.
 class Recording {
   public:
     // `max_timestamps` > 0 enables timestamp() (when the device supports timestamps). With
@@ -47,8 +54,6 @@ class Recording {
         dispatch(pipeline, binding_ranges(bindings), push, push_bytes, groups_x, groups_y,
                  groups_z);
     }
-    // Makes every earlier shader or transfer write visible to every later command.
-    void barrier();
     void copy(const BufferRange &src, const BufferRange &dst);
     void fill(const BufferRange &dst, uint32_t value);
     // Records the time at which all earlier commands finished, under `label`.
@@ -61,9 +66,29 @@ class Recording {
     std::vector<Timing> timings() const;
 
     uint32_t dispatches() const { return dispatches_; }
+    uint32_t barriers() const { return barriers_; }
+
+    // What was recorded, in order, for tests that check where the barriers went: a command's
+    // ranges read and written, or a barrier. Kept only when `keep_log` was set.
+    struct Span {
+        VkBuffer buffer;
+        VkDeviceSize begin, end;
+    };
+    struct Event {
+        bool barrier = false;
+        std::string what;  // the shader, "copy" or "fill"
+        std::vector<Span> reads, writes;
+    };
+    void keep_log(bool on) { keep_log_ = on; }
+    const std::vector<Event> &log() const { return log_; }
     bool timestamps_enabled() const { return queries_ != VK_NULL_HANDLE; }
 
   private:
+    // A barrier first if the command (its `reads` and `writes`) depends on one since the last.
+    void order(const char *what, std::vector<Span> reads, std::vector<Span> writes);
+    // Every earlier compute or transfer write before every later read or write (and before the
+    // host's reads too, with `host`).
+    void barrier(bool host = false);
     VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
     VkBufferView view(const BufferRange &range, VkFormat format, size_t binding);
     void destroy_views();
@@ -79,6 +104,10 @@ class Recording {
     uint32_t max_timestamps_ = 0;
     std::vector<std::string> labels_;
     uint32_t dispatches_ = 0;
+    uint32_t barriers_ = 0;
+    std::vector<Span> read_, written_;  // since the last barrier
+    bool keep_log_ = false;
+    std::vector<Event> log_;
     bool per_dispatch_ = false;
     bool recording_ = false;
     bool ended_ = false;

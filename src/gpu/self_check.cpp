@@ -198,7 +198,6 @@ void self_check(Context &ctx, vkllm_self_check_result &result) {
         "rope_neox", x.size(),
         [&](const BufferRange &o) {
             c.rec.copy(bx.range(), o);
-            c.rec.barrier();
             k.rope(c.rec, RopeLayout::Neox, o, bt.range(), bp.range(), n, heads, hd, rot, npos);
         },
         rope, 1e-5f);

@@ -29,7 +29,6 @@ void ArgmaxKernels::argmax(Recording &rec, const BufferRange &x, const BufferRan
         b.x = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
     }
-    rec.barrier();
 }
 
 void ArgmaxKernels::logprobs(Recording &rec, const BufferRange &x, const BufferRange &out,
@@ -55,7 +54,6 @@ void ArgmaxKernels::logprobs(Recording &rec, const BufferRange &x, const BufferR
         b.x = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
     }
-    rec.barrier();
 }
 
 void ArgmaxKernels::chain_advance(Recording &rec, const BufferRange &ids, const BufferRange &tokens,
@@ -76,7 +74,6 @@ void ArgmaxKernels::chain_advance(Recording &rec, const BufferRange &ids, const 
     b.out = out;
     shaders::ChainAdvancePush push{n, step, window, n_sink};
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
-    rec.barrier();
 }
 
 }  // namespace vkllm::gpu

@@ -36,7 +36,6 @@ void AttentionKernels::rope(Recording &rec, RopeLayout layout, const BufferRange
     shaders::RopePush push{n_tokens, n_heads, head_dim, rot_dim, n_pos};
     uint64_t n = uint64_t(n_tokens) * n_heads * (rot_dim / 2);
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
-    rec.barrier();
 }
 
 // The head sizes attention.comp and attention_tiled.comp take: whole uvec4 pairs of an F16 row
@@ -120,7 +119,6 @@ void AttentionKernels::kv_store(Recording &rec, const BufferRange &k, const Buff
     b.table = roped ? rope.table : k;
     b.q = q_heads ? rope.q : k;
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
-    rec.barrier();
 }
 
 // The bindings every attention shader has, alike by name (attention_common.h's AttentionBindings,
@@ -278,7 +276,6 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
         rec.dispatch(p, b, &push, sizeof push,
                      shape.n_kv_heads * ((group + tile.heads - 1) / tile.heads),
                      (shape.n_tokens + tokens - 1) / tokens);
-        rec.barrier();
         return;
     }
     if (Tile tile = attention_tile(shape); tile.tokens) {
@@ -294,7 +291,6 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
         bind_attention(b, q, k_cache, v_cache, out, step, sinks);
         rec.dispatch(p, b, &push, sizeof push, shape.n_heads,
                      (shape.n_tokens + tile.tokens - 1) / tile.tokens);
-        rec.barrier();
         return;
     }
     // Each lane visits at most capacity / WG + 1 keys, one loop iteration each (the loops over
@@ -342,7 +338,6 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     b.part = splits > 1 ? scratch : out;  // without splits: out again, never written
     if (shape.n_tokens > 0)
         rec.dispatch(p, b, &push, sizeof push, uint32_t(gx), shape.n_tokens, splits);
-    rec.barrier();
     if (splits < 2 || shape.n_tokens == 0) return;
     shaders::AttentionCombineSpec merge_spec;
     merge_spec.HEAD_DIM = shape.head_dim;
@@ -355,7 +350,6 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     mb.out = out;
     shaders::AttentionCombinePush mp{shape.n_tokens * shape.n_heads, shape.n_heads, sinks.size > 0};
     env_.dispatch_1d(rec, merge, mb, &mp, sizeof mp, uint64_t(shape.n_tokens) * shape.n_heads);
-    rec.barrier();
 }
 
 // Head sizes that are not multiples of 8 (a random Llama's 4): a lane per dimension and one
@@ -385,7 +379,6 @@ void AttentionKernels::attention_small_head(Recording &rec, const BufferRange &q
         shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.head_dim, shape.capacity,
         shape.n_sink,   shape.scale,   shape.window,     sinks.size > 0, shape.softcap};
     if (shape.n_tokens > 0) rec.dispatch(p, b, &push, sizeof push, shape.n_heads, shape.n_tokens);
-    rec.barrier();
 }
 
 }  // namespace vkllm::gpu

@@ -28,7 +28,6 @@ void ElementwiseKernels::rms_norm(Recording &rec, const BufferRange &x, const Bu
     b.y = y;
     shaders::RmsNormPush push{cols, eps};
     env_.dispatch_1d(rec, p, b, &push, sizeof push, rows);
-    rec.barrier();
 }
 
 void ElementwiseKernels::layer_norm(Recording &rec, const BufferRange &x, const BufferRange &weight,
@@ -49,7 +48,6 @@ void ElementwiseKernels::layer_norm(Recording &rec, const BufferRange &x, const 
     b.y = y;
     shaders::LayerNormPush push{cols, eps};
     env_.dispatch_1d(rec, p, b, &push, sizeof push, rows);
-    rec.barrier();
 }
 
 void ElementwiseKernels::softmax(Recording &rec, const BufferRange &x, const BufferRange &y,
@@ -65,7 +63,6 @@ void ElementwiseKernels::softmax(Recording &rec, const BufferRange &x, const Buf
     b.y = y;
     shaders::SoftmaxPush push{cols, scale};
     env_.dispatch_1d(rec, p, b, &push, sizeof push, rows);
-    rec.barrier();
 }
 
 void ElementwiseKernels::binary(Recording &rec, Binary op, const BufferRange &a,
@@ -84,7 +81,6 @@ void ElementwiseKernels::binary(Recording &rec, Binary op, const BufferRange &a,
     bind.y = y;
     shaders::EltwisePush push{n, nb};
     env_.dispatch_1d(rec, p, bind, &push, sizeof push, (uint64_t(n) + 63) / 64);
-    rec.barrier();
 }
 
 void ElementwiseKernels::unary(Recording &rec, Unary op, const BufferRange &x, const BufferRange &y,
@@ -102,7 +98,6 @@ void ElementwiseKernels::unary(Recording &rec, Unary op, const BufferRange &x, c
     b.y = y;
     shaders::EltwisePush push{n, n, param};
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (uint64_t(n) + 63) / 64);
-    rec.barrier();
 }
 
 void ElementwiseKernels::get_rows(Recording &rec, const Matrix &table, const BufferRange &ids,
@@ -122,7 +117,6 @@ void ElementwiseKernels::get_rows(Recording &rec, const Matrix &table, const Buf
         b.table = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
     }
-    rec.barrier();
 }
 
 }  // namespace vkllm::gpu

@@ -251,7 +251,6 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             }
         }
     }
-    rec.barrier();
 }
 
 void LinearKernels::linear(Recording &rec, const Matrix &w, const BufferRange &x,
@@ -293,7 +292,6 @@ void LinearKernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x
         b.bias = bias_binding(end, c.data);
         rec.dispatch(p, b, &push, sizeof push, tiles_n, tiles_m);
     }
-    rec.barrier();
 }
 
 }  // namespace vkllm::gpu

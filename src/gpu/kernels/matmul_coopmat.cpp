@@ -57,7 +57,6 @@ bool LinearKernels::matmul_coopmat(Recording &rec, const Matrix &w, const Buffer
         b.bias = end.bias.size ? end.bias : c.data;
         rec.dispatch(p, b, &push, sizeof push, tiles_n, tiles_m);
     }
-    rec.barrier();
     return true;
 }
 

@@ -32,7 +32,6 @@ void MoeKernels::moe_route(Recording &rec, const BufferRange &logits, const Buff
     b.route = route;
     shaders::MoeRoutePush push{n_tokens, n_expert, k, norm};
     if (n_tokens > 0) rec.dispatch(p, b, &push, sizeof push, 1, 1);
-    rec.barrier();
 }
 
 void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
@@ -166,7 +165,6 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
             env_.dispatch_1d(rec, *pipeline, b, &push, sizeof push, groups, groups_z);
         }
     }
-    rec.barrier();
 }
 
 uint64_t MoeKernels::experts_per_binding(const ExpertMatrix &w, bool texel) const {
@@ -209,7 +207,6 @@ void MoeKernels::moe_combine(Recording &rec, const BufferRange &y, const BufferR
     b.out = out;
     shaders::MoeCombinePush push{n_tokens, n, k, shared.size > 0};
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (uint64_t(n_tokens) * n + 63) / 64);
-    rec.barrier();
 }
 
 }  // namespace vkllm::gpu

@@ -84,7 +84,6 @@ bool MoeKernels::moe_matmul_coopmat(Recording &rec, const ExpertMatrix &w, const
             uint32_t(n_here), bias.size > 0};
         rec.dispatch(p, b, &push, sizeof push, tiles_n, uint32_t(tiles_m));
     }
-    rec.barrier();
     return true;
 }
 
