@@ -69,7 +69,37 @@ Counts check_barriers(const std::vector<Event> &log, const std::string &what) {
 
 class BarriersOnData : public GpuTest, public ::testing::WithParamInterface<TinyArch> {};
 
+class RecordingBarriers : public GpuTest {};
+
 }  // namespace
+
+// Three quarters of one buffer: fills and copies of disjoint ranges share no barrier; reading
+// what was written (RAW) and writing what was read (WAR) each get one; end() adds the last.
+// The results are what the commands in order give, with no validation message.
+TEST_F(RecordingBarriers, OnlyWhereTheRangesOverlap) {
+    using vkllm::gpu::Buffer;
+    Buffer b = floats(1024);
+    auto part = [&](uint32_t i) { return b.range(i * 1024, 1024); };
+    vkllm::gpu::Recording &rec = *rec_;
+    rec.begin();
+    rec.fill(part(0), 0x3f800000u);  // 1.0f
+    rec.fill(part(1), 0x40000000u);  // 2.0f
+    EXPECT_EQ(rec.barriers(), 0u) << "two fills of disjoint ranges";
+    rec.copy(part(0), part(2));
+    EXPECT_EQ(rec.barriers(), 1u) << "a copy reading what a fill wrote";
+    rec.copy(part(1), part(3));
+    EXPECT_EQ(rec.barriers(), 1u) << "the second fill was ordered by that barrier already";
+    rec.fill(part(0), 0x40400000u);  // 3.0f
+    EXPECT_EQ(rec.barriers(), 2u) << "a fill of what a copy reads";
+    rec.end();
+    EXPECT_EQ(rec.barriers(), 3u);
+    rec.submit();
+    std::vector<float> got = download(b, 1024);
+    EXPECT_EQ(got[0], 3.0f);
+    EXPECT_EQ(got[256], 2.0f);
+    EXPECT_EQ(got[512], 1.0f);
+    EXPECT_EQ(got[768], 2.0f);
+}
 
 void PrintTo(const TinyArch &arch, std::ostream *os) {
     *os << arch.name;

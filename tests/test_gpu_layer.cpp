@@ -232,6 +232,8 @@ TEST(Validation, ErrorsAreCountedAndReachTheLogger) {
 
 // Validation runs with synchronization validation: two writes of one range with no barrier
 // between them are a hazard the core checks cannot see, and it must be counted as an error.
+// A Recording never records one (it puts barriers where the data needs them), so the two fills
+// go into a command buffer of the test's own.
 TEST(Validation, SynchronizationHazardsAreCountedAsErrors) {
     std::vector<std::string> messages;
     ContextParams p;
@@ -244,12 +246,26 @@ TEST(Validation, SynchronizationHazardsAreCountedAsErrors) {
     Context ctx(p);
     Buffer b = ctx.allocator().allocate(4096, MemoryKind::Device);
     {
-        Recording rec(ctx.device());
-        rec.begin();
-        rec.fill(b.range(), 1);
-        rec.fill(b.range(), 2);  // no barrier: write after write
-        rec.end();
-        rec.submit();
+        Device &dev = ctx.device();
+        const VolkDeviceTable &vk = dev.vk();
+        VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+        pi.queueFamilyIndex = dev.caps().queue_family;
+        VkCommandPool pool = VK_NULL_HANDLE;
+        ASSERT_EQ(vk.vkCreateCommandPool(dev.handle(), &pi, nullptr, &pool), VK_SUCCESS);
+        VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+        ai.commandPool = pool;
+        ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        ai.commandBufferCount = 1;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        ASSERT_EQ(vk.vkAllocateCommandBuffers(dev.handle(), &ai, &cmd), VK_SUCCESS);
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        vk.vkBeginCommandBuffer(cmd, &bi);
+        BufferRange r = b.range();
+        vk.vkCmdFillBuffer(cmd, r.buffer, r.offset, r.size, 1);
+        vk.vkCmdFillBuffer(cmd, r.buffer, r.offset, r.size, 2);  // no barrier: write after write
+        vk.vkEndCommandBuffer(cmd);
+        dev.submit_and_wait(cmd);
+        vk.vkDestroyCommandPool(dev.handle(), pool, nullptr);
     }
     EXPECT_GE(ctx.instance().validation_errors(), 1u);
     ASSERT_FALSE(messages.empty());

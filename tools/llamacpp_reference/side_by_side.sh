@@ -104,7 +104,9 @@ runs=""; table=""
 for f in $FILES; do
   if [ "$(elapsed)" -gt "$BUDGET" ]; then echo "$f: skipped (past the ${BUDGET} s budget)"; continue; fi
   reps=$REPS; [ "$f" = oss3 ] && [ "$REPS" -gt 2 ] && reps=2
-  rows=$(timeout 90 ${R[@]+"${R[@]}"} "$V" bench -m "$W/$f.gguf" -p $P -n $N -r $reps --json 2>"$W/$f.err")
+  # The whole prompt in one chunk, as llama-bench's 512-token micro-batch takes pp512 (the
+  # library's default chunk of 64 rows is lavapipe's; one M tile of the matmul on a GPU).
+  rows=$(timeout 90 ${R[@]+"${R[@]}"} "$V" bench -m "$W/$f.gguf" -p $P -n $N -r $reps -b $P --json 2>"$W/$f.err")
   echo "$rows"; [ -s "$W/$f.err" ] && tail -3 "$W/$f.err"
   pp=$(grep "\"test\": \"pp$P\"" <<<"$rows"); tg=$(grep "\"test\": \"tg$N\"" <<<"$rows")
   ll=""
