@@ -119,6 +119,7 @@ class AttentionTest : public AttentionFixture {
                 Buffer scratch = floats(std::max<uint64_t>(scratch_bytes / 4, 1));
                 run([&](Recording &r) {
                     r.fill(ob.range(), 0x7fc00000u);  // NaN: every output must be written
+                    if (scratch_bytes) r.fill(scratch.range(), 0);  // the slices' counts
                     kern->attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
                                     sh, extras.sinks ? sinks.range() : BufferRange{},
                                     scratch_bytes ? scratch.range() : BufferRange{});
@@ -294,7 +295,9 @@ TEST_F(AttentionTest, LongContextUsesEveryKey) {
 // GPT-OSS's sink logits and sliding window with the keys split into slices: the merge must add
 // the sink once (not once per slice) and the window must cut across the slices. Compared with
 // the one-pass kernel (checked with sinks and windows against the CPU reference through the
-// GPT-OSS model tests) on a decode step of 3 sequences.
+// GPT-OSS model tests) on a decode step of 3 sequences. One scratch, zeroed once, serves every
+// split count in turn: each dispatch must leave the slices' counts at zero, or the next one
+// would merge at the wrong slice and leave outputs unwritten (NaN).
 TEST_F(AttentionTest, SplitKeysMergeWithSinkLogitsAndASlidingWindow) {
     const uint32_t heads = 8, kv_heads = 2, dim = 64, cap = 300, n_seq = 3;
     size_t kv_elems = size_t(n_seq) * cap * kv_heads * dim;
@@ -303,6 +306,10 @@ TEST_F(AttentionTest, SplitKeysMergeWithSinkLogitsAndASlidingWindow) {
            vb = upload(ref::random(kv_elems, 8)), sinks = upload(sink_logits(heads, 6));
     Step st{{299, 40, 3}, {0, 1, 2}, {0, 0, 0}};
     Uploaded sb = upload_step(st);
+    AttentionShape most{n_seq, heads, kv_heads, dim, cap, 0, KvType::F32, 0.125f, 0};
+    kernels().set_attention_splits(32);
+    Buffer scratch = floats(kernels().attention_scratch_bytes(most) / 4);
+    run([&](Recording &r) { r.fill(scratch.range(), 0); });
     for (uint32_t window : {0u, 100u}) {
         AttentionShape sh{n_seq, heads, kv_heads, dim, cap, 0, KvType::F32, 0.125f, window};
         std::vector<std::vector<float>> outs;
@@ -310,10 +317,12 @@ TEST_F(AttentionTest, SplitKeysMergeWithSinkLogitsAndASlidingWindow) {
             kernels().set_attention_splits(splits);
             uint64_t bytes = kernels().attention_scratch_bytes(sh);
             EXPECT_EQ(bytes > 0, splits > 1);
-            Buffer scratch = floats(std::max<uint64_t>(bytes / 4, 1)), ob = floats(q.size());
+            Buffer ob = floats(q.size());
             run([&](Recording &r) {
+                r.fill(ob.range(), 0x7fc00000u);  // NaN: every output must be written
                 kernels().attention(r, qb.range(), kb.range(), vb.range(), ob.range(), sb.view(),
-                                    sh, sinks.range(), bytes ? scratch.range() : BufferRange{});
+                                    sh, sinks.range(),
+                                    bytes ? scratch.range(0, bytes) : BufferRange{});
             });
             kernels().set_attention_splits(0);
             outs.push_back(download(ob, q.size()));

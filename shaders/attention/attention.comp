@@ -28,8 +28,10 @@
 // Split-K ("flash decoding", SPLITS > 1): a decode step has few workgroups (tokens x KV heads
 // x head blocks), too few to fill a GPU, and each would walk the whole cache. Then workgroup z
 // of SPLITS takes the z-th slice of the visible keys and writes its unnormalised partial
-// result (the weighted V sum, its max and its sum of exponentials) to `part`;
-// attention_combine.comp merges the slices (and the sink) into out.
+// result (the weighted V sum, its max and its sum of exponentials) to `part`, then counts
+// itself in `arrivals`; the last slice of a (token, head block) to arrive merges the slices
+// (and the sink) into out and sets the count back to zero for the next dispatch. One dispatch,
+// not a second pass: no barrier and no dispatch of its own per layer of a GPU's decode step.
 #include "common.glsl"
 
 #include "attention.h"
@@ -39,7 +41,10 @@ layout(local_size_x_id = 0) in;
 
 // SPLITS > 1: [n_tokens][n_heads][SPLITS] records of HEAD_DIM / 4 + 1 vec4: the V sum
 // weighted by exp(s - m), then (m, l = sum of exp(s - m), 0, 0).
-layout(binding = AttentionSplitBindings_part) writeonly buffer Part { vec4 part[]; };
+// Coherent: the last slice reads what the others wrote in the same dispatch.
+layout(binding = AttentionSplitBindings_part) coherent buffer Part { vec4 part[]; };
+// SPLITS > 1: per (token, workgroup of the x axis) the slices done, zero between dispatches.
+layout(binding = AttentionSplitBindings_arrivals) coherent buffer Arrivals { uint arrivals[]; };
 
 const uint HD4 = HEAD_DIM / 4u;
 
@@ -53,6 +58,29 @@ float l_run[G];     // sum_j exp(s_j - m)
 shared float lane_m[G * WG];
 shared float lane_l[G * WG];
 shared vec4 lane_acc[WG * G * HD4];  // [lane][head][HEAD_DIM / 4]
+shared bool last_slice;
+
+// Split-K's merge of the SPLITS records of query head `head` (t * n_heads + its index), done by
+// the last slice to arrive: with M the largest slice max (and the sink's logit),
+// out = sum_s exp(m_s - M) acc_s / (sum_s exp(m_s - M) l_s + exp(sink - M)); zeros when no
+// slice saw a key.
+void merge_slices(uint head, uint lane) {
+    uint base = head * SPLITS * (HD4 + 1u);
+    float sink = p.has_sinks != 0u ? sinks[head % p.n_heads] : NO_MAX;
+    float big = sink;
+    for (uint s = 0; s < SPLITS; ++s) big = max(big, part[base + s * (HD4 + 1u) + HD4].x);
+    float sum = p.has_sinks != 0u ? exp(sink - big) : 0.0;
+    for (uint s = 0; s < SPLITS; ++s) {
+        vec4 ml = part[base + s * (HD4 + 1u) + HD4];
+        sum += ml.y * exp(ml.x - big);
+    }
+    for (uint col = lane; col < HD4; col += WG) {
+        vec4 v = vec4(0.0);
+        for (uint s = 0; s < SPLITS; ++s)
+            v += part[base + s * (HD4 + 1u) + col] * exp(part[base + s * (HD4 + 1u) + HD4].x - big);
+        o4[head * HD4 + col] = sum > 0.0 ? v / sum : vec4(0.0);
+    }
+}
 
 // One K or V row (in uvec4 of the cache) as HEAD_DIM / 4 vec4.
 void load_row(bool is_k, uint row, out vec4 r[HD4]) {
@@ -164,7 +192,7 @@ void main() {
         lane_l[g * WG + lane] = l_run[g];
     }
     barrier();
-    // A slice leaves the sink and the division to attention_combine.comp: its lanes' weights
+    // A slice leaves the sink and the division to the merge: its lanes' weights
     // are exp(m - M) alone, and it records M and L.
     float slice_m[G], slice_l[G];
     [[unroll]] for (uint g = 0; g < G; ++g) {
@@ -190,9 +218,22 @@ void main() {
             part[(head * SPLITS + split) * (HD4 + 1u) + col % HD4] = sum;
         }
     }
-    if (SPLITS > 1u && lane == 0u) {
+    if (SPLITS == 1u) return;
+    if (lane == 0u) {
         [[unroll]] for (uint g = 0; g < G; ++g) {
             if (g < n_g) part[((q0 / HD4 + g) * SPLITS + split) * (HD4 + 1u) + HD4] = vec4(slice_m[g], slice_l[g], 0.0, 0.0);
         }
     }
+    // Every lane's records out to the device before the count says this slice is done.
+    memoryBarrierBuffer();
+    barrier();
+    if (lane == 0u) {
+        uint a = t * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+        last_slice = atomicAdd(arrivals[a], 1u) == SPLITS - 1u;
+        if (last_slice) arrivals[a] = 0u;  // every slice has counted: ready for the next dispatch
+    }
+    barrier();
+    if (!last_slice) return;
+    memoryBarrierBuffer();  // the other slices' records, seen through their count
+    for (uint g = 0; g < n_g; ++g) merge_slices(q0 / HD4 + g, lane);
 }

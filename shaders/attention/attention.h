@@ -23,13 +23,14 @@ VKLLM_BINDING(AttentionSplitBindings, 5, seq_ids)
 VKLLM_BINDING(AttentionSplitBindings, 6, kv_begin)
 VKLLM_BINDING(AttentionSplitBindings, 7, sinks)
 VKLLM_BINDING(AttentionSplitBindings, 8, part)
+VKLLM_BINDING(AttentionSplitBindings, 9, arrivals)
 VKLLM_BINDINGS_END(AttentionSplitBindings)
 
 #ifdef __cplusplus
 #include "attention_common.h"
 namespace vkllm::gpu::shaders {
 // attention.comp declares bindings 0..7 through attention_common.glsl (AttentionBindings'
-// numbers), so they must be the same names with the same numbers here; then part.
+// numbers), so they must be the same names with the same numbers here; then part and arrivals.
 constexpr bool attention_split_bindings_match() {
     AttentionSplitBindings s{};
     AttentionBindings a{};
@@ -37,10 +38,10 @@ constexpr bool attention_split_bindings_match() {
            s.out.id == a.out.id && s.positions.id == a.positions.id &&
            s.seq_ids.id == a.seq_ids.id && s.kv_begin.id == a.kv_begin.id &&
            s.sinks.id == a.sinks.id &&
-           AttentionSplitBindings::count == AttentionBindings::count + 1;
+           AttentionSplitBindings::count == AttentionBindings::count + 2;
 }
 static_assert(attention_split_bindings_match(),
-              "AttentionSplitBindings: not AttentionBindings and part");
+              "AttentionSplitBindings: not AttentionBindings, part and arrivals");
 }  // namespace vkllm::gpu::shaders
 #endif
 

@@ -109,7 +109,15 @@ Session::Session(const Model &model, const SessionOptions &options)
     ids_ = alloc.allocate(uint64_t(opt_.n_seq) * 4, gpu::MemoryKind::Host);
     logit_rows_ = opt_.n_seq;
     chain_ = alloc.allocate(uint64_t(kMaxChainSteps) * opt_.n_seq * 4, gpu::MemoryKind::Host);
-    if (scratch_bytes) attn_scratch_ = alloc.allocate(scratch_bytes, gpu::MemoryKind::Device);
+    if (scratch_bytes) {
+        attn_scratch_ = alloc.allocate(scratch_bytes, gpu::MemoryKind::Device);
+        // Split-K's counts start at zero; every attention() leaves them so.
+        gpu::Recording zero(ctx_.device());
+        zero.begin();
+        zero.fill(attn_scratch_.range(), 0);
+        zero.end();
+        zero.submit();
+    }
     if (c.moe())
         route_ = alloc.allocate(gpu::moe_route_words(max_rows_, c.n_expert_used, c.n_expert) * 4,
                                 gpu::MemoryKind::Device);

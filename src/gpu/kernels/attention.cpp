@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "attention/attention.h"
-#include "attention/attention_combine.h"
 #include "attention/attention_common.h"
 #include "attention/attention_coopmat.h"
 #include "attention/attention_small_head.h"
@@ -233,10 +232,28 @@ uint32_t AttentionKernels::attention_splits(const AttentionShape &shape) const {
     return uint32_t(std::max<uint64_t>(splits, 1));
 }
 
+// Query heads of one KV head served by one workgroup: as many as the variant allows (at most
+// 8), in blocks of equal size as far as possible (the last block may serve fewer).
+AttentionKernels::HeadBlocks AttentionKernels::head_blocks(const AttentionShape &shape) const {
+    uint32_t group = shape.n_heads / shape.n_kv_heads;
+    uint32_t cap = std::max(1u, std::min(8u, env_.max_group_dims / shape.head_dim));
+    uint32_t blocks = (group + cap - 1) / cap;
+    return {(group + blocks - 1) / blocks, blocks};
+}
+
+// Split-K's scratch: a count per (token, workgroup of the x axis), then, from the next binding
+// offset, the slices' records.
+static uint64_t arrival_bytes(const AttentionShape &shape, uint32_t blocks, uint64_t align) {
+    uint64_t bytes = uint64_t(shape.n_tokens) * shape.n_kv_heads * blocks * 4;
+    return (bytes + align - 1) / align * align;
+}
+
 uint64_t AttentionKernels::attention_scratch_bytes(const AttentionShape &shape) const {
     uint32_t splits = attention_splits(shape);
     if (splits < 2) return 0;
-    return uint64_t(shape.n_tokens) * shape.n_heads * splits * (shape.head_dim / 4 + 1) * 16;
+    return arrival_bytes(shape, head_blocks(shape).blocks,
+                         env_.device.caps().storage_offset_align) +
+           uint64_t(shape.n_tokens) * shape.n_heads * splits * (shape.head_dim / 4 + 1) * 16;
 }
 
 void AttentionKernels::attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
@@ -298,12 +315,7 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
     // adds a few hundred.
     if (shape.n_tokens > 65535)
         fail(VKLLM_ERR_UNSUPPORTED, "attention: %u tokens in one step is too many", shape.n_tokens);
-    // Query heads of one KV head served by one workgroup: as many as the variant allows (at
-    // most 8), in blocks of equal size as far as possible (the last block may serve fewer).
-    uint32_t group = shape.n_heads / shape.n_kv_heads;
-    uint32_t cap = std::max(1u, std::min(8u, env_.max_group_dims / shape.head_dim));
-    uint32_t blocks = (group + cap - 1) / cap;
-    uint32_t g = (group + blocks - 1) / blocks;
+    auto [g, blocks] = head_blocks(shape);
     uint32_t wg = env_.attention_wg;
     if (!env_.cpu_class) {
         // GPUs: a decode step has only one workgroup per query head, so give each as many lanes
@@ -335,21 +347,16 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
         env_.pipelines.get<shaders::AttentionSplitBindings>(shaders::attention, spec);
     shaders::AttentionSplitBindings b;
     bind_attention(b, q, k_cache, v_cache, out, step, sinks);
-    b.part = splits > 1 ? scratch : out;  // without splits: out again, never written
+    if (splits > 1) {
+        uint64_t counts = arrival_bytes(shape, blocks, env_.device.caps().storage_offset_align);
+        b.arrivals = BufferRange{scratch.buffer, scratch.offset, counts};
+        b.part = BufferRange{scratch.buffer, scratch.offset + counts,
+                             attention_scratch_bytes(shape) - counts};
+    } else {
+        b.part = b.arrivals = out;  // without splits: out again, never written
+    }
     if (shape.n_tokens > 0)
         rec.dispatch(p, b, &push, sizeof push, uint32_t(gx), shape.n_tokens, splits);
-    if (splits < 2 || shape.n_tokens == 0) return;
-    shaders::AttentionCombineSpec merge_spec;
-    merge_spec.HEAD_DIM = shape.head_dim;
-    merge_spec.SPLITS = splits;
-    const Pipeline &merge = env_.pipelines.get<shaders::AttentionCombineBindings>(
-        shaders::attention_combine, merge_spec);
-    shaders::AttentionCombineBindings mb;
-    mb.part = scratch;
-    mb.sinks = sinks.size ? sinks : q;
-    mb.out = out;
-    shaders::AttentionCombinePush mp{shape.n_tokens * shape.n_heads, shape.n_heads, sinks.size > 0};
-    env_.dispatch_1d(rec, merge, mb, &mp, sizeof mp, uint64_t(shape.n_tokens) * shape.n_heads);
 }
 
 // Head sizes that are not multiples of 8 (a random Llama's 4): a lane per dimension and one

@@ -35,8 +35,9 @@ class AttentionKernels {
     // shape.softcap > 0 (Gemma 2) each scaled score s becomes softcap * tanh(s / softcap) first.
     //
     // Where a step has too few workgroups to fill the device (a decode on a GPU), the keys are
-    // split into slices, each a workgroup, merged by a second pass (split-K, "flash
-    // decoding"); `scratch` (attention_scratch_bytes(shape) bytes) holds the slices' results.
+    // split into slices, each a workgroup, the last of which to finish merges them (split-K,
+    // "flash decoding"); `scratch` (attention_scratch_bytes(shape) bytes) holds the slices' results
+    // and their counts, which must be zero before its first use (each use leaves them zero).
     void attention(Recording &rec, const BufferRange &q, const BufferRange &k_cache,
                    const BufferRange &v_cache, const BufferRange &out, const StepView &step,
                    const AttentionShape &shape, const BufferRange &sinks = {},
@@ -66,6 +67,11 @@ class AttentionKernels {
     void set_attention_coopmat(std::optional<bool> on) { env_.attention_coopmat_forced = on; }
 
   private:
+    // attention.comp's query heads per workgroup (g) and workgroups per KV head (blocks).
+    struct HeadBlocks {
+        uint32_t g, blocks;
+    };
+    HeadBlocks head_blocks(const AttentionShape &shape) const;
     // attention_tiled.comp's tokens by keys per workgroup; {0, 0}: not tiled.
     struct Tile {
         uint32_t tokens = 0, keys = 0;
