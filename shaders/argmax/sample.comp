@@ -8,7 +8,7 @@
 // row's n-th draw is the same whether the steps ran one per submission or chained. The chosen
 // token joins the row's history and the draw count goes on, on the device.
 //
-// The top-k candidates (at most 2 * WG) are found without sorting the vocabulary: a radix select
+// The top-k candidates (at most 512) are found without sorting the vocabulary: a radix select
 // of the k-th largest logit (four 8-bit passes of a shared histogram), a second one on the ids
 // where ties at that logit overflow k (the lowest ids win, as on the host), then a bitonic sort
 // of the few in shared memory, where typical, top-p and min-p cut the sorted list as the host
@@ -16,7 +16,7 @@
 // min-p and temperature alone, which need no order: every token within min-p of the largest
 // logit is drawn from in id order, lanes owning contiguous ranges. Greedy (temperature <= 0) is
 // top-1. A row without a finite candidate gives 0 (as argmax does); NaNs are never candidates.
-// Every loop's trip count is bounded by the vocabulary over WG, 2 * WG or the history window,
+// Every loop's trip count is bounded by the vocabulary over WG, 512 or the history window,
 // which the C++ checks against llvmpipe's limit.
 #include "common.glsl"
 
@@ -30,7 +30,7 @@ layout(binding = SampleBindings_history) buffer History { int hist[]; };
 layout(binding = SampleBindings_state) buffer State { uint state[]; };
 layout(binding = SampleBindings_ids) writeonly buffer Ids { int ids[]; };
 
-const uint K = 2u * WG;
+const uint K = 512u;  // ArgmaxKernels::kMaxSampleTopK
 const uint NONE = 0xffffffffu;
 
 shared float s_l[K];  // candidates' logits, then sorted
@@ -119,29 +119,30 @@ bool before(uint a, uint b, uint order) {
     return s_a[a] < s_a[b] || (s_a[a] == s_a[b] && s_ix[a] < s_ix[b]);
 }
 
-// Sorts the first `len` entries (a power of two, at most K), each lane one pair of a pass.
+// Sorts the first `len` entries (a power of two, at most K), bitonically.
 void sort_shared(uint order, uint len) {
     for (uint size = 2u; size <= len; size <<= 1u) {
         for (uint stride = size >> 1u; stride > 0u; stride >>= 1u) {
-            uint t = lane;
-            uint i = 2u * t - (t & (stride - 1u));
-            uint j = i + stride;
-            bool up = (i & size) == 0u;
-            if (t < len / 2u && (up ? before(j, i, order) : before(i, j, order))) {
-                if (order == 0u) {
-                    float l = s_l[i];
-                    s_l[i] = s_l[j];
-                    s_l[j] = l;
-                    uint d = s_id[i];
-                    s_id[i] = s_id[j];
-                    s_id[j] = d;
-                } else {
-                    float a = s_a[i];
-                    s_a[i] = s_a[j];
-                    s_a[j] = a;
-                    uint d = s_ix[i];
-                    s_ix[i] = s_ix[j];
-                    s_ix[j] = d;
+            for (uint t = lane; t < len / 2u; t += WG) {
+                uint i = 2u * t - (t & (stride - 1u));
+                uint j = i + stride;
+                bool up = (i & size) == 0u;
+                if (up ? before(j, i, order) : before(i, j, order)) {
+                    if (order == 0u) {
+                        float l = s_l[i];
+                        s_l[i] = s_l[j];
+                        s_l[j] = l;
+                        uint d = s_id[i];
+                        s_id[i] = s_id[j];
+                        s_id[j] = d;
+                    } else {
+                        float a = s_a[i];
+                        s_a[i] = s_a[j];
+                        s_a[j] = a;
+                        uint d = s_ix[i];
+                        s_ix[i] = s_ix[j];
+                        s_ix[j] = d;
+                    }
                 }
             }
             barrier();
@@ -283,16 +284,9 @@ void main() {
                 }
                 barrier();
                 uint keep = s_u[0];
-                uint drop0 = lane < k && lane >= keep ? s_ix[lane] : NONE;
-                uint drop1 = lane + WG < k && lane + WG >= keep ? s_ix[lane + WG] : NONE;
-                barrier();
-                if (drop0 != NONE) {
-                    s_l[drop0] = -INF;
-                    s_id[drop0] = NONE;
-                }
-                if (drop1 != NONE) {
-                    s_l[drop1] = -INF;
-                    s_id[drop1] = NONE;
+                for (uint j = keep + lane; j < k; j += WG) {  // positions, each once
+                    s_l[s_ix[j]] = -INF;
+                    s_id[s_ix[j]] = NONE;
                 }
                 barrier();
                 sort_shared(0u, len);

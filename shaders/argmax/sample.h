@@ -8,7 +8,7 @@
 
 // The 32-bit words of one row's options in the `options` binding (floats as their bits).
 #define SAMPLE_TEMPERATURE 0      // <= 0: greedy
-#define SAMPLE_TOP_K 1            // int; 1 to 2 * WG sorts, anything else keeps every token
+#define SAMPLE_TOP_K 1            // int; 1 to 512 sorts, anything else keeps every token
 #define SAMPLE_TOP_P 2            // >= 1: off
 #define SAMPLE_MIN_P 3            // <= 0: off
 #define SAMPLE_TYPICAL_P 4        // >= 1: off
@@ -24,7 +24,7 @@
 #define SAMPLE_ROW_WORDS 16
 
 VKLLM_SPEC_BEGIN(SampleSpec)
-VKLLM_SPEC(0, uint, WG, 256)  // a power of two; 2 * WG candidates are sorted
+VKLLM_SPEC(0, uint, WG, 256)  // a power of two, at most 256
 VKLLM_SPEC_END(SampleSpec)
 VKLLM_PUSH_BEGIN(SamplePush)
 uint rows;      // rows in this chunk

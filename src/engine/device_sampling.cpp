@@ -27,7 +27,8 @@ uint32_t bits(float v) {
 
 bool device_sampling_fits(const SamplingOptions &o, size_t n_vocab) {
     if (o.grammar || n_vocab == 0 || n_vocab > kDeviceSamplingMaxVocab) return false;
-    if (penalties_on(o) && (o.repeat_last_n < 0 || uint32_t(o.repeat_last_n) > kDeviceSamplingHistory))
+    if (penalties_on(o) &&
+        (o.repeat_last_n < 0 || uint32_t(o.repeat_last_n) > kDeviceSamplingHistory))
         return false;
     std::unordered_set<int32_t> banned;
     for (auto [token, bias] : o.logit_bias)

@@ -19,8 +19,8 @@ std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> c, std::array<uint
 }
 
 double sample_uniform(uint64_t seed, uint32_t sequence, uint32_t draw) {
-    std::array<uint32_t, 4> w = philox4x32_10({draw, sequence, 0, 0},
-                                              {uint32_t(seed), uint32_t(seed >> 32)});
+    std::array<uint32_t, 4> w =
+        philox4x32_10({draw, sequence, 0, 0}, {uint32_t(seed), uint32_t(seed >> 32)});
     return double(w[0] >> 8) / 16777216.0;
 }
 

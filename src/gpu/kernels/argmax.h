@@ -20,8 +20,8 @@ class ArgmaxKernels {
     void argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
                 uint32_t cols, uint32_t n);
 
-    // Lanes of the sampling kernel, and the most top-k candidates it sorts.
-    static constexpr uint32_t kSampleWg = 256, kMaxSampleTopK = 2 * kSampleWg;
+    // The most top-k candidates the sampling kernel sorts.
+    static constexpr uint32_t kMaxSampleTopK = 512;
     struct SampleBuffers {
         BufferRange options;  // [rows][SAMPLE_ROW_WORDS] (shaders/argmax/sample.h)
         BufferRange bias;     // the (id, bias) pairs the rows' options point into
