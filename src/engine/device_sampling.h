@@ -28,6 +28,15 @@ struct DeviceSamplingRows {
     std::vector<uint32_t> bias;  // (id, bias bits) pairs; at least one, the kernel binds it
 };
 
+// What Session::decode_sampled draws with, a row per sequence of the step in its order: the
+// options, each row's penalty history (oldest first, at most kDeviceSamplingHistory tokens) and
+// the draws its stream has made (the next draw's counter).
+struct DeviceSamplingStep {
+    DeviceSamplingRows rows;
+    std::vector<std::vector<int32_t>> history;
+    std::vector<uint32_t> draws;
+};
+
 // Appends a row for `options` drawing with `seed` (not kSeedRandom: the Sampler's resolved one)
 // in the stream of `sequence`. Throws as check_sampling does (nothing appended) for options out
 // of range, and VKLLM_ERR_UNSUPPORTED for options that do not fit. A token biased more than once

@@ -48,6 +48,9 @@ class Sampler {
     // Greedy decoding with nothing that changes logits reads only the device's argmax.
     bool needs_logits() const { return !greedy_ || changes_logits_ || constraint_; }
     uint64_t seed() const { return seed_; }
+    // The penalties' window: the last repeat_last_n tokens, oldest first (empty when no option
+    // changes logits).
+    const std::vector<int32_t> &recent() const { return recent_; }
 
     // Chooses among the first `n_ids` entries of `logits` (modified in place), the ids the
     // tokenizer knows, whatever follows them; `argmax` is the device's pick among those same
