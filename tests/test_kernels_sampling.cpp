@@ -1,7 +1,7 @@
 // The device sampling kernel (shaders/argmax/sample.comp) against the double-precision chain of
 // reference/sampling_ref.h: with the same uniform number (Philox-4x32-10, checked against
 // Random123's vectors) each draw must be the token the reference's cumulative distribution
-// gives, in the order the kernel walks it (the sorted candidates; id order where top-k is off),
+// gives, walking it in id order as both samplers do,
 // for every option alone and together, within 1e-5 of its share (float sums against double).
 // Then: chained and unchained runs draw the same tokens; 10^5 draws pass a chi-square test
 // against the reference's probabilities; the engine's packing refuses what check_sampling
@@ -15,6 +15,7 @@
 #include "argmax/sample.h"
 #include "common/error.h"
 #include "engine/device_sampling.h"
+#include "engine/philox.h"
 #include "gpu_fixture.h"
 #include "reference/cpu_ops.h"
 #include "reference/sampling_ref.h"
@@ -42,12 +43,11 @@ struct RowState {
     uint32_t draws = 0;
 };
 
-// Whether `token` is the one the reference's distribution gives for uniform u, walking in the
-// kernel's order: u lies in its share of the cumulative distribution, within `margin` (float
+// Whether `token` is the one the reference's distribution gives for uniform u, walking it in id
+// order: u lies in its share of the cumulative distribution, within `margin` (float
 // sums on the device against double here).
-bool draws_token(std::vector<ref::Candidate> c, double u, bool id_order, int32_t token,
-                 double margin) {
-    if (id_order) std::sort(c.begin(), c.end(), [](auto &a, auto &b) { return a.id < b.id; });
+bool draws_token(std::vector<ref::Candidate> c, double u, int32_t token, double margin) {
+    std::sort(c.begin(), c.end(), [](auto &a, auto &b) { return a.id < b.id; });
     double acc = 0;
     for (size_t i = 0; i < c.size(); ++i) {
         double start = acc;
@@ -57,11 +57,6 @@ bool draws_token(std::vector<ref::Candidate> c, double u, bool id_order, int32_t
         return u >= start - margin && (u < acc + margin || last);
     }
     return false;
-}
-
-bool kernel_sorts(const SamplingOptions &o) {
-    return o.temperature <= 0 ||
-           (o.top_k >= 1 && uint32_t(o.top_k) <= ArgmaxKernels::kMaxSampleTopK);
 }
 
 class SamplingKernel : public GpuTest {
@@ -134,7 +129,7 @@ class SamplingKernel : public GpuTest {
             window.erase(window.begin(), window.end() - long(std::min(last, window.size())));
             std::vector<ref::Candidate> c = ref::sampling_chain(&x[size_t(r) * cols], n, o, window);
             double u = ref::sample_uniform(seed, r, before[r].draws);
-            EXPECT_TRUE(draws_token(c, u, !kernel_sorts(o), got[r], 1e-5))
+            EXPECT_TRUE(draws_token(c, u, got[r], 1e-5))
                 << what << ", row " << r << ": token " << got[r] << " for u " << u << " among "
                 << c.size() << " candidates";
         }
@@ -163,24 +158,13 @@ struct Fixture {
     }
 };
 
-}  // namespace
+struct Case {
+    const char *what;
+    SamplingOptions o;
+};
 
-TEST(SamplingReference, PhiloxMatchesRandom123sVectors) {
-    EXPECT_EQ(ref::philox4x32_10({0, 0, 0, 0}, {0, 0}),
-              (std::array<uint32_t, 4>{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
-    EXPECT_EQ(ref::philox4x32_10({~0u, ~0u, ~0u, ~0u}, {~0u, ~0u}),
-              (std::array<uint32_t, 4>{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
-    EXPECT_EQ(ref::philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
-                                 {0xa4093822, 0x299f31d0}),
-              (std::array<uint32_t, 4>{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
-}
-
-TEST_F(SamplingKernel, EachOptionAloneDrawsTheHostChainsToken) {
-    Fixture f;
-    struct Case {
-        const char *what;
-        SamplingOptions o;
-    };
+// Each option alone, then the host's defaults and everything together.
+std::vector<Case> option_cases() {
     std::vector<Case> cases;
     cases.push_back({"temperature 1 over the whole vocabulary", plain(1.0f)});
     cases.push_back({"temperature 0.3", plain(0.3f)});
@@ -218,29 +202,82 @@ TEST_F(SamplingKernel, EachOptionAloneDrawsTheHostChainsToken) {
     o.frequency_penalty = 0.7f;
     o.repeat_last_n = 64;
     cases.push_back({"presence and frequency penalties, window 64", o});
-    for (const Case &c : cases)
-        check_draws(f.x, f.rows, f.cols, f.n, c.o, f.state, c.what);
-}
-
-TEST_F(SamplingKernel, OptionsTogetherDrawTheHostChainsToken) {
-    Fixture f;
-    SamplingOptions o;  // the defaults: top_k 40, top_p 0.95, min_p 0.05
+    o = SamplingOptions{};  // the defaults: top_k 40, top_p 0.95, min_p 0.05
     o.temperature = 0.8f;
-    check_draws(f.x, f.rows, f.cols, f.n, o, f.state, "the default chain");
+    cases.push_back({"the default chain", o});
     o.typical_p = 0.9f;
     o.repeat_penalty = 1.3f;
     o.presence_penalty = 0.4f;
     o.frequency_penalty = 0.2f;
     o.repeat_last_n = 64;
     o.logit_bias = {{3, 4.0f}, {9, -INFINITY}, {40, 1.5f}};
-    check_draws(f.x, f.rows, f.cols, f.n, o, f.state, "every option");
+    cases.push_back({"every option", o});
     o.top_k = 0;
     o.typical_p = 1.0f;
     o.top_p = 1.0f;
     o.min_p = 0.02f;
-    check_draws(f.x, f.rows, f.cols, f.n, o, f.state, "top_k off with penalties and bias");
+    cases.push_back({"top_k off with penalties and bias", o});
     o.temperature = 0.0f;
-    check_draws(f.x, f.rows, f.cols, f.n, o, f.state, "greedy after penalties and bias");
+    cases.push_back({"greedy after penalties and bias", o});
+    return cases;
+}
+
+}  // namespace
+
+TEST(SamplingReference, PhiloxMatchesRandom123sVectorsAndTheHostsGenerator) {
+    EXPECT_EQ(ref::philox4x32_10({0, 0, 0, 0}, {0, 0}),
+              (std::array<uint32_t, 4>{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
+    EXPECT_EQ(ref::philox4x32_10({~0u, ~0u, ~0u, ~0u}, {~0u, ~0u}),
+              (std::array<uint32_t, 4>{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+    EXPECT_EQ(ref::philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
+                                 {0xa4093822, 0x299f31d0}),
+              (std::array<uint32_t, 4>{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+    // The host sampler's generator (engine/philox.h) is the same.
+    for (uint64_t seed : {0ull, 42ull, 0x9e3779b97f4a7c15ull})
+        for (uint32_t draw : {0u, 1u, 77u, 4000000000u})
+            EXPECT_EQ(vkllm::engine::philox_uniform(seed, draw % 3, draw),
+                      ref::sample_uniform(seed, draw % 3, draw));
+}
+
+TEST_F(SamplingKernel, EachOptionAloneAndTogetherDrawsTheHostChainsToken) {
+    Fixture f;
+    for (const Case &c : option_cases())
+        check_draws(f.x, f.rows, f.cols, f.n, c.o, f.state, c.what);
+}
+
+// The reference is the host sampler's chain: Sampler draws the token the reference's
+// distribution gives for the same uniform number, always among its candidates, and each candidate
+// of probability 5% or more is drawn in 400 draws (a correct pair fails with probability below
+// 0.95^400, 1e-9, per candidate).
+TEST(SamplingReference, IsTheHostSamplersChain) {
+    Fixture f;
+    for (const Case &c : option_cases())
+        for (uint32_t r = 0; r < 3; ++r) {
+            SamplingOptions o = c.o;
+            o.seed = 5 + r;
+            vkllm::engine::Sampler host(o);
+            for (int32_t t : f.state[r].history)
+                host.accept_prompt(t);
+            const float *row = &f.x[size_t(r) * f.cols];
+            std::vector<ref::Candidate> want = ref::sampling_chain(row, f.n, o, host.recent());
+            std::map<int32_t, int> drawn;
+            for (uint32_t k = 0; k < 300; ++k) {
+                std::vector<float> x(row, row + f.cols);
+                int32_t t = host.sample(x.data(), f.n, 0);
+                ++drawn[t];
+                // Draw k of stream 0 of the seed, walked in id order, as the device does.
+                EXPECT_TRUE(draws_token(want, ref::sample_uniform(o.seed, 0, k), t, 1e-9))
+                    << c.what << ", row " << r << ", draw " << k;
+            }
+            for (const ref::Candidate &k : want) {
+                if (k.p >= 0.05) {
+                    EXPECT_GT(drawn[k.id], 0) << c.what << ", row " << r << ", id " << k.id;
+                }
+                drawn.erase(k.id);
+            }
+            EXPECT_TRUE(drawn.empty()) << c.what << ", row " << r << ": the host drew "
+                                       << drawn.begin()->first << ", not a candidate";
+        }
 }
 
 TEST_F(SamplingKernel, TiesGoToTheLowestIds) {
@@ -309,8 +346,7 @@ TEST_F(SamplingKernel, SameSeedSameTokensWhateverTheChainLength) {
             std::vector<int32_t> window(h.end() - long(std::min<size_t>(h.size(), 32)), h.end());
             std::vector<ref::Candidate> c =
                 ref::sampling_chain(&xs[s][size_t(r) * cols], cols, o, window);
-            EXPECT_TRUE(
-                draws_token(c, ref::sample_uniform(42, r, s), false, runs[0][s * rows + r], 1e-5))
+            EXPECT_TRUE(draws_token(c, ref::sample_uniform(42, r, s), runs[0][s * rows + r], 1e-5))
                 << "step " << s << ", row " << r;
             h.push_back(runs[0][s * rows + r]);
         }

@@ -113,9 +113,10 @@ uint select_key(uint base, uint n, uint ties, uint want) {
 }
 
 // a before b: the larger logit first, the lower id among equals (order 0); the smaller distance
-// first, the earlier place among equals (order 1).
+// first, the earlier place among equals (order 1); the lower id (order 2).
 bool before(uint a, uint b, uint order) {
     if (order == 0u) return s_l[a] > s_l[b] || (s_l[a] == s_l[b] && s_id[a] < s_id[b]);
+    if (order == 2u) return s_id[a] < s_id[b];
     return s_a[a] < s_a[b] || (s_a[a] == s_a[b] && s_ix[a] < s_ix[b]);
 }
 
@@ -128,7 +129,7 @@ void sort_shared(uint order, uint len) {
                 uint j = i + stride;
                 bool up = (i & size) == 0u;
                 if (up ? before(j, i, order) : before(i, j, order)) {
-                    if (order == 0u) {
+                    if (order != 1u) {
                         float l = s_l[i];
                         s_l[i] = s_l[j];
                         s_l[j] = l;
@@ -321,12 +322,19 @@ void main() {
                 token = s_id[0];
             } else {
                 float inv_t = 1.0 / temperature;
-                float z = sum_exp(k, inv_t);
+                float z = sum_exp(k, inv_t), best = s_l[0];
+                // The draw walks the candidates in id order, as the host's does.
+                for (uint j = k + lane; j < len; j += WG) {
+                    s_l[j] = -INF;
+                    s_id[j] = NONE;
+                }
+                barrier();
+                sort_shared(2u, len);
                 if (lane == 0u) {
                     float target = u * z, acc = 0.0;
                     uint pick = k - 1u;
                     for (uint j = 0u; j < k; ++j) {
-                        acc += exp((s_l[j] - s_l[0]) * inv_t);
+                        acc += exp((s_l[j] - best) * inv_t);
                         if (target < acc) {
                             pick = j;
                             break;

@@ -1,5 +1,6 @@
 #include "engine/device_sampling.h"
 
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
 #include <unordered_set>

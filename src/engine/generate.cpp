@@ -92,13 +92,13 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     for (int32_t t : prompt)
         sampler.accept_prompt(t);
     // Sampled tokens after the first are drawn on the device where its kernel takes the
-    // options, at any chain length, so that steps_per_submit changes no token: the n-th token's
-    // draw is Philox's n-th of the seed (sample.comp), not the host generator's.
+    // options, at any chain length, from the host sampler's stream (philox.h): its draw
+    // counter goes on there, so that steps_per_submit changes no token.
     DeviceSamplingStep on_device;
+    // A sampled token's log-probability may need its row's logits, which only the host keeps.
     const bool device_draws =
-        sampler.needs_logits() && device_sampling_fits(o.sampling, n_candidates);
-    if (device_draws)
-        add_sampling_row(on_device.rows, o.sampling, sampler.seed(), o.seq, n_candidates);
+        sampler.needs_logits() && !o.on_logprobs && device_sampling_fits(o.sampling, n_candidates);
+    if (device_draws) add_sampling_row(on_device.rows, o.sampling, sampler.seed(), 0, n_candidates);
 
     std::vector<float> logits(model.config().n_vocab);
     auto t0 = std::chrono::steady_clock::now();
@@ -202,6 +202,7 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
             chain_start = session.position(seq);
             chained.resize(steps);
             on_device.history = {sampler.recent()};
+            // One draw per token, the first the host's: token k is draw k of the stream.
             on_device.draws = {uint32_t(result.n_generated)};
             session.decode_sampled(&seq, &token, 1, steps, on_device, chained.data(),
                                    logprobs.request());
