@@ -247,8 +247,8 @@ TEST_F(SamplingKernel, EachOptionAloneAndTogetherDrawsTheHostChainsToken) {
 
 // The reference is the host sampler's chain: Sampler draws the token the reference's
 // distribution gives for the same uniform number, always among its candidates, and each candidate
-// of probability 5% or more is drawn in 400 draws (a correct pair fails with probability below
-// 0.95^400, 1e-9, per candidate).
+// of probability 5% or more is drawn in 300 draws (a correct pair fails with probability below
+// 0.95^300, 2e-7, per candidate).
 TEST(SamplingReference, IsTheHostSamplersChain) {
     Fixture f;
     for (const Case &c : option_cases())
