@@ -4,9 +4,10 @@
 // Sampling on the device, one workgroup per row: the host sampler's chain (src/engine/sampler.cpp)
 // in its order — logit bias, the repetition, frequency and presence penalties over the last
 // tokens of the row's history, top-k, typical, top-p, min-p, temperature — then a draw whose
-// uniform number is Philox-4x32-10 of (the row's draw count, its sequence) under the seed, so a
-// row's n-th draw is the same whether the steps ran one per submission or chained. The chosen
-// token joins the row's history and the draw count goes on, on the device.
+// uniform number is Philox-4x32-10 of (the row's draw count, its sequence) under the seed
+// (src/engine/philox.h, the host sampler's generator too), so a row's n-th draw is the same
+// whether the steps ran one per submission, chained or on the host. The chosen token joins the
+// row's history and the draw count goes on, on the device.
 //
 // The top-k candidates (at most 512) are found without sorting the vocabulary: a radix select
 // of the k-th largest logit (four 8-bit passes of a shared histogram), a second one on the ids
@@ -14,8 +15,9 @@
 // of the few in shared memory, where typical, top-p and min-p cut the sorted list as the host
 // does. With top-k off (0, or as large as the vocabulary) the host's other options must be
 // min-p and temperature alone, which need no order: every token within min-p of the largest
-// logit is drawn from in id order, lanes owning contiguous ranges. Greedy (temperature <= 0) is
-// top-1. A row without a finite candidate gives 0 (as argmax does); NaNs are never candidates.
+// logit is drawn from, lanes owning contiguous ranges of ids. Both draws walk the candidates in
+// id order, as the host's does, so that one number draws one token. Greedy (temperature <= 0)
+// is top-1. A row without a finite candidate gives 0 (as argmax does); NaNs are never candidates.
 // Every loop's trip count is bounded by the vocabulary over WG, 512 or the history window,
 // which the C++ checks against llvmpipe's limit.
 #include "common.glsl"
