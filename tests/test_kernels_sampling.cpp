@@ -63,10 +63,13 @@ class SamplingKernel : public GpuTest {
   protected:
     // One sampling dispatch per entry of `xs` (each [rows][cols], n candidates), all rows with
     // options `o` and seed `seed`, row r drawing in stream r; `per_submit` dispatches recorded
-    // into each submission. Returns the tokens, [step][row]; `state` goes on as the kernel's.
+    // into each submission; `gpu_shapes`: the GPUs' workgroup of the kernel, whatever the device.
+    // Returns the tokens, [step][row]; `state` goes on as the kernel's.
     std::vector<int32_t> sample(const std::vector<std::vector<float>> &xs, uint32_t rows,
                                 uint32_t cols, uint32_t n, const SamplingOptions &o, uint64_t seed,
-                                std::vector<RowState> &state, uint32_t per_submit = 1) {
+                                std::vector<RowState> &state, uint32_t per_submit = 1,
+                                bool gpu_shapes = false) {
+        Kernels &k = shapes(gpu_shapes);
         const uint32_t cap = kDeviceSamplingHistory;
         DeviceSamplingRows packed;
         for (uint32_t r = 0; r < rows; ++r)
@@ -90,10 +93,9 @@ class SamplingKernel : public GpuTest {
         for (size_t s0 = 0; s0 < xs.size(); s0 += per_submit)
             run([&](Recording &rec) {
                 for (size_t s = s0; s < std::min(xs.size(), s0 + per_submit); ++s)
-                    kernels().sample(
-                        rec, xb[s].range(),
-                        {ob.range(), bb.range(), hb.range(), sb.range(), ib[s].range()}, rows, cols,
-                        n, cap);
+                    k.sample(rec, xb[s].range(),
+                             {ob.range(), bb.range(), hb.range(), sb.range(), ib[s].range()}, rows,
+                             cols, n, cap);
             });
         std::vector<int32_t> out(xs.size() * rows);
         for (size_t s = 0; s < xs.size(); ++s)
@@ -114,12 +116,28 @@ class SamplingKernel : public GpuTest {
         return out;
     }
 
-    // One draw per row of x against the reference; row r starts from state[r].
+    // The kernels of the lavapipe or the GPU class, on this device.
+    Kernels &shapes(bool gpu) {
+        for (Kernels *k : variants())
+            if (k->cpu_shapes() != gpu) return *k;
+        return kernels();
+    }
+
+    // One draw per row of x against the reference, with both device classes' shapes; row r
+    // starts from state[r].
     void check_draws(const std::vector<float> &x, uint32_t rows, uint32_t cols, uint32_t n,
-                     const SamplingOptions &o, std::vector<RowState> state, const char *what) {
+                     const SamplingOptions &o, const std::vector<RowState> &before,
+                     const char *what) {
+        for (bool gpu : {false, true})
+            check_draws(x, rows, cols, n, o, before, gpu, what);
+    }
+    void check_draws(const std::vector<float> &x, uint32_t rows, uint32_t cols, uint32_t n,
+                     const SamplingOptions &o, const std::vector<RowState> &before, bool gpu,
+                     const char *what) {
+        SCOPED_TRACE(gpu ? "GPU shapes" : "lavapipe shapes");
         uint64_t seed = 0x9e3779b97f4a7c15ull;
-        std::vector<RowState> before = state;
-        std::vector<int32_t> got = sample({x}, rows, cols, n, o, seed, state);
+        std::vector<RowState> state = before;
+        std::vector<int32_t> got = sample({x}, rows, cols, n, o, seed, state, 1, gpu);
         for (uint32_t r = 0; r < rows; ++r) {
             std::vector<int32_t> window = before[r].history;
             size_t last = o.repeat_last_n < 0 ? window.size() : size_t(o.repeat_last_n);
@@ -332,10 +350,11 @@ TEST_F(SamplingKernel, SameSeedSameTokensWhateverTheChainLength) {
     o.presence_penalty = 0.5f;
     o.repeat_last_n = 32;
     std::vector<std::vector<int32_t>> runs;
-    for (uint32_t per_submit : {1u, 8u, 4u, 3u}) {
-        std::vector<RowState> state(rows);
-        runs.push_back(sample(xs, rows, cols, cols, o, 42, state, per_submit));
-    }
+    for (uint32_t per_submit : {1u, 8u, 4u, 3u})
+        for (bool gpu : {false, true}) {
+            std::vector<RowState> state(rows);
+            runs.push_back(sample(xs, rows, cols, cols, o, 42, state, per_submit, gpu));
+        }
     for (size_t k = 1; k < runs.size(); ++k)
         EXPECT_EQ(runs[k], runs[0]) << "run " << k;
     // The penalties saw each chain's own earlier draws: the reference, step by step.
