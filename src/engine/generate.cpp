@@ -93,9 +93,10 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         sampler.accept_prompt(t);
     // Sampled tokens after the first are drawn on the device where its kernel takes the
     // options, at any chain length, from the host sampler's stream (philox.h): its draw
-    // counter goes on there, so that steps_per_submit changes no token.
+    // counter goes on there, so that steps_per_submit changes no token. Not where
+    // log-probabilities are reported: a sampled token's may need its row's logits, which only
+    // the host keeps.
     DeviceSamplingStep on_device;
-    // A sampled token's log-probability may need its row's logits, which only the host keeps.
     const bool device_draws =
         sampler.needs_logits() && !o.on_logprobs && device_sampling_fits(o.sampling, n_candidates);
     if (device_draws) add_sampling_row(on_device.rows, o.sampling, sampler.seed(), 0, n_candidates);
