@@ -395,12 +395,9 @@ TEST_F(SamplingKernel, DrawsFollowTheHostChainsDistribution) {
     std::vector<float> x;
     for (uint32_t r = 0; r < rows; ++r)
         x.insert(x.end(), one.begin(), one.end());
-    SamplingOptions sorted;
+    SamplingOptions sorted;  // the host's defaults (top_k 40, top_p 0.95) but a lower min_p
     sorted.temperature = 0.9f;
-    sorted.top_k = 60;
-    sorted.top_p = 0.97f;
     sorted.min_p = 0.01f;
-    sorted.typical_p = 0.98f;
     sorted.logit_bias = {{7, 2.0f}};
     SamplingOptions unsorted = plain(1.2f);
     unsorted.min_p = 0.02f;

@@ -41,7 +41,8 @@ shared float s_a[K];  // typical: each candidate's distance from the entropy
 shared uint s_ix[K];  // ... and its place in the logit order
 shared uint bins[256];
 shared float red[WG];
-shared uint s_u[4];
+shared float part[16];
+shared uint s_u[5];
 
 uint lane;
 float INF;  // set once in main: GLSL has no infinite constant
@@ -54,33 +55,30 @@ uint okey(float v) {
     return (u & 0x80000000u) != 0u ? ~u : u | 0x80000000u;
 }
 
-float reduce_sum(float v) {
+// The workgroup's sum (max) of v: 16 lanes each gather WG / 16 values, then every lane adds
+// the 16 in one order (the same result everywhere). Two barriers: lavapipe pays for each.
+float reduce(float v, bool is_max) {
     red[lane] = v;
     barrier();
-    for (uint s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lane < s) red[lane] += red[lane + s];
-        barrier();
+    if (lane < 16u) {
+        float a = red[lane];
+        for (uint j = lane + 16u; j < WG; j += 16u)
+            a = is_max ? max(a, red[j]) : a + red[j];
+        part[lane] = a;
     }
-    float r = red[0];
     barrier();
-    return r;
+    float r = part[0];
+    for (uint j = 1u; j < 16u; ++j)
+        r = is_max ? max(r, part[j]) : r + part[j];
+    return r;  // the next reduce's first barrier keeps part until every lane has read it
 }
 
-float reduce_max(float v) {
-    red[lane] = v;
-    barrier();
-    for (uint s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lane < s) red[lane] = max(red[lane], red[lane + s]);
-        barrier();
-    }
-    float r = red[0];
-    barrier();
-    return r;
-}
+float reduce_sum(float v) { return reduce(v, false); }
 
-// The `want`-th largest (1-based) key among the row's candidates: by logit (ties == NONE), or
-// among those whose logit key is `ties`, by ~id (the want-th lowest id). s_u[1] is left holding
-// how many of the elements equal to the result are needed, s_u[2] how many there are.
+// The `want`-th largest (1-based) key among the row's candidates: by logit (ties == NONE; want
+// at most the candidates, whose count s_u[4] is left holding), or among those whose logit key
+// is `ties`, by ~id (the want-th lowest id). s_u[1] is left holding how many of the elements
+// equal to the result are needed, s_u[2] how many there are.
 uint select_key(uint base, uint n, uint ties, uint want) {
     uint prefix = 0u, mask = 0u;
     for (int shift = 24; shift >= 0; shift -= 8) {
@@ -99,6 +97,13 @@ uint select_key(uint base, uint n, uint ties, uint want) {
         }
         barrier();
         if (lane == 0u) {
+            if (shift == 24 && ties == NONE) {  // how many candidates there are, and want at most
+                uint total = 0u;
+                for (uint c = 0u; c < 256u; ++c)
+                    total += bins[c];
+                s_u[4] = total;
+                want = min(want, total);
+            }
             uint above = 0u, b = 255u;
             while (above + bins[b] < want)
                 above += bins[b--];
@@ -115,10 +120,9 @@ uint select_key(uint base, uint n, uint ties, uint want) {
 }
 
 // a before b: the larger logit first, the lower id among equals (order 0); the smaller distance
-// first, the earlier place among equals (order 1); the lower id (order 2).
+// first, the earlier place among equals (order 1).
 bool before(uint a, uint b, uint order) {
     if (order == 0u) return s_l[a] > s_l[b] || (s_l[a] == s_l[b] && s_id[a] < s_id[b]);
-    if (order == 2u) return s_id[a] < s_id[b];
     return s_a[a] < s_a[b] || (s_a[a] == s_a[b] && s_ix[a] < s_ix[b]);
 }
 
@@ -131,7 +135,7 @@ void sort_shared(uint order, uint len) {
                 uint j = i + stride;
                 bool up = (i & size) == 0u;
                 if (up ? before(j, i, order) : before(i, j, order)) {
-                    if (order != 1u) {
+                    if (order == 0u) {
                         float l = s_l[i];
                         s_l[i] = s_l[j];
                         s_l[j] = l;
@@ -227,18 +231,15 @@ void main() {
     bool greedy = temperature <= 0.0;
     uint token = 0u;
     if (greedy || (top_k >= 1 && uint(top_k) <= K)) {
-        uint count = 0u;
-        for (uint i = lane; i < n; i += WG)
-            count += valid(x[base + i]) ? 1u : 0u;
         for (uint j = lane; j < K; j += WG) {
             s_l[j] = -INF;
             s_id[j] = NONE;
         }
-        uint n_valid = uint(reduce_sum(float(count)));  // exact: below 2^24
+        uint k = greedy ? 1u : uint(top_k);
+        uint t = select_key(base, n, NONE, k);
+        uint n_valid = s_u[4], need = s_u[1], equal = s_u[2];
         if (n_valid > 0u) {
-            uint k = min(greedy ? 1u : uint(top_k), n_valid);
-            uint t = select_key(base, n, NONE, k);
-            uint need = s_u[1], equal = s_u[2];
+            k = min(k, n_valid);
             uint last_id = NONE;  // ties at t beyond `need` lose, the higher ids first
             if (need < equal) last_id = ~select_key(base, n, t, need);
             if (lane == 0u) s_u[3] = 0u;
@@ -323,26 +324,21 @@ void main() {
             if (greedy) {
                 token = s_id[0];
             } else {
-                float inv_t = 1.0 / temperature;
-                float z = sum_exp(k, inv_t), best = s_l[0];
-                // The draw walks the candidates in id order, as the host's does.
-                for (uint j = k + lane; j < len; j += WG) {
-                    s_l[j] = -INF;
-                    s_id[j] = NONE;
+                // The draw walks the candidates in id order, as the host's does: the token is
+                // the highest id whose lower ids' mass is at most the target.
+                float inv_t = 1.0 / temperature, best = s_l[0], mine = 0.0;
+                for (uint j = lane; j < k; j += WG) {
+                    s_a[j] = exp((s_l[j] - best) * inv_t);
+                    mine += s_a[j];
                 }
+                float target = u * reduce_sum(mine);
+                if (lane == 0u) s_u[0] = 0u;
                 barrier();
-                sort_shared(2u, len);
-                if (lane == 0u) {
-                    float target = u * z, acc = 0.0;
-                    uint pick = k - 1u;
-                    for (uint j = 0u; j < k; ++j) {
-                        acc += exp((s_l[j] - best) * inv_t);
-                        if (target < acc) {
-                            pick = j;
-                            break;
-                        }
-                    }
-                    s_u[0] = s_id[pick];
+                for (uint j = lane; j < k; j += WG) {
+                    float below = 0.0;
+                    for (uint i = 0u; i < k; ++i)
+                        below += s_id[i] < s_id[j] ? s_a[i] : 0.0;
+                    if (below <= target) atomicMax(s_u[0], s_id[j]);
                 }
                 barrier();
                 token = s_u[0];
@@ -354,7 +350,7 @@ void main() {
             float v = x[base + i];
             if (valid(v)) m = max(m, v);
         }
-        m = reduce_max(m);
+        m = reduce(m, true);
         if (m != -INF) {
             float floor_l = min_p > 0.0 ? m + log(min_p) : -INF;
             float inv_t = 1.0 / temperature;

@@ -45,13 +45,14 @@ void ArgmaxKernels::sample(Recording &rec, const BufferRange &x, const SampleBuf
     require(s.state, uint64_t(rows) * 8, "sample", "state");
     require(s.ids, uint64_t(rows) * 4, "sample", "ids");
     // Per lane: the bias pairs; the penalties (each of the window's tokens against the window);
-    // ten sweeps of the vocabulary (the count, two four-pass selects, the gather) with the
-    // selects' walks of 256 bins; four bitonic sorts of 45 passes; lane 0's four walks of the
-    // candidates and its scan of the lanes; the reductions; Philox's ten rounds.
+    // nine sweeps of the vocabulary (two four-pass selects, the gather) with the selects' walks
+    // of 256 bins and the count; three bitonic sorts of 45 passes; lane 0's typical and top-p
+    // walks; the draw (each candidate against the candidates); lane 0's scan of the lanes
+    // (top-k off); the reductions; Philox's ten rounds.
     const uint64_t wg = env_.sample_wg, k = kMaxSampleTopK, sweep = n / wg + 1;
     const uint64_t window = capacity / wg + 1;
-    check_loops(s.bias.size / 8 / wg + 1 + window * (capacity + 1) + 10 * sweep + 8 * 256 +
-                    4 * 45 * (k / 2 / wg) + 4 * k + wg + 16 * 9 + 10,
+    check_loops(s.bias.size / 8 / wg + 1 + window * (capacity + 1) + 9 * sweep + 9 * 256 +
+                    3 * 45 * (k / 2 / wg) + 2 * k + (k / wg + 1) * k + wg + 16 * 32 + 10,
                 "sample", n);
     shaders::SampleSpec spec;
     spec.WG = uint32_t(wg);
