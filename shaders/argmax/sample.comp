@@ -37,7 +37,7 @@ const uint NONE = 0xffffffffu;
 
 shared float s_l[K];  // candidates' logits, then sorted
 shared uint s_id[K];  // their ids
-shared float s_a[K];  // typical: each candidate's distance from the entropy
+shared float s_a[K];  // typical: each candidate's distance from the entropy; the draw: its weight
 shared uint s_ix[K];  // ... and its place in the logit order
 shared uint bins[256];
 shared float red[WG];
