@@ -7,19 +7,19 @@
 #include "interface.h"
 
 // The 32-bit words of one row's options in the `options` binding (floats as their bits).
-#define SAMPLE_TEMPERATURE 0      // <= 0: greedy
-#define SAMPLE_TOP_K 1            // int; 1 to 512 sorts, anything else keeps every token
-#define SAMPLE_TOP_P 2            // >= 1: off
-#define SAMPLE_MIN_P 3            // <= 0: off
-#define SAMPLE_TYPICAL_P 4        // >= 1: off
-#define SAMPLE_REPEAT_PENALTY 5   // the penalties read the last REPEAT_LAST_N tokens of history
+#define SAMPLE_TEMPERATURE 0     // <= 0: greedy
+#define SAMPLE_TOP_K 1           // int; 1 to 512 sorts, anything else keeps every token
+#define SAMPLE_TOP_P 2           // >= 1: off
+#define SAMPLE_MIN_P 3           // <= 0: off
+#define SAMPLE_TYPICAL_P 4       // >= 1: off
+#define SAMPLE_REPEAT_PENALTY 5  // the penalties read the last REPEAT_LAST_N tokens of history
 #define SAMPLE_PRESENCE 6
 #define SAMPLE_FREQUENCY 7
-#define SAMPLE_REPEAT_LAST_N 8    // 0: no penalties; at most the history's capacity
-#define SAMPLE_SEED_LO 9          // the generator's key
+#define SAMPLE_REPEAT_LAST_N 8  // 0: no penalties; at most the history's capacity
+#define SAMPLE_SEED_LO 9        // the generator's key
 #define SAMPLE_SEED_HI 10
-#define SAMPLE_SEQUENCE 11        // the generator's second counter word
-#define SAMPLE_BIAS_FIRST 12      // the row's (id, bias) pairs in `bias`: no id twice
+#define SAMPLE_SEQUENCE 11    // the generator's second counter word
+#define SAMPLE_BIAS_FIRST 12  // the row's (id, bias) pairs in `bias`: no id twice
 #define SAMPLE_BIAS_COUNT 13
 #define SAMPLE_ROW_WORDS 16
 
