@@ -26,10 +26,11 @@ struct Generated {
     uint32_t position = 0;  // of the sequence afterwards
 };
 
-// Generates greedily with `steps_per_submit`; the callback cancels after `cancel_after` tokens
-// (0: never).
+// Generates with `steps_per_submit`, greedily unless `sampling` says otherwise; the callback
+// cancels after `cancel_after` tokens (0: never).
 Generated generate(vkllm_session *s, const std::vector<int32_t> &prompt, uint32_t max_tokens,
-                   uint32_t steps_per_submit, const char *stop = nullptr, size_t cancel_after = 0) {
+                   uint32_t steps_per_submit, const char *stop = nullptr, size_t cancel_after = 0,
+                   const vkllm_sampling_params *sampling = nullptr) {
     struct Ctx {
         Generated *g;
         size_t cancel_after;
@@ -39,6 +40,7 @@ Generated generate(vkllm_session *s, const std::vector<int32_t> &prompt, uint32_
     vkllm_sampling_params sp;
     vkllm_sampling_params_init(&sp);
     sp.temperature = 0;
+    if (sampling) sp = *sampling;
     vkllm_generate_params gp;
     vkllm_generate_params_init(&gp);
     gp.max_tokens = max_tokens;
@@ -212,6 +214,49 @@ TEST_F(ChainedDecode, GenerateIsTheSameWhateverTheStepsPerSubmit) {
             EXPECT_EQ(got2.position, want2.position);
         }
     }
+}
+
+// Sampled generation draws on the device (sample.comp) at any chain length: the same seed gives
+// the same tokens, stop reason and cache with one step per submission or several, in fewer
+// submissions when chained; another seed other tokens.
+TEST_F(ChainedDecode, SampledGenerateIsTheSameWhateverTheStepsPerSubmit) {
+    TinyModelSpec spec;
+    vkllm_model *m = tiny(spec, "chain_sampled");
+    ASSERT_NE(m, nullptr);
+    std::vector<int32_t> prompt = some_tokens(6, spec.n_vocab, 29);
+    vkllm_sampling_params sp;
+    vkllm_sampling_params_init(&sp);
+    sp.temperature = 1.5f;
+    sp.top_k = 30;
+    sp.top_p = 0.97f;
+    sp.repeat_penalty = 1.3f;
+    sp.presence_penalty = 0.2f;
+    sp.repeat_last_n = 16;
+    sp.seed = 7;
+    vkllm_session *a = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *b = session(m, 64, VKLLM_SESSION_KV_F32);
+    Generated want = generate(a, prompt, 24, 1, nullptr, 0, &sp);
+    ASSERT_EQ(want.status, VKLLM_OK) << vkllm_last_error();
+    ASSERT_GE(want.ids.size(), 12u) << "the tiny model ended too early for this test";
+    vkllm_session_stats one{}, chained{};
+    one.struct_size = chained.struct_size = sizeof one;
+    ASSERT_EQ(vkllm_session_get_stats(a, &one), VKLLM_OK);
+    for (uint32_t steps : {8u, 3u}) {
+        SCOPED_TRACE("steps_per_submit " + std::to_string(steps));
+        ASSERT_EQ(vkllm_session_reset(b, -1), VKLLM_OK);
+        ASSERT_EQ(vkllm_session_get_stats(b, &chained), VKLLM_OK);
+        uint64_t submits = chained.submits;
+        Generated got = generate(b, prompt, 24, steps, nullptr, 0, &sp);
+        EXPECT_EQ(got.status, want.status);
+        EXPECT_EQ(got.ids, want.ids);
+        EXPECT_EQ(got.result.stop_reason, want.result.stop_reason);
+        EXPECT_EQ(got.position, want.position);
+        ASSERT_EQ(vkllm_session_get_stats(b, &chained), VKLLM_OK);
+        EXPECT_LT(chained.submits - submits, one.submits) << "the steps were not chained";
+    }
+    ASSERT_EQ(vkllm_session_reset(b, -1), VKLLM_OK);
+    sp.seed = 8;
+    EXPECT_NE(generate(b, prompt, 24, 8, nullptr, 0, &sp).ids, want.ids) << "another seed";
 }
 
 // GPT-OSS's sliding-window layers (a ring of window + n_batch - 1 slots) and a streaming

@@ -50,12 +50,13 @@ class StopFilter {
     std::string held_;
 };
 
-// Decode steps to chain after `generated` tokens: none beyond the token limit, at most a
+// Decode steps to chain after `generated` tokens (sampled ones only where they are drawn on the
+// device, `on_device`): none beyond the token limit, at most a
 // prefill chunk (a sliding-window ring then still holds every key a rewind keeps), and, in a
 // streaming session, none past the point where the ring wraps (from then on a rewind of more
 // than one position would lose keys).
 uint32_t chain_steps(const Session &session, const GenerateOptions &o, const Sampler &sampler,
-                     size_t generated) {
+                     size_t generated, bool on_device) {
     uint32_t wanted = o.steps_per_submit;
     // By default GPUs chain: there a step is short next to a round trip through the host. On
     // a CPU device (lavapipe) chaining measured no gain and would stream in bursts.
@@ -63,7 +64,7 @@ uint32_t chain_steps(const Session &session, const GenerateOptions &o, const Sam
         wanted = session.model().context().device().info().type == VKLLM_DEVICE_CPU
                      ? 1
                      : kDefaultStepsPerSubmit;
-    if (wanted <= 1 || sampler.needs_logits()) return 1;
+    if (wanted <= 1 || (sampler.needs_logits() && !on_device)) return 1;
     const SessionOptions &so = session.options();
     uint64_t steps = std::min<uint64_t>(wanted, o.max_tokens - generated);
     steps = std::min<uint64_t>(steps, std::min(Session::kMaxChainSteps, so.n_batch));
@@ -90,6 +91,15 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     TokenLogprobs logprobs(o.top_logprobs, bool(o.on_logprobs));
     for (int32_t t : prompt)
         sampler.accept_prompt(t);
+    // Sampled tokens after the first are drawn on the device where its kernel takes the
+    // options, at any chain length, from the host sampler's stream (philox.h): its draw
+    // counter goes on there, so that steps_per_submit changes no token. Not where
+    // log-probabilities are reported: a sampled token's may need its row's logits, which only
+    // the host keeps.
+    DeviceSamplingStep on_device;
+    const bool device_draws =
+        sampler.needs_logits() && !o.on_logprobs && device_sampling_fits(o.sampling, n_candidates);
+    if (device_draws) add_sampling_row(on_device.rows, o.sampling, sampler.seed(), 0, n_candidates);
 
     std::vector<float> logits(model.config().n_vocab);
     auto t0 = std::chrono::steady_clock::now();
@@ -122,8 +132,8 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     tokenizer::StreamDecoder text(tok, o.render_special, false);
     StopFilter filter(o.stop);
     uint32_t seq = o.seq;
-    // Tokens a chain of greedy steps chose ahead: `next` is the next one to emit. The chain
-    // decoded every one of them but the last, from position `chain_start` on.
+    // Tokens a chain of greedy (or device-sampled) steps chose ahead: `next` is the next one to
+    // emit. The chain decoded every one of them but the last, from position `chain_start` on.
     std::vector<int32_t> chained;
     size_t next = 0;
     uint32_t chain_start = 0;
@@ -188,8 +198,16 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
         if (session.cancelled()) cancel("vkllm_session_cancel");
         chained.clear();
         next = 0;
-        uint32_t steps = chain_steps(session, o, sampler, result.n_generated);
-        if (steps > 1) {
+        uint32_t steps = chain_steps(session, o, sampler, result.n_generated, device_draws);
+        if (device_draws) {
+            chain_start = session.position(seq);
+            chained.resize(steps);
+            on_device.history = {sampler.recent()};
+            // One draw per token, the first the host's: token k is draw k of the stream.
+            on_device.draws = {uint32_t(result.n_generated)};
+            session.decode_sampled(&seq, &token, 1, steps, on_device, chained.data(),
+                                   logprobs.request());
+        } else if (steps > 1) {
             chain_start = session.position(seq);
             chained.resize(steps);
             session.decode_greedy(&seq, &token, 1, steps, chained.data(), logprobs.request());

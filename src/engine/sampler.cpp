@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 
 #include "common/error.h"
+#include "engine/philox.h"
 
 namespace vkllm::engine {
 
@@ -114,7 +116,6 @@ Sampler::Sampler(const SamplingOptions &options)
             seed_ = (uint64_t(source()) << 32) ^ uint64_t(source());
         } while (seed_ == kSeedRandom);
     }
-    rng_.seed(seed_);
 }
 
 void Sampler::accept(int32_t token) {
@@ -135,7 +136,7 @@ void Sampler::accept_prompt(int32_t token) {
 void Sampler::reset() {
     recent_.clear();
     in_.clear();
-    rng_.seed(seed_);
+    draws_ = 0;
     if (constraint_) constraint_->reset();
 }
 
@@ -209,13 +210,17 @@ int32_t Sampler::choose(float *logits, size_t n_ids, int32_t argmax) {
     for (Candidate &k : c)
         k.logit /= opt_.temperature;
     std::vector<double> p = softmax(c);
-    // 53 random bits as a double in [0, 1): the same draw from every standard library.
-    double r = double(rng_() >> 11) * 0x1.0p-53;
-    for (size_t i = 0; i < c.size(); ++i) {
+    // Stream 0 of the seed, as the device draws generate()'s tokens (device_sampling.h), and
+    // in id order, as the device walks them: the same number gives the same token.
+    double r = philox_uniform(seed_, 0, draws_++);
+    std::vector<size_t> by_id(c.size());
+    std::iota(by_id.begin(), by_id.end(), 0);
+    std::sort(by_id.begin(), by_id.end(), [&](size_t a, size_t b) { return c[a].id < c[b].id; });
+    for (size_t i : by_id) {
         r -= p[i];
         if (r < 0) return c[i].id;
     }
-    return c.back().id;
+    return c[by_id.back()].id;
 }
 
 }  // namespace vkllm::engine

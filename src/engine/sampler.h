@@ -1,12 +1,11 @@
 // Choosing the next token from logits through llama.cpp's default chain: logit bias, penalties
 // (repetition, presence, frequency), top-k, typical, top-p, min-p, temperature, then a draw from
-// a seeded generator so that runs reproduce.
+// a seeded counter-based generator (philox.h, the device sampler's too) so that runs reproduce.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <random>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -48,6 +47,9 @@ class Sampler {
     // Greedy decoding with nothing that changes logits reads only the device's argmax.
     bool needs_logits() const { return !greedy_ || changes_logits_ || constraint_; }
     uint64_t seed() const { return seed_; }
+    // The penalties' window: the last repeat_last_n tokens, oldest first (empty when no option
+    // changes logits).
+    const std::vector<int32_t> &recent() const { return recent_; }
 
     // Chooses among the first `n_ids` entries of `logits` (modified in place), the ids the
     // tokenizer knows, whatever follows them; `argmax` is the device's pick among those same
@@ -59,7 +61,7 @@ class Sampler {
     void accept(int32_t token);
     // A prompt token: the penalties' history only.
     void accept_prompt(int32_t token);
-    // Forgets the history, restarts the generator from seed() and the grammar from its start.
+    // Forgets the history, restarts the generator's count and the grammar from its start.
     void reset();
 
     // Complete when there is no grammar.
@@ -80,7 +82,7 @@ class Sampler {
     bool greedy_;
     bool changes_logits_;
     uint64_t seed_;
-    std::mt19937_64 rng_;
+    uint32_t draws_ = 0;                   // of philox_uniform(seed_, 0, .)
     std::vector<int32_t> recent_;          // the last repeat_last_n tokens, oldest first
     std::unordered_map<int32_t, int> in_;  // how often each token is in recent_
     std::optional<grammar::Constraint> constraint_;

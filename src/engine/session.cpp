@@ -277,8 +277,8 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
 }
 
 gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t chain, bool prefill,
-                                   int32_t logprobs) {
-    auto key = std::make_tuple(n_tokens, int(rows), chain, prefill, logprobs);
+                                   int32_t logprobs, bool sampled) {
+    auto key = std::make_tuple(n_tokens, int(rows), chain, prefill, logprobs, sampled);
     auto it = recordings_.find(key);
     if (it != recordings_.end()) return *it->second;
     // A profile labels every dispatch; a step has at most a few thousand of them.
@@ -299,6 +299,13 @@ gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t c
     // advanced, so one recording serves any starting position.
     for (uint32_t s = 0; s < chain; ++s) {
         record(*rec, plan, n_tokens, prefill, s);
+        if (sampled)  // the draw replaces the plan's argmax
+            ctx_.kernels().sample(
+                *rec, act(Act::Logits, n_tokens),
+                {sample_options_.range(), sample_bias_.range(), sample_history_.range(),
+                 sample_state_.range(), ids_.range(0, uint64_t(n_tokens) * 4)},
+                n_tokens, models::act_width(model_.config(), Act::Logits), model_.n_tokens(),
+                kDeviceSamplingHistory);
         ctx_.kernels().chain_advance(*rec, ids_.range(0, uint64_t(n_tokens) * 4),
                                      step_.range(kTokens * step_stride_, uint64_t(n_tokens) * 4),
                                      step_view(n_tokens),
@@ -378,9 +385,9 @@ void Session::step(const Tokens &t, LogitRows rows, float *logits, int32_t *argm
 }
 
 void Session::submit(uint32_t n_tokens, LogitRows rows, uint32_t chain, bool prefill,
-                     int32_t logprobs) {
+                     int32_t logprobs, bool sampled) {
     if (opt_.record_every_step) recordings_.clear();
-    gpu::Recording &rec = recording(n_tokens, rows, chain, prefill, logprobs);
+    gpu::Recording &rec = recording(n_tokens, rows, chain, prefill, logprobs, sampled);
     last_ = &rec;
     rec.submit();
     ++stats_.submits;
@@ -455,11 +462,16 @@ void Session::decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t 
         fail(VKLLM_ERR_INVALID_ARGUMENT, "greedy decode of %u steps: 1 to %u are chained", steps,
              kMaxChainSteps);
     check_decode(seqs, tokens, n, steps);
+    decode_chain(seqs, tokens, n, steps, out, lp, false);
+}
+
+void Session::decode_chain(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps,
+                           int32_t *out, const LogprobRequest *lp, bool sampled) {
     auto t0 = std::chrono::steady_clock::now();
     Tokens t{std::vector<int32_t>(tokens, tokens + n), std::vector<uint32_t>(seqs, seqs + n)};
     if (lp) ensure_logprob_rows();
     write_step(t);
-    submit(uint32_t(n), LogitRows::All, steps, false, lp ? int32_t(lp->top) : -1);
+    submit(uint32_t(n), LogitRows::All, steps, false, lp ? int32_t(lp->top) : -1, sampled);
     for (size_t i = 0; i < n; ++i)
         n_past_[seqs[i]] += steps;
     std::memcpy(out, chain_.mapped(), size_t(steps) * n * sizeof(int32_t));

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/device_sampling.h"
 #include "engine/logprobs.h"
 #include "engine/model.h"
 #include "models/plan.h"
@@ -102,7 +103,14 @@ class Session {
     // [step][sequence] like out.
     void decode_greedy(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps,
                        int32_t *out, const LogprobRequest *lp = nullptr);
-    // The most steps decode_greedy chains in one submission.
+    // Sampled decoding of `steps` tokens for each of `n` distinct sequences in one submission,
+    // as decode_greedy but each step's token drawn on the device (shaders/argmax/sample.comp)
+    // with the options, history and draw counts of `sampling` (device_sampling.h), row i for
+    // seqs[i]; the tokens drawn join the histories on the device as the chain goes.
+    void decode_sampled(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps,
+                        const DeviceSamplingStep &sampling, int32_t *out,
+                        const LogprobRequest *lp = nullptr);
+    // The most steps decode_greedy and decode_sampled chain in one submission.
     static constexpr uint32_t kMaxChainSteps = VKLLM_MAX_CHAINED_STEPS;
 
     // Any thread: stops prefill() at the end of its chunk (VKLLM_ERR_CANCELLED) and generation
@@ -147,6 +155,12 @@ class Session {
         std::vector<int32_t> ids;
         std::vector<uint32_t> seqs;
     };
+    // decode_greedy, or with `sampled` decode_sampled once its buffers are written.
+    void decode_chain(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps,
+                      int32_t *out, const LogprobRequest *lp, bool sampled);
+    // Writes decode_sampled's buffers (allocated on first use; the bias's grown on demand,
+    // dropping the recordings that bound the smaller one).
+    void write_sampling(const DeviceSamplingStep &sampling, size_t n);
     void check_decode(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps) const;
     // Room in the sequence and every id within the embedding.
     void check_prefill(uint32_t seq, const int32_t *tokens, size_t n) const;
@@ -163,13 +177,13 @@ class Session {
     std::vector<uint32_t> write_step(const Tokens &t);
     void step(const Tokens &t, models::LogitRows rows, float *logits, int32_t *argmax,
               double &time_ms, uint64_t &token_count, const LogprobRequest *lp = nullptr);
-    // `chain` 0: one step; k > 0: k greedy decode steps chained (decode_greedy). `logprobs`:
-    // models::StepShape's.
+    // `chain` 0: one step; k > 0: k greedy decode steps chained (decode_greedy), or with
+    // `sampled` k sampled ones (decode_sampled). `logprobs`: models::StepShape's.
     gpu::Recording &recording(uint32_t n_tokens, models::LogitRows rows, uint32_t chain,
-                              bool prefill, int32_t logprobs);
+                              bool prefill, int32_t logprobs, bool sampled = false);
     // Submits that recording (recorded first if need be) and waits.
     void submit(uint32_t n_tokens, models::LogitRows rows, uint32_t chain, bool prefill,
-                int32_t logprobs = -1);
+                int32_t logprobs = -1, bool sampled = false);
     // `chain_step`: which step of a chain this is (its log-probability rows' slice).
     void record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens, bool prefill,
                 uint32_t chain_step = 0);
@@ -192,6 +206,9 @@ class Session {
     uint32_t logit_rows_ = 0;  // rows of the logits activation and of ids_
     gpu::Buffer logprobs_;     // host-visible log-probability rows (op::Logprobs); lazily
     gpu::Buffer chain_;        // host-visible: decode_greedy's tokens, [step][sequence]
+    // Host-visible, decode_sampled's: each row's options, the bias pairs, the history rings and
+    // the (history length, draws) pairs; lazily.
+    gpu::Buffer sample_options_, sample_bias_, sample_history_, sample_state_;
     std::vector<gpu::Buffer> k_cache_, v_cache_;
     std::vector<uint32_t> capacity_;  // KV slots per sequence of each layer
     std::vector<uint64_t> layer_kv_bytes_;
@@ -205,7 +222,8 @@ class Session {
     // lost depends on this, not on n_past_ (max(written_, n_past_) is the high-water mark).
     std::vector<uint32_t> written_;
     std::vector<std::vector<int32_t>> history_;  // each sequence's ids, as tokens() gives them
-    std::map<std::tuple<uint32_t, int, uint32_t, bool, int32_t>, std::unique_ptr<gpu::Recording>>
+    std::map<std::tuple<uint32_t, int, uint32_t, bool, int32_t, bool>,
+             std::unique_ptr<gpu::Recording>>
         recordings_;
     SessionStats stats_;
     const gpu::Recording *last_ = nullptr;

@@ -6,6 +6,7 @@
 #include "argmax/argmax.h"
 #include "argmax/chain_advance.h"
 #include "argmax/logprobs.h"
+#include "argmax/sample.h"
 #include "gpu/kernels/weight_layout.h"
 #include "shader_names.h"
 
@@ -26,6 +27,43 @@ void ArgmaxKernels::argmax(Recording &rec, const BufferRange &x, const BufferRan
     // Rows of many logits (prefill) may not fit one binding: bound in row chunks.
     for (const KernelEnv::Chunk &c : env_.split_rows(Matrix{x, WeightType::F32, rows, cols})) {
         shaders::ArgmaxPush push{c.rows, cols, c.row0, n};
+        b.x = c.data;
+        env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
+    }
+}
+
+void ArgmaxKernels::sample(Recording &rec, const BufferRange &x, const SampleBuffers &s,
+                           uint32_t rows, uint32_t cols, uint32_t n, uint32_t capacity) {
+    if (n == 0 || n > cols || capacity == 0)
+        fail(VKLLM_ERR_INTERNAL, "sample: %u candidates in rows of %u, history of %u", n, cols,
+             capacity);
+    require(x, uint64_t(rows) * cols * 4, "sample", "x");
+    require(s.options, uint64_t(rows) * SAMPLE_ROW_WORDS * 4, "sample", "options");
+    require(s.bias, 8, "sample", "bias");
+    require(s.history, uint64_t(rows) * capacity * 4, "sample", "history");
+    require(s.state, uint64_t(rows) * 8, "sample", "state");
+    require(s.ids, uint64_t(rows) * 4, "sample", "ids");
+    // Per lane: the bias pairs; the penalties (each of the window's tokens against the window);
+    // nine sweeps of the vocabulary (two four-pass selects, the gather) with the selects' walks
+    // of 256 bins and the count; three bitonic sorts of 45 passes; lane 0's typical and top-p
+    // walks; the draw (each candidate against the candidates); lane 0's scan of the lanes
+    // (top-k off); the reductions; Philox's ten rounds.
+    const uint64_t wg = env_.sample_wg, k = kMaxSampleTopK, sweep = n / wg + 1;
+    const uint64_t window = capacity / wg + 1;
+    check_loops(s.bias.size / 8 / wg + 1 + window * (capacity + 1) + 9 * sweep + 9 * 256 +
+                    3 * 45 * (k / 2 / wg) + 2 * k + (k / wg + 1) * k + wg + 16 * 32 + 10,
+                "sample", n);
+    shaders::SampleSpec spec;
+    spec.WG = uint32_t(wg);
+    const Pipeline &p = env_.pipelines.get<shaders::SampleBindings>(shaders::sample, spec);
+    shaders::SampleBindings b;
+    b.options = s.options;
+    b.bias = s.bias;
+    b.history = s.history;
+    b.state = s.state;
+    b.ids = s.ids;
+    for (const KernelEnv::Chunk &c : env_.split_rows(Matrix{x, WeightType::F32, rows, cols})) {
+        shaders::SamplePush push{c.rows, cols, c.row0, n, capacity};
         b.x = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
     }

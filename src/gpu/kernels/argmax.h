@@ -1,6 +1,7 @@
-// The end of a decode step on the device: the greedy choice of each row of logits, its
-// log-probabilities, and the advance of chained decode steps (tests/test_kernels_attention.cpp's
-// Argmax tests, tests/test_kernels_logprobs.cpp, tests/test_chained_decode.cpp).
+// The end of a decode step on the device: the greedy choice of each row of logits, a sampled
+// one, its log-probabilities, and the advance of chained decode steps
+// (tests/test_kernels_attention.cpp's Argmax tests, tests/test_kernels_sampling.cpp,
+// tests/test_kernels_logprobs.cpp, tests/test_chained_decode.cpp).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,21 @@ class ArgmaxKernels {
     // rows of a padded embedding pass the tokenizer's size as `n`.
     void argmax(Recording &rec, const BufferRange &x, const BufferRange &ids, uint32_t rows,
                 uint32_t cols, uint32_t n);
+
+    // The most top-k candidates the sampling kernel sorts.
+    static constexpr uint32_t kMaxSampleTopK = 512;
+    struct SampleBuffers {
+        BufferRange options;  // [rows][SAMPLE_ROW_WORDS] (shaders/argmax/sample.h)
+        BufferRange bias;     // the (id, bias) pairs the rows' options point into
+        BufferRange history;  // [rows][capacity] token ids, a ring per row
+        BufferRange state;    // [rows][2]: tokens in the history so far, draws so far
+        BufferRange ids;      // [rows] the chosen tokens
+    };
+    // ids[r] = a token drawn from the first `n` logits of row r of x ([rows][cols] F32, changed
+    // in place by the bias and penalties) through the host sampler's chain with row r's options
+    // (sample.comp); the token joins row r's history and its draw count goes on.
+    void sample(Recording &rec, const BufferRange &x, const SampleBuffers &s, uint32_t rows,
+                uint32_t cols, uint32_t n, uint32_t capacity);
 
     // The most (id, log-probability) pairs logprobs() reports per row.
     static constexpr uint32_t kMaxTop = 20;

@@ -73,6 +73,7 @@ struct KernelEnv {
     uint32_t norm_wg;
     uint32_t attention_wg;
     uint32_t argmax_wg;
+    uint32_t sample_wg;
     // Attention: query heads x head_dim a workgroup may serve at once (their queries and
     // accumulators are each lane's state).
     uint32_t max_group_dims;
