@@ -216,9 +216,11 @@ TEST_F(ChainedDecode, GenerateIsTheSameWhateverTheStepsPerSubmit) {
     }
 }
 
-// Sampled generation draws on the device (sample.comp) at any chain length: the same seed gives
-// the same tokens, stop reason and cache with one step per submission or several, in fewer
-// submissions when chained; another seed other tokens.
+// Sampled generation: one step per submission draws on the host, chained steps on the device
+// (sample.comp), both from the same chain and the same stream of numbers: the same seed gives
+// the same tokens, stop reason and cache with one step per submission or several (8 and 3: the
+// device's draws do not depend on the chain's length), in fewer submissions when chained;
+// another seed other tokens.
 TEST_F(ChainedDecode, SampledGenerateIsTheSameWhateverTheStepsPerSubmit) {
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "chain_sampled");

@@ -55,15 +55,19 @@ class StopFilter {
 // prefill chunk (a sliding-window ring then still holds every key a rewind keeps), and, in a
 // streaming session, none past the point where the ring wraps (from then on a rewind of more
 // than one position would lose keys).
+// The steps per submit asked for. By default GPUs chain: there a step is short next to a round
+// trip through the host. On a CPU device (lavapipe) chaining measured no gain and would stream
+// in bursts.
+uint32_t steps_wanted(const Session &session, const GenerateOptions &o) {
+    if (o.steps_per_submit) return o.steps_per_submit;
+    return session.model().context().device().info().type == VKLLM_DEVICE_CPU
+               ? 1
+               : kDefaultStepsPerSubmit;
+}
+
 uint32_t chain_steps(const Session &session, const GenerateOptions &o, const Sampler &sampler,
                      size_t generated, bool on_device) {
-    uint32_t wanted = o.steps_per_submit;
-    // By default GPUs chain: there a step is short next to a round trip through the host. On
-    // a CPU device (lavapipe) chaining measured no gain and would stream in bursts.
-    if (wanted == 0)
-        wanted = session.model().context().device().info().type == VKLLM_DEVICE_CPU
-                     ? 1
-                     : kDefaultStepsPerSubmit;
+    uint32_t wanted = steps_wanted(session, o);
     if (wanted <= 1 || (sampler.needs_logits() && !on_device)) return 1;
     const SessionOptions &so = session.options();
     uint64_t steps = std::min<uint64_t>(wanted, o.max_tokens - generated);
@@ -91,14 +95,18 @@ void generate(Session &session, const std::vector<int32_t> &prompt, const Genera
     TokenLogprobs logprobs(o.top_logprobs, bool(o.on_logprobs));
     for (int32_t t : prompt)
         sampler.accept_prompt(t);
-    // Sampled tokens after the first are drawn on the device where its kernel takes the
-    // options, at any chain length, from the host sampler's stream (philox.h): its draw
-    // counter goes on there, so that steps_per_submit changes no token. Not where
+    // Where steps are chained, sampled tokens after the first are drawn on the device where its
+    // kernel takes the options, at any chain length, from the host sampler's stream (philox.h):
+    // its draw counter goes on there, so that the chain's length changes no token. Unchained
+    // steps (a CPU device's default) draw on the host, which is faster there (lavapipe's one
+    // workgroup per row) and draws the same numbers from the same chain: the same tokens but
+    // where a draw falls within float rounding of a boundary between two. Not where
     // log-probabilities are reported: a sampled token's may need its row's logits, which only
     // the host keeps.
     DeviceSamplingStep on_device;
-    const bool device_draws =
-        sampler.needs_logits() && !o.on_logprobs && device_sampling_fits(o.sampling, n_candidates);
+    const bool device_draws = sampler.needs_logits() && !o.on_logprobs &&
+                              steps_wanted(session, o) > 1 &&
+                              device_sampling_fits(o.sampling, n_candidates);
     if (device_draws) add_sampling_row(on_device.rows, o.sampling, sampler.seed(), 0, n_candidates);
 
     std::vector<float> logits(model.config().n_vocab);
