@@ -1294,8 +1294,9 @@ class Session:
         Stopping early (break, close() on the iterator, or dropping it) cancels the generation
         on the library's side; the session stays usable. Afterwards `last_result` holds the
         GenerateResult (stop_reason STOP_CANCELLED when stopped early). A failure raises
-        vkllm.Error from the iteration. steps_per_submit: greedy decode steps per submission
-        (0: the library's choice; see vkllm_generate_params). ignore_eog: end-of-generation
+        vkllm.Error from the iteration. steps_per_submit: decode steps per submission, greedy ones or
+        sampled ones the device's sampler takes (0: the library's choice; see
+        vkllm_generate_params). ignore_eog: end-of-generation
         tokens are generated and decoded like any other (only max_tokens, a stop string or
         stopping early ends it), for benchmarks and comparisons with other runners.
 
