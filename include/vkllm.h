@@ -1152,11 +1152,11 @@ typedef struct vkllm_generate_params {
      * the options (no grammar, no logprobs reported, top_k at most 512, or 0 with top_p and
      * typical_p off; repeat_last_n at most 1,024): it runs the same chain and draws the same
      * numbers as the host's, so the tokens are the same as with one step per submission but
-     * where a draw falls within float rounding of a boundary between two. A stop inside a chain leaves the cache exactly as one step at
-     * a time would: the tokens are the same either way. Default 0: the library's choice, 8 on
-     * GPUs and 1 on CPU devices (lavapipe, where a submission costs little next to a step and
-     * tokens then stream one by one); 1: one step per submission. Streaming sessions chain
-     * only until their ring wraps. */
+     * where a draw falls within float rounding of a boundary between two. A stop inside a chain
+     * leaves the cache exactly as one step at a time would: the tokens are the same either way.
+     * Default 0: the library's choice, 8 on GPUs and 1 on CPU devices (lavapipe, where a submission
+     * costs little next to a step and tokens then stream one by one); 1: one step per submission.
+     * Streaming sessions chain only until their ring wraps. */
     uint32_t steps_per_submit;
     /* Nonzero: end-of-generation tokens do not end generation; each is passed to on_token
      * (its text empty unless render_special) and decoded like any other token, so only
