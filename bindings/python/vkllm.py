@@ -235,6 +235,7 @@ class RuntimeStats(ctypes.Structure):
         ("device_memory_allocated", ctypes.c_uint64),
         ("submits", ctypes.c_uint64),
         ("pipeline_compile_ms", ctypes.c_double),
+        ("tuned_shapes", ctypes.c_uint64),
     ]
 
 
@@ -249,6 +250,20 @@ class SelfCheckResult(ctypes.Structure):
     ]
 
     first_failure = property(lambda self: self._first_failure.decode(errors="replace"))
+
+
+class TuneResult(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("shapes", ctypes.c_uint32),
+        ("candidates_timed", ctypes.c_uint32),
+        ("candidates_rejected", ctypes.c_uint32),
+        ("shapes_changed", ctypes.c_uint32),
+        ("default_us", ctypes.c_double),
+        ("tuned_us", ctypes.c_double),
+        ("elapsed_ms", ctypes.c_double),
+        ("file_written", ctypes.c_uint32),
+    ]
 
 
 _ProgressFn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_float)
@@ -535,6 +550,10 @@ def _load():
             status,
             [ctypes.c_void_p, ctypes.POINTER(SelfCheckResult)],
         ),
+        "vkllm_runtime_tune": (
+            status,
+            [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(TuneResult)],
+        ),
         "vkllm_model_params_init": (None, [ctypes.c_void_p]),
         "vkllm_model_load": (
             status,
@@ -819,6 +838,17 @@ class Runtime:
         r = SelfCheckResult()
         r.struct_size = ctypes.sizeof(SelfCheckResult)
         _check(_lib.vkllm_runtime_self_check(self._handle, ctypes.byref(r)))
+        return r
+
+    def tune(self, model):
+        """Times the decode kernels' variants on `model`'s weight shapes and keeps the fastest
+        for sessions created afterwards (and in the tune file beside the pipeline cache, when
+        the runtime has one: file_written). What each shape tried goes to the log at INFO.
+        Raises vkllm.Error for a closed or missing (None) model, or one of another runtime."""
+        r = TuneResult()
+        r.struct_size = ctypes.sizeof(TuneResult)
+        handle = _live(model._handle, "model") if model is not None else None
+        _check(_lib.vkllm_runtime_tune(_live(self._handle, "runtime"), handle, ctypes.byref(r)))
         return r
 
 
