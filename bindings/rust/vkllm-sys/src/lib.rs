@@ -163,6 +163,7 @@ pub struct vkllm_runtime_stats {
     pub device_memory_allocated: u64,
     pub submits: u64,
     pub pipeline_compile_ms: f64,
+    pub tuned_shapes: u64,
 }
 
 #[repr(C)]
@@ -174,6 +175,20 @@ pub struct vkllm_self_check_result {
     pub max_error: f64,
     pub first_failure: [c_char; 128],
     pub elapsed_ms: f64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct vkllm_tune_result {
+    pub struct_size: usize,
+    pub shapes: u32,
+    pub candidates_timed: u32,
+    pub candidates_rejected: u32,
+    pub shapes_changed: u32,
+    pub default_us: f64,
+    pub tuned_us: f64,
+    pub elapsed_ms: f64,
+    pub file_written: u32,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -635,6 +650,11 @@ extern "C" {
     pub fn vkllm_runtime_self_check(
         runtime: *mut vkllm_runtime,
         result: *mut vkllm_self_check_result,
+    ) -> vkllm_status;
+    pub fn vkllm_runtime_tune(
+        runtime: *mut vkllm_runtime,
+        model: *const vkllm_model,
+        result: *mut vkllm_tune_result,
     ) -> vkllm_status;
 
     pub fn vkllm_gguf_open(path: *const c_char, out: *mut *mut vkllm_gguf) -> vkllm_status;
@@ -1107,7 +1127,11 @@ mod tests {
         assert_eq!(size_of::<vkllm_logit_bias>(), 8);
         assert_eq!(size_of::<vkllm_generate_result>(), 64);
         assert_eq!(offset_of!(vkllm_generate_result, grammar_progress), 56);
-        assert_eq!(size_of::<vkllm_runtime_stats>(), 64);
+        assert_eq!(offset_of!(vkllm_runtime_stats, tuned_shapes), 64);
+        assert_eq!(size_of::<vkllm_runtime_stats>(), 72);
+        assert_eq!(offset_of!(vkllm_tune_result, default_us), 24);
+        assert_eq!(offset_of!(vkllm_tune_result, file_written), 48);
+        assert_eq!(size_of::<vkllm_tune_result>(), 56);
         assert_eq!(size_of::<vkllm_session_info>(), 48);
         assert_eq!(offset_of!(vkllm_session_info, kv_cache_bytes), 32);
         assert_eq!(size_of::<vkllm_batch_sequence>(), 64);

@@ -2,7 +2,7 @@
 
 use vkllm_sys as sys;
 
-use crate::{check, cstr_to_string, Result, Runtime};
+use crate::{check, cstr_to_string, Model, Result, Runtime};
 
 /// The library's version as "MAJOR.MINOR.PATCH".
 pub fn version_string() -> String {
@@ -260,6 +260,29 @@ pub struct RuntimeStats {
     pub submits: u64,
     /// Milliseconds spent compiling pipelines (on first use, inside a prefill or decode).
     pub pipeline_compile_ms: f64,
+    /// Weight shapes whose kernels run a tuned variant (from the tune file read at creation or
+    /// from [`Runtime::tune`]).
+    pub tuned_shapes: u64,
+}
+
+/// What [`Runtime::tune`] did (`vkllm_tune_result`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TuneResult {
+    /// Distinct matrix-vector shapes of the model's decode step.
+    pub shapes: u32,
+    /// Variants timed, over all shapes.
+    pub candidates_timed: u32,
+    /// Variants whose output differed from the reference kernel (they cannot win).
+    pub candidates_rejected: u32,
+    /// Shapes whose winner is not the default variant.
+    pub shapes_changed: u32,
+    /// One decode step's matrix-vector time with the default variants, in microseconds.
+    pub default_us: f64,
+    /// ... with the winners.
+    pub tuned_us: f64,
+    pub elapsed_ms: f64,
+    /// Whether the tune file beside the pipeline cache was written.
+    pub file_written: bool,
 }
 
 /// What [`Runtime::self_check`] found.
@@ -298,6 +321,7 @@ impl Runtime {
             device_memory_allocated: s.device_memory_allocated,
             submits: s.submits,
             pipeline_compile_ms: s.pipeline_compile_ms,
+            tuned_shapes: s.tuned_shapes,
         })
     }
 
@@ -316,6 +340,31 @@ impl Runtime {
             // SAFETY: NUL-terminated array filled by the library.
             first_failure: unsafe { cstr_to_string(r.first_failure.as_ptr()) },
             elapsed_ms: r.elapsed_ms,
+        })
+    }
+
+    /// Times each variant of the decode kernels on `model`'s weight shapes (after checking its
+    /// output against the reference kernel) and keeps the fastest for sessions created
+    /// afterwards, and in the tune file beside the runtime's pipeline cache where it has one.
+    /// What each shape tried goes to the log at INFO. `Status::InvalidArgument` for a model
+    /// of another runtime; `Status::Io` when the tune file could not be written (the winners
+    /// stay in use).
+    pub fn tune(&self, model: &Model) -> Result<TuneResult> {
+        let mut r = sys::vkllm_tune_result {
+            struct_size: std::mem::size_of::<sys::vkllm_tune_result>(),
+            ..Default::default()
+        };
+        // SAFETY: valid runtime and model handles and output struct.
+        check(unsafe { sys::vkllm_runtime_tune(self.as_raw(), model.as_raw(), &mut r) })?;
+        Ok(TuneResult {
+            shapes: r.shapes,
+            candidates_timed: r.candidates_timed,
+            candidates_rejected: r.candidates_rejected,
+            shapes_changed: r.shapes_changed,
+            default_us: r.default_us,
+            tuned_us: r.tuned_us,
+            elapsed_ms: r.elapsed_ms,
+            file_written: r.file_written != 0,
         })
     }
 }

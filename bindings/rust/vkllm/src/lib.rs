@@ -40,7 +40,7 @@ pub use control::{CancelHandle, KvType, Sampler, SessionInfo, SEED_RANDOM};
 pub use conversation::{ChatPiece, ChatReply, Conversation, ConversationOptions};
 pub use device::{
     devices, version_string, ComponentType, CoopmatShape, CoopmatUse, DeviceInfo, DeviceType,
-    RuntimeStats, SelfCheck,
+    RuntimeStats, SelfCheck, TuneResult,
 };
 pub use gguf::{ggml_type_name, Gguf, GgufKey, GgufType, ModelSummary, TensorInfo};
 pub use grammar::{json_schema_to_gbnf, Grammar, GrammarProgress, Vocabulary};
