@@ -255,6 +255,9 @@ type RuntimeStats struct {
 	DeviceMemoryAllocated                uint64
 	Submits                              uint64
 	PipelineCompileMs                    float64 // compiling pipelines, on first use
+	// TunedShapes counts the weight shapes whose kernels run a tuned variant (from the tune
+	// file read at creation or from Runtime.Tune).
+	TunedShapes uint64
 }
 
 // Stats returns the runtime's counters.
@@ -268,7 +271,8 @@ func (r *Runtime) Stats() (RuntimeStats, error) {
 		PipelineCacheBytesLoaded: uint64(s.pipeline_cache_bytes_loaded),
 		DeviceMemoryAllocated:    uint64(s.device_memory_allocated),
 		Submits:                  uint64(s.submits),
-		PipelineCompileMs:        float64(s.pipeline_compile_ms)}, err
+		PipelineCompileMs:        float64(s.pipeline_compile_ms),
+		TunedShapes:              uint64(s.tuned_shapes)}, err
 }
 
 // SelfCheck is what Runtime.SelfCheck found.
@@ -288,4 +292,39 @@ func (r *Runtime) SelfCheck() (SelfCheck, error) {
 	return SelfCheck{KernelsChecked: uint32(c.kernels_checked),
 		KernelsFailed: uint32(c.kernels_failed), MaxError: float64(c.max_error),
 		FirstFailure: C.GoString(&c.first_failure[0]), ElapsedMs: float64(c.elapsed_ms)}, err
+}
+
+// TuneResult is what Runtime.Tune did (vkllm_tune_result).
+type TuneResult struct {
+	Shapes             uint32  // distinct matrix-vector shapes of the model's decode step
+	CandidatesTimed    uint32  // variants timed, over all shapes
+	CandidatesRejected uint32  // variants whose output differed from the reference kernel
+	ShapesChanged      uint32  // shapes whose winner is not the default variant
+	DefaultUs          float64 // one decode step's matrix-vector time with the default variants
+	TunedUs            float64 // ... with the winners
+	ElapsedMs          float64
+	FileWritten        bool // the tune file beside the pipeline cache was written
+}
+
+// Tune times each variant of the decode kernels on m's weight shapes (after checking its
+// output against the reference kernel) and keeps the fastest for sessions created afterwards,
+// and in the tune file beside the runtime's pipeline cache where it has one. What each shape
+// tried goes to the log at INFO. ErrInvalidArgument for a model of another runtime; ErrIO when
+// the tune file could not be written (the winners stay in use).
+func (r *Runtime) Tune(m *Model) (TuneResult, error) {
+	if m == nil {
+		return TuneResult{}, &Error{Status: StatusInvalidArgument, Message: "Tune needs a model"}
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.h == nil {
+		return TuneResult{}, errClosed
+	}
+	var c C.vkllm_tune_result
+	c.struct_size = C.size_t(unsafe.Sizeof(c))
+	err := r.use(func(h *C.vkllm_runtime) error { return check(C.vkllm_runtime_tune(h, m.h, &c)) })
+	return TuneResult{Shapes: uint32(c.shapes), CandidatesTimed: uint32(c.candidates_timed),
+		CandidatesRejected: uint32(c.candidates_rejected), ShapesChanged: uint32(c.shapes_changed),
+		DefaultUs: float64(c.default_us), TunedUs: float64(c.tuned_us),
+		ElapsedMs: float64(c.elapsed_ms), FileWritten: c.file_written != 0}, err
 }
