@@ -279,9 +279,10 @@ struct Result {
     }
 };
 
-// `coopmat`: the cooperative-matrix shape prefill ran on, empty where it ran none.
+// `coopmat`: the cooperative-matrix shape prefill ran on, empty where it ran none;
+// `tuned_shapes`: the runtime's stats count of shapes running a tuned kernel variant.
 void print_json(const ModelFacts &f, const std::string &device, const std::string &coopmat,
-                bool kv_cache, const Result &r) {
+                uint64_t tuned_shapes, bool kv_cache, const Result &r) {
     std::printf(
         "{\"model\": %s, \"type\": %s, \"size\": %llu, \"params\": %llu, \"test\": %s, "
         "\"n_prompt\": %u, \"n_gen\": %u, \"kv_cache\": %s, \"samples_ts\": [",
@@ -290,9 +291,12 @@ void print_json(const ModelFacts &f, const std::string &device, const std::strin
         vkllm_tool::json_text(r.test).c_str(), r.n_prompt, r.n_gen, kv_cache ? "true" : "false");
     for (size_t i = 0; i < r.samples.size(); ++i)
         std::printf("%s%.6g", i ? ", " : "", r.samples[i]);
-    std::printf("], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s, \"coopmat\": %s",
-                r.mean(), r.stddev(), vkllm_tool::json_text(device).c_str(),
-                coopmat.empty() ? "null" : vkllm_tool::json_text(coopmat).c_str());
+    std::printf(
+        "], \"avg_ts\": %.6g, \"stddev_ts\": %.6g, \"device\": %s, \"coopmat\": %s, "
+        "\"tuned_shapes\": %llu",
+        r.mean(), r.stddev(), vkllm_tool::json_text(device).c_str(),
+        coopmat.empty() ? "null" : vkllm_tool::json_text(coopmat).c_str(),
+        (unsigned long long)tuned_shapes);
     if (r.flops_per_token > 0)
         std::printf(", \"flops_per_token\": %.0f, \"tflops\": %.6g", r.flops_per_token,
                     r.flops_per_token * r.mean() / 1e12);
@@ -454,8 +458,16 @@ int bench(const vkllm_tool::BenchOptions &o) {
     std::string coopmat = device.cooperative_matrix == VKLLM_COOPMAT_USED
                               ? vkllm_tool::coopmat_shape_text(device.coopmat_shape)
                               : "";
-    Table table(facts, coopmat.empty() ? device.name : device.name + (", coopmat " + coopmat),
-                widest);
+    // Whether decode runs kernel variants tuned for this device (`vkllm tune`, read from the
+    // tune file beside --pipeline-cache): the backend cell says so.
+    vkllm_runtime_stats start;
+    start.struct_size = sizeof start;
+    s = vkllm_runtime_get_stats(h.rt, &start);
+    if (s != VKLLM_OK) return report(s, "reading the runtime's counters");
+    std::string backend = device.name;
+    if (!coopmat.empty()) backend += ", coopmat " + coopmat;
+    if (start.tuned_shapes) backend += ", tuned " + std::to_string(start.tuned_shapes) + " shapes";
+    Table table(facts, backend, widest);
     if (!o.json) table.header();
     double first_pp_ms = -1;  // the first prefill compiles the pipelines it needs
     uint32_t first_pp = 0;
@@ -495,7 +507,7 @@ int bench(const vkllm_tool::BenchOptions &o) {
             for (const Result *r : {&pp, &tg}) {
                 if (r == &pp ? !new_pp : n == 0) continue;
                 if (o.json)
-                    print_json(facts, device.name, coopmat, o.kv_cache, *r);
+                    print_json(facts, device.name, coopmat, start.tuned_shapes, o.kv_cache, *r);
                 else
                     table.add(*r);
                 if (r == &pp && pp.flops_per_token > 0) flops_rows.push_back(pp);

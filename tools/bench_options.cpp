@@ -149,7 +149,9 @@ void bench_usage(FILE *out) {
         "                          the best device)\n"
         "  --validate              enable the Vulkan validation layer (slow: for checks only)\n"
         "  --pipeline-cache FILE   load and save compiled pipelines there (the first prefill,\n"
-        "                          reported as time to first token, compiles what it lacks)\n"
+        "                          reported as time to first token, compiles what it lacks);\n"
+        "                          the kernel variants `vkllm tune` kept in FILE.tune are used\n"
+        "                          (the backend cell says \"tuned N shapes\")\n"
         "  -h, --help              this help\n",
         out);
 }

@@ -1,6 +1,8 @@
 // Commands of the vkllm tool that live in their own files.
 #pragma once
 
+#include "vkllm.h"
+
 // vkllm run: generate from a prompt. argv[0] is "run".
 int cmd_run(int argc, char **argv);
 // vkllm chat: an interactive conversation through the model's chat template.
@@ -18,3 +20,6 @@ int cmd_bench(int argc, char **argv);
 // vkllm bench-grammar: a grammar constraint's cost per token on a real vocabulary. argv[0] is
 // "bench-grammar".
 int cmd_bench_grammar(int argc, char **argv);
+// vkllm tune: vkllm_runtime_tune on the model at model_path, on the runtime params' device,
+// printing the tuner's log and a summary.
+int cmd_tune(const char *model_path, vkllm_runtime_params params);

@@ -35,17 +35,20 @@ int usage(FILE *out) {
         "  bench-tokenizer  tokenizer throughput on a text file\n"
         "  bench-grammar    what a grammar constraint costs per token, on a real vocabulary\n"
         "  self-check       run every compute kernel on a device against a CPU computation\n"
+        "  tune             time the decode kernels' variants on a model's shapes and keep the\n"
+        "                   fastest beside the pipeline cache\n"
         "  quantize         rewrite a model with its matrices in another type\n"
         "  make-model       write a random-weight model of a real model's shape\n"
         "  bench            prompt processing and generation speed, like llama-bench\n"
         "  version          print the library version (also --version, -V)\n"
         "\n"
-        "options of the commands that use a device (run, chat, bench, self-check):\n"
+        "options of the commands that use a device (run, chat, bench, self-check, tune):\n"
         "  --device N|NAME         device index or name substring (default: VKLLM_DEVICE, else\n"
         "                          the best device)\n"
         "  --validate              enable the Vulkan validation layer "
         "(VK_LAYER_KHRONOS_validation)\n"
-        "  --pipeline-cache FILE   keep compiled pipelines in FILE between runs\n",
+        "  --pipeline-cache FILE   keep compiled pipelines in FILE between runs, and the\n"
+        "                          kernel variants `vkllm tune` picked in FILE.tune\n",
         out);
     return out == stdout ? 0 : 2;
 }
@@ -107,6 +110,22 @@ const std::vector<Command> &commands() {
          "  --pipeline-cache FILE   keep compiled pipelines in FILE between runs\n"
          "  -h, --help              this help\n",
          {"--device=", "--validate", "--pipeline-cache="},
+         false},
+        {"tune",
+         "usage: vkllm tune -m FILE [options]\n"
+         "time every variant of the decode kernels on the model's weight shapes (each checked\n"
+         "against the reference kernel first) and keep the fastest for this device in the tune\n"
+         "file beside --pipeline-cache FILE (FILE.tune), which run, chat and bench with the same\n"
+         "--pipeline-cache use; prints what each shape tried and picked, then a summary\n"
+         "\n"
+         "  -m, --model FILE        the GGUF model\n"
+         "  --pipeline-cache FILE   keep compiled pipelines in FILE and the winners in FILE.tune\n"
+         "                          (without it the winners are only printed)\n"
+         "  --device N|NAME         device index or name substring (default: VKLLM_DEVICE, else\n"
+         "                          the best device)\n"
+         "  --validate              enable the Vulkan validation layer\n"
+         "  -h, --help              this help\n",
+         {"-m=", "--model=", "--device=", "--validate", "--pipeline-cache="},
          false},
         {"version",
          "usage: vkllm version (or vkllm --version, vkllm -V)\n"
@@ -509,7 +528,8 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    bool needs_model = cmd == "info" || cmd == "tokenize" || cmd == "bench-tokenizer";
+    bool needs_model =
+        cmd == "info" || cmd == "tokenize" || cmd == "bench-tokenizer" || cmd == "tune";
     if ((needs_model && !model) || (cmd == "bench-tokenizer" && !tok.file)) {
         std::fprintf(stderr, "vkllm: %s: -m FILE%s is required\n%s", command->name,
                      cmd == "bench-tokenizer" ? " --file TEXT" : "", command->usage);
@@ -524,6 +544,7 @@ int main(int argc, char **argv) {
     if (cmd == "bench-tokenizer") return cmd_bench_tokenizer(model, tok.file, 5);
     if (cmd == "info") return cmd_info(model);
     if (cmd == "self-check") return cmd_self_check(params);
+    if (cmd == "tune") return cmd_tune(model, params);
     std::printf("vkllm %s\n", vkllm_version_string());
     return 0;
 }
