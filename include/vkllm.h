@@ -390,38 +390,6 @@ typedef struct vkllm_self_check_result {
 VKLLM_API vkllm_status vkllm_runtime_self_check(vkllm_runtime *runtime,
                                                 vkllm_self_check_result *result);
 
-/* Result of vkllm_runtime_tune. Set struct_size before the call. */
-typedef struct vkllm_tune_result {
-    size_t struct_size;
-    uint32_t shapes;              /* distinct matrix-vector shapes of the model's decode step */
-    uint32_t candidates_timed;    /* variants timed, over all shapes */
-    uint32_t candidates_rejected; /* variants whose output differed from the reference kernel */
-    uint32_t shapes_changed;      /* shapes whose winner is not the default variant */
-    double default_us; /* one decode step's matrix-vector time with the default variants */
-    double tuned_us;   /* ... with the winners (both summed over the model's matrices) */
-    double elapsed_ms;
-    uint32_t file_written; /* 1: the tune file beside the pipeline cache was written */
-} vkllm_tune_result;
-
-/* Tunes the decode kernels to this device: for every weight shape of `model` (its dense and
- * expert matrix-vector products), times each candidate variant of the kernel (workgroup size,
- * rows per workgroup, subgroup or shared-memory sums), after checking its output against the
- * reference kernel on the model's own weights (a candidate that differs is rejected and cannot
- * win), and keeps the fastest for the runtime. Sessions created afterwards use the winners;
- * existing ones keep the kernels they recorded. Outputs do not depend on the choice beyond
- * float rounding.
- * With a pipeline_cache_path, the winners are also written to the tune file beside it (the
- * same path plus ".tune"), keyed by device, driver version, vkllm version and shape, merged
- * with what the file held for other shapes; vkllm_runtime_create reads it. A missing tune file
- * is nothing; a stale (another device, driver or vkllm version), truncated or malformed one is
- * ignored with a WARNING and changes nothing else. What each shape tried and picked, with the
- * times, goes to the log at level INFO (`vkllm tune` prints it).
- * `result` may be NULL. Takes seconds on a GPU; about a minute for a 0.5B model on lavapipe.
- * Errors: VKLLM_ERR_INVALID_ARGUMENT (NULL runtime or model, a model loaded on another
- * runtime), VKLLM_ERR_IO (the tune file could not be written; the winners stay in use). */
-VKLLM_API vkllm_status vkllm_runtime_tune(vkllm_runtime *runtime, const vkllm_model *model,
-                                          vkllm_tune_result *result);
-
 /* ---------------------------------------------------------------------------------------
  * Model files (GGUF): metadata without loading weights
  *
@@ -879,6 +847,38 @@ VKLLM_API vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_mode
 /* The model's chat template (GGUF tokenizer.chat_template), "" when it has none. Valid while
  * the model lives; never NULL for a valid model. */
 VKLLM_API const char *vkllm_model_get_chat_template(const vkllm_model *model);
+
+/* Result of vkllm_runtime_tune. Set struct_size before the call. */
+typedef struct vkllm_tune_result {
+    size_t struct_size;
+    uint32_t shapes;              /* distinct matrix-vector shapes of the model's decode step */
+    uint32_t candidates_timed;    /* variants timed, over all shapes */
+    uint32_t candidates_rejected; /* variants whose output differed from the reference kernel */
+    uint32_t shapes_changed;      /* shapes whose winner is not the default variant */
+    double default_us; /* one decode step's matrix-vector time with the default variants */
+    double tuned_us;   /* ... with the winners (both summed over the model's matrices) */
+    double elapsed_ms;
+    uint32_t file_written; /* 1: the tune file beside the pipeline cache was written */
+} vkllm_tune_result;
+
+/* Tunes the runtime's decode kernels to its device: for every weight shape of `model` (its dense and
+ * expert matrix-vector products), times each candidate variant of the kernel (workgroup size,
+ * rows per workgroup, subgroup or shared-memory sums), after checking its output against the
+ * reference kernel on the model's own weights (a candidate that differs is rejected and cannot
+ * win), and keeps the fastest for the runtime. Sessions created afterwards use the winners;
+ * existing ones keep the kernels they recorded. Outputs do not depend on the choice beyond
+ * float rounding.
+ * With a pipeline_cache_path, the winners are also written to the tune file beside it (the
+ * same path plus ".tune"), keyed by device, driver version, vkllm version and shape, merged
+ * with what the file held for other shapes; vkllm_runtime_create reads it. A missing tune file
+ * is nothing; a stale (another device, driver or vkllm version), truncated or malformed one is
+ * ignored with a WARNING and changes nothing else. What each shape tried and picked, with the
+ * times, goes to the log at level INFO (`vkllm tune` prints it).
+ * `result` may be NULL. Takes seconds on a GPU; about a minute for a 0.5B model on lavapipe.
+ * Errors: VKLLM_ERR_INVALID_ARGUMENT (NULL runtime or model, a model loaded on another
+ * runtime), VKLLM_ERR_IO (the tune file could not be written; the winners stay in use). */
+VKLLM_API vkllm_status vkllm_runtime_tune(vkllm_runtime *runtime, const vkllm_model *model,
+                                          vkllm_tune_result *result);
 
 /* ---------------------------------------------------------------------------------------
  * Sessions: KV cache and recorded command buffers
