@@ -2,6 +2,8 @@ package vkllm
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -29,8 +31,28 @@ func greedyIDs(t *testing.T, m *Model) []int32 {
 	return ids
 }
 
-func TestTuneTimesEveryShapeAndSessionsAfterItGenerateTheSameTokens(t *testing.T) {
-	rt, m := load(t)
+// cachedRuntime is a runtime under the validation layer keeping its pipelines in cache.
+func cachedRuntime(t *testing.T, cache string) *Runtime {
+	t.Helper()
+	opts := DefaultRuntimeOptions()
+	opts.Validation = true
+	opts.PipelineCachePath = cache
+	rt, err := NewRuntimeWith(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+func TestTuneKeepsTheWinnersBesideThePipelineCacheAndSessionsGenerateTheSameTokens(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "pipelines.bin")
+	rt := cachedRuntime(t, cache)
+	m, err := LoadModel(rt, testModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
 	if st, err := rt.Stats(); err != nil || st.TunedShapes != 0 {
 		t.Fatalf("tuned shapes before tuning %d: %v", st.TunedShapes, err)
 	}
@@ -41,18 +63,34 @@ func TestTuneTimesEveryShapeAndSessionsAfterItGenerateTheSameTokens(t *testing.T
 	}
 	// Times are noisy: only that both were measured.
 	if r.Shapes == 0 || r.CandidatesTimed < r.Shapes || r.CandidatesRejected != 0 ||
-		r.ShapesChanged > r.Shapes || r.DefaultUs <= 0 || r.TunedUs <= 0 {
+		r.ShapesChanged > r.Shapes || r.DefaultUs <= 0 || r.TunedUs <= 0 || !r.FileWritten {
 		t.Errorf("%+v", r)
 	}
-	// No pipeline cache, no tune file; the winners are in use all the same.
-	if r.FileWritten {
-		t.Errorf("a tune file without a pipeline cache: %+v", r)
+	if fi, err := os.Stat(cache + ".tune"); err != nil || fi.Size() == 0 {
+		t.Errorf("tune file: %v", err)
 	}
-	if st, err := rt.Stats(); err != nil || st.TunedShapes == 0 {
-		t.Errorf("tuned shapes after tuning %d: %v", st.TunedShapes, err)
+	if st, err := rt.Stats(); err != nil || st.TunedShapes == 0 || st.ValidationErrors != 0 {
+		t.Errorf("after tuning %+v: %v", st, err)
 	}
 	if after := greedyIDs(t, m); !reflect.DeepEqual(after, before) {
 		t.Errorf("greedy tokens after tuning %v, before %v", after, before)
+	}
+
+	// A runtime created later with the same cache reads the tune file.
+	again := cachedRuntime(t, cache)
+	m2, err := LoadModel(again, testModel(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Close()
+	if st, err := again.Stats(); err != nil || st.TunedShapes == 0 {
+		t.Errorf("a later runtime's tuned shapes %d: %v", st.TunedShapes, err)
+	}
+	if got := greedyIDs(t, m2); !reflect.DeepEqual(got, before) {
+		t.Errorf("greedy tokens on a later runtime %v, before tuning %v", got, before)
+	}
+	if st, err := again.Stats(); err != nil || st.ValidationErrors != 0 {
+		t.Errorf("validation errors %d: %v", st.ValidationErrors, err)
 	}
 }
 
