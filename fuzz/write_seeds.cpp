@@ -3,9 +3,10 @@
 // for the tokenizers, conversations for the chat templates, replies of each format for the
 // reply parser, small Jinja templates with their variables for the interpreter, GBNF grammars
 // with a text to run through them, the JSON Schema corpus of the converter's test
-// (tests/data/json_schema, read from the source tree), regular expressions for `pattern`.
+// (tests/data/json_schema, read from the source tree), regular expressions for `pattern`, tune
+// files (fuzz_tune_file's identity, and one stale).
 //   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,pretokenize,chat_template,
-//                         reply_parser,jinja,gbnf,json_schema,json_schema_pattern}/)
+//                         reply_parser,jinja,gbnf,json_schema,json_schema_pattern,tune_file}/)
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "reference/tiny_model.h"
+#include "tune_file_identity.h"
 
 namespace {
 
@@ -40,7 +42,7 @@ int main(int argc, char **argv) {
     std::string out = argv[1];
     for (const char *d :
          {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize", "/chat_template",
-          "/reply_parser", "/jinja", "/gbnf", "/json_schema", "/json_schema_pattern"})
+          "/reply_parser", "/jinja", "/gbnf", "/json_schema", "/json_schema_pattern", "/tune_file"})
         mkdir((out + d).c_str(), 0755);
 
     struct Model {
@@ -236,5 +238,23 @@ int main(int argc, char **argv) {
     i = 0;
     for (const char *p : regexes)
         write(out + "/json_schema_pattern/" + std::to_string(i++), p);
+
+    // Tune files: none tuned, one entry, both families over several weight types, and a stale
+    // file (another vkllm version) that the fuzzer must refuse.
+    using vkllm::gpu::MatvecFamily;
+    using vkllm::gpu::WeightType;
+    const vkllm::engine::TuneIdentity id = fuzz_tune_identity();
+    vkllm::gpu::MatvecTuning tuned;
+    write(out + "/tune_file/empty", vkllm::engine::format_tune_file(id, tuned));
+    tuned[{MatvecFamily::Dense, WeightType::Q8_0_G8, 896, 4864}] = {128, 4, true};
+    write(out + "/tune_file/one", vkllm::engine::format_tune_file(id, tuned));
+    tuned[{MatvecFamily::Dense, WeightType::F16, 4864, 896}] = {64, 2, false};
+    tuned[{MatvecFamily::Dense, WeightType::Q4_K, 151936, 896}] = {1024, 64, true};
+    tuned[{MatvecFamily::Moe, WeightType::MXFP4_G16, 2880, 2880}] = {64, 2, false};
+    tuned[{MatvecFamily::Moe, WeightType::Q6_K_G8, 768, 2048}] = {8, 1, true};
+    write(out + "/tune_file/families", vkllm::engine::format_tune_file(id, tuned));
+    vkllm::engine::TuneIdentity stale = id;
+    stale.vkllm = "0.1.0";
+    write(out + "/tune_file/stale", vkllm::engine::format_tune_file(stale, tuned));
     return 0;
 }

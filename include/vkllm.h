@@ -293,6 +293,8 @@ VKLLM_API vkllm_status vkllm_devices_enumerate(vkllm_device_info *infos, size_t 
  * ------------------------------------------------------------------------------------- */
 
 typedef struct vkllm_runtime vkllm_runtime;
+/* Declared here for vkllm_runtime_tune; described with its functions below. */
+typedef struct vkllm_model vkllm_model;
 
 /* Runtime flags (vkllm_runtime_params.flags). */
 /* Enable VK_LAYER_KHRONOS_validation (it must be installed); its messages go to log_fn and are
@@ -785,8 +787,6 @@ VKLLM_API vkllm_status vkllm_reply_parser_finish(vkllm_reply_parser *parser,
  * It keeps its runtime alive, and its sessions keep it alive: destroy functions release the
  * caller's reference, and the memory goes when the last user is gone.
  * ------------------------------------------------------------------------------------- */
-
-typedef struct vkllm_model vkllm_model;
 
 /* Called during vkllm_model_load with the fraction loaded so far (0 to 1). Return 0 to go on,
  * anything else to stop the load (VKLLM_ERR_CANCELLED; nothing is kept). */

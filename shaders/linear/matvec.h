@@ -11,6 +11,9 @@ VKLLM_SPEC(1, uint, ROWS, 4)
 VKLLM_SPEC(2, uint, WTYPE, 0)
 VKLLM_SPEC(3, uint, NB, 1)
 VKLLM_SPEC(4, uint, EPILOGUE, 0)  // see linear_epilogue.glsl
+// The *_subgroup shader's subgroups per workgroup at most (matvec_reduce.glsl): 1 where the
+// workgroup is one subgroup.
+VKLLM_SPEC(5, uint, SUBGROUPS, 1)
 VKLLM_SPEC_END(MatvecSpec)
 VKLLM_PUSH_BEGIN(MatvecPush)
 uint rows;  // rows in this chunk

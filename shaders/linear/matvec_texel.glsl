@@ -89,8 +89,18 @@ void load_x(uint k, bool count) {
 
 // NORM: nscale from the sums of squares of each vector of x, every lane with the same totals.
 #ifdef MATVEC_SUBGROUP_REDUCE
+shared float subgroup_squares[SUBGROUPS > 1u ? NB * SUBGROUPS : 1u];
+
 void add_lanes(inout float v[NB]) {
     [[unroll]] for (uint j = 0; j < NB; ++j) v[j] = subgroupAdd(v[j]);
+    if (SUBGROUPS == 1u) return;
+    [[unroll]] for (uint j = 0; j < NB; ++j)
+        if (subgroupElect()) subgroup_squares[j * SUBGROUPS + gl_SubgroupID] = v[j];
+    barrier();
+    [[unroll]] for (uint j = 0; j < NB; ++j) {
+        v[j] = 0.0;
+        for (uint g = 0; g < gl_NumSubgroups; ++g) v[j] += subgroup_squares[j * SUBGROUPS + g];
+    }
 }
 #else
 shared float lane_sums[NB * WG];

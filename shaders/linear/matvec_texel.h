@@ -28,6 +28,9 @@ VKLLM_SPEC(8, bool, NORM, false)
 // on are stored in YK and YV ([n][their rows] each), the rest in y as [n][k_row0]. The bias
 // (EPILOGUE bit 0) is stacked likewise; no accumulation.
 VKLLM_SPEC(9, bool, QKV, false)
+// The *_subgroup shader's subgroups per workgroup at most (matvec_reduce.glsl): 1 where the
+// workgroup is one subgroup.
+VKLLM_SPEC(10, uint, SUBGROUPS, 1)
 VKLLM_SPEC_END(MatvecTexelSpec)
 VKLLM_PUSH_BEGIN(MatvecTexelPush)
 uint rows;  // rows in this chunk

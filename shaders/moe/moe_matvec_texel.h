@@ -13,6 +13,9 @@ VKLLM_SPEC(3, uint, NB, 1)
 VKLLM_SPEC(4, uint, X_PER_ENTRY, 0)
 VKLLM_SPEC(5, uint, SWIGLU, 0)
 VKLLM_SPEC(6, uint, X_UNITS, 0)  // see walk_rows
+// The *_subgroup shader's subgroups per workgroup at most (matvec_reduce.glsl): 1 where the
+// workgroup is one subgroup.
+VKLLM_SPEC(7, uint, SUBGROUPS, 1)
 VKLLM_SPEC_END(MoeMatvecTexelSpec)
 VKLLM_PUSH_BEGIN(MoeMatvecTexelPush)
 uint rows;

@@ -4,6 +4,7 @@
 
 #include "api/guard.h"
 #include "api/runtime.h"
+#include "engine/tune.h"
 #include "gpu/self_check.h"
 
 using vkllm::fail;
@@ -72,6 +73,9 @@ vkllm_status vkllm_runtime_create(const vkllm_runtime_params *params, vkllm_runt
         cp.vulkan = vkllm::gpu::vulkan_options_from_environment();
         auto rt = std::make_unique<vkllm_runtime>();
         rt->context = std::make_shared<vkllm::gpu::Context>(cp);
+        rt->pipeline_cache_path = cp.pipeline_cache_path;
+        rt->log = cp.log;
+        vkllm::engine::load_tuning(*rt->context, rt->pipeline_cache_path, rt->log);
         *out = rt.release();
     });
 }
@@ -105,6 +109,7 @@ vkllm_status vkllm_runtime_get_stats(const vkllm_runtime *runtime, vkllm_runtime
         s.device_memory_allocated = c.allocator().bytes_allocated();
         s.submits = c.device().submits();
         s.pipeline_compile_ms = c.pipelines().compile_ms();
+        s.tuned_shapes = c.kernels().env().tuning().size();
         size_t keep = stats->struct_size;
         std::memcpy(stats, &s, std::min(keep, sizeof s));
         stats->struct_size = keep;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #endif
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -134,6 +135,10 @@ bool remove_file(const std::string &path) {
     return widen(path, &w) && DeleteFileW(w.c_str());
 }
 
+static unsigned long process_id() {
+    return (unsigned long)GetCurrentProcessId();
+}
+
 std::tm utc_time(int64_t seconds) {
     std::tm tm{};
     std::time_t t = std::time_t(seconds);
@@ -205,6 +210,10 @@ bool remove_file(const std::string &path) {
     return std::remove(path.c_str()) == 0;
 }
 
+static unsigned long process_id() {
+    return (unsigned long)::getpid();
+}
+
 std::tm utc_time(int64_t seconds) {
     std::tm tm{};
     std::time_t t = std::time_t(seconds);
@@ -219,5 +228,32 @@ int64_t utc_offset(int64_t seconds) {
 }
 
 #endif
+
+bool write_file_atomically(const std::string &path, std::string_view data, std::string *why) {
+    static std::atomic<unsigned long> calls{0};
+    std::string tmp = path + sformat(".tmp.%lu.%lu", process_id(), calls++);
+    std::FILE *f = open_file(tmp, "wb");
+    if (!f) {
+        *why = sformat("cannot create %s: %s", tmp.c_str(), std::strerror(errno));
+        return false;
+    }
+    bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size() && sync_file(f);
+    int err = errno;
+    if (std::fclose(f) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
+    if (!ok) {
+        *why = sformat("cannot write %s: %s", tmp.c_str(), std::strerror(err));
+    } else {
+        std::string rename_why;
+        ok = replace_file(tmp, path, &rename_why);
+        if (!ok)
+            *why = sformat("cannot rename %s to %s: %s", tmp.c_str(), path.c_str(),
+                           rename_why.c_str());
+    }
+    if (!ok) remove_file(tmp);
+    return ok;
+}
 
 }  // namespace vkllm::platform

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 #include <string>
+#include <string_view>
 
 namespace vkllm::platform {
 
@@ -29,6 +30,12 @@ int64_t tell_file(std::FILE *f);  // -1 on failure
 // On failure returns false and sets *why.
 bool replace_file(const std::string &from, const std::string &to, std::string *why);
 bool remove_file(const std::string &path);
+// Writes `data` to `path` so that a reader finds the old file or the whole new one, never a
+// part: into a temporary file of its own name in the same directory (one file system, so the
+// rename is atomic; the name is unique to this process and call, so concurrent writers do not
+// mix their bytes), synced, then renamed over `path`. On failure the temporary file is removed,
+// `path` is as it was, and false comes back with *why naming the step and the reason.
+bool write_file_atomically(const std::string &path, std::string_view data, std::string *why);
 
 // The calendar time in UTC of `seconds` since 1970; all fields zero when out of range.
 std::tm utc_time(int64_t seconds);

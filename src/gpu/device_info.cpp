@@ -91,6 +91,7 @@ DeviceCaps query_device(const Instance &instance, VkPhysicalDevice physical, uin
     info.type = map_type(props.deviceType);
     copy_string(info.name, sizeof info.name, props.deviceName);
     std::memcpy(caps.cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
+    caps.driver_version = props.driverVersion;
     const VkPhysicalDeviceLimits &lim = props.limits;
     info.max_storage_buffer_range = lim.maxStorageBufferRange;
     info.max_texel_buffer_elements = lim.maxTexelBufferElements;

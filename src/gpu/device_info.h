@@ -20,6 +20,7 @@ struct DeviceCaps {
     float timestamp_period_ns = 1.0f;
     uint32_t timestamp_valid_bits = 0;
     uint8_t cache_uuid[VK_UUID_SIZE]{};
+    uint32_t driver_version = 0;  // VkPhysicalDeviceProperties::driverVersion, vendor-encoded
     bool is_llvmpipe = false;
     uint32_t used_version = 0;         // the Vulkan version it is used at: its own, the instance's
                                        // or the options' cap, whichever is lowest

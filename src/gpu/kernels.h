@@ -47,6 +47,9 @@ class Kernels : private detail::KernelEnvHolder,
 
     // Whether these kernels take lavapipe's shapes (DeviceClass::Cpu) rather than GPUs'.
     bool cpu_shapes() const { return env_storage_.cpu_class; }
+    // The families' shared state: the device class's shapes and the tuned variants.
+    KernelEnv &env() { return env_storage_; }
+    const KernelEnv &env() const { return env_storage_; }
 };
 
 }  // namespace vkllm::gpu

@@ -57,6 +57,50 @@ KernelEnv::KernelEnv(Device &dev, Pipelines &pipes, DeviceClass cls)
     sample_wg = !cpu && dev.info().max_workgroup_invocations >= 256 ? 256 : 128;
 }
 
+MatvecVariant KernelEnv::matvec_variant(const MatvecKey &key, bool texel) const {
+    {
+        std::lock_guard<std::mutex> lock(tuning_mutex_);
+        auto it = tuning_.find(key);
+        if (it != tuning_.end()) return it->second;
+    }
+    return default_matvec_variant(key, texel);
+}
+
+MatvecVariant KernelEnv::default_matvec_variant(const MatvecKey &key, bool walkable) const {
+    MatvecVariant v{matvec_wg, matvec_rows, matvec_subgroup};
+    if (walkable && v.subgroup && single_subgroup(v) && key.cols / 32 <= v.wg * kWalkUnits)
+        v.rows = kWalkRows;
+    return v;
+}
+
+bool KernelEnv::single_subgroup(const MatvecVariant &v) const {
+    return cpu_class && v.wg == device.info().subgroup_size;
+}
+
+bool KernelEnv::supports(const MatvecVariant &v) const {
+    const vkllm_device_info &info = device.info();
+    if (v.wg == 0 || v.wg > kMaxVariantWg || (v.wg & (v.wg - 1)) || v.rows == 0 ||
+        v.rows > kMaxVariantRows || v.wg > info.max_workgroup_invocations)
+        return false;
+    if (v.subgroup && !device.caps().subgroup_arithmetic) return false;
+    // The reductions' shared memory for one vector: a float per output (two per row where a
+    // gated unit's two matrices are fused) per lane, or per subgroup of at least one lane, and
+    // the fused norm's float per lane.
+    uint64_t outputs = uint64_t(v.rows) * 2;
+    uint64_t shared = single_subgroup(v) && v.subgroup ? 0 : (outputs + 1) * v.wg * 4;
+    return shared <= info.max_compute_shared_memory;
+}
+
+void KernelEnv::set_tuning(MatvecTuning tuning) {
+    std::lock_guard<std::mutex> lock(tuning_mutex_);
+    tuning_ = std::move(tuning);
+}
+
+MatvecTuning KernelEnv::tuning() const {
+    std::lock_guard<std::mutex> lock(tuning_mutex_);
+    return tuning_;
+}
+
 std::vector<KernelEnv::Chunk> KernelEnv::split_rows(const Matrix &m, uint64_t max_range) const {
     if (m.cols % block_weights(m.type))
         fail(VKLLM_ERR_INTERNAL, "a row of %u weights is not whole blocks of %u", m.cols,

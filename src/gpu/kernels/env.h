@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <vector>
 
+#include "gpu/kernels/variants.h"
 #include "gpu/pipeline.h"
 #include "gpu/recording.h"
 #include "gpu/tensor.h"
@@ -51,6 +53,24 @@ struct KernelEnv {
         dispatch_ranges(rec, p, binding_ranges(bindings), push, push_bytes, groups, groups_z);
     }
 
+    // The matrix-vector variant for one vector (a decode step) of `key`: the tuned one where
+    // tuning chose one, else the device class's default. Batches of several vectors keep the
+    // default (their accumulators grow with the batch: tuning measured one).
+    // `texel`: the texel kernel reads the weights, so that lavapipe's row walk may take them.
+    MatvecVariant matvec_variant(const MatvecKey &key, bool texel) const;
+    // lavapipe: 8 lanes, one subgroup, 16 rows, or kWalkRows where the texel kernel's walk
+    // takes one vector's rows (`walkable`, for short ones); GPUs: matvec_wg lanes, matvec_rows
+    // rows, shared memory. The walk is the variant of kWalkRows rows in one subgroup.
+    MatvecVariant default_matvec_variant(const MatvecKey &key, bool walkable) const;
+    // Whether the device runs `v` (workgroup size, shared memory, subgroup operations).
+    bool supports(const MatvecVariant &v) const;
+    // Whether `v` is one subgroup per workgroup on this device (lavapipe's fixed 8 lanes), so
+    // that its subgroupAdd alone adds a row up (SUBGROUPS 1) and the row walk may be taken.
+    bool single_subgroup(const MatvecVariant &v) const;
+    // What tuning chose (gpu/tuner.h, engine/tune.h); recordings made afterwards use it.
+    void set_tuning(MatvecTuning tuning);
+    MatvecTuning tuning() const;
+
     Device &device;
     Pipelines &pipelines;
     bool cpu_class;
@@ -79,6 +99,8 @@ struct KernelEnv {
     uint32_t max_group_dims;
 
   private:
+    mutable std::mutex tuning_mutex_;  // sessions on other threads record while tuning runs
+    MatvecTuning tuning_;
     void dispatch_ranges(Recording &rec, const Pipeline &p,
                          const std::vector<BufferRange> &bindings, const void *push,
                          uint32_t push_bytes, uint64_t groups, uint32_t groups_z) const;

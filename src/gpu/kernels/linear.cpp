@@ -149,9 +149,18 @@ void LinearKernels::linear_swiglu(Recording &rec, const Matrix &gate, const Matr
     eltwise_.binary(rec, glu, y, up_out, y, n * gate.rows, n * gate.rows);
 }
 
+void LinearKernels::matvec_variant(Recording &rec, const Matrix &w, const BufferRange &x,
+                                   const BufferRange &y, const MatvecVariant &v, bool texel) {
+    if (!env_.supports(v))
+        fail(VKLLM_ERR_INTERNAL, "matvec: a variant of %u lanes and %u rows the device cannot run",
+             v.wg, v.rows);
+    matvec(rec, w, nullptr, x, y, 1, Epilogue{}, InputNorm{}, nullptr, Binary::SwiGLU, &v, texel);
+}
+
 void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
                            const BufferRange &y, uint32_t n, const Epilogue &end,
-                           const InputNorm &norm, const StackedOutputs *qkv, Binary glu) {
+                           const InputNorm &norm, const StackedOutputs *qkv, Binary glu,
+                           const MatvecVariant *forced, bool texel_allowed) {
     require(x, uint64_t(n) * w.cols * 4, "matvec", "x");
     require(y, uint64_t(n) * (qkv ? qkv->q_rows : w.rows) * 4, "matvec", "y");
     if (qkv) {
@@ -165,18 +174,22 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
     if (normed) require(norm.weight, uint64_t(w.cols) * 4, "matvec", "norm weight");
     if (normed && norm.weight.offset % env_.device.caps().texel_offset_align)
         fail(VKLLM_ERR_INTERNAL, "matvec: a norm weight that does not start on a texel");
-    check_loops(w.cols / env_.matvec_wg + 1, "matvec", w.cols);
     if (n > 0) {
         // A workgroup serves up to 4 vectors of the batch, loading each weight once for them.
         uint32_t groups_z = (n + 3) / 4;
         uint32_t nb = (n + groups_z - 1) / groups_z;
         if (groups_z > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matvec: a batch of %u is too large", n);
-        bool texel = texel_matvec(w, x);
+        bool texel = texel_allowed && texel_matvec(w, x);
         uint32_t units = w.cols / 32;
+        MatvecKey key{MatvecFamily::Dense, w.type, w.rows, w.cols};
+        MatvecVariant v = forced    ? *forced
+                          : nb == 1 ? env_.matvec_variant(key, texel)
+                                    : env_.default_matvec_variant(key, false);
+        check_loops(w.cols / v.wg + 1, "matvec", w.cols);
+        bool single = v.subgroup && env_.single_subgroup(v);
         // One vector of short rows on lavapipe: the texel kernel walks the rows in order.
-        bool walk =
-            texel && env_.matvec_subgroup && nb == 1 && units <= env_.matvec_wg * kWalkUnits;
-        uint32_t rows = walk ? kWalkRows : env_.matvec_rows;
+        bool walk = texel && single && nb == 1 && units <= v.wg * kWalkUnits && v.rows == kWalkRows;
+        uint32_t rows = v.rows;
         if (up && !(texel && fusable_swiglu(w, *up, x) && !epilogue))
             fail(VKLLM_ERR_INTERNAL, "matvec: a gated unit fused where the texel kernel cannot");
         if (!texel && normed)
@@ -184,30 +197,30 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
         const Pipeline *pipeline;
         if (texel) {
             shaders::MatvecTexelSpec spec;
-            spec.WG = env_.matvec_wg;
+            spec.WG = v.wg;
             spec.ROWS = rows;
             spec.WTYPE = uint32_t(w.type);
             spec.NB = nb;
             spec.EPILOGUE = epilogue;
             // Rows of whole lane rounds plus half a round end with a split round.
-            spec.SPLIT_TAIL = env_.matvec_wg % 2 == 0 && rows % 2 == 0 &&
-                              units % env_.matvec_wg == env_.matvec_wg / 2;
+            spec.SPLIT_TAIL = v.wg % 2 == 0 && rows % 2 == 0 && units % v.wg == v.wg / 2;
             spec.GLU = !up ? 0 : glu == Binary::GeGLU ? 2 : 1;
-            spec.X_UNITS = walk ? (units + env_.matvec_wg - 1) / env_.matvec_wg : 0;
+            spec.X_UNITS = walk ? (units + v.wg - 1) / v.wg : 0;
             spec.NORM = normed;
             spec.QKV = qkv != nullptr;
+            spec.SUBGROUPS = single ? 1 : v.wg;
             pipeline = &env_.pipelines.get<shaders::MatvecTexelBindings>(
-                env_.matvec_subgroup ? shaders::matvec_texel_subgroup : shaders::matvec_texel,
-                spec);
+                v.subgroup ? shaders::matvec_texel_subgroup : shaders::matvec_texel, spec);
         } else {
             shaders::MatvecSpec spec;
-            spec.WG = env_.matvec_wg;
+            spec.WG = v.wg;
             spec.ROWS = rows;
             spec.WTYPE = uint32_t(w.type);
             spec.NB = nb;
             spec.EPILOGUE = epilogue;
+            spec.SUBGROUPS = single ? 1 : v.wg;
             pipeline = &env_.pipelines.get<shaders::MatvecBindings>(
-                env_.matvec_subgroup ? shaders::matvec_subgroup : shaders::matvec, spec);
+                v.subgroup ? shaders::matvec_subgroup : shaders::matvec, spec);
         }
         uint64_t max_range = env_.device.info().max_storage_buffer_range;
         if (texel)

@@ -64,6 +64,12 @@ class LinearKernels {
     // Whether the texel matrix-vector kernels (matvec_texel, moe_matvec_texel) can read w and x:
     // the weights' layout, both offsets on a texel, and texel loads allowed.
     bool texel_matvec(const Matrix &w, const BufferRange &x) const;
+    // matvec() of one vector with the variant `v` rather than the tuned or default one: what
+    // tuning times and checks (gpu/tuner.h); `texel` false takes the storage-buffer kernel
+    // (tuning's reference). Fails (VKLLM_ERR_INTERNAL) where the device cannot run `v`
+    // (KernelEnv::supports).
+    void matvec_variant(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
+                        const MatvecVariant &v, bool texel = true);
     // Whether matvec may read weights and inputs as texels where their layout allows (the
     // default); tests turn it off to check the storage-buffer path on the same device.
     void set_texel_loads(bool on) { env_.texel_loads = on; }
@@ -80,7 +86,8 @@ class LinearKernels {
     // matvec, and with `up` the fused gated unit `glu` (SwiGLU or GeGLU) of linear_swiglu.
     void matvec(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,
                 const BufferRange &y, uint32_t n, const Epilogue &end, const InputNorm &norm,
-                const StackedOutputs *qkv = nullptr, Binary glu = Binary::SwiGLU);
+                const StackedOutputs *qkv = nullptr, Binary glu = Binary::SwiGLU,
+                const MatvecVariant *forced = nullptr, bool texel_allowed = true);
     // Whether n rows of x may go through matvec in groups of 8 (always for up to 8), and doing so.
     bool row_groups_fit(const Matrix &w, uint32_t n) const;
     void matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up, const BufferRange &x,

@@ -66,10 +66,21 @@ void MoeKernels::moe_swiglu(Recording &rec, const ExpertMatrix &gate, const Expe
     eltwise_.binary(rec, act, y, up_out, y, n, n);
 }
 
+void MoeKernels::moe_matvec_variant(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
+                                    const BufferRange &y, const BufferRange &route, uint32_t k,
+                                    const MatvecVariant &v, bool texel) {
+    if (!env_.supports(v))
+        fail(VKLLM_ERR_INTERNAL,
+             "moe_matvec: a variant of %u lanes and %u rows the device cannot run", v.wg, v.rows);
+    moe_matvec(rec, w, nullptr, x, y, route, BufferRange{}, BufferRange{}, 1, k, false,
+               Binary::SwiGLU, &v, texel);
+}
+
 void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertMatrix *up,
                             const BufferRange &x, const BufferRange &y, const BufferRange &route,
                             const BufferRange &bias, const BufferRange &up_bias, uint32_t n_tokens,
-                            uint32_t k, bool x_per_entry, Binary act) {
+                            uint32_t k, bool x_per_entry, Binary act, const MatvecVariant *forced,
+                            bool texel_allowed) {
     if (w.cols % 32)
         fail(VKLLM_ERR_UNSUPPORTED, "moe: expert rows of %u weights are not whole units of 32",
              w.cols);
@@ -87,39 +98,46 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
     // A decode step of one token gives each chosen expert one entry: a workgroup then takes one
     // entry at a time instead of 4 (which would multiply each weight by 4 copies of it).
     uint32_t nb = n_tokens == 1 ? 1 : 4;
+    // The texel kernel where the weights' layout and both bindings allow it (as matvec's).
+    bool texel = texel_allowed && linear_.texel_matvec(Matrix{w.data, w.type, w.rows, w.cols}, x);
+    MatvecKey key{MatvecFamily::Moe, w.type, w.rows, w.cols};
+    MatvecVariant v = forced    ? *forced
+                      : nb == 1 ? env_.matvec_variant(key, texel)
+                                : env_.default_matvec_variant(key, false);
+    // The storage-buffer kernel has no subgroup form: it adds through shared memory.
+    if (!texel) v.subgroup = false;
+    bool single = v.subgroup && env_.single_subgroup(v);
     // moe_group.glsl's search over the experts, then the group's entries by units.
-    check_loops(w.n_expert + (entries / nb + 1) * (w.cols / 32 / env_.matvec_wg + 1), "moe_matvec",
-                w.cols);
+    check_loops(w.n_expert + (entries / nb + 1) * (w.cols / 32 / v.wg + 1), "moe_matvec", w.cols);
     require(w.data, weight_bytes(w.type, uint64_t(w.n_expert) * w.rows * w.cols), "moe_matvec",
             "weight");
-    // The texel kernel where the weights' layout and both bindings allow it (as matvec's).
-    bool texel = linear_.texel_matvec(Matrix{w.data, w.type, w.rows, w.cols}, x);
     if (up && !(texel && moe_swiglu_fusable(w, *up, x, bias, up_bias)))
         fail(VKLLM_ERR_INTERNAL, "moe_matvec: SwiGLU fused where the texel kernel cannot");
     uint64_t per_chunk = experts_per_binding(w, texel);
     auto chunk_bytes = [&](uint64_t n) { return weight_bytes(w.type, n * w.rows * w.cols); };
     auto start = [&](uint64_t e) { return row_offset(w.type, w.cols, e * w.rows); };
-    const char *name = texel ? (env_.matvec_subgroup ? shaders::moe_matvec_texel_subgroup
-                                                     : shaders::moe_matvec_texel)
-                             : shaders::moe_matvec;
+    const char *name =
+        texel ? (v.subgroup ? shaders::moe_matvec_texel_subgroup : shaders::moe_matvec_texel)
+              : shaders::moe_matvec;
     // A one-token step on lavapipe walks the rows as matvec does (kWalkUnits).
     bool walk =
-        texel && env_.matvec_subgroup && nb == 1 && w.cols / 32 <= env_.matvec_wg * kWalkUnits;
-    uint32_t rows_per_group = walk ? kWalkRows : env_.matvec_rows;
+        texel && single && nb == 1 && w.cols / 32 <= v.wg * kWalkUnits && v.rows == kWalkRows;
+    uint32_t rows_per_group = v.rows;
     const Pipeline *pipeline;
     if (texel) {
         shaders::MoeMatvecTexelSpec spec;
-        spec.WG = env_.matvec_wg;
+        spec.WG = v.wg;
         spec.ROWS = rows_per_group;
         spec.WTYPE = uint32_t(w.type);
         spec.NB = nb;
         spec.X_PER_ENTRY = x_per_entry;
         spec.SWIGLU = !up ? 0 : act == Binary::SwiGLU ? 1 : 2;
-        spec.X_UNITS = walk ? (w.cols / 32 + env_.matvec_wg - 1) / env_.matvec_wg : 0;
+        spec.X_UNITS = walk ? (w.cols / 32 + v.wg - 1) / v.wg : 0;
+        spec.SUBGROUPS = single ? 1 : v.wg;
         pipeline = &env_.pipelines.get<shaders::MoeMatvecTexelBindings>(name, spec);
     } else {
         shaders::MoeMatvecSpec spec;
-        spec.WG = env_.matvec_wg;
+        spec.WG = v.wg;
         spec.ROWS = rows_per_group;
         spec.WTYPE = uint32_t(w.type);
         spec.NB = nb;

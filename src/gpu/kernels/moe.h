@@ -40,6 +40,12 @@ class MoeKernels {
                     const BufferRange &x, const BufferRange &y, const BufferRange &up_out,
                     const BufferRange &route, const BufferRange &gate_bias,
                     const BufferRange &up_bias, uint32_t n_tokens, uint32_t k, Binary act);
+    // moe_matvec of one token (k entries) with the variant `v` rather than the tuned or
+    // default one: what tuning times and checks (gpu/tuner.h); `texel` false takes the
+    // storage-buffer kernel (tuning's reference).
+    void moe_matvec_variant(Recording &rec, const ExpertMatrix &w, const BufferRange &x,
+                            const BufferRange &y, const BufferRange &route, uint32_t k,
+                            const MatvecVariant &v, bool texel = true);
     bool moe_swiglu_fusable(const ExpertMatrix &gate, const ExpertMatrix &up, const BufferRange &x,
                             const BufferRange &gate_bias, const BufferRange &up_bias) const;
     // out[t][:] = sum_j weight(t k + j) y[t k + j][:] (+ sigmoid(shared_gate[t]) shared[t][:]
@@ -65,7 +71,8 @@ class MoeKernels {
     void moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertMatrix *up,
                     const BufferRange &x, const BufferRange &y, const BufferRange &route,
                     const BufferRange &bias, const BufferRange &up_bias, uint32_t n_tokens,
-                    uint32_t k, bool x_per_entry, Binary act);
+                    uint32_t k, bool x_per_entry, Binary act, const MatvecVariant *forced = nullptr,
+                    bool texel_allowed = true);
 
     KernelEnv &env_;
     LinearKernels &linear_;

@@ -25,6 +25,38 @@ bool weight_type_from_ggml(uint32_t ggml_id, WeightType *type) {
     }
 }
 
+const char *weight_type_name(WeightType type) {
+    switch (type) {
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    case WeightType::NAME:                                                                  \
+        return #NAME;
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL) \
+    case WeightType::NAME:                                         \
+        return #NAME;
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_GROUPED_TYPE
+    }
+    fail(VKLLM_ERR_INTERNAL, "weight type %u is not in the table", unsigned(type));
+}
+
+bool weight_type_from_name(std::string_view name, WeightType *type) {
+#define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \
+    if (name == #NAME) {                                                                    \
+        *type = WeightType::NAME;                                                           \
+        return true;                                                                        \
+    }
+#define VKLLM_GROUPED_TYPE(NAME, WTYPE, FROM, GROUP_BLOCKS, TEXEL) \
+    if (name == #NAME) {                                           \
+        *type = WeightType::NAME;                                  \
+        return true;                                               \
+    }
+#include "common/weight_types.def"
+#undef VKLLM_KERNEL_TYPE
+#undef VKLLM_GROUPED_TYPE
+    return false;
+}
+
 uint32_t block_weights(WeightType type) {
     switch (type) {
 #define VKLLM_KERNEL_TYPE(NAME, GGML_ID, BLOCK_WEIGHTS, BLOCK_BYTES, WTYPE, GROUPED, TEXEL) \

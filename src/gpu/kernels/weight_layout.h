@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "gpu/tensor.h"
@@ -23,6 +24,11 @@ std::vector<uint8_t> group_blocks(WeightType type, const uint8_t *blocks, uint64
 
 // The WeightType of GGUF tensor type `ggml_id`; false when the kernels cannot read it.
 bool weight_type_from_ggml(uint32_t ggml_id, WeightType *type);
+// The table's name of `type` ("Q8_0_G8", "F16", "Q4_K"): what files that outlive a build store,
+// since the values may be renumbered. weight_type_from_name is its inverse; false for a name
+// not in the table.
+const char *weight_type_name(WeightType type);
+bool weight_type_from_name(std::string_view name, WeightType *type);
 // Weights per block (1 for F32/F16/BF16) and bytes per block.
 uint32_t block_weights(WeightType type);
 uint32_t block_bytes(WeightType type);

@@ -1,0 +1,193 @@
+#include "gpu/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+
+namespace vkllm::gpu {
+
+namespace {
+
+// Inputs in [-1, 1), the same on every run so that a tuning can be repeated.
+std::vector<float> pattern(size_t n, uint32_t seed) {
+    std::vector<float> v(n);
+    uint32_t s = seed * 747796405u + 2891336453u;
+    for (float &x : v) {
+        s = s * 1664525u + 1013904223u;
+        x = float(s >> 8) / float(1u << 23) - 1.0f;
+    }
+    return v;
+}
+
+// What a shape's timing needs: its input and output on the device and the recording that
+// repeats the product between two timestamps.
+struct Bench {
+    Context &ctx;
+    Buffer x, y;
+    size_t n_out;
+    Recording rec{ctx.device(), 2};
+
+    Bench(Context &c, size_t n_in, size_t outputs)
+        : ctx(c),
+          x(c.allocator().allocate(n_in * 4, MemoryKind::Device)),
+          y(c.allocator().allocate(outputs * 4, MemoryKind::Device)),
+          n_out(outputs) {
+        std::vector<float> in = pattern(n_in, uint32_t(n_in + outputs));
+        c.transfer().upload(x, in.data(), n_in * 4);
+    }
+
+    std::vector<float> output(const std::function<void(Recording &)> &product) {
+        rec.begin();
+        product(rec);
+        rec.end();
+        rec.submit();
+        std::vector<float> out(n_out);
+        ctx.transfer().download(y, out.data(), n_out * 4);
+        return out;
+    }
+
+    // Microseconds of one product: `reps` of them back to back (each waits for the previous
+    // one's output, as a decode step's do), the fastest of three submits.
+    double time(const std::function<void(Recording &)> &product) {
+        auto run = [&](uint32_t reps) {
+            rec.begin();
+            rec.timestamp("start");
+            for (uint32_t i = 0; i < reps; ++i)
+                product(rec);
+            rec.timestamp("end");
+            rec.end();
+            auto t0 = std::chrono::steady_clock::now();
+            rec.submit();
+            double host_ms =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count();
+            std::vector<Timing> t = rec.timings();
+            double ms = t.size() == 2 ? t[1].ms : host_ms;
+            return ms * 1000.0 / reps;
+        };
+        double once = run(1);  // also compiles the pipeline
+        // About 2 ms per submit, so that a timestamp's resolution and a submit's cost vanish.
+        uint32_t reps = uint32_t(std::clamp(2000.0 / std::max(once, 1.0), 1.0, 64.0));
+        double best = run(reps);
+        for (int i = 0; i < 2; ++i)
+            best = std::min(best, run(reps));
+        return best;
+    }
+};
+
+// The largest difference from `ref`, relative to kTuneTolerance times ref's largest magnitude;
+// NaN and infinity are infinitely wrong.
+double relative_error(const std::vector<float> &got, const std::vector<float> &ref) {
+    double scale = 0;
+    for (float r : ref)
+        scale = std::max(scale, double(std::fabs(r)));
+    scale = kTuneTolerance * std::max(scale, 1e-30);
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        double e = std::fabs(double(got[i]) - double(ref[i])) / scale;
+        if (!(e <= worst)) worst = std::isfinite(e) ? e : INFINITY;
+    }
+    return worst;
+}
+
+using Product = std::function<void(Recording &, const MatvecVariant &, bool texel)>;
+
+TunedShape tune(Context &ctx, Bench &bench, const MatvecKey &key, bool texel,
+                const Product &product) {
+    const KernelEnv &env = ctx.kernels().env();
+    TunedShape shape;
+    shape.key = key;
+    shape.default_variant = env.default_matvec_variant(key, texel);
+    MatvecVariant reference_variant{env.matvec_wg, env.matvec_rows, false};
+    std::vector<float> ref =
+        bench.output([&](Recording &rec) { product(rec, reference_variant, false); });
+    for (const MatvecVariant &v : matvec_candidates(env, key, texel)) {
+        TunedCandidate c;
+        c.variant = v;
+        auto run = [&](Recording &rec) { product(rec, v, true); };
+        c.error = relative_error(bench.output(run), ref);
+        c.rejected = !(c.error <= 1.0);
+        if (!c.rejected) c.us = bench.time(run);
+        shape.candidates.push_back(c);
+    }
+    // The default is the first candidate; another wins only by more than the timing's noise.
+    const TunedCandidate &first = shape.candidates.front();
+    shape.default_us = first.us;
+    shape.winner = first.variant;
+    shape.winner_us = first.rejected ? INFINITY : first.us;
+    for (const TunedCandidate &c : shape.candidates)
+        if (!c.rejected && c.us < shape.winner_us * 0.97) {
+            shape.winner = c.variant;
+            shape.winner_us = c.us;
+        }
+    return shape;
+}
+
+}  // namespace
+
+std::vector<MatvecVariant> matvec_candidates(const KernelEnv &env, const MatvecKey &key,
+                                             bool texel) {
+    std::vector<MatvecVariant> out{env.default_matvec_variant(key, texel)};
+    auto add = [&](const MatvecVariant &v) {
+        if (env.supports(v) && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    };
+    if (env.cpu_class) {
+        // lavapipe runs a workgroup as one SIMD program of its subgroup's width: wider ones
+        // only loop over it. Its candidates differ in rows per workgroup and the walk.
+        MatvecVariant v{env.matvec_wg, 0, env.matvec_subgroup};
+        for (uint32_t rows : {4u, 8u, 16u, 32u})
+            add(MatvecVariant{v.wg, rows, v.subgroup});
+        if (texel && v.subgroup && env.single_subgroup(v) && key.cols / 32 <= v.wg * kWalkUnits)
+            add(MatvecVariant{v.wg, kWalkRows, v.subgroup});
+        return out;
+    }
+    for (uint32_t wg : {32u, 64u, 128u, 256u})
+        for (uint32_t rows : {1u, 2u, 4u, 8u})
+            for (bool subgroup : {false, true})
+                // The storage-buffer MoE kernel has no subgroup form.
+                if (!subgroup || texel || key.family == MatvecFamily::Dense)
+                    add(MatvecVariant{wg, rows, subgroup});
+    return out;
+}
+
+TunedShape tune_matvec(Context &ctx, const Matrix &w) {
+    Bench bench(ctx, w.cols, w.rows);
+    bool texel = ctx.kernels().texel_matvec(w, bench.x.range());
+    MatvecKey key{MatvecFamily::Dense, w.type, w.rows, w.cols};
+    return tune(
+        ctx, bench, key, texel, [&](Recording &rec, const MatvecVariant &v, bool use_texel) {
+            ctx.kernels().matvec_variant(rec, w, bench.x.range(), bench.y.range(), v, use_texel);
+        });
+}
+
+TunedShape tune_moe_matvec(Context &ctx, const ExpertMatrix &w, uint32_t k) {
+    Kernels &kernels = ctx.kernels();
+    Bench bench(ctx, w.cols, size_t(k) * w.rows);
+    // Router logits that choose k experts spread over the tensor (whose weights then come from
+    // different places, as a real token's do).
+    std::vector<float> logits(w.n_expert, 0.0f);
+    for (uint32_t j = 0; j < k; ++j)
+        logits[(uint64_t(j) * w.n_expert / k + j) % w.n_expert] = 1.0f + float(j);
+    Buffer logit_buf = ctx.allocator().allocate(logits.size() * 4, MemoryKind::Device);
+    ctx.transfer().upload(logit_buf, logits.data(), logits.size() * 4);
+    Buffer route =
+        ctx.allocator().allocate(moe_route_words(1, k, w.n_expert) * 4, MemoryKind::Device);
+    {
+        Recording rec(ctx.device());
+        rec.begin();
+        kernels.moe_route(rec, logit_buf.range(), route.range(), 1, w.n_expert, k,
+                          Gating::SoftmaxTopK, false);
+        rec.end();
+        rec.submit();
+    }
+    bool texel = kernels.texel_matvec(Matrix{w.data, w.type, w.rows, w.cols}, bench.x.range());
+    MatvecKey key{MatvecFamily::Moe, w.type, w.rows, w.cols};
+    return tune(ctx, bench, key, texel,
+                [&](Recording &rec, const MatvecVariant &v, bool use_texel) {
+                    kernels.moe_matvec_variant(rec, w, bench.x.range(), bench.y.range(),
+                                               route.range(), k, v, use_texel);
+                });
+}
+
+}  // namespace vkllm::gpu
