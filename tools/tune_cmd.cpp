@@ -58,8 +58,8 @@ int cmd_tune(const char *model_path, vkllm_runtime_params params) {
     vkllm_tune_result r;
     r.struct_size = sizeof r;
     s = vkllm_runtime_tune(rt, model, &r);
-    // VKLLM_ERR_IO: tuned, but the tune file could not be written.
-    if (s == VKLLM_OK || s == VKLLM_ERR_IO) print_summary(r, params.pipeline_cache_path);
+    if (s == VKLLM_OK) print_summary(r, params.pipeline_cache_path);
+    // VKLLM_ERR_IO: the tune file could not be written (the message names it).
     int status = s == VKLLM_OK ? 0 : report(s, "tuning");
     vkllm_runtime_stats st;
     st.struct_size = sizeof st;

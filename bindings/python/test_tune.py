@@ -5,6 +5,7 @@ VKLLM_TEST_MODEL)."""
 
 import ctypes
 import os
+import re
 import tempfile
 import unittest
 
@@ -67,24 +68,64 @@ class TuneTest(unittest.TestCase):
             self.assertGreater(r.elapsed_ms, 0)
             self.assertEqual(r.file_written, 1)
             self.assertTrue(os.path.isfile(self.cache + ".tune"))
-            self.assertGreater(rt.stats().tuned_shapes, 0)
-            # What each shape tried and picked went to the log at INFO.
-            self.assertGreaterEqual(len(self.info), r.shapes, self.info[:3])
+            # Every shape runs its winner, the default variant or not.
+            self.assertEqual(rt.stats().tuned_shapes, r.shapes)
+            # What each shape tried, with times, and what it picked went to the log at INFO.
+            picks = [m for m in self.info if re.search(r"\): picked .*: [0-9.]+ us", m)]
+            timed = [m for m in self.info if re.search(r"\):   .* [0-9.]+ us", m)]
+            self.assertEqual(len(picks), r.shapes, self.info[:3])
+            self.assertEqual(len(timed), r.candidates_timed, self.info[:3])
             # A session created after tuning runs the winners: the same greedy tokens.
             self.assertEqual(self.greedy(model), before)
             self.assertEqual(rt.stats().validation_errors, 0, self.errors[:1])
         # A new runtime with the same cache reads the tune file at create.
         with self.runtime(self.cache) as rt, vkllm.Model(rt, self.path) as model:
-            self.assertGreater(rt.stats().tuned_shapes, 0)
+            self.assertEqual(rt.stats().tuned_shapes, r.shapes)
             self.assertEqual(self.greedy(model), before)
             self.assertEqual(rt.stats().validation_errors, 0, self.errors[:1])
+
+    def test_other_variants_from_a_tune_file_change_no_greedy_token(self):
+        # On lavapipe the defaults usually win, so the winners alone may change nothing: the
+        # tune file is rewritten to name, for every shape, the slowest other candidate the
+        # tuner timed (and checked) on this device, and a runtime reading it must generate the
+        # same greedy tokens as one without it.
+        with self.runtime(self.cache) as rt, vkllm.Model(rt, self.path) as model:
+            before = self.greedy(model)
+            shapes = rt.tune(model).shapes
+        candidates = {}  # "F32 256x384" -> [(us, "wg=8 rows=4 subgroup=1"), ...] not default
+        for m in self.info:
+            c = re.match(r"tune: \w+ (\S+ \d+x\d+) \(\d+ per step\):   wg=(\d+) rows=(\d+) "
+                         r"(subgroup|shared) +([0-9.]+) us$", m)
+            if c:
+                variant = f"wg={c[2]} rows={c[3]} subgroup={int(c[4] == 'subgroup')}"
+                candidates.setdefault(c[1], []).append((float(c[5]), variant))
+        with open(self.cache + ".tune") as f:
+            lines = f.read().splitlines()
+        entries = [line for line in lines if line.startswith("matvec ")]
+        self.assertEqual(len(entries), shapes)
+        rewritten = []
+        for entry in entries:
+            _, family, wtype, rows, cols, *_ = entry.split(" ")
+            others = candidates.get(f"{wtype} {rows}x{cols}")
+            self.assertTrue(others, f"no other candidate timed for {entry}")
+            rewritten.append(f"matvec {family} {wtype} {rows} {cols} {max(others)[1]}")
+        self.assertNotEqual(rewritten, entries)
+        with open(self.cache + ".tune", "w") as f:
+            f.write("\n".join(lines[:4] + rewritten + [lines[-1]]) + "\n")
+        warnings = []
+        with vkllm.Runtime(validation=True, pipeline_cache=self.cache,
+                           log=lambda level, m: warnings.append(m) if level >= 2 else None) as rt, \
+                vkllm.Model(rt, self.path) as model:
+            self.assertEqual(rt.stats().tuned_shapes, shapes, warnings[:1])
+            self.assertEqual(self.greedy(model), before)
+            self.assertEqual(rt.stats().validation_errors, 0, warnings[:1])
 
     def test_tune_without_a_pipeline_cache_writes_no_file_but_uses_the_winners(self):
         with self.runtime() as rt, vkllm.Model(rt, self.path) as model:
             r = rt.tune(model)
             self.assertGreater(r.shapes, 0)
             self.assertEqual(r.file_written, 0)
-            self.assertGreater(rt.stats().tuned_shapes, 0)
+            self.assertEqual(rt.stats().tuned_shapes, r.shapes)
             self.assertEqual(os.listdir(self.dir.name), [])
 
     def test_tune_refuses_no_model_a_closed_one_and_another_runtimes(self):
