@@ -128,6 +128,15 @@ class TuneTest(unittest.TestCase):
             self.assertEqual(rt.stats().tuned_shapes, r.shapes)
             self.assertEqual(os.listdir(self.dir.name), [])
 
+    def test_an_unwritable_tune_file_raises_an_io_error_and_the_winners_stay_in_use(self):
+        cache = os.path.join(self.dir.name, "missing", "pipelines.bin")
+        with self.runtime(cache) as rt, vkllm.Model(rt, self.path) as model:
+            with self.assertRaises(vkllm.Error) as cm:
+                rt.tune(model)
+            self.assertEqual(cm.exception.code, vkllm.ERR_IO)
+            self.assertIn(cache + ".tune", cm.exception.message)
+            self.assertGreater(rt.stats().tuned_shapes, 0)
+
     def test_tune_refuses_no_model_a_closed_one_and_another_runtimes(self):
         with self.runtime() as rt, self.runtime() as other:
             closed = vkllm.Model(rt, self.path)
