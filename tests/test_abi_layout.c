@@ -78,7 +78,7 @@ int main(void) {
     PIN_OFFSET(vkllm_runtime_params, log_fn, 40);
     PIN_OFFSET(vkllm_runtime_params, log_user_data, 48);
     PIN_OFFSET(vkllm_runtime_params, device_memory_budget, 56);
-    PIN_SIZE(vkllm_runtime_stats, 64); /* 56 before pipeline_compile_ms was appended */
+    PIN_SIZE(vkllm_runtime_stats, 72); /* 56 before pipeline_compile_ms, 64 before tuned_shapes */
     PIN_OFFSET(vkllm_runtime_stats, struct_size, 0);
     PIN_OFFSET(vkllm_runtime_stats, validation_errors, 8);
     PIN_OFFSET(vkllm_runtime_stats, validation_warnings, 16);
@@ -87,6 +87,14 @@ int main(void) {
     PIN_OFFSET(vkllm_runtime_stats, device_memory_allocated, 40);
     PIN_OFFSET(vkllm_runtime_stats, submits, 48);
     PIN_OFFSET(vkllm_runtime_stats, pipeline_compile_ms, 56);
+    PIN_OFFSET(vkllm_runtime_stats, tuned_shapes, 64);
+    PIN_SIZE(vkllm_tune_result, 56);
+    PIN_OFFSET(vkllm_tune_result, shapes, 8);
+    PIN_OFFSET(vkllm_tune_result, candidates_rejected, 16);
+    PIN_OFFSET(vkllm_tune_result, default_us, 24);
+    PIN_OFFSET(vkllm_tune_result, tuned_us, 32);
+    PIN_OFFSET(vkllm_tune_result, elapsed_ms, 40);
+    PIN_OFFSET(vkllm_tune_result, file_written, 48);
     PIN_SIZE(vkllm_self_check_result, 160);
     PIN_OFFSET(vkllm_self_check_result, struct_size, 0);
     PIN_OFFSET(vkllm_self_check_result, kernels_checked, 8);
