@@ -78,8 +78,7 @@ int main(void) {
     PIN_OFFSET(vkllm_runtime_params, log_fn, 40);
     PIN_OFFSET(vkllm_runtime_params, log_user_data, 48);
     PIN_OFFSET(vkllm_runtime_params, device_memory_budget, 56);
-    /* 56, then 64 with pipeline_compile_ms appended, then 72 with tuned_shapes */
-    PIN_SIZE(vkllm_runtime_stats, 72);
+    PIN_SIZE(vkllm_runtime_stats, 72); /* 56 before pipeline_compile_ms, 64 before tuned_shapes */
     PIN_OFFSET(vkllm_runtime_stats, struct_size, 0);
     PIN_OFFSET(vkllm_runtime_stats, validation_errors, 8);
     PIN_OFFSET(vkllm_runtime_stats, validation_warnings, 16);
@@ -89,6 +88,13 @@ int main(void) {
     PIN_OFFSET(vkllm_runtime_stats, submits, 48);
     PIN_OFFSET(vkllm_runtime_stats, pipeline_compile_ms, 56);
     PIN_OFFSET(vkllm_runtime_stats, tuned_shapes, 64);
+    PIN_SIZE(vkllm_tune_result, 56);
+    PIN_OFFSET(vkllm_tune_result, shapes, 8);
+    PIN_OFFSET(vkllm_tune_result, candidates_rejected, 16);
+    PIN_OFFSET(vkllm_tune_result, default_us, 24);
+    PIN_OFFSET(vkllm_tune_result, tuned_us, 32);
+    PIN_OFFSET(vkllm_tune_result, elapsed_ms, 40);
+    PIN_OFFSET(vkllm_tune_result, file_written, 48);
     PIN_SIZE(vkllm_self_check_result, 160);
     PIN_OFFSET(vkllm_self_check_result, struct_size, 0);
     PIN_OFFSET(vkllm_self_check_result, kernels_checked, 8);
@@ -96,16 +102,6 @@ int main(void) {
     PIN_OFFSET(vkllm_self_check_result, max_error, 16);
     PIN_OFFSET(vkllm_self_check_result, first_failure, 24);
     PIN_OFFSET(vkllm_self_check_result, elapsed_ms, 152);
-    PIN_SIZE(vkllm_tune_result, 56);
-    PIN_OFFSET(vkllm_tune_result, struct_size, 0);
-    PIN_OFFSET(vkllm_tune_result, shapes, 8);
-    PIN_OFFSET(vkllm_tune_result, candidates_timed, 12);
-    PIN_OFFSET(vkllm_tune_result, candidates_rejected, 16);
-    PIN_OFFSET(vkllm_tune_result, shapes_changed, 20);
-    PIN_OFFSET(vkllm_tune_result, default_us, 24);
-    PIN_OFFSET(vkllm_tune_result, tuned_us, 32);
-    PIN_OFFSET(vkllm_tune_result, elapsed_ms, 40);
-    PIN_OFFSET(vkllm_tune_result, file_written, 48);
     PIN_SIZE(vkllm_model_summary, 856);
     PIN_OFFSET(vkllm_model_summary, struct_size, 0);
     PIN_OFFSET(vkllm_model_summary, gguf_version, 8);

@@ -63,25 +63,23 @@ Shapes decode_shapes(const Model &model) {
 }
 
 void report(const Logger &log, const gpu::TunedShape &t, uint32_t per_step) {
-    char head[160];
-    std::snprintf(head, sizeof head, "tune: %s %s %ux%u (%u per step):",
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "tune: %s %s %ux%u (%u per step):",
                   t.key.family == gpu::MatvecFamily::Moe ? "moe_matvec" : "matvec",
                   gpu::weight_type_name(t.key.type), t.key.rows, t.key.cols, per_step);
+    std::string head = buf;
     for (const gpu::TunedCandidate &c : t.candidates) {
-        char line[200];
         if (c.rejected)
-            std::snprintf(line, sizeof line, "%s   %-26s rejected: error %.3g of the tolerance",
-                          head, describe(c.variant).c_str(), c.error);
+            std::snprintf(buf, sizeof buf, "   %-26s rejected: error %.3g of the tolerance",
+                          describe(c.variant).c_str(), c.error);
         else
-            std::snprintf(line, sizeof line, "%s   %-26s %9.2f us%s", head,
-                          describe(c.variant).c_str(), c.us,
+            std::snprintf(buf, sizeof buf, "   %-26s %9.2f us%s", describe(c.variant).c_str(), c.us,
                           c.variant == t.default_variant ? "  (default)" : "");
-        log(VKLLM_LOG_INFO, line);
+        log(VKLLM_LOG_INFO, head + buf);
     }
-    char pick[200];
-    std::snprintf(pick, sizeof pick, "%s picked %s: %.2f us (default %.2f us)", head,
+    std::snprintf(buf, sizeof buf, " picked %s: %.2f us (default %.2f us)",
                   describe(t.winner).c_str(), t.winner_us, t.default_us);
-    log(VKLLM_LOG_INFO, pick);
+    log(VKLLM_LOG_INFO, head + buf);
 }
 
 }  // namespace
@@ -110,9 +108,10 @@ TuneSummary tune_model(const Model &model, const std::string &pipeline_cache_pat
         winners[t.key] = t.winner;
     };
     for (const auto &[key, m] : shapes.dense)
-        take(gpu::tune_matvec(ctx, m.first), m.second);
+        take(gpu::tune_matvec(ctx, ctx.kernels(), m.first), m.second);
     for (const auto &[key, m] : shapes.experts)
-        take(gpu::tune_moe_matvec(ctx, m.first, model.config().n_expert_used), m.second);
+        take(gpu::tune_moe_matvec(ctx, ctx.kernels(), m.first, model.config().n_expert_used),
+             m.second);
 
     gpu::MatvecTuning all = ctx.kernels().env().tuning();
     for (const auto &[key, v] : winners)

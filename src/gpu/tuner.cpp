@@ -93,9 +93,8 @@ double relative_error(const std::vector<float> &got, const std::vector<float> &r
 
 using Product = std::function<void(Recording &, const MatvecVariant &, bool texel)>;
 
-TunedShape tune(Context &ctx, Bench &bench, const MatvecKey &key, bool texel,
+TunedShape tune(const KernelEnv &env, Bench &bench, const MatvecKey &key, bool texel,
                 const Product &product) {
-    const KernelEnv &env = ctx.kernels().env();
     TunedShape shape;
     shape.key = key;
     shape.default_variant = env.default_matvec_variant(key, texel);
@@ -151,18 +150,17 @@ std::vector<MatvecVariant> matvec_candidates(const KernelEnv &env, const MatvecK
     return out;
 }
 
-TunedShape tune_matvec(Context &ctx, const Matrix &w) {
+TunedShape tune_matvec(Context &ctx, Kernels &kernels, const Matrix &w) {
     Bench bench(ctx, w.cols, w.rows);
-    bool texel = ctx.kernels().texel_matvec(w, bench.x.range());
+    bool texel = kernels.texel_matvec(w, bench.x.range());
     MatvecKey key{MatvecFamily::Dense, w.type, w.rows, w.cols};
-    return tune(
-        ctx, bench, key, texel, [&](Recording &rec, const MatvecVariant &v, bool use_texel) {
-            ctx.kernels().matvec_variant(rec, w, bench.x.range(), bench.y.range(), v, use_texel);
-        });
+    return tune(kernels.env(), bench, key, texel,
+                [&](Recording &rec, const MatvecVariant &v, bool use_texel) {
+                    kernels.matvec_variant(rec, w, bench.x.range(), bench.y.range(), v, use_texel);
+                });
 }
 
-TunedShape tune_moe_matvec(Context &ctx, const ExpertMatrix &w, uint32_t k) {
-    Kernels &kernels = ctx.kernels();
+TunedShape tune_moe_matvec(Context &ctx, Kernels &kernels, const ExpertMatrix &w, uint32_t k) {
     Bench bench(ctx, w.cols, size_t(k) * w.rows);
     // Router logits that choose k experts spread over the tensor (whose weights then come from
     // different places, as a real token's do).
@@ -183,7 +181,7 @@ TunedShape tune_moe_matvec(Context &ctx, const ExpertMatrix &w, uint32_t k) {
     }
     bool texel = kernels.texel_matvec(Matrix{w.data, w.type, w.rows, w.cols}, bench.x.range());
     MatvecKey key{MatvecFamily::Moe, w.type, w.rows, w.cols};
-    return tune(ctx, bench, key, texel,
+    return tune(kernels.env(), bench, key, texel,
                 [&](Recording &rec, const MatvecVariant &v, bool use_texel) {
                     kernels.moe_matvec_variant(rec, w, bench.x.range(), bench.y.range(),
                                                route.range(), k, v, use_texel);

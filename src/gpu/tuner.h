@@ -33,9 +33,10 @@ std::vector<MatvecVariant> matvec_candidates(const KernelEnv &env, const MatvecK
 // input: within kTuneTolerance of the largest output, or it is rejected. The winner is the
 // fastest candidate not rejected; the default wins ties and whatever is within 3% of it (the
 // noise of a timing).
-TunedShape tune_matvec(Context &ctx, const Matrix &w);
+// `kernels`: ctx's own, or (tests) those of the other device class.
+TunedShape tune_matvec(Context &ctx, Kernels &kernels, const Matrix &w);
 // The same for one token's k experts of `w` (moe_matvec), routed to experts spread over all.
-TunedShape tune_moe_matvec(Context &ctx, const ExpertMatrix &w, uint32_t k);
+TunedShape tune_moe_matvec(Context &ctx, Kernels &kernels, const ExpertMatrix &w, uint32_t k);
 
 constexpr double kTuneTolerance = 1e-3;
 

@@ -2,13 +2,16 @@
 # One call on a GPU machine, within 8 minutes: the cooperative-matrix kernel tests under the
 # validation layer, `vkllm self-check`, `vkllm devices` (its coopmat line), then pp512/tg128 of
 # vkllm and of llama.cpp's Vulkan backend (node-llama-cpp 3.22.1's prebuilt libraries, driven
-# by llama_bench.c) on the same seven files, each vkllm run followed by llama.cpp's; a --profile
-# of the prefill names the kernel of every dispatch. Writes $OUT/side_by_side.json (vkllm
-# bench's JSON rows, with FLOPs per token and TFLOPS, and llama.cpp's figures beside them),
-# $OUT/side_by_side.md (the table for docs/BENCHMARKS.md) and $OUT/log.txt.
+# by llama_bench.c) on the same seven files, each vkllm run followed by llama.cpp's; then, per
+# file while the budget lasts, tg128 chained (16 greedy steps a submit), `vkllm tune` (its
+# summary kept) and tg128 with the tuned kernels, unchained and chained; a --profile of the
+# prefill and one of the tuned decode name the kernel of every dispatch. Writes
+# $OUT/side_by_side.json (vkllm bench's JSON rows, with FLOPs per token and TFLOPS, the tuning
+# summaries and llama.cpp's figures beside them), $OUT/side_by_side.md (the tables for
+# docs/BENCHMARKS.md) and $OUT/log.txt.
 #
-# QUICK=1: the dry run, ~1 minute on lavapipe: one one-layer file, pp64/tg16, the coopmat
-# kernel tests listed rather than run (Coopmat.KernelSuites runs them). CI runs it on Mesa 26's
+# QUICK=1: the dry run, ~2 minutes on lavapipe: one one-layer file, pp64/tg16 (and tuned), the
+# coopmat kernel tests listed rather than run (Coopmat.KernelSuites runs them). CI runs it on Mesa 26's
 # lavapipe (GpuScript.QuickDryRunOnLavapipe26 in tests/coopmat.cmake) so that it cannot rot.
 #
 # Where the programs are (defaults: the payload layout below, beside this script):
@@ -48,11 +51,13 @@ LB=${LLAMA_BACKENDS:-$(dirname "$L")}
 R=(${VKLLM_RUNNER:-})
 COOPMAT_TESTS='MatmulCoopmat*:AttentionCoopmat*'
 if [ "${QUICK:-0}" = 1 ]; then
-  LAY="--layers 1"; OSS=1; P=64; N=16; REPS=1; FILES="q05-Q8_0"; BUDGET=120
+  LAY="--layers 1"; OSS=1; P=64; N=16; REPS=1; FILES="q05-Q8_0"; BUDGET=120; TUNE_BUDGET=150
   export GGML_VK_VISIBLE_DEVICES=0
 else
-  LAY=""; OSS=3; P=512; N=128; REPS=3; BUDGET=420
-  FILES="q05-Q8_0 q05-F16 q05-Q4_K_M l1b-Q8_0 l1b-F16 l1b-Q4_K_M oss3"
+  # The files of the decode goals first (issue 39: Qwen2.5-0.5B Q8_0, Llama-3.2-1B Q4_K_M and
+  # the 3-layer GPT-OSS), so that tuning reaches them within the budget.
+  LAY=""; OSS=3; P=512; N=128; REPS=3; BUDGET=300; TUNE_BUDGET=400
+  FILES="q05-Q8_0 l1b-Q4_K_M oss3 q05-F16 q05-Q4_K_M l1b-Q8_0 l1b-F16"
 fi
 
 stamp setup
@@ -100,7 +105,9 @@ wait $pids; ls -la "$W"  # never a bare wait: it would wait for the tee above
 stamp "side by side: vkllm bench, then llama.cpp Vulkan, per file"
 # Field NAME of a JSON row (numbers and strings only).
 field() { sed -n "s/.*\"$1\": \"\\{0,1\\}\\([^,\"}]*\\).*/\\1/p" <<<"$2"; }
-runs=""; table=""
+# A string for a JSON value.
+esc() { sed 's/\\/\\\\/g; s/"/\\"/g' <<<"$1" | awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }'; }
+runs=""; table=""; tuned_table=""
 for f in $FILES; do
   if [ "$(elapsed)" -gt "$BUDGET" ]; then echo "$f: skipped (past the ${BUDGET} s budget)"; continue; fi
   reps=$REPS; [ "$f" = oss3 ] && [ "$REPS" -gt 2 ] && reps=2
@@ -116,8 +123,21 @@ for f in $FILES; do
   lpp=$(sed -n "s/.* pp$P \\([0-9.]*\\) ± \\([0-9.]*\\) tok\\/s,.*/\\1 \\2/p" <<<"$ll")
   ltg=$(sed -n "s/.* tg$N \\([0-9.]*\\) ± \\([0-9.]*\\) tok\\/s.*/\\1 \\2/p" <<<"$ll")
   read -r lpp_m lpp_s <<<"${lpp:-null null}"; read -r ltg_m ltg_s <<<"${ltg:-null null}"
+  # Decode chained, then tuned (unchained and chained), each tg row of vkllm bench's JSON.
+  tgc=""; tgt=""; tgtc=""; tune_rc=null; tune_sum=""
+  if [ "$(elapsed)" -le "$TUNE_BUDGET" ]; then
+    tgn() { timeout 90 ${R[@]+"${R[@]}"} "$V" bench -m "$W/$f.gguf" -p 0 -n $N -r $reps --json "$@" \
+      2>>"$W/$f.err" | grep "\"test\": \"tg$N\""; }
+    tgc=$(tgn --chain 16)
+    timeout 150 ${R[@]+"${R[@]}"} "$V" tune -m "$W/$f.gguf" --pipeline-cache "$W/$f.cache" >"$W/$f.tune.txt" 2>&1
+    tune_rc=$?; tune_sum=$(grep -E '^(tuned|decode matrix-vector)' "$W/$f.tune.txt"); echo "$tune_sum"
+    tgt=$(tgn --pipeline-cache "$W/$f.cache"); tgtc=$(tgn --pipeline-cache "$W/$f.cache" --chain 16)
+    echo "${tgc:-no chained row}"; echo "${tgt:-no tuned row}"; echo "${tgtc:-no tuned chained row}"
+  else
+    echo "$f: tuning skipped (past the ${TUNE_BUDGET} s budget)"
+  fi
   runs="$runs${runs:+,}
-  {\"file\": \"$f\", \"vkllm\": [${pp:-null}, ${tg:-null}], \"llama_cpp\": {\"pp_ts\": $lpp_m, \"pp_sd\": $lpp_s, \"tg_ts\": $ltg_m, \"tg_sd\": $ltg_s}}"
+  {\"file\": \"$f\", \"vkllm\": [${pp:-null}, ${tg:-null}], \"vkllm_tg_chained\": ${tgc:-null}, \"vkllm_tg_tuned\": ${tgt:-null}, \"vkllm_tg_tuned_chained\": ${tgtc:-null}, \"tune\": {\"rc\": $tune_rc, \"summary\": \"$(esc "$tune_sum")\"}, \"llama_cpp\": {\"pp_ts\": $lpp_m, \"pp_sd\": $lpp_s, \"tg_ts\": $ltg_m, \"tg_sd\": $ltg_s}}"
   table="$table$(awk -v f="$f" -v pp="$(field avg_ts "$pp") $(field stddev_ts "$pp")" \
     -v fl="$(field flops_per_token "$pp")" -v tg="$(field avg_ts "$tg") $(field stddev_ts "$tg")" \
     -v lpp="$lpp_m $lpp_s" -v ltg="$ltg_m $ltg_s" 'function ts(s, a) { split(s, a, " ");
@@ -128,6 +148,15 @@ for f in $FILES; do
       return a[1] == "" || a[1] == "null" || fl == "" ? "" : sprintf("%.3g", a[1] * fl / 1e12) }
     BEGIN { printf "\n| %s | %.3g | %s | %s | %s | %s | %s | %s | %s | %s |", f, fl / 1e9, ts(pp),
       tf(pp), ts(lpp), tf(lpp), ratio(pp, lpp), ts(tg), ts(ltg), ratio(tg, ltg) }')"
+  tuned_table="$tuned_table$(awk -v f="$f" -v tg="$(field avg_ts "$tg") $(field stddev_ts "$tg")" \
+    -v c="$(field avg_ts "$tgc") $(field stddev_ts "$tgc")" -v t="$(field avg_ts "$tgt") $(field stddev_ts "$tgt")" \
+    -v tc="$(field avg_ts "$tgtc") $(field stddev_ts "$tgtc")" -v ltg="$ltg_m $ltg_s" \
+    -v us="$(sed -n 's/.*: \([0-9.]* us -> [0-9.]* us\).*/\1/p' <<<"$tune_sum")" 'function ts(s, a) { split(s, a, " ");
+      return a[1] == "" || a[1] == "null" ? "" : sprintf("%.0f ± %.0f", a[1], a[2]) }
+    function ratio(x, y, a, b) { split(x, a, " "); split(y, b, " ");
+      return a[1] == "" || b[1] == "" || b[1] == "null" || b[1] == 0 ? "" : sprintf("%.2f", a[1] / b[1]) }
+    BEGIN { printf "\n| %s | %s | %s | %s | %s | %s | %s | %s | %s |", f, ts(tg), ts(c), ts(t), ts(tc),
+      ts(ltg), ratio(t, ltg), ratio(tc, ltg), us }')"
 done
 
 stamp "profile of the prefill (the kernel of every dispatch), qwen2.5-0.5b Q8_0"
@@ -137,8 +166,13 @@ if [ "$(elapsed)" -le "$BUDGET" ]; then
     sed -n "/^pp$P: device time per token/,/^| all kernels/p")
   echo "$profile"
 fi
+dprofile=""
+if [ "$(elapsed)" -le "$TUNE_BUDGET" ] && [ -f "$W/q05-Q8_0.cache.tune" ]; then
+  dprofile=$(timeout 60 ${R[@]+"${R[@]}"} "$V" bench -m "$W/q05-Q8_0.gguf" -p 0 -n 16 -r 1 --profile \
+    --pipeline-cache "$W/q05-Q8_0.cache" 2>&1 | sed -n "/^tg16: device time per token/,/^| all kernels/p")
+  echo "$dprofile"
+fi
 
-esc() { sed 's/\\/\\\\/g; s/"/\\"/g' <<<"$1" | awk '{ printf "%s%s", (NR > 1 ? "\\n" : ""), $0 }'; }
 cat >"$OUT/side_by_side.json" <<EOF
 {"device": "$(esc "$device")", "coopmat": "$(esc "$coopmat")", "quick": ${QUICK:-0},
  "coopmat_kernel_tests": {"rc": $kt_rc, "summary": "$(esc "$kt_summary")"},
@@ -152,7 +186,11 @@ EOF
   echo
   echo "| file | GFLOP/token pp$P | vkllm pp$P | TFLOPS | llama.cpp pp$P | TFLOPS | ratio | vkllm tg$N | llama.cpp tg$N | ratio |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|$table"
+  echo
+  echo "| file | tg$N | chained | tuned | tuned chained | llama.cpp tg$N | tuned ratio | tuned chained ratio | matvec us/token default -> tuned |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---|$tuned_table"
   [ -n "$profile" ] && printf '\nqwen2.5-0.5b Q8_0, %s\n' "$profile"
+  [ -n "$dprofile" ] && printf '\nqwen2.5-0.5b Q8_0, tuned, %s\n' "$dprofile"
 } >"$OUT/side_by_side.md"
 cat "$OUT/side_by_side.md"
 stamp done
