@@ -861,8 +861,8 @@ typedef struct vkllm_tune_result {
     uint32_t file_written; /* 1: the tune file beside the pipeline cache was written */
 } vkllm_tune_result;
 
-/* Tunes the runtime's decode kernels to its device: for every weight shape of `model` (its dense and
- * expert matrix-vector products), times each candidate variant of the kernel (workgroup size,
+/* Tunes the runtime's decode kernels to its device: for every weight shape of `model` (its dense
+ * and expert matrix-vector products), times each candidate variant of the kernel (workgroup size,
  * rows per workgroup, subgroup or shared-memory sums), after checking its output against the
  * reference kernel on the model's own weights (a candidate that differs is rejected and cannot
  * win), and keeps the fastest for the runtime. Sessions created afterwards use the winners;

@@ -127,7 +127,7 @@ for f in $FILES; do
   tgc=""; tgt=""; tgtc=""; tune_rc=null; tune_sum=""
   if [ "$(elapsed)" -le "$TUNE_BUDGET" ]; then
     tgn() { timeout 90 ${R[@]+"${R[@]}"} "$V" bench -m "$W/$f.gguf" -p 0 -n $N -r $reps --json "$@" \
-      2>>"$W/$f.err" | grep "\"test\": \"tg$N\""; }
+      2>>"$W/$f.err" | grep -E "\"test\": \"tg$N( chain[0-9]+)?\""; }
     tgc=$(tgn --chain 16)
     timeout 150 ${R[@]+"${R[@]}"} "$V" tune -m "$W/$f.gguf" --pipeline-cache "$W/$f.cache" >"$W/$f.tune.txt" 2>&1
     tune_rc=$?; tune_sum=$(grep -E '^(tuned|decode matrix-vector)' "$W/$f.tune.txt"); echo "$tune_sum"
