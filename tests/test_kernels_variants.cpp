@@ -148,7 +148,7 @@ TEST_F(VariantTest, TheTunerTimesEveryCandidateAndPicksOneThatAgrees) {
         const uint32_t rows = 300, cols = 896;
         auto [data, w] = weights(t, rows, cols);
         Buffer wb = upload(data);
-        TunedShape s = tune_matvec(*ctx_, kernels(), Matrix{wb.range(), t, rows, cols});
+        TunedShape s = tune_matvec(*ctx_, kernels(), {Matrix{wb.range(), t, rows, cols}});
         EXPECT_EQ(s.default_variant, kernels().env().default_matvec_variant(s.key, true));
         ASSERT_FALSE(s.candidates.empty());
         EXPECT_EQ(s.candidates.front().variant, s.default_variant);
@@ -174,7 +174,7 @@ TEST_F(VariantTest, EveryMoeCandidateAgreesWithTheStorageBufferKernel) {
             auto [data, w] = weights(t, rows * n_expert, cols);
             Buffer wb = upload(data);
             ExpertMatrix e{wb.range(), t, rows, cols, n_expert};
-            TunedShape s = tune_moe_matvec(*ctx_, *k, e, 4);
+            TunedShape s = tune_moe_matvec(*ctx_, *k, {e}, 4);
             EXPECT_GT(s.candidates.size(), 1u);
             for (const TunedCandidate &c : s.candidates)
                 EXPECT_FALSE(c.rejected)

@@ -20,31 +20,25 @@ std::string describe(const gpu::MatvecVariant &v) {
     return s;
 }
 
-// Every matrix a decode step multiplies a vector by, one of each shape with how many times a
-// step runs it: the attention projections (stacked where the loader stacked them), the
-// feed-forward's, the router and the experts, and the output head.
+// Every matrix a decode step multiplies a vector by, by shape: the attention projections
+// (stacked where the loader stacked them), the feed-forward's, the router and the experts, and
+// the output head.
 struct Shapes {
-    std::map<gpu::MatvecKey, std::pair<gpu::Matrix, uint32_t>> dense;
-    std::map<gpu::MatvecKey, std::pair<gpu::ExpertMatrix, uint32_t>> experts;
+    std::map<gpu::MatvecKey, std::vector<gpu::Matrix>> dense;
+    std::map<gpu::MatvecKey, std::vector<gpu::ExpertMatrix>> experts;
 
     void add(const gpu::Matrix &m) {
         if (m.data.size == 0 || m.rows == 0) return;
-        gpu::MatvecKey key{gpu::MatvecFamily::Dense, m.type, m.rows, m.cols};
-        auto it = dense.emplace(key, std::make_pair(m, 0u)).first;
-        ++it->second.second;
+        dense[gpu::MatvecKey{gpu::MatvecFamily::Dense, m.type, m.rows, m.cols}].push_back(m);
     }
-    void add(const gpu::ExpertMatrix &m, uint32_t k) {
+    void add(const gpu::ExpertMatrix &m) {
         if (m.data.size == 0 || m.rows == 0) return;
-        gpu::MatvecKey key{gpu::MatvecFamily::Moe, m.type, m.rows, m.cols};
-        auto it = experts.emplace(key, std::make_pair(m, 0u)).first;
-        // A step multiplies by k experts of the tensor.
-        it->second.second += k;
+        experts[gpu::MatvecKey{gpu::MatvecFamily::Moe, m.type, m.rows, m.cols}].push_back(m);
     }
 };
 
 Shapes decode_shapes(const Model &model) {
     Shapes s;
-    uint32_t k = model.config().n_expert_used;
     for (const models::LayerWeights &l : model.weights().layers) {
         if (l.wqkv.data.size) {
             s.add(l.wqkv);
@@ -56,7 +50,7 @@ Shapes decode_shapes(const Model &model) {
         for (const gpu::Matrix *m : {&l.wo, &l.gate, &l.up, &l.down, &l.gate_inp})
             s.add(*m);
         for (const gpu::ExpertMatrix *m : {&l.gate_exps, &l.up_exps, &l.down_exps})
-            s.add(*m, k);
+            s.add(*m);
     }
     s.add(model.weights().output);
     return s;
@@ -107,11 +101,12 @@ TuneSummary tune_model(const Model &model, const std::string &pipeline_cache_pat
         if (t.winner != t.default_variant) ++sum.shapes_changed;
         winners[t.key] = t.winner;
     };
-    for (const auto &[key, m] : shapes.dense)
-        take(gpu::tune_matvec(ctx, ctx.kernels(), m.first), m.second);
-    for (const auto &[key, m] : shapes.experts)
-        take(gpu::tune_moe_matvec(ctx, ctx.kernels(), m.first, model.config().n_expert_used),
-             m.second);
+    uint32_t k = model.config().n_expert_used;
+    for (const auto &[key, ms] : shapes.dense)
+        take(gpu::tune_matvec(ctx, ctx.kernels(), ms), uint32_t(ms.size()));
+    // A step multiplies a token by k experts of each tensor.
+    for (const auto &[key, ms] : shapes.experts)
+        take(gpu::tune_moe_matvec(ctx, ctx.kernels(), ms, k), uint32_t(ms.size()) * k);
 
     gpu::MatvecTuning all = ctx.kernels().env().tuning();
     for (const auto &[key, v] : winners)

@@ -28,15 +28,17 @@ struct TunedShape {
 std::vector<MatvecVariant> matvec_candidates(const KernelEnv &env, const MatvecKey &key,
                                              bool texel);
 
-// Times every candidate of w's shape for one vector (a decode step), after checking its output
-// against the reference kernel's (the storage-buffer kernel, no subgroups) on the same random
-// input: within kTuneTolerance of the largest output, or it is rejected. The winner is the
-// fastest candidate not rejected; the default wins ties and whatever is within 3% of it (the
-// noise of a timing).
-// `kernels`: ctx's own, or (tests) those of the other device class.
-TunedShape tune_matvec(Context &ctx, Kernels &kernels, const Matrix &w);
-// The same for one token's k experts of `w` (moe_matvec), routed to experts spread over all.
-TunedShape tune_moe_matvec(Context &ctx, Kernels &kernels, const ExpertMatrix &w, uint32_t k);
+// Times every candidate of the shape of `ws` (matrices of one key: a model's layers) for one
+// vector (a decode step), after checking its output on ws[0] against the reference kernel's
+// (the storage-buffer kernel, no subgroups) on the same random input: within kTuneTolerance of
+// the largest output, or it is rejected. The products cycle through ws (Bench::time). The
+// winner is the fastest candidate not rejected; the default wins ties and whatever is within
+// 3% of it (the noise of a timing). `kernels`: ctx's own, or (tests) the other device class's.
+TunedShape tune_matvec(Context &ctx, Kernels &kernels, const std::vector<Matrix> &ws);
+// The same for one token's k experts of each of `ws` (moe_matvec), routed to experts spread
+// over the tensor.
+TunedShape tune_moe_matvec(Context &ctx, Kernels &kernels, const std::vector<ExpertMatrix> &ws,
+                           uint32_t k);
 
 constexpr double kTuneTolerance = 1e-3;
 
