@@ -83,20 +83,12 @@ void Pipelines::save() const {
     std::vector<char> data(size);
     if (vk.vkGetPipelineCacheData(device_.handle(), cache_, &size, data.data()) != VK_SUCCESS)
         return;
-    // Write then rename, so a crash or a concurrent reader never sees half a file.
-    std::string tmp = cache_path_ + ".tmp";
-    bool ok = false;
-    if (std::FILE *f = platform::open_file(tmp, "wb")) {
-        ok = std::fwrite(data.data(), 1, size, f) == size;
-        ok = (std::fclose(f) == 0) && ok;
-    }
-    std::string why = "cannot write " + tmp;
-    if (ok) ok = platform::replace_file(tmp, cache_path_, &why);
-    if (!ok) {
-        platform::remove_file(tmp);
+    // A crash or a concurrent reader (another process on the same cache) never sees half a
+    // file, and two writers never mix their bytes.
+    std::string why;
+    if (!platform::write_file_atomically(cache_path_, std::string_view(data.data(), size), &why))
         device_.log()(VKLLM_LOG_WARNING,
                       "could not write the pipeline cache " + cache_path_ + ": " + why);
-    }
 }
 
 uint64_t Pipelines::created() const {
