@@ -143,12 +143,14 @@ inline double top1_margin(const std::vector<float> &v) {
     return double(s[0]) - double(s[1]);
 }
 
-// An engine test on the models of ../shared/data (skipped, saying so, where it is absent).
+// An engine test on the models of the shared test data (VKLLM_SHARED_DATA_DIR), skipped,
+// saying so, where it is absent.
 class SharedModelTest : public EngineTest {
   protected:
     void SetUp() override {
         dir_ = shared_data_dir();
-        if (dir_.empty()) GTEST_SKIP() << "../shared/data is not here";
+        if (dir_.empty())
+            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
         EngineTest::SetUp();
     }
     std::string model_path(const char *name) const { return dir_ + "/models/" + name + ".gguf"; }

@@ -116,7 +116,8 @@ TEST(ChatTemplateApi, BuiltInHarmonyPutsTheSystemPromptInTheDeveloperTurnWithTod
 // Templates that read only roles and contents render every plain conversation as jinja2 does;
 // those that write bos_token render without it (the tokenizer adds it).
 TEST(ChatTemplateApi, ModelTemplatesRunAsJinja2RunsThem) {
-    if (shared_data_dir().empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (shared_data_dir().empty())
+        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     for (const char *name : {"Qwen-Qwen2-7B-Instruct", "Qwen-Qwen2.5-7B-Instruct",
                              "Qwen-Qwen3-0.6B", "google-gemma-2-2b-it"}) {
         std::string jinja =
@@ -164,7 +165,7 @@ TEST(ChatTemplateApi, ErrorsNameTheTemplateOrTheProblem) {
 
 TEST(ChatTemplateApi, RenderedChatTokenizesIntoControlTokens) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     vkllm_chat_message msgs[] = {{"user", "Hi!"}};
     char buf[512];
     size_t len = 0;
@@ -190,7 +191,8 @@ TEST(ChatTemplateApi, RenderedChatTokenizesIntoControlTokens) {
 // Qwen2 and SmolLM2 write their default system turn as a string literal with a real line break
 // after "system" (Qwen2.5 writes the escape \n): every form renders as jinja2 renders it.
 TEST(ChatTemplateApi, ChatMlTemplatesRenderAsJinja2DoesWithTheirDefaultSystemTurn) {
-    if (shared_data_dir().empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (shared_data_dir().empty())
+        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     for (const char *name : {"Qwen-Qwen2-7B-Instruct", "Qwen-Qwen2.5-7B-Instruct",
                              "HuggingFaceTB-SmolLM2-135M-Instruct"}) {
         std::string jinja =
@@ -206,7 +208,8 @@ TEST(ChatTemplateApi, SmolLM2FilesOwnTemplateRendersAsJinja2Does) {
     std::string path = cached_model("SmolLM2-135M-Instruct.Q4_1.gguf");
     if (path.empty())
         GTEST_SKIP() << "SmolLM2-135M-Instruct is not cached: run scripts/fetch-models";
-    if (shared_data_dir().empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (shared_data_dir().empty())
+        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     vkllm_gguf *g = nullptr;
     ASSERT_EQ(vkllm_gguf_open(path.c_str(), &g), VKLLM_OK) << vkllm_last_error();
     size_t len = 0;

@@ -83,7 +83,9 @@ class SharedReference : public EngineTest {
   protected:
     void SetUp() override {
         dir_ = shared_data_dir();
-        if (dir_.empty()) GTEST_SKIP() << "../shared/data is not here; reference checks skipped";
+        if (dir_.empty())
+            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; reference "
+                            "checks skipped";
         EngineTest::SetUp();
     }
 

@@ -282,7 +282,9 @@ TEST(Gguf, RandomCorruptionNeverCrashes) {
 
 TEST(Gguf, RealModelFilesAreSummarised) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here; real-file checks skipped";
+    if (dir.empty())
+        GTEST_SKIP()
+            << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; real-file checks skipped";
     GgufFile stories(dir + "/models/stories260K-plctlab.gguf");
     vkllm_model_summary s = vkllm::format::summarize(stories);
     EXPECT_STREQ(s.architecture, "llama");

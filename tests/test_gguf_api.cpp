@@ -13,7 +13,9 @@ class GgufApiTest : public ::testing::Test {
   protected:
     void SetUp() override {
         std::string dir = shared_data_dir();
-        if (dir.empty()) GTEST_SKIP() << "../shared/data is not here; real-file checks skipped";
+        if (dir.empty())
+            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; real-file "
+                            "checks skipped";
         path_ = dir + "/models/tiny-qwen2-f16.gguf";
         ASSERT_EQ(vkllm_gguf_open(path_.c_str(), &g_), VKLLM_OK) << vkllm_last_error();
     }

@@ -47,7 +47,7 @@ class NumpyReference : public ::testing::TestWithParam<const char *> {};
 // ggml's floor/ceil 8, 18) 0.024.
 TEST_P(NumpyReference, LogitsAndGreedyIdsMatchFloat64Numpy) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     std::string name = GetParam();
     auto model = ref::load_model_ref(dir + "/models/" + name + ".gguf");
     Json expected = Json::load(dir + "/reference/numpy-f64/" + name + ".json");
@@ -126,7 +126,7 @@ TEST(Route, FollowsEachArchitecturesOrder) {
 // layers at their 16 and gives the odd (full-attention) layers a 32-key window.
 TEST(SlidingWindow, CallersMaskCombinesWithTheWindow) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     auto model = ref::load_model_ref(dir + "/models/tiny-gptoss-f32.gguf");
     ASSERT_EQ(model->layers.size(), 2u);
     EXPECT_EQ(model->layers[0].window, 16u);
@@ -164,7 +164,7 @@ class Stories260K : public ::testing::Test {
   protected:
     void SetUp() override {
         std::string dir = shared_data_dir();
-        if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+        if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
         model_ = ref::load_model_ref(dir + "/models/stories260K-plctlab.gguf");
         expected_ = Json::load(dir + "/models/reference-stories260K-plctlab.json");
     }

@@ -167,7 +167,7 @@ TEST_F(SessionState, MixtureOfExpertsRestoresBitIdentically) {
 // GPT-OSS's sliding-window layers (window 16, chunks of 8: rings of 23 slots) wrapped twice.
 TEST_F(SessionState, GptOssWithWrappedSlidingWindowsRestoresBitIdentically) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     vkllm_model *m = load(dir + "/models/tiny-gptoss-f32.gguf");
     ASSERT_NE(m, nullptr);
     Config c;

@@ -39,7 +39,9 @@ std::string ids_text(const std::vector<int32_t> &ids) {
 // of expected ids per string; no BOS, special-token parsing off.
 void check_llama_cpp_vectors(const std::string &vocab, const std::string &vectors) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here; tokenizer vectors skipped";
+    if (dir.empty())
+        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; tokenizer "
+                        "vectors skipped";
     auto tok = load(dir + "/tokenizer/" + vocab);
     std::string inp = read_file(dir + "/tokenizer/llama.cpp-vocab/" + vectors + ".inp");
     std::string out = read_file(dir + "/tokenizer/llama.cpp-vocab/" + vectors + ".out");
@@ -71,7 +73,9 @@ void check_llama_cpp_vectors(const std::string &vocab, const std::string &vector
 // `ids_no_special` without; decoding round-trips where the reference says it does.
 void check_reference_json(const std::string &vocab, const std::string &reference) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here; tokenizer vectors skipped";
+    if (dir.empty())
+        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; tokenizer "
+                        "vectors skipped";
     auto tok = load(dir + "/tokenizer/" + vocab);
     Json ref = Json::load(dir + "/tokenizer/" + reference);
     size_t matched = 0, checked = 0, roundtrips = 0;
@@ -136,7 +140,7 @@ TEST(TokenizerReference, GptOssMatchesHuggingFace) {
 // tokens parsed); these vocabularies are small, so most text falls back to bytes.
 TEST(TokenizerReference, TinyModelsMatchLlamaTokenize) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     Json ref = Json::load(dir + "/reference/tokenize-tiny.json");
     size_t checked = 0;
     for (const auto &model : ref["models"].obj) {

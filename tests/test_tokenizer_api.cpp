@@ -20,7 +20,9 @@ class TokenizerApiTest : public ::testing::Test {
   protected:
     void open(const std::string &relative) {
         std::string dir = shared_data_dir();
-        if (dir.empty()) GTEST_SKIP() << "../shared/data is not here; tokenizer checks skipped";
+        if (dir.empty())
+            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; tokenizer "
+                            "checks skipped";
         vkllm_gguf *g = nullptr;
         ASSERT_EQ(vkllm_gguf_open((dir + "/" + relative).c_str(), &g), VKLLM_OK)
             << vkllm_last_error();

@@ -327,7 +327,7 @@ std::string difference(const std::vector<std::string> &data,
 // tokenizer_corpus.json needs tokenize.mjs to be run again.
 TEST(TokenizerLlamaCpp, ReferenceDataIsForTheCurrentCorpus) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     Json shared = Json::load(dir + "/tokenizer/reference-corpus.json");
     Json ours = Json::load(kData + "/tokenizer_corpus.json");
     std::vector<std::string> corpus;

@@ -158,7 +158,7 @@ TEST(GemmaSpmLoad, VocabularyOf262144TokensLoadsQuickly) {
 // Llama 2 adds a dummy prefix: its first word is "▁Hello", and decoding drops that space again.
 TEST(LlamaSpm, DummyPrefixIsAddedAndRemovedAgain) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not here";
+    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     auto tok = load(dir + "/tokenizer/llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
     ASSERT_TRUE(tok->vocab().add_space_prefix);
     Ids ids = tok->encode("Hello world", kPlain);

@@ -319,7 +319,8 @@ class Vulkan11Generation : public ::testing::Test {
   protected:
     void SetUp() override {
         dir_ = shared_data_dir();
-        if (dir_.empty()) GTEST_SKIP() << "../shared/data is not here";
+        if (dir_.empty())
+            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
         cache_ = ::testing::TempDir() + "vkllm_vulkan11_" + std::to_string(::getpid()) + ".cache";
         base_ = generate(dir_, cache_, nullptr, nullptr);
         ASSERT_EQ(base_.status, VKLLM_OK) << base_.error;
