@@ -8,21 +8,11 @@
 #include <functional>
 
 #include "common/half.h"
+#include "gpu/pattern.h"
 
 namespace vkllm::gpu {
 
 namespace {
-
-// Deterministic data in [-1, 1): the check must not depend on a random seed.
-std::vector<float> pattern(size_t n, uint32_t seed) {
-    std::vector<float> v(n);
-    uint32_t s = seed * 747796405u + 2891336453u;
-    for (float &x : v) {
-        s = s * 1664525u + 1013904223u;
-        x = float(s >> 8) / float(1u << 23) - 1.0f;
-    }
-    return v;
-}
 
 std::vector<uint16_t> to_half(const std::vector<float> &v) {
     std::vector<uint16_t> h(v.size());

@@ -5,20 +5,11 @@
 #include <cmath>
 #include <functional>
 
+#include "gpu/pattern.h"
+
 namespace vkllm::gpu {
 
 namespace {
-
-// Inputs in [-1, 1), the same on every run so that a tuning can be repeated.
-std::vector<float> pattern(size_t n, uint32_t seed) {
-    std::vector<float> v(n);
-    uint32_t s = seed * 747796405u + 2891336453u;
-    for (float &x : v) {
-        s = s * 1664525u + 1013904223u;
-        x = float(s >> 8) / float(1u << 23) - 1.0f;
-    }
-    return v;
-}
 
 // What a shape's timing needs: its input and output on the device and the recording that
 // repeats the product between two timestamps.
