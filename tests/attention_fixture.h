@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "common/half.h"
 #include "gpu_fixture.h"
 #include "reference/attention_ref.h"
 #include "reference/cpu_ops.h"
@@ -61,6 +63,34 @@ class AttentionFixture : public GpuTest {
         for (float &x : s)
             x *= 4.0f;
         return s;
+    }
+
+    // A Q8_0 cache of rows of head_dim as floats.
+    static std::vector<float> dequantize_q8_0_cache(const std::vector<uint8_t> &bytes,
+                                                    uint32_t head_dim) {
+        size_t row_bytes = head_dim + 16, n_rows = bytes.size() / row_bytes;
+        std::vector<float> out(n_rows * head_dim);
+        for (size_t r = 0; r < n_rows; ++r) {
+            const uint8_t *row = &bytes[r * row_bytes];
+            for (uint32_t i = 0; i < head_dim; ++i) {
+                uint16_t h = uint16_t(row[head_dim + 2 * (i / 32)] |
+                                      (row[head_dim + 2 * (i / 32) + 1] << 8));
+                out[r * head_dim + i] = vkllm::half_to_float(h) * float(int8_t(row[i]));
+            }
+        }
+        return out;
+    }
+
+    // A cache's contents (as downloaded floats) as the values it holds.
+    static std::vector<float> values(const std::vector<float> &raw, KvType kv, uint32_t head_dim) {
+        if (kv == KvType::F32) return raw;
+        std::vector<uint8_t> bytes(raw.size() * 4);
+        std::memcpy(bytes.data(), raw.data(), bytes.size());
+        if (kv == KvType::Q8_0) return dequantize_q8_0_cache(bytes, head_dim);
+        std::vector<float> out(bytes.size() / 2);
+        for (size_t i = 0; i < out.size(); ++i)
+            out[i] = vkllm::half_to_float(uint16_t(bytes[2 * i] | (bytes[2 * i + 1] << 8)));
+        return out;
     }
 
     // The cache types a head size can use.

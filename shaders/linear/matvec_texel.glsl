@@ -11,13 +11,21 @@ const uint MATS = GATED ? 2u : 1u;  // matrices per workgroup (matvec_reduce.gls
 
 layout(binding = MatvecTexelBindings_w) uniform utextureBuffer W;  // RGBA32UI
 layout(binding = MatvecTexelBindings_x) uniform textureBuffer X;   // RGBA32F, [n][cols]
-layout(binding = MatvecTexelBindings_y) buffer Output { float y[]; };  // [n][y_stride]
+// Storing K and V itself, the last workgroup of a head reads its stacked outputs back.
+#ifdef MATVEC_KV_STORE
+#define OUTPUT coherent
+#define STACKED_OUTPUT coherent
+#else
+#define OUTPUT
+#define STACKED_OUTPUT writeonly
+#endif
+layout(binding = MatvecTexelBindings_y) OUTPUT buffer Output { float y[]; };  // [n][y_stride]
 #define LINEAR_BIAS_BINDING MatvecTexelBindings_bias
 #include "linear_epilogue.glsl"
 layout(binding = MatvecTexelBindings_w2) uniform utextureBuffer W2;  // RGBA32UI, GATED only
 layout(binding = MatvecTexelBindings_g) uniform textureBuffer G;    // RGBA32F, [cols], NORM only
-layout(binding = MatvecTexelBindings_yk) writeonly buffer OutputK { float yk[]; };  // QKV only
-layout(binding = MatvecTexelBindings_yv) writeonly buffer OutputV { float yv[]; };
+layout(binding = MatvecTexelBindings_yk) STACKED_OUTPUT buffer OutputK { float yk[]; };  // QKV only
+layout(binding = MatvecTexelBindings_yv) STACKED_OUTPUT buffer OutputV { float yv[]; };
 
 uint row0, b0;  // the workgroup's first row and first vector
 
@@ -56,6 +64,9 @@ void emit(uint i, float sum) {
         yv[b * kv_rows + row - p.v_row0] = sum;
 }
 #include "matvec_reduce.glsl"
+#ifdef MATVEC_KV_STORE
+#include "matvec_kv_epilogue.glsl"
+#endif
 
 // Texel t of matrix m (a constant once the loops over matrices are unrolled).
 uvec4 fetch(uint m, uint t) { return m == 0u ? texelFetch(W, int(t)) : texelFetch(W2, int(t)); }
@@ -165,20 +176,9 @@ void walk_rows(uint lane) {
 
 const uint HALF = ROWS / 2u;
 
-void main() {
-    uint lane = gl_LocalInvocationID.x;
-    row0 = flat_group() * ROWS;
-    b0 = gl_WorkGroupID.z * NB;
+// The rows side by side: each lane takes units of K in turn, for all ROWS rows.
+void round_robin(uint lane) {
     uint units = p.cols / 32u;
-    // Vectors past the end of the batch repeat the last one: computed, never stored.
-    [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
-    [[unroll]] for (uint j = 0; j < NB; ++j) sq[j] = 0.0;
-#ifdef MATVEC_SUBGROUP_REDUCE
-    if (X_UNITS > 0u) {
-        walk_rows(lane);
-        return;
-    }
-#endif
     [[unroll]] for (uint i = 0; i < OUTS; ++i) acc[i] = 0.0;
     // Units that are whole rounds of the lanes plus half a round (Qwen2.5-0.5B's 896 columns:
     // 28 units on 8 lanes) end with a half round: there each unit goes to two lanes, each
@@ -208,4 +208,22 @@ void main() {
     }
     if (NORM) norm_scales();
     reduce_acc(lane);
+}
+
+void main() {
+    uint lane = gl_LocalInvocationID.x;
+    row0 = flat_group() * ROWS;
+    b0 = gl_WorkGroupID.z * NB;
+    // Vectors past the end of the batch repeat the last one: computed, never stored.
+    [[unroll]] for (uint j = 0; j < NB; ++j) xbase[j] = min(b0 + j, p.n - 1u) * (p.cols / 4u);
+    [[unroll]] for (uint j = 0; j < NB; ++j) sq[j] = 0.0;
+#ifdef MATVEC_SUBGROUP_REDUCE
+    if (X_UNITS > 0u)
+        walk_rows(lane);
+    else
+#endif
+        round_robin(lane);
+#ifdef MATVEC_KV_STORE
+    kv_epilogue(lane);
+#endif
 }

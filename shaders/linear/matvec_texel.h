@@ -31,6 +31,10 @@ VKLLM_SPEC(9, bool, QKV, false)
 // The *_subgroup shader's subgroups per workgroup at most (matvec_reduce.glsl): 1 where the
 // workgroup is one subgroup.
 VKLLM_SPEC(10, uint, SUBGROUPS, 1)
+// matvec_texel_kv*.comp (QKV with its K and V stored into the KV cache, matvec_kv_epilogue.glsl):
+// the cache's type and the RoPE layout, as kv_store.comp's KV_TYPE and ROPE.
+VKLLM_SPEC(11, uint, KV_TYPE, 0)
+VKLLM_SPEC(12, uint, ROPE, 0)
 VKLLM_SPEC_END(MatvecTexelSpec)
 VKLLM_PUSH_BEGIN(MatvecTexelPush)
 uint rows;  // rows in this chunk
@@ -42,16 +46,36 @@ float eps;      // NORM
 uint k_row0;    // QKV
 uint v_row0;
 float scale;  // EPILOGUE bit 2 (not with QKV)
+// matvec_texel_kv*.comp: the cache and the RoPE table, as kv_store.comp's push constants.
+uint head_dim;
+uint capacity;
+uint n_sink;
+uint n_seq;
+uint rot_dim;
+uint n_pos;
 VKLLM_PUSH_END(MatvecTexelPush)
+// The bindings of every texel matvec, and those of matvec_texel_kv*.comp after them.
+#define VKLLM_MATVEC_TEXEL_BINDINGS(S)                \
+    VKLLM_TEXEL_BINDING(S, 0, w, R32G32B32A32_UINT)   \
+    VKLLM_TEXEL_BINDING(S, 1, x, R32G32B32A32_SFLOAT) \
+    VKLLM_BINDING(S, 2, y)                            \
+    VKLLM_BINDING(S, 3, bias)                         \
+    VKLLM_TEXEL_BINDING(S, 4, w2, R32G32B32A32_UINT)  \
+    VKLLM_TEXEL_BINDING(S, 5, g, R32G32B32A32_SFLOAT) \
+    VKLLM_BINDING(S, 6, yk)                           \
+    VKLLM_BINDING(S, 7, yv)
 VKLLM_BINDINGS_BEGIN(MatvecTexelBindings)
-VKLLM_TEXEL_BINDING(MatvecTexelBindings, 0, w, R32G32B32A32_UINT)
-VKLLM_TEXEL_BINDING(MatvecTexelBindings, 1, x, R32G32B32A32_SFLOAT)
-VKLLM_BINDING(MatvecTexelBindings, 2, y)
-VKLLM_BINDING(MatvecTexelBindings, 3, bias)
-VKLLM_TEXEL_BINDING(MatvecTexelBindings, 4, w2, R32G32B32A32_UINT)
-VKLLM_TEXEL_BINDING(MatvecTexelBindings, 5, g, R32G32B32A32_SFLOAT)
-VKLLM_BINDING(MatvecTexelBindings, 6, yk)
-VKLLM_BINDING(MatvecTexelBindings, 7, yv)
+VKLLM_MATVEC_TEXEL_BINDINGS(MatvecTexelBindings)
 VKLLM_BINDINGS_END(MatvecTexelBindings)
+VKLLM_BINDINGS_BEGIN(MatvecTexelKvBindings)
+VKLLM_MATVEC_TEXEL_BINDINGS(MatvecTexelKvBindings)
+VKLLM_BINDING(MatvecTexelKvBindings, 8, k_cache)
+VKLLM_BINDING(MatvecTexelKvBindings, 9, v_cache)
+VKLLM_BINDING(MatvecTexelKvBindings, 10, positions)
+VKLLM_BINDING(MatvecTexelKvBindings, 11, seq_ids)
+VKLLM_BINDING(MatvecTexelKvBindings, 12, table)
+// Per (vector, head) of the stacked output, the rows stored so far; zero between dispatches.
+VKLLM_BINDING(MatvecTexelKvBindings, 13, arrivals)
+VKLLM_BINDINGS_END(MatvecTexelKvBindings)
 
 #endif

@@ -94,7 +94,8 @@ Session::Session(const Model &model, const SessionOptions &options)
                                      ctx_.kernels().attention_scratch_bytes(attention_shape(n, l)));
     // Refused before anything is allocated when the memory budget cannot hold it.
     gpu::Allocator &alloc = ctx_.allocator();
-    uint64_t total = kv_bytes_ + scratch_bytes;
+    uint64_t arrival_bytes = gpu::LinearKernels::qkv_arrivals_bytes(c.n_head, c.n_head_kv);
+    uint64_t total = kv_bytes_ + scratch_bytes + arrival_bytes;
     for (uint64_t b : act_bytes)
         total += b;
     alloc.require_budget(total, "the session's KV cache and activations");
@@ -109,15 +110,17 @@ Session::Session(const Model &model, const SessionOptions &options)
     ids_ = alloc.allocate(uint64_t(opt_.n_seq) * 4, gpu::MemoryKind::Host);
     logit_rows_ = opt_.n_seq;
     chain_ = alloc.allocate(uint64_t(kMaxChainSteps) * opt_.n_seq * 4, gpu::MemoryKind::Host);
+    // Split-K's counts and the fused KV store's start at zero; every use leaves them so.
+    gpu::Recording zero(ctx_.device());
+    zero.begin();
     if (scratch_bytes) {
         attn_scratch_ = alloc.allocate(scratch_bytes, gpu::MemoryKind::Device);
-        // Split-K's counts start at zero; every attention() leaves them so.
-        gpu::Recording zero(ctx_.device());
-        zero.begin();
         zero.fill(attn_scratch_.range(), 0);
-        zero.end();
-        zero.submit();
     }
+    qkv_arrivals_ = alloc.allocate(arrival_bytes, gpu::MemoryKind::Device);
+    zero.fill(qkv_arrivals_.range(), 0);
+    zero.end();
+    zero.submit();
     if (c.moe())
         route_ = alloc.allocate(gpu::moe_route_words(max_rows_, c.n_expert_used, c.n_expert) * 4,
                                 gpu::MemoryKind::Device);
@@ -125,7 +128,7 @@ Session::Session(const Model &model, const SessionOptions &options)
         k_cache_.push_back(alloc.allocate(layer_kv_bytes_[l] / 2, gpu::MemoryKind::Device));
         v_cache_.push_back(alloc.allocate(layer_kv_bytes_[l] / 2, gpu::MemoryKind::Device));
     }
-    for (const gpu::Buffer *b : {&step_, &ids_, &chain_, &attn_scratch_, &route_})
+    for (const gpu::Buffer *b : {&step_, &ids_, &chain_, &attn_scratch_, &qkv_arrivals_, &route_})
         device_bytes_ += b->size();
     for (const std::vector<gpu::Buffer> *set : {&acts_, &k_cache_, &v_cache_})
         for (const gpu::Buffer &b : *set)
@@ -164,6 +167,17 @@ gpu::AttentionShape Session::attention_shape(uint32_t n, uint32_t layer, bool pr
     return s;
 }
 
+gpu::KvRope Session::kv_rope(const models::op::StoreKv &s, uint32_t rows) const {
+    const models::ModelConfig &c = model_.config();
+    if (s.rope != models::Rope::KAndQ) return {};
+    return {c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
+            model_.rope_table(s.layer, opt_.n_ctx),
+            c.rot_dim,
+            model_.max_positions(),
+            act(Act::Q, rows),
+            c.n_head};
+}
+
 void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_tokens, bool prefill,
                      uint32_t chain_step) {
     namespace op = models::op;
@@ -200,24 +214,26 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
                      {l.bias, l.write == models::Write::Accumulate, l.scale}, {l.norm, c.norm_eps});
         },
         [&](const op::LinearQkv &qkv) {
-            k.linear_qkv(rec, qkv.w, act(qkv.in, rows), act(Act::Q, rows), act(Act::K, rows),
-                         act(Act::V, rows), c.kv_dim(), rows, qkv.bias, {qkv.norm, c.norm_eps});
+            if (!qkv.store) {
+                k.linear_qkv(rec, qkv.w, act(qkv.in, rows), act(Act::Q, rows), act(Act::K, rows),
+                             act(Act::V, rows), c.kv_dim(), rows, qkv.bias, {qkv.norm, c.norm_eps});
+                return;
+            }
+            uint32_t layer = qkv.store->layer;
+            gpu::KvStoreTarget t{
+                k_cache_[layer].range(),      v_cache_[layer].range(),   view,
+                attention_shape(rows, layer), kv_rope(*qkv.store, rows), qkv_arrivals_.range()};
+            k.linear_qkv_store(rec, qkv.w, act(qkv.in, rows), act(Act::Q, rows), act(Act::K, rows),
+                               act(Act::V, rows), rows, qkv.bias, {qkv.norm, c.norm_eps}, t);
         },
         [&](const op::Add &a) {
             k.binary(rec, gpu::Binary::Add, act(a.a, rows), act(a.b, rows), act(a.out, rows),
                      rows * width(a.out), rows * width(a.out));
         },
         [&](const op::StoreKv &s) {
-            gpu::KvRope rope;
-            if (s.rope == models::Rope::KAndQ)
-                rope = {c.neox ? gpu::RopeLayout::Neox : gpu::RopeLayout::Interleaved,
-                        model_.rope_table(s.layer, opt_.n_ctx),
-                        c.rot_dim,
-                        model_.max_positions(),
-                        act(Act::Q, rows),
-                        c.n_head};
             k.kv_store(rec, act(Act::K, rows), act(Act::V, rows), k_cache_[s.layer].range(),
-                       v_cache_[s.layer].range(), view, attention_shape(rows, s.layer), rope);
+                       v_cache_[s.layer].range(), view, attention_shape(rows, s.layer),
+                       kv_rope(s, rows));
         },
         [&](const op::Attend &at) {
             k.attention(rec, act(Act::Q, rows), k_cache_[at.layer].range(),
@@ -287,12 +303,15 @@ gpu::Recording &Session::recording(uint32_t n_tokens, LogitRows rows, uint32_t c
         ctx_.device(), opt_.profile ? kMaxProfiled * std::max(chain, 1u) : 0, opt_.profile);
     rec->keep_log(opt_.log_recordings);
     const gpu::Kernels &k = ctx_.kernels();
-    models::NormFusable fusable = [&](const gpu::Matrix &w, Act in, uint32_t r,
-                                      const gpu::BufferRange &norm) {
+    models::Fusions fusions;
+    fusions.norm = [&](const gpu::Matrix &w, Act in, uint32_t r, const gpu::BufferRange &norm) {
         return k.norm_fusable(w, act(in, r), norm, r);
     };
+    fusions.qkv_store = [&](const gpu::Matrix &w, Act in, uint32_t r, uint32_t layer) {
+        return k.qkv_store_fusable(w, act(in, r), r, attention_shape(r, layer));
+    };
     models::Plan plan =
-        models::build_plan(model_.config(), model_.weights(), {n_tokens, rows, logprobs}, fusable);
+        models::build_plan(model_.config(), model_.weights(), {n_tokens, rows, logprobs}, fusions);
     rec->begin();
     if (chain == 0) record(*rec, plan, n_tokens, prefill);
     // The same dispatches again for every step: each reads the step arrays the step before

@@ -192,6 +192,8 @@ class Session {
     // `prefill`: the step's tokens come in runs of one sequence (gpu::AttentionShape).
     gpu::AttentionShape attention_shape(uint32_t n_tokens, uint32_t layer,
                                         bool prefill = false) const;
+    // The RoPE a StoreKv applies on the way into the cache, for a step of `rows` tokens.
+    gpu::KvRope kv_rope(const models::op::StoreKv &s, uint32_t rows) const;
     void check_fits(uint32_t seq, size_t n) const;
     void add_profile(const gpu::Recording &rec);
 
@@ -216,6 +218,7 @@ class Session {
     uint64_t device_bytes_ = 0;
     gpu::Buffer route_;         // mixture of experts: the step's routing and expert groups
     gpu::Buffer attn_scratch_;  // split-K attention's partial results (GPUs)
+    gpu::Buffer qkv_arrivals_;  // the QKV projection's count of each head's stored rows
     std::vector<uint32_t> n_past_;
     // The most positions each sequence's rings were written up to since it was last empty: a
     // rewind leaves the slots of the positions it dropped holding them, so what a ring has

@@ -100,6 +100,7 @@ DeviceCaps query_device(const Instance &instance, VkPhysicalDevice physical, uin
     caps.storage_offset_align = lim.minStorageBufferOffsetAlignment;
     caps.texel_offset_align = lim.minTexelBufferOffsetAlignment;
     caps.max_groups_x = lim.maxComputeWorkGroupCount[0];
+    caps.max_storage_buffers = lim.maxPerStageDescriptorStorageBuffers;
     caps.timestamp_period_ns = lim.timestampPeriod;
 
     // Vulkan 1.1 has the properties and features queries and the subgroup and 16-bit storage

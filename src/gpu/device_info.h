@@ -17,6 +17,7 @@ struct DeviceCaps {
     VkDeviceSize storage_offset_align = 256;
     VkDeviceSize texel_offset_align = 256;
     uint32_t max_groups_x = 65535;
+    uint32_t max_storage_buffers = 4;  // per shader stage (maxPerStageDescriptorStorageBuffers)
     float timestamp_period_ns = 1.0f;
     uint32_t timestamp_valid_bits = 0;
     uint8_t cache_uuid[VK_UUID_SIZE]{};

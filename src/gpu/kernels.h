@@ -30,16 +30,16 @@ struct KernelEnvHolder {
 
 class Kernels : private detail::KernelEnvHolder,
                 public ElementwiseKernels,
-                public LinearKernels,
                 public AttentionKernels,
+                public LinearKernels,
                 public MoeKernels,
                 public ArgmaxKernels {
   public:
     Kernels(Device &device, Pipelines &pipelines, DeviceClass cls)
         : KernelEnvHolder(device, pipelines, cls),
           ElementwiseKernels(env_storage_),
-          LinearKernels(env_storage_, *this),
           AttentionKernels(env_storage_),
+          LinearKernels(env_storage_, *this, *this),
           MoeKernels(env_storage_, *this, *this),
           ArgmaxKernels(env_storage_) {}
     Kernels(const Kernels &) = delete;

@@ -3,8 +3,9 @@
 namespace vkllm::gpu {
 
 static const uint32_t kSetsPerPool = 256;
-// The most any kernel binds (attention: 9). Devices allow far more storage buffers per stage.
-static const uint32_t kMaxBindings = 12;
+// The most any kernel binds (the QKV projection storing K and V: 14, 10 of them storage
+// buffers, which LinearKernels::qkv_store_fusable checks against the device's per-stage limit).
+static const uint32_t kMaxBindings = 16;
 
 Recording::Recording(Device &device, uint32_t max_timestamps, bool per_dispatch)
     : device_(device), per_dispatch_(per_dispatch) {

@@ -145,6 +145,18 @@ struct KvRope {
     uint32_t q_heads = 0;
 };
 
+// Where LinearKernels::linear_qkv_store puts K and V: the layer's caches, the step, the shape of
+// its attention, and the RoPE to apply (its q and q_heads unused: Q is the projection's own
+// output, rotated in place). `arrivals` (LinearKernels::qkv_arrivals_bytes) counts each head's
+// rows stored so far; it must be zero before its first use, and each use leaves it zero.
+struct KvStoreTarget {
+    BufferRange k_cache, v_cache;
+    StepView step;
+    AttentionShape shape;
+    KvRope rope;
+    BufferRange arrivals;
+};
+
 // How a model scales its rotary angles: YaRN context extension (GPT-OSS; factor 0 means none)
 // and per-pair frequency factors (Llama 3.1+'s rope_freqs: pair i's angle is divided by
 // freq_factors[i]; empty means none).

@@ -86,9 +86,8 @@ struct NormedInput {
 
 class Builder {
   public:
-    Builder(const ModelConfig &c, const ModelWeights &w, StepShape shape,
-            const NormFusable &fusable)
-        : c_(c), w_(w), shape_(shape), fusable_(fusable), family_(family(c)) {}
+    Builder(const ModelConfig &c, const ModelWeights &w, StepShape shape, const Fusions &fusions)
+        : c_(c), w_(w), shape_(shape), fusions_(fusions), family_(family(c)) {}
 
     Plan build() {
         add(op::Embed{w_.token_embd, c_.embd_scale});
@@ -115,7 +114,7 @@ class Builder {
     void add(Op o) { p_.ops.push_back(std::move(o)); }
 
     // The norm (weight, and bias for a LayerNorm) of `in` that the linear layers `readers`
-    // reading `rows` rows take as their input. An RMS norm is folded into them where `fusable`
+    // reading `rows` rows take as their input. An RMS norm is folded into them where `fusions.norm`
     // allows it for all of them.
     NormedInput normed(Act in, const gpu::BufferRange &weight, const gpu::BufferRange &bias,
                        uint32_t rows, const std::vector<const gpu::Matrix *> &readers) {
@@ -124,9 +123,9 @@ class Builder {
             return {Act::H, {}};
         }
         if (!weight.size) return {in, {}};  // OLMo 2: no pre-norm
-        bool fold = bool(fusable_);
+        bool fold = bool(fusions_.norm);
         for (const gpu::Matrix *m : readers)
-            fold = fold && fusable_(*m, in, rows, weight);
+            fold = fold && fusions_.norm(*m, in, rows, weight);
         if (fold) return {in, weight};
         add(op::RmsNorm{in, Act::H, weight, c_.n_embd});
         return {Act::H, {}};
@@ -138,8 +137,15 @@ class Builder {
     void attention(uint32_t i) {
         const LayerWeights &L = w_.layers[i];
         NormedInput h = normed(Act::X, L.attn_norm, L.attn_norm_b, shape_.n_tokens, qkv_readers(L));
+        // SmolLM3's NoPE layers store K and use Q as they are.
+        op::StoreKv store{i, c_.rope_layer(i) ? family_.rope : Rope::None};
+        bool stored = false;  // by the projection's own dispatch
         if (stacked_qkv(L)) {
-            add(op::LinearQkv{L.wqkv, h.in, L.bqkv, h.norm});
+            op::LinearQkv qkv{L.wqkv, h.in, L.bqkv, h.norm, std::nullopt};
+            stored = !c_.qk_norm && fusions_.qkv_store &&
+                     fusions_.qkv_store(L.wqkv, h.in, shape_.n_tokens, i);
+            if (stored) qkv.store = store;
+            add(qkv);
         } else {
             add(op::Linear{L.wq, h.in, Act::Q, L.bq, Write::Replace, h.norm});
             add(op::Linear{L.wk, h.in, Act::K, L.bk, Write::Replace, h.norm});
@@ -149,8 +155,7 @@ class Builder {
             add(op::RmsNorm{Act::Q, Act::Q, L.q_norm, c_.q_norm_dim()});
             add(op::RmsNorm{Act::K, Act::K, L.k_norm, c_.k_norm_dim()});
         }
-        // SmolLM3's NoPE layers store K and use Q as they are.
-        add(op::StoreKv{i, c_.rope_layer(i) ? family_.rope : Rope::None});
+        if (!stored) add(store);
         add(op::Attend{i, L.sinks});
         residual(L.wo, Act::Attn, L.bo, L.post_attn_norm);
     }
@@ -227,7 +232,7 @@ class Builder {
     const ModelConfig &c_;
     const ModelWeights &w_;
     StepShape shape_;
-    const NormFusable &fusable_;
+    const Fusions &fusions_;
     Family family_;
     Plan p_;
 };
@@ -235,8 +240,8 @@ class Builder {
 }  // namespace
 
 Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape,
-                const NormFusable &fusable) {
-    return Builder(c, w, shape, fusable).build();
+                const Fusions &fusions) {
+    return Builder(c, w, shape, fusions).build();
 }
 
 }  // namespace vkllm::models

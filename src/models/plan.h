@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -134,6 +135,9 @@ struct LinearQkv {  // Q, K, V = the stacked projections of in (+ their stacked 
     Act in;
     gpu::BufferRange bias;  // size 0: none
     gpu::BufferRange norm;  // as Linear's
+    // Set where the kernels store K and V (and rotate Q) in the projection's own dispatch: the
+    // layer's StoreKv, which then has no op of its own.
+    std::optional<StoreKv> store;
 };
 struct LinearSwiGlu {  // out = silu(W_gate in) * (W_up in), fused where the kernels can
     gpu::Matrix gate, up;
@@ -198,6 +202,15 @@ uint32_t act_width(const ModelConfig &c, Act a);
 // w reading `rows` rows of `in` themselves (gpu::Kernels::norm_fusable).
 using NormFusable =
     std::function<bool(const gpu::Matrix &w, Act in, uint32_t rows, const gpu::BufferRange &norm)>;
+// Whether the kernels can store layer `layer`'s K and V in the dispatch of its stacked QKV
+// projection w over `rows` rows of `in` (gpu::Kernels::qkv_store_fusable).
+using QkvStoreFusable =
+    std::function<bool(const gpu::Matrix &w, Act in, uint32_t rows, uint32_t layer)>;
+// The fusions the kernels offer; an empty one is never taken.
+struct Fusions {
+    NormFusable norm;
+    QkvStoreFusable qkv_store;
+};
 
 // The decoder-only transformer of llama, qwen2 and qwen3 (pre-norm, RoPE, GQA, SwiGLU) and of
 // gpt2 (pre-LayerNorm, learned positions, GELU MLP, biases), and the mixture-of-experts
@@ -212,8 +225,10 @@ using NormFusable =
 // their Argmax, and their Logprobs where the shape asks for them.
 //
 // An RMS norm whose every reader is a linear layer the kernels can normalise for is folded
-// into them (their `norm`) where `fusable` says so: no RmsNorm op, and they read its input.
+// into them (their `norm`) where `fusions.norm` says so: no RmsNorm op, and they read its input.
+// A layer's StoreKv joins its stacked QKV projection where `fusions.qkv_store` says so and no
+// QK-norm comes between them.
 Plan build_plan(const ModelConfig &c, const ModelWeights &w, StepShape shape,
-                const NormFusable &fusable = {});
+                const Fusions &fusions = {});
 
 }  // namespace vkllm::models

@@ -66,6 +66,12 @@ class AttentionKernels {
     // choice. Tests check it with it and the other kernels without it.
     void set_attention_coopmat(std::optional<bool> on) { env_.attention_coopmat_forced = on; }
 
+    // Checks an attention shape and the cache bindings for `kernel` (and for the linear
+    // kernels that store K and V themselves); returns the sequences the caches hold.
+    uint32_t check_attention(const BufferRange &k_cache, const BufferRange &v_cache,
+                             const StepView &step, const AttentionShape &shape,
+                             const char *kernel) const;
+
   private:
     // attention.comp's query heads per workgroup (g) and workgroups per KV head (blocks).
     struct HeadBlocks {
@@ -87,11 +93,6 @@ class AttentionKernels {
                               const BufferRange &v_cache, const BufferRange &out,
                               const StepView &step, const AttentionShape &shape,
                               const BufferRange &sinks);
-    // Checks an attention shape and the cache bindings; returns the sequences they hold.
-    uint32_t check_attention(const BufferRange &k_cache, const BufferRange &v_cache,
-                             const StepView &step, const AttentionShape &shape,
-                             const char *kernel) const;
-
     KernelEnv &env_;
 };
 

@@ -109,6 +109,59 @@ void LinearKernels::linear_qkv(Recording &rec, const Matrix &w, const BufferRang
     }
 }
 
+uint64_t LinearKernels::qkv_arrivals_bytes(uint32_t n_heads, uint32_t n_kv_heads) {
+    return uint64_t(kRowGroup) * (uint64_t(n_heads) + 2ull * n_kv_heads) * 4;
+}
+
+uint64_t LinearKernels::matvec_max_range(bool texel) const {
+    uint64_t max_range = env_.device.info().max_storage_buffer_range;
+    if (texel) max_range = std::min(max_range, env_.device.info().max_texel_buffer_elements * 16);
+    return max_range;
+}
+
+bool LinearKernels::qkv_store_fusable(const Matrix &w, const BufferRange &x, uint32_t n,
+                                      const AttentionShape &s) const {
+    uint64_t kv_rows = uint64_t(s.n_kv_heads) * s.head_dim;
+    uint64_t heads = uint64_t(s.n_heads) + 2ull * s.n_kv_heads;
+    // Heads of whole 8-value units (kv_store's), whole Q8_0 blocks, in one dispatch, on a
+    // device that binds its storage buffers.
+    uint32_t storage_buffers = 0;
+    for (const Binding &b : binding_list(shaders::MatvecTexelKvBindings{}))
+        storage_buffers += b.format == VK_FORMAT_UNDEFINED;
+    return env_.device.caps().max_storage_buffers >= storage_buffers && n >= 1 && n <= kRowGroup &&
+           s.head_dim % 8 == 0 && (s.kv_type != KvType::Q8_0 || s.head_dim % 32 == 0) &&
+           heads * s.head_dim == w.rows && qkv_fusable(w, x, uint32_t(kv_rows), n) &&
+           env_.split_rows(w, matvec_max_range(true)).size() == 1;
+}
+
+void LinearKernels::linear_qkv_store(Recording &rec, const Matrix &w, const BufferRange &x,
+                                     const BufferRange &q, const BufferRange &k,
+                                     const BufferRange &v, uint32_t n, const BufferRange &bias,
+                                     const InputNorm &norm, const KvStoreTarget &store) {
+    const AttentionShape &s = store.shape;
+    if (s.n_tokens != n || !qkv_store_fusable(w, x, n, s))
+        fail(VKLLM_ERR_INTERNAL,
+             "linear_qkv_store: %u rows of a %u x %u matrix cannot store heads "
+             "of %u in the projection's dispatch",
+             n, w.rows, w.cols, s.head_dim);
+    uint32_t n_seq =
+        attention_.check_attention(store.k_cache, store.v_cache, store.step, s, "linear_qkv_store");
+    const KvRope &rope = store.rope;
+    if (rope.rot_dim) {
+        if (rope.rot_dim % 2 || rope.rot_dim > s.head_dim || rope.n_pos == 0)
+            fail(VKLLM_ERR_INTERNAL, "linear_qkv_store: rot_dim %u with head_dim %u", rope.rot_dim,
+                 s.head_dim);
+        require(rope.table, uint64_t(rope.n_pos) * rope.rot_dim * 4, "linear_qkv_store", "table");
+    }
+    require(store.arrivals, qkv_arrivals_bytes(s.n_heads, s.n_kv_heads), "linear_qkv_store",
+            "arrivals");
+    if (norm.weight.size && !norm_fusable(w, x, norm.weight, n))
+        fail(VKLLM_ERR_INTERNAL, "linear_qkv_store: a norm fused where the kernel cannot apply it");
+    uint32_t kv_rows = s.n_kv_heads * s.head_dim;
+    StackedOutputs out{k, v, w.rows - 2 * kv_rows, kv_rows, &store, n_seq};
+    matvec(rec, w, nullptr, x, q, n, Epilogue{bias, false}, norm, &out);
+}
+
 void LinearKernels::matvec_row_groups(Recording &rec, const Matrix &w, const Matrix *up,
                                       const BufferRange &x, const BufferRange &y, uint32_t n,
                                       const Epilogue &end, const InputNorm &norm,
@@ -169,6 +222,7 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
         if (end.accumulate || end.scale != 1.0f || up || !texel_matvec(w, x))
             fail(VKLLM_ERR_INTERNAL, "matvec: stacked outputs where the texel kernel cannot");
     }
+    const KvStoreTarget *store = qkv ? qkv->store : nullptr;
     uint32_t epilogue = epilogue_bits(end, w, "matvec");
     bool normed = norm.weight.size != 0;
     if (normed) require(norm.weight, uint64_t(w.cols) * 4, "matvec", "norm weight");
@@ -209,8 +263,18 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             spec.NORM = normed;
             spec.QKV = qkv != nullptr;
             spec.SUBGROUPS = single ? 1 : v.wg;
-            pipeline = &env_.pipelines.get<shaders::MatvecTexelBindings>(
-                v.subgroup ? shaders::matvec_texel_subgroup : shaders::matvec_texel, spec);
+            if (store) {
+                spec.KV_TYPE = uint32_t(store->shape.kv_type);
+                spec.ROPE = !store->rope.rot_dim                     ? 0
+                            : store->rope.layout == RopeLayout::Neox ? 2
+                                                                     : 1;
+                pipeline = &env_.pipelines.get<shaders::MatvecTexelKvBindings>(
+                    v.subgroup ? shaders::matvec_texel_kv_subgroup : shaders::matvec_texel_kv,
+                    spec);
+            } else {
+                pipeline = &env_.pipelines.get<shaders::MatvecTexelBindings>(
+                    v.subgroup ? shaders::matvec_texel_subgroup : shaders::matvec_texel, spec);
+            }
         } else {
             shaders::MatvecSpec spec;
             spec.WG = v.wg;
@@ -222,11 +286,11 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             pipeline = &env_.pipelines.get<shaders::MatvecBindings>(
                 v.subgroup ? shaders::matvec_subgroup : shaders::matvec, spec);
         }
-        uint64_t max_range = env_.device.info().max_storage_buffer_range;
-        if (texel)
-            max_range = std::min(max_range, env_.device.info().max_texel_buffer_elements * 16);
+        uint64_t max_range = matvec_max_range(texel);
         BufferRange xs{x.buffer, x.offset, uint64_t(n) * w.cols * 4};
         std::vector<KernelEnv::Chunk> chunks = env_.split_rows(w, max_range);
+        if (store && (!texel || chunks.size() != 1))
+            fail(VKLLM_ERR_INTERNAL, "matvec: the KV store fused where one texel dispatch cannot");
         // The up projection has the gate's shape and type, so the same row chunks.
         std::vector<KernelEnv::Chunk> up_chunks = up ? env_.split_rows(*up, max_range) : chunks;
         for (size_t i = 0; i < chunks.size(); ++i) {
@@ -237,23 +301,49 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             // Stacked outputs: where K's and V's rows start.
             if (qkv)
                 texel_push.k_row0 = qkv->q_rows, texel_push.v_row0 = qkv->q_rows + qkv->kv_rows;
+            if (store) {
+                const AttentionShape &s = store->shape;
+                texel_push.head_dim = s.head_dim;
+                texel_push.capacity = s.capacity;
+                texel_push.n_sink = s.n_sink;
+                texel_push.n_seq = qkv->n_seq;
+                texel_push.rot_dim = store->rope.rot_dim;
+                texel_push.n_pos = store->rope.n_pos;
+            }
             uint64_t groups = (c.rows + rows - 1) / rows;
             if (texel) {
-                shaders::MatvecTexelBindings b;
-                b.w = c.data;
-                b.x = xs;
-                b.y = y;
-                b.bias = bias_binding(end, c.data);
-                b.w2 = up_chunks[i].data;
-                // Without a norm its binding is x again, never read.
-                b.g = normed ? BufferRange{norm.weight.buffer, norm.weight.offset,
-                                           uint64_t(w.cols) * 4}
-                             : xs;
-                // Without stacked outputs these are y again, never written.
-                b.yk = qkv ? qkv->k : y;
-                b.yv = qkv ? qkv->v : y;
-                env_.dispatch_1d(rec, *pipeline, b, &texel_push, sizeof texel_push, groups,
-                                 groups_z);
+                auto bind = [&](auto &b) {
+                    b.w = c.data;
+                    b.x = xs;
+                    b.y = y;
+                    b.bias = bias_binding(end, c.data);
+                    b.w2 = up_chunks[i].data;
+                    // Without a norm its binding is x again, never read.
+                    b.g = normed ? BufferRange{norm.weight.buffer, norm.weight.offset,
+                                               uint64_t(w.cols) * 4}
+                                 : xs;
+                    // Without stacked outputs these are y again, never written.
+                    b.yk = qkv ? qkv->k : y;
+                    b.yv = qkv ? qkv->v : y;
+                };
+                if (store) {
+                    shaders::MatvecTexelKvBindings b;
+                    bind(b);
+                    b.k_cache = store->k_cache;
+                    b.v_cache = store->v_cache;
+                    b.positions = store->step.positions;
+                    b.seq_ids = store->step.seq_ids;
+                    // Without RoPE: positions again, never read.
+                    b.table = store->rope.rot_dim ? store->rope.table : store->step.positions;
+                    b.arrivals = store->arrivals;
+                    env_.dispatch_1d(rec, *pipeline, b, &texel_push, sizeof texel_push, groups,
+                                     groups_z);
+                } else {
+                    shaders::MatvecTexelBindings b;
+                    bind(b);
+                    env_.dispatch_1d(rec, *pipeline, b, &texel_push, sizeof texel_push, groups,
+                                     groups_z);
+                }
             } else {
                 shaders::MatvecBindings b;
                 b.w = c.data;

@@ -1,11 +1,12 @@
 // Linear layers: matrix-vector products (batched, texel and storage-buffer paths, lavapipe's
-// row walk), the tiled matrix-matrix product, and the fused forms (SwiGLU, stacked QKV, an
-// input norm, a bias or residual epilogue) (tests/test_kernels_matmul.cpp,
-// tests/test_kernels_quant.cpp).
+// row walk), the tiled matrix-matrix product, and the fused forms (SwiGLU, stacked QKV and its
+// KV cache store, an input norm, a bias or residual epilogue) (tests/test_kernels_matmul.cpp,
+// tests/test_kernels_quant.cpp, tests/test_kernels_qkv_store.cpp).
 #pragma once
 
 #include <cstdint>
 
+#include "gpu/kernels/attention.h"
 #include "gpu/kernels/elementwise.h"
 #include "gpu/kernels/env.h"
 
@@ -13,7 +14,8 @@ namespace vkllm::gpu {
 
 class LinearKernels {
   public:
-    LinearKernels(KernelEnv &env, ElementwiseKernels &eltwise) : env_(env), eltwise_(eltwise) {}
+    LinearKernels(KernelEnv &env, ElementwiseKernels &eltwise, const AttentionKernels &attention)
+        : env_(env), eltwise_(eltwise), attention_(attention) {}
 
     // y[b][rows] = W x[b][cols] for b < n (decode of n sequences at once; n = 1: y = W x).
     void matvec(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
@@ -48,6 +50,23 @@ class LinearKernels {
                     const BufferRange &k, const BufferRange &v, uint32_t kv_rows, uint32_t n,
                     const BufferRange &bias = {}, const InputNorm &norm = {});
     bool qkv_fusable(const Matrix &w, const BufferRange &x, uint32_t kv_rows, uint32_t n) const;
+    // linear_qkv that also stores K and V into the KV cache and rotates Q, as
+    // AttentionKernels::kv_store with `store.rope` would after it, in the projection's own
+    // dispatch (matvec_kv_epilogue.glsl): a decode step's kv_store dispatch and its barrier
+    // fewer. k and v still receive the projections (unrotated). Only where
+    // qkv_store_fusable says so (VKLLM_ERR_INTERNAL otherwise).
+    void linear_qkv_store(Recording &rec, const Matrix &w, const BufferRange &x,
+                          const BufferRange &q, const BufferRange &k, const BufferRange &v,
+                          uint32_t n, const BufferRange &bias, const InputNorm &norm,
+                          const KvStoreTarget &store);
+    // Whether linear_qkv_store can take w (stacking heads of `shape`) over n rows of x: one
+    // dispatch of the texel kernel (a few rows, a matrix one binding covers) and heads that
+    // kv_store's units divide.
+    bool qkv_store_fusable(const Matrix &w, const BufferRange &x, uint32_t n,
+                           const AttentionShape &shape) const;
+    // The bytes of linear_qkv_store's `arrivals` for a model of n_heads query and n_kv_heads
+    // KV heads, for any n it fuses.
+    static uint64_t qkv_arrivals_bytes(uint32_t n_heads, uint32_t n_kv_heads);
     // Y[n][rows] = X[n][cols] W^T, for n activation rows (prefill): on cooperative matrices
     // where they are used (coopmat()), else the tiled kernel.
     void matmul(Recording &rec, const Matrix &w, const BufferRange &x, const BufferRange &y,
@@ -80,7 +99,11 @@ class LinearKernels {
     struct StackedOutputs {
         BufferRange k, v;
         uint32_t q_rows, kv_rows;
+        const KvStoreTarget *store = nullptr;  // linear_qkv_store's
+        uint32_t n_seq = 0;                    // sequences its caches hold
     };
+    // The largest binding of a matvec's weights: texel buffers have their own limit.
+    uint64_t matvec_max_range(bool texel) const;
     // Whether every group of n rows takes the texel kernel (matvec_row_groups' x slices too).
     bool texel_groups(const Matrix &w, const BufferRange &x, uint32_t n) const;
     // matvec, and with `up` the fused gated unit `glu` (SwiGLU or GeGLU) of linear_swiglu.
@@ -102,6 +125,7 @@ class LinearKernels {
 
     KernelEnv &env_;
     ElementwiseKernels &eltwise_;
+    const AttentionKernels &attention_;  // its checks of a KV cache
 };
 
 }  // namespace vkllm::gpu
