@@ -21,6 +21,7 @@ function(vkllm_arm64_gtest name)
 endfunction()
 
 vkllm_arm64_gtest(test_format test_gguf.cpp)
+vkllm_arm64_gtest(test_architecture_table test_architecture_table.cpp)
 vkllm_arm64_gtest(test_quant test_quant.cpp test_gguf_writer.cpp)
 vkllm_arm64_gtest(test_tokenizer test_tokenizer.cpp test_chat_template.cpp)
 vkllm_arm64_gtest(test_tokenizer_spm test_tokenizer_spm.cpp)

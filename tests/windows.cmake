@@ -23,6 +23,7 @@ vkllm_gtest(test_kernels test_kernels_matmul.cpp test_kernels_norm.cpp test_kern
             test_kernels_elementwise.cpp test_kernels_attention.cpp test_kernels_quant.cpp
             test_kernels_moe.cpp test_kernels_logprobs.cpp test_kernels_sampling.cpp)
 vkllm_gtest(test_format test_gguf.cpp)
+vkllm_gtest(test_architecture_table test_architecture_table.cpp)
 vkllm_gtest(test_portability test_portability.cpp)
 vkllm_gtest(test_vulkan11 test_vulkan11.cpp)
 vkllm_gtest(test_session_state test_session_state.cpp)

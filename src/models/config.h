@@ -5,28 +5,16 @@
 #include <string>
 
 #include "format/gguf.h"
+#include "models/architecture.h"
 
 namespace vkllm::models {
-
-enum class Arch {
-    Llama,
-    Qwen2,
-    Qwen3,
-    Gpt2,
-    Qwen2Moe,
-    GptOss,
-    Gemma2,
-    Gemma3,
-    Olmo2,
-    Phi3,
-    Qwen3Moe,
-    SmolLM3,
-    Granite
-};
 
 struct ModelConfig {
     Arch arch = Arch::Llama;
     std::string arch_name;
+    // The row's norm and FFN family (models/architectures.def).
+    Norm norm = Norm::Rms;
+    Ffn ffn = Ffn::SwiGlu;
     uint32_t n_vocab = 0;
     uint32_t n_embd = 0;
     uint32_t n_layer = 0;
@@ -71,11 +59,9 @@ struct ModelConfig {
     // tanh(x / cap) (0: none; Gemma 3 files may carry the final one too).
     float attn_softcap = 0, final_softcap = 0;
     // Gemma 2 and 3: the embeddings times sqrt(n_embd); norms of the attention's and the FFN's
-    // output before the residual add (post_attention_norm, post_ffw_norm; OLMo 2 too); a
-    // GELU-tanh gate.
+    // output before the residual add (post_attention_norm, post_ffw_norm; OLMo 2 too).
     float embd_scale = 1;  // Granite: granite.embedding_scale
     bool post_norms = false;
-    bool gelu_gate = false;
     // Granite: each block's output (attention and FFN) times residual_scale before it is added
     // to the residual stream; the logits divided by logit_scale.
     float residual_scale = 1, logit_scale = 1;
@@ -109,6 +95,9 @@ struct ModelConfig {
     bool qk_norm = false;        // RMSNorm of q and k (Qwen3, Gemma 3: per head; OLMo 2: whole)
     bool qk_norm_whole = false;  // OLMo 2: over q's and k's whole rows, not per head
     bool tied_output = false;    // no output.weight: the embedding is the output head
+    // Phi-3: attn_qkv.weight (where the file has it) holds Q, K and V, ffn_up.weight the gate
+    // and up rows.
+    bool fused_projections = false;
 
     uint32_t q_dim() const { return n_head * head_dim; }
     uint32_t kv_dim() const { return n_head_kv * head_dim; }
@@ -117,8 +106,10 @@ struct ModelConfig {
     uint32_t k_norm_dim() const { return qk_norm_whole ? kv_dim() : head_dim; }
 };
 
-// VKLLM_ERR_UNSUPPORTED names an architecture this build does not run; VKLLM_ERR_FORMAT names a
-// missing or inconsistent hyper-parameter.
+// The file's row of models/architectures.def, and the hyper-parameters it says to read, then
+// the row's special case. VKLLM_ERR_UNSUPPORTED names an architecture no row has (and every
+// one a row has) or a variant of one that is refused; VKLLM_ERR_FORMAT names a missing or
+// inconsistent hyper-parameter.
 ModelConfig read_config(const format::GgufFile &file);
 
 }  // namespace vkllm::models

@@ -40,30 +40,10 @@ uint32_t act_width(const ModelConfig &c, Act a) {
 
 namespace {
 
-// What sets the architectures apart, read once from the configuration; the builder below is
-// otherwise one layer for all of them.
-enum class Norm {
-    Rms,    // RMS norm, folded into the linear layers that read it where the kernels can
-    Layer,  // GPT-2: LayerNorm with a bias
-};
-enum class Ffn {
-    SwiGlu,   // llama, qwen2, qwen3
-    Gelu,     // GPT-2's MLP, biases everywhere
-    Experts,  // routed experts (GPT-OSS: clamped SwiGLU, biases), Qwen2-MoE's shared expert
-};
-
-struct Family {
-    Norm norm;
-    Rope rope;  // learned positions: none
-    Ffn ffn;
-};
-
-Family family(const ModelConfig &c) {
-    Family f{Norm::Rms, Rope::KAndQ, Ffn::SwiGlu};
-    if (c.arch == Arch::Gpt2) f = {Norm::Layer, Rope::None, Ffn::Gelu};
-    if (c.moe()) f.ffn = Ffn::Experts;
-    return f;
-}
+// What sets the architectures apart is read once from their rows (models/architectures.def)
+// into the configuration: its norm (RMS, folded into the linear layers that read it where the
+// kernels can; or GPT-2's LayerNorm with a bias), its positions (learned: nothing to rotate) and
+// its FFN family; the builder below is otherwise one layer for all of them.
 
 // Whether the layer's Q, K and V projections (and biases) are one stacked matrix.
 bool stacked_qkv(const LayerWeights &L) {
@@ -87,21 +67,28 @@ struct NormedInput {
 class Builder {
   public:
     Builder(const ModelConfig &c, const ModelWeights &w, StepShape shape, const Fusions &fusions)
-        : c_(c), w_(w), shape_(shape), fusions_(fusions), family_(family(c)) {}
+        : c_(c),
+          w_(w),
+          shape_(shape),
+          fusions_(fusions),
+          rope_(c.learned_positions ? Rope::None : Rope::KAndQ) {}
 
     Plan build() {
         add(op::Embed{w_.token_embd, c_.embd_scale});
         if (c_.learned_positions) add(op::AddPositions{w_.position_embd});
         for (uint32_t i = 0; i < c_.n_layer; ++i) {
             attention(i);
-            switch (family_.ffn) {
+            switch (c_.ffn) {
                 case Ffn::SwiGlu:
+                case Ffn::GeGlu:
                     swiglu(w_.layers[i]);
                     break;
                 case Ffn::Gelu:
                     gelu_mlp(w_.layers[i]);
                     break;
                 case Ffn::Experts:
+                case Ffn::SharedExperts:
+                case Ffn::OaiExperts:
                     experts(w_.layers[i]);
                     break;
             }
@@ -118,7 +105,7 @@ class Builder {
     // allows it for all of them.
     NormedInput normed(Act in, const gpu::BufferRange &weight, const gpu::BufferRange &bias,
                        uint32_t rows, const std::vector<const gpu::Matrix *> &readers) {
-        if (family_.norm == Norm::Layer) {
+        if (c_.norm == Norm::Layer) {
             add(op::LayerNorm{in, Act::H, weight, bias});
             return {Act::H, {}};
         }
@@ -138,7 +125,7 @@ class Builder {
         const LayerWeights &L = w_.layers[i];
         NormedInput h = normed(Act::X, L.attn_norm, L.attn_norm_b, shape_.n_tokens, qkv_readers(L));
         // SmolLM3's NoPE layers store K and use Q as they are.
-        op::StoreKv store{i, c_.rope_layer(i) ? family_.rope : Rope::None};
+        op::StoreKv store{i, c_.rope_layer(i) ? rope_ : Rope::None};
         bool stored = false;  // by the projection's own dispatch
         if (stacked_qkv(L)) {
             op::LinearQkv qkv{L.wqkv, h.in, L.bqkv, h.norm, std::nullopt};
@@ -178,7 +165,7 @@ class Builder {
     void swiglu(const LayerWeights &L) {
         NormedInput f = normed(Act::X, L.ffn_norm, {}, shape_.n_tokens, {&L.gate, &L.up});
         add(op::LinearSwiGlu{L.gate, L.up, f.in, Act::Gate, Act::Up, f.norm,
-                             c_.gelu_gate ? Glu::GeGlu : Glu::SwiGlu});
+                             c_.ffn == Ffn::GeGlu ? Glu::GeGlu : Glu::SwiGlu});
         residual(L.down, Act::Gate, {}, L.post_ffn_norm);
     }
 
@@ -193,7 +180,7 @@ class Builder {
     // X += the routed experts of each token (and Qwen2-MoE's gated shared expert). The experts
     // read the norm's output H as well as linear layers: never folded.
     void experts(const LayerWeights &L) {
-        bool oss = c_.arch == Arch::GptOss;
+        bool oss = c_.ffn == Ffn::OaiExperts;
         add(op::RmsNorm{Act::X, Act::H, L.ffn_norm, c_.n_embd});
         add(op::Linear{L.gate_inp, Act::H, Act::Router, L.gate_inp_b});
         add(op::MoeRoute{oss ? gpu::Gating::TopKSoftmax : gpu::Gating::SoftmaxTopK,
@@ -233,7 +220,7 @@ class Builder {
     const ModelWeights &w_;
     StepShape shape_;
     const Fusions &fusions_;
-    Family family_;
+    Rope rope_;  // what StoreKv rotates on a layer with RoPE
     Plan p_;
 };
 

@@ -200,7 +200,7 @@ class Loader {
 // expert; GPT-OSS expert biases).
 void load_moe_layer(Loader &l, const ModelConfig &c, const std::string &b, LayerWeights &L) {
     uint32_t d = c.n_embd;
-    bool oss = c.arch == Arch::GptOss;
+    bool oss = c.ffn == Ffn::OaiExperts;
     L.attn_norm = l.vector(b + "attn_norm.weight", d);
     L.wq = l.matrix(b + "attn_q.weight", d, c.q_dim());
     L.wk = l.matrix(b + "attn_k.weight", d, c.kv_dim());
@@ -214,7 +214,7 @@ void load_moe_layer(Loader &l, const ModelConfig &c, const std::string &b, Layer
     }
     L.wo = l.matrix(b + "attn_output.weight", c.q_dim(), d);
     L.bo = l.vector(b + "attn_output.bias", d, true);
-    if (oss) L.sinks = l.vector(b + "attn_sinks.weight", c.n_head);
+    if (c.attn_sinks) L.sinks = l.vector(b + "attn_sinks.weight", c.n_head);
     L.ffn_norm = l.vector(b + (oss ? "post_attention_norm.weight" : "ffn_norm.weight"), d);
     L.gate_inp = l.matrix(b + "ffn_gate_inp.weight", d, c.n_expert);
     L.gate_inp_b = l.vector(b + "ffn_gate_inp.bias", c.n_expert, true);
@@ -232,6 +232,18 @@ void load_moe_layer(Loader &l, const ModelConfig &c, const std::string &b, Layer
         L.up = l.matrix(b + "ffn_up_shexp.weight", d, c.n_ff_shexp);
         L.down = l.matrix(b + "ffn_down_shexp.weight", c.n_ff_shexp, d);
     }
+}
+
+// Granite's optional output bias is served; its optional FFN biases are not. The special case
+// of architectures.def's granite row on the loader's side: which optional tensors a file may
+// have, not a value read_config could hold.
+void load_granite_biases(Loader &l, const format::GgufFile &f, const ModelConfig &c,
+                         const std::string &b, LayerWeights &L) {
+    L.bo = l.vector(b + "attn_output.bias", c.n_embd, true);
+    for (const char *t : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"})
+        if (f.find_tensor(b + t))
+            fail(VKLLM_ERR_UNSUPPORTED, "%s: tensor %s%s (an FFN bias) is not supported",
+                 f.path().c_str(), b.c_str(), t);
 }
 
 void load_gpt2_layer(Loader &l, const ModelConfig &c, const std::string &b, LayerWeights &L) {
@@ -266,7 +278,7 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
     for (uint32_t i = 0; i < c.n_layer; ++i) {
         std::string b = "blk." + std::to_string(i) + ".";
         LayerWeights L;
-        if (c.arch == Arch::Gpt2 || c.moe()) {
+        if (c.ffn == Ffn::Gelu || c.moe()) {
             if (c.moe())
                 load_moe_layer(l, c, b, L);
             else
@@ -275,7 +287,7 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
             continue;
         }
         if (c.pre_norms) L.attn_norm = l.vector(b + "attn_norm.weight", c.n_embd);
-        if (c.arch == Arch::Phi3 && f.find_tensor(b + "attn_qkv.weight")) {
+        if (c.fused_projections && f.find_tensor(b + "attn_qkv.weight")) {
             // Phi-3's qkv_proj (no bias): Q's rows, then K's, then V's, uploaded as three row
             // blocks back to back, so the stacked projection below reads them in one pass.
             std::vector<gpu::Matrix> qkv =
@@ -294,20 +306,13 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
             L.k_norm = l.vector(b + "attn_k_norm.weight", c.k_norm_dim());
         }
         L.wo = l.matrix(b + "attn_output.weight", c.q_dim(), c.n_embd);
-        if (c.arch == Arch::Granite) {
-            // Granite's optional output bias is served; its optional FFN biases are not.
-            L.bo = l.vector(b + "attn_output.bias", c.n_embd, true);
-            for (const char *t : {"ffn_gate.bias", "ffn_up.bias", "ffn_down.bias"})
-                if (f.find_tensor(b + t))
-                    fail(VKLLM_ERR_UNSUPPORTED, "%s: tensor %s%s (an FFN bias) is not supported",
-                         f.path().c_str(), b.c_str(), t);
-        }
+        if (c.arch == Arch::Granite) load_granite_biases(l, f, c, b, L);
         if (c.pre_norms) L.ffn_norm = l.vector(b + "ffn_norm.weight", c.n_embd);
         if (c.post_norms) {
             L.post_attn_norm = l.vector(b + "post_attention_norm.weight", c.n_embd);
             L.post_ffn_norm = l.vector(b + "post_ffw_norm.weight", c.n_embd);
         }
-        if (c.arch == Arch::Phi3) {
+        if (c.fused_projections) {
             // Phi-3's gate_up_proj: ffn_up of 2 n_ff rows, the gate's first (Phi3MLP's chunk(2),
             // llama.cpp's swiglu of the split row), uploaded as two row blocks: the fused SwiGLU
             // reads them as it reads separate gate and up tensors, for every weight type, and
@@ -328,7 +333,7 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
         L.bqkv = gpu::stack_ranges({L.bq, L.bk, L.bv});
     }
     w.output_norm = l.vector("output_norm.weight", c.n_embd);
-    if (c.arch == Arch::Gpt2) w.output_norm_b = l.vector("output_norm.bias", c.n_embd);
+    if (c.norm == Norm::Layer) w.output_norm_b = l.vector("output_norm.bias", c.n_embd);
     w.output = c.tied_output ? w.token_embd : l.matrix("output.weight", c.n_embd, c.n_vocab);
     return l.take(arenas);
 }
