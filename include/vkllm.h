@@ -469,7 +469,7 @@ typedef struct vkllm_gguf_key {
 } vkllm_gguf_key;
 
 /* Keys are numbered 0 .. n_keys-1 in file order. VKLLM_ERR_NOT_FOUND past the end. */
-VKLLM_API vkllm_status vkllm_gguf_key_at(const vkllm_gguf *gguf, size_t index, vkllm_gguf_key *out);
+VKLLM_API vkllm_status vkllm_gguf_get_key(const vkllm_gguf *gguf, size_t index, vkllm_gguf_key *out);
 
 /* Typed reads of a key by name. VKLLM_ERR_NOT_FOUND when the key is absent; VKLLM_ERR_FORMAT
  * when it has another type. get_int accepts every integer type and bool (a uint64 above
@@ -501,7 +501,7 @@ typedef struct vkllm_tensor_info {
 } vkllm_tensor_info;
 
 /* Tensors are numbered 0 .. n_tensors-1 in file order. VKLLM_ERR_NOT_FOUND past the end. */
-VKLLM_API vkllm_status vkllm_gguf_tensor_at(const vkllm_gguf *gguf, size_t index,
+VKLLM_API vkllm_status vkllm_gguf_get_tensor(const vkllm_gguf *gguf, size_t index,
                                             vkllm_tensor_info *out);
 
 /* The name of a ggml tensor type ("Q4_K"), or NULL for an id ggml does not define. */
@@ -548,7 +548,7 @@ typedef struct vkllm_tokenizer_info {
 VKLLM_API vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer,
                                                 vkllm_tokenizer_info *out);
 
-/* vkllm_tokenize flags. A SentencePiece model's user-defined pieces (Gemma's runs of spaces,
+/* vkllm_tokenizer_encode flags. A SentencePiece model's user-defined pieces (Gemma's runs of spaces,
  * its HTML tags) are part of its segmentation: they are matched with or without PARSE_SPECIAL. */
 #define VKLLM_TOKENIZE_ADD_SPECIAL 0x1u /* add BOS (and EOS) where the model asks for them */
 #define VKLLM_TOKENIZE_PARSE_SPECIAL                          \
@@ -562,11 +562,11 @@ VKLLM_API vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer
  * tokens are parsed only with VKLLM_TOKENIZE_PARSE_SPECIAL: text a chat template rendered needs
  * it (else the model reads "<|im_end|>" as ten characters and does not stop where it should);
  * vkllm_conversation passes it itself. */
-VKLLM_API vkllm_status vkllm_tokenize(const vkllm_tokenizer *tokenizer, const char *text,
+VKLLM_API vkllm_status vkllm_tokenizer_encode(const vkllm_tokenizer *tokenizer, const char *text,
                                       size_t length, uint32_t flags, int32_t *tokens,
                                       size_t capacity, size_t *n_tokens);
 
-/* vkllm_token_to_piece / vkllm_detokenize flags. */
+/* vkllm_tokenizer_get_piece / vkllm_tokenizer_decode flags. */
 #define VKLLM_DETOKENIZE_SPECIAL                                   \
     0x1u /* render control tokens (BOS, <|im_end|>) as their text; \
             by default they produce no text */
@@ -574,7 +574,7 @@ VKLLM_API vkllm_status vkllm_tokenize(const vkllm_tokenizer *tokenizer, const ch
 /* The bytes of one token, which may be part of a UTF-8 character (byte tokens), with a NUL
  * after them; the buffer rules of vkllm_gguf_get_string. VKLLM_ERR_INVALID_ARGUMENT for an id
  * outside the vocabulary. */
-VKLLM_API vkllm_status vkllm_token_to_piece(const vkllm_tokenizer *tokenizer, int32_t token,
+VKLLM_API vkllm_status vkllm_tokenizer_get_piece(const vkllm_tokenizer *tokenizer, int32_t token,
                                             uint32_t flags, char *buf, size_t capacity,
                                             size_t *length);
 
@@ -582,13 +582,13 @@ VKLLM_API vkllm_status vkllm_token_to_piece(const vkllm_tokenizer *tokenizer, in
  * SentencePiece vocabulary adds one), with a NUL after it; the buffer rules of
  * vkllm_gguf_get_string. VKLLM_ERR_INVALID_ARGUMENT, writing nothing, when any id is outside
  * the vocabulary. */
-VKLLM_API vkllm_status vkllm_detokenize(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
+VKLLM_API vkllm_status vkllm_tokenizer_decode(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
                                         size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
                                         size_t *length);
 
 /* 1 in *out when generation should stop at this token (EOS, EOT, <|im_end|> ...), else 0.
  * VKLLM_ERR_INVALID_ARGUMENT for an id outside the vocabulary. */
-VKLLM_API vkllm_status vkllm_token_is_end_of_generation(const vkllm_tokenizer *tokenizer,
+VKLLM_API vkllm_status vkllm_tokenizer_is_end_of_generation(const vkllm_tokenizer *tokenizer,
                                                         int32_t token, int32_t *out);
 
 /* Streaming detokenization: text handed out never ends inside a UTF-8 character; the bytes
@@ -992,7 +992,7 @@ VKLLM_API vkllm_status vkllm_session_get_stats(const vkllm_session *session,
  * ------------------------------------------------------------------------------------- */
 
 /* The bytes vkllm_session_state_save would write for sequence `seq` now. */
-VKLLM_API vkllm_status vkllm_session_state_size(const vkllm_session *session, uint32_t seq,
+VKLLM_API vkllm_status vkllm_session_get_state_size(const vkllm_session *session, uint32_t seq,
                                                 size_t *size);
 
 /* Writes sequence `seq`'s state to buf. *length gets its size also when the buffer is too
@@ -1100,7 +1100,7 @@ typedef struct vkllm_logit_bias {
 } vkllm_logit_bias;
 
 /* vkllm_sampling_params.seed: a seed read once from the system's random source when the sampler
- * (or vkllm_generate's) is created; vkllm_sampler_seed and vkllm_generate_result.seed tell which
+ * (or vkllm_session_generate's) is created; vkllm_sampler_get_seed and vkllm_generate_result.seed tell which
  * (llama.cpp's -s -1). */
 #define VKLLM_SEED_RANDOM UINT64_MAX
 
@@ -1142,7 +1142,7 @@ typedef struct vkllm_sampling_params {
     size_t n_logit_bias;
     /* Appended (issue 27). NULL (default): none. A compiled grammar (see "Grammars") the
      * generated text must follow; the sampler keeps its own reference and parse state, so the
-     * handle may be destroyed once the sampler (or vkllm_generate) has started, and one grammar
+     * handle may be destroyed once the sampler (or vkllm_session_generate) has started, and one grammar
      * serves any number of samplers. */
     const struct vkllm_grammar *grammar;
 } vkllm_sampling_params;
@@ -1172,7 +1172,7 @@ typedef struct vkllm_generate_params {
     uint32_t seq; /* default 0 */
     /* Default 256. 0: prefill only: the prompt goes into the cache and nothing is sampled or
      * passed to on_token (n_generated 0, VKLLM_STOP_MAX_TOKENS); the sequence's position grows
-     * by the prompt's length, so a later vkllm_generate continues after it (a system prompt
+     * by the prompt's length, so a later vkllm_session_generate continues after it (a system prompt
      * prefilled now, answered later). */
     uint32_t max_tokens;
     const char *const *stop; /* stop strings; NULL when n_stop is 0 */
@@ -1246,7 +1246,7 @@ typedef struct vkllm_generate_result {
  * may be NULL. On VKLLM_ERR_CANCELLED the result is still filled and the session usable.
  * Prompt ids as in vkllm_session_eval (VKLLM_ERR_INVALID_ARGUMENT, before anything runs, for one
  * outside the embedding); every generated token is one of the tokenizer's. */
-VKLLM_API vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt,
+VKLLM_API vkllm_status vkllm_session_generate(vkllm_session *session, const int32_t *prompt,
                                       size_t n_prompt, const vkllm_sampling_params *sampling,
                                       const vkllm_generate_params *params,
                                       vkllm_generate_result *result);
@@ -1281,7 +1281,7 @@ VKLLM_API vkllm_status vkllm_sampler_sample(vkllm_sampler *sampler, const float 
                                             size_t n_vocab, int32_t *token);
 
 /* Adds a token of the sequence to the history the penalties read (ids outside the row are
- * ignored by them). Without a grammar any id is accepted, prompt tokens too (as vkllm_generate
+ * ignored by them). Without a grammar any id is accepted, prompt tokens too (as vkllm_session_generate
  * does). With a grammar the token also advances it, so give prompt tokens to
  * vkllm_sampler_accept_prompt and only generated ones here: a token the grammar does not allow
  * is VKLLM_ERR_INVALID_ARGUMENT and changes nothing. */
@@ -1292,12 +1292,12 @@ VKLLM_API vkllm_status vkllm_sampler_accept(vkllm_sampler *sampler, int32_t toke
 VKLLM_API vkllm_status vkllm_sampler_reset(vkllm_sampler *sampler);
 
 /* The seed the sampler draws from (the one read from the system for VKLLM_SEED_RANDOM). */
-VKLLM_API vkllm_status vkllm_sampler_seed(const vkllm_sampler *sampler, uint64_t *seed);
+VKLLM_API vkllm_status vkllm_sampler_get_seed(const vkllm_sampler *sampler, uint64_t *seed);
 
 /* Stops the call that runs the model on this session (vkllm_session_eval, vkllm_session_decode,
- * vkllm_session_decode_greedy, vkllm_generate, vkllm_generate_batch): a prefill at the end of
+ * vkllm_session_decode_greedy, vkllm_session_generate, vkllm_session_generate_batch): a prefill at the end of
  * its current chunk, generation before its next decode step. That call returns
- * VKLLM_ERR_CANCELLED (vkllm_generate with its result filled, stop_reason VKLLM_STOP_CANCELLED)
+ * VKLLM_ERR_CANCELLED (vkllm_session_generate with its result filled, stop_reason VKLLM_STOP_CANCELLED)
  * and the session stays usable: the chunks and tokens done stay in the cache
  * (vkllm_session_get_position says how far it got; vkllm_session_truncate undoes it). A single
  * decode step is not interrupted. Any thread may call it at any time (but not racing with
@@ -1331,7 +1331,7 @@ typedef struct vkllm_session_info {
 VKLLM_API vkllm_status vkllm_session_get_info(const vkllm_session *session,
                                               vkllm_session_info *out);
 
-/* One sequence of vkllm_generate_batch: its input, and what became of it. */
+/* One sequence of vkllm_session_generate_batch: its input, and what became of it. */
 typedef struct vkllm_batch_sequence {
     size_t struct_size; /* sizeof(vkllm_batch_sequence); the first's is the array's stride */
     uint32_t seq;       /* the session's sequence; distinct within a batch */
@@ -1352,27 +1352,27 @@ typedef struct vkllm_batch_sequence {
  * vkllm_session_decode step, each row through its sequence's sampler. A sequence stops at an
  * end-of-generation token (unless params->ignore_eog) or at params->max_tokens; the others go
  * on. Of `params` only max_tokens and ignore_eog are read (callbacks, stop strings and seq are
- * not: NULL gives the defaults). Each sequence's tokens are those vkllm_generate would give it
+ * not: NULL gives the defaults). Each sequence's tokens are those vkllm_session_generate would give it
  * alone with a sampler of the same seed, as far as the batched step computes the logits a step
  * of one sequence does: a step of several rows may round differently from a step of one (on
  * lavapipe the tiny test models' rows are bit-identical, SmolLM2's differ by up to 7e-4), which
  * changes a token only where a draw or an argmax falls that close to a boundary. Runs are
  * reproducible per seed on one device. The generated tokens (but the last) are in the cache
- * afterwards, as with vkllm_generate. Errors before anything runs: VKLLM_ERR_INVALID_ARGUMENT (a
+ * afterwards, as with vkllm_session_generate. Errors before anything runs: VKLLM_ERR_INVALID_ARGUMENT (a
  * repeated or missing sequence, an empty prompt, an id outside the embedding, a NULL tokens array,
  * a sampler shared by two sequences), VKLLM_ERR_CONTEXT_FULL (a sequence without room for its
  * prompt and max_tokens - 1 generated tokens; streaming sessions excepted). VKLLM_ERR_CANCELLED
  * (vkllm_session_cancel) with every sequence's n_generated and tokens filled so far and its
  * stop_reason VKLLM_STOP_CANCELLED. */
-VKLLM_API vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
+VKLLM_API vkllm_status vkllm_session_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
                                             size_t n_seqs, const vkllm_generate_params *params);
 
 /* The loaded model's GGUF metadata, owned by the model (do not close it; valid while the model
  * lives): every vkllm_gguf_* metadata function reads it (key_at, get_int, get_float,
  * get_string, get_text, summary) with no second open of the file. It holds the keys only, copied
- * at load: it has no tensors (vkllm_gguf_tensor_at gives VKLLM_ERR_NOT_FOUND, the summary counts
+ * at load: it has no tensors (vkllm_gguf_get_tensor gives VKLLM_ERR_NOT_FOUND, the summary counts
  * none). NULL for a NULL model. */
-VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
+VKLLM_API const vkllm_gguf *vkllm_model_get_gguf(const vkllm_model *model);
 
 /* ---------------------------------------------------------------------------------------
  * Conversations: multi-turn chat on a session (issue 37)
@@ -1399,7 +1399,7 @@ VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
  *
  * Tokens: the rendered text is tokenized with VKLLM_TOKENIZE_PARSE_SPECIAL (the template's
  * "<|im_end|>" is the control token, as the model was trained) and the tokenizer's BOS put in
- * front where the model asks for one and the template did not write it; vkllm_tokenize itself
+ * front where the model asks for one and the template did not write it; vkllm_tokenizer_encode itself
  * parses special tokens only when asked.
  *
  * A conversation is used by one thread at a time, the thread that uses its session; it borrows
@@ -1563,9 +1563,9 @@ VKLLM_API vkllm_status vkllm_conversation_reply(vkllm_conversation *conversation
  * tokens that are (a walk of the vocabulary's token trie against the parse state), remove the
  * others and run the chain again. End-of-generation tokens are allowed only where the grammar
  * is complete. Tokens may span several grammar elements and end inside a UTF-8 character. The
- * log-probabilities vkllm_generate reports stay the model's own, before the constraint.
+ * log-probabilities vkllm_session_generate reports stay the model's own, before the constraint.
  *
- * vkllm_generate with a grammar starts from the grammar's start for each call, reads the logits
+ * vkllm_session_generate with a grammar starts from the grammar's start for each call, reads the logits
  * back every step (the chained greedy path of steps_per_submit needs the host between steps,
  * so it steps one token per submission), and stops with VKLLM_STOP_END_OF_GENERATION when the
  * model ends a complete text or when nothing more can follow. When something else stops it

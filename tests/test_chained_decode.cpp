@@ -1,5 +1,5 @@
 // Greedy decode steps chained in one submission (vkllm_session_decode_greedy and
-// vkllm_generate's steps_per_submit): the same tokens and the same cache as one step at a time,
+// vkllm_session_generate's steps_per_submit): the same tokens and the same cache as one step at a time,
 // rewinds that leave the cache as step-by-step decoding would, and the truncation rule that
 // keeps a rewind from losing keys a ring overwrote.
 #include <string>
@@ -58,7 +58,7 @@ Generated generate(vkllm_session *s, const std::vector<int32_t> &prompt, uint32_
         gp.n_stop = 1;
     }
     g.result.struct_size = sizeof g.result;
-    g.status = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &g.result);
+    g.status = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &g.result);
     g.position = position(s, 0);
     return g;
 }
@@ -179,7 +179,7 @@ TEST_F(ChainedDecode, GenerateIsTheSameWhateverTheStepsPerSubmit) {
     ASSERT_GE(base.ids.size(), 12u) << "the tiny model ended too early for this test";
     char piece[64];
     size_t len = 0;
-    ASSERT_EQ(vkllm_token_to_piece(vkllm_model_get_tokenizer(m), base.ids[9], 0, piece,
+    ASSERT_EQ(vkllm_tokenizer_get_piece(vkllm_model_get_tokenizer(m), base.ids[9], 0, piece,
                                    sizeof piece, &len),
               VKLLM_OK);
     std::string stop(piece, len);

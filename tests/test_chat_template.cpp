@@ -180,7 +180,7 @@ TEST(ChatTemplateApi, RenderedChatTokenizesIntoControlTokens) {
     vkllm_gguf_destroy(g);
     int32_t ids[64];
     size_t n = 0;
-    ASSERT_EQ(vkllm_tokenize(t, buf, len, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL,
+    ASSERT_EQ(vkllm_tokenizer_encode(t, buf, len, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL,
                              ids, 64, &n),
               VKLLM_OK);
     vkllm_tokenizer_destroy(t);

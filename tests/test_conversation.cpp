@@ -163,7 +163,7 @@ TEST_F(Conversation, TheTemplatesControlTokensArePrefilledAsTokensNotText) {
     int32_t im_end = -1;
     size_t n = 0;
     const char *text = "<|im_end|>";
-    ASSERT_EQ(vkllm_tokenize(vkllm_model_get_tokenizer(model_), text, std::strlen(text),
+    ASSERT_EQ(vkllm_tokenizer_encode(vkllm_model_get_tokenizer(model_), text, std::strlen(text),
                              VKLLM_TOKENIZE_PARSE_SPECIAL, &im_end, 1, &n),
               VKLLM_OK);
     ASSERT_EQ(n, 1u);

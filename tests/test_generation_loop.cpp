@@ -26,7 +26,7 @@ TEST_F(Generation, CancellingAPrefillLeavesAUsableSession) {
     };
     vkllm_generate_result r;
     r.struct_size = sizeof r;
-    EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), nullptr, &gp, &r),
+    EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), nullptr, &gp, &r),
               VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(calls, 1);
@@ -183,7 +183,7 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
     vkllm_generate_result r;
     r.struct_size = sizeof r;
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
         << vkllm_last_error();
     // The tiny vocabulary's end token (2) may end it early: compare what was generated.
     ASSERT_GE(want.size(), seen.ids.size());
@@ -197,7 +197,7 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     ASSERT_GE(seen.ids.size(), 4u) << "the tiny model ended too early for this check";
     char piece[64];
     size_t len = 0;
-    ASSERT_EQ(vkllm_token_to_piece(vkllm_model_get_tokenizer(m), seen.ids[2], 0, piece,
+    ASSERT_EQ(vkllm_tokenizer_get_piece(vkllm_model_get_tokenizer(m), seen.ids[2], 0, piece,
                                    sizeof piece, &len),
               VKLLM_OK);
     std::string stop(piece, len);
@@ -207,7 +207,7 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     gp.stop = stops;
     gp.n_stop = 1;
     ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_STRING);
     EXPECT_EQ(stopped.text, seen.text.substr(0, seen.text.find(stop)));
     gp.stop = nullptr;
@@ -224,7 +224,7 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
         gp.user_data = &out;
         gp.max_tokens = 16;
         EXPECT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
-        EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &p, &gp, nullptr), VKLLM_OK);
+        EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &p, &gp, nullptr), VKLLM_OK);
         return out.ids;
     };
     EXPECT_EQ(sample(42), sample(42));
@@ -233,7 +233,7 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     // A callback that says stop cancels, with the result filled in.
     gp.on_token = [](void *, int32_t, const char *, size_t) -> int32_t { return 1; };
     ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
-    EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
+    EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(r.n_generated, 1u);
 }
@@ -262,7 +262,7 @@ TEST_F(Generation, GenerateWithZeroMaxTokensOnlyPrefills) {
     r.struct_size = sizeof r;
 
     gp.max_tokens = 4;
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
         << vkllm_last_error();
     std::vector<int32_t> want = calls;
     ASSERT_FALSE(want.empty());
@@ -272,7 +272,7 @@ TEST_F(Generation, GenerateWithZeroMaxTokensOnlyPrefills) {
     gp.max_tokens = 0;
     const size_t parts[][2] = {{0, 4}, {4, 7}};  // [first, last) of the prompt
     for (const auto &part : parts) {
-        ASSERT_EQ(vkllm_generate(s, prompt.data() + part[0], part[1] - part[0], &sp, &gp, &r),
+        ASSERT_EQ(vkllm_session_generate(s, prompt.data() + part[0], part[1] - part[0], &sp, &gp, &r),
                   VKLLM_OK)
             << vkllm_last_error();
         EXPECT_TRUE(calls.empty()) << "a token was streamed";
@@ -285,7 +285,7 @@ TEST_F(Generation, GenerateWithZeroMaxTokensOnlyPrefills) {
     }
 
     gp.max_tokens = 4;
-    ASSERT_EQ(vkllm_generate(s, prompt.data() + 7, prompt.size() - 7, &sp, &gp, &r), VKLLM_OK)
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data() + 7, prompt.size() - 7, &sp, &gp, &r), VKLLM_OK)
         << vkllm_last_error();
     EXPECT_EQ(calls, want);
 }
@@ -310,7 +310,7 @@ TEST_F(Generation, IgnoringEndTokensGeneratesThroughThemAsTheReferenceDoes) {
     ASSERT_TRUE(end_at >= 2 && end_at + 4 < kTokens)
         << "no prompt of the tiny model reaches its end token early";
     int32_t is_eog = 0;
-    ASSERT_EQ(vkllm_token_is_end_of_generation(vkllm_model_get_tokenizer(m), kEos, &is_eog),
+    ASSERT_EQ(vkllm_tokenizer_is_end_of_generation(vkllm_model_get_tokenizer(m), kEos, &is_eog),
               VKLLM_OK);
     ASSERT_EQ(is_eog, 1);
 
@@ -332,7 +332,7 @@ TEST_F(Generation, IgnoringEndTokensGeneratesThroughThemAsTheReferenceDoes) {
         };
         r.struct_size = sizeof r;
         EXPECT_EQ(vkllm_session_reset(s, -1), VKLLM_OK);
-        EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+        EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
             << vkllm_last_error();
         return ids;
     };

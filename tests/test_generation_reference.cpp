@@ -361,7 +361,7 @@ TEST_F(SharedReference, Llama2TinyRandomMatchesLlamaCppDistribution) {
     std::string text = ref["prompt_text"].str;
     std::vector<int32_t> ids(64);
     size_t n = 0;
-    ASSERT_EQ(vkllm_tokenize(vkllm_model_get_tokenizer(m), text.data(), text.size(),
+    ASSERT_EQ(vkllm_tokenizer_encode(vkllm_model_get_tokenizer(m), text.data(), text.size(),
                              VKLLM_TOKENIZE_ADD_SPECIAL, ids.data(), ids.size(), &n),
               VKLLM_OK);
     ids.resize(n);

@@ -103,7 +103,7 @@ TEST_F(Gpt2, GeneratesTextThroughItsTokenizer) {
     ASSERT_NE(tok, nullptr);
     int32_t buf[64];
     size_t n = 0;
-    ASSERT_EQ(vkllm_tokenize(tok, "Hello world", 11, 0, buf, 64, &n), VKLLM_OK)
+    ASSERT_EQ(vkllm_tokenizer_encode(tok, "Hello world", 11, 0, buf, 64, &n), VKLLM_OK)
         << vkllm_last_error();
     ASSERT_GT(n, 0u);
     vkllm_session *s = session(m);
@@ -115,7 +115,7 @@ TEST_F(Gpt2, GeneratesTextThroughItsTokenizer) {
     gp.max_tokens = 20;
     vkllm_generate_result r;
     r.struct_size = sizeof r;
-    ASSERT_EQ(vkllm_generate(s, buf, n, &sp, &gp, &r), VKLLM_OK) << vkllm_last_error();
+    ASSERT_EQ(vkllm_session_generate(s, buf, n, &sp, &gp, &r), VKLLM_OK) << vkllm_last_error();
     EXPECT_EQ(r.n_prompt, n);
     EXPECT_GT(r.n_generated, 0u);
 }

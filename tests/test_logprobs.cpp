@@ -1,5 +1,5 @@
 // Logits of every position and log-probabilities (vkllm_session_eval_logits, the logprobs of
-// vkllm_generate) on tiny random models against the float64 CPU reference: the log-softmax of
+// vkllm_session_generate) on tiny random models against the float64 CPU reference: the log-softmax of
 // every prefill position within 1e-3, chosen positions equal to their rows among all positions,
 // and each generated token's log-probability and most likely alternatives, one step per
 // submission, in chains of greedy steps computed on the device, and when sampling; padded
@@ -113,7 +113,7 @@ Generated generate(vkllm_session *s, const std::vector<int32_t> &prompt, uint32_
         return r->cancel_after && r->reports.size() >= r->cancel_after;
     };
     run.result.struct_size = sizeof run.result;
-    run.status = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &run.result);
+    run.status = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &run.result);
     return run;
 }
 
@@ -423,6 +423,6 @@ TEST_F(Logprobs, BadArgumentsAreRefusedAndChangeNothing) {
     vkllm_generate_params_init(&gp);
     gp.struct_size = offsetof(vkllm_generate_params, on_logprobs);
     gp.max_tokens = 2;
-    EXPECT_EQ(vkllm_generate(s, tokens.data(), tokens.size(), nullptr, &gp, nullptr), VKLLM_OK)
+    EXPECT_EQ(vkllm_session_generate(s, tokens.data(), tokens.size(), nullptr, &gp, nullptr), VKLLM_OK)
         << vkllm_last_error();
 }

@@ -75,7 +75,7 @@ TEST_F(Moe, Qwen2MoeGeneratesAndReportsItsExperts) {
     gp.max_tokens = 12;
     vkllm_generate_result r;
     r.struct_size = sizeof r;
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
         << vkllm_last_error();
     EXPECT_GT(r.n_generated, 0u);
 }

@@ -46,7 +46,7 @@ std::vector<int32_t> greedy(vkllm_session *s, const std::vector<int32_t> &prompt
     gp.user_data = &out;
     gp.on_token = collect_token;
     vkllm_status st = vkllm_session_reset(s, 0);
-    if (st == VKLLM_OK) st = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr);
+    if (st == VKLLM_OK) st = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr);
     if (status)
         *status = st;
     else
@@ -321,7 +321,7 @@ TEST_F(Reliability, ASessionChangedFromTwoThreadsAtOnceIsRefused) {
     ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
     vkllm_status generated = VKLLM_ERR_INTERNAL;
     std::thread worker(
-        [&] { generated = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr); });
+        [&] { generated = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr); });
     while (shared.state.load() != 1)
         std::this_thread::yield();
     uint32_t seq = 0;
@@ -385,7 +385,7 @@ TEST_F(Reliability, CancellingAtRandomPointsLeavesAConsistentSession) {
         ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
         vkllm_generate_result r;
         r.struct_size = sizeof r;
-        vkllm_status st = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r);
+        vkllm_status st = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r);
         uint32_t pos = 0;
         ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
         if (st == VKLLM_OK) {  // ended (end of text) before the chosen token

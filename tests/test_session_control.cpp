@@ -91,7 +91,7 @@ TEST_F(SessionControl, CancelFromAnotherThreadStopsAPrefillAtTheNextChunkAndLeav
     vkllm_generate_result r;
     r.struct_size = sizeof r;
     vkllm_sampling_params sp = sampling(1);
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(ctx.calls, 8u);
     uint32_t pos = 0;
@@ -167,14 +167,14 @@ TEST_F(SessionControl, CancelStopsGenerationBeforeItsNextStep) {
     vkllm_generate_result r;
     r.struct_size = sizeof r;
     vkllm_sampling_params sp = sampling(3);
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(r.n_generated, 3u);
     uint32_t pos = 0;
     ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
     EXPECT_EQ(pos, prompt.size() + 2) << "the third token is streamed but not decoded";
     // The next call runs in full.
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), 1, &sp, nullptr, &r), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), 1, &sp, nullptr, &r), VKLLM_OK);
 }
 
 TEST_F(SessionControl, DefaultContextIsTheTrainingContextAtMost4096AndInfoReportsTheSession) {
@@ -234,9 +234,9 @@ TEST_F(SessionControl, ModelMetadataIsReadWithoutTheFile) {
     vkllm_model *m = load(path);
     ASSERT_NE(m, nullptr);
     std::remove(path.c_str());  // from here on the file is gone
-    const vkllm_gguf *meta = vkllm_model_gguf(m);
+    const vkllm_gguf *meta = vkllm_model_get_gguf(m);
     ASSERT_NE(meta, nullptr);
-    EXPECT_EQ(vkllm_model_gguf(nullptr), nullptr);
+    EXPECT_EQ(vkllm_model_get_gguf(nullptr), nullptr);
 
     // Every key reads back as the file has it.
     vkllm_model_summary a, b;
@@ -259,8 +259,8 @@ TEST_F(SessionControl, ModelMetadataIsReadWithoutTheFile) {
     for (size_t i = 0; i < a.n_keys; ++i) {
         vkllm_gguf_key ka, kb;
         ka.struct_size = kb.struct_size = sizeof ka;
-        ASSERT_EQ(vkllm_gguf_key_at(file, i, &ka), VKLLM_OK);
-        ASSERT_EQ(vkllm_gguf_key_at(meta, i, &kb), VKLLM_OK);
+        ASSERT_EQ(vkllm_gguf_get_key(file, i, &ka), VKLLM_OK);
+        ASSERT_EQ(vkllm_gguf_get_key(meta, i, &kb), VKLLM_OK);
         EXPECT_STREQ(ka.name, kb.name);
         EXPECT_EQ(ka.type, kb.type);
         EXPECT_EQ(ka.count, kb.count);
@@ -271,13 +271,13 @@ TEST_F(SessionControl, ModelMetadataIsReadWithoutTheFile) {
     EXPECT_EQ(ctx, int64_t(spec.n_ctx));
     vkllm_tensor_info ti;
     ti.struct_size = sizeof ti;
-    EXPECT_EQ(vkllm_gguf_tensor_at(meta, 0, &ti), VKLLM_ERR_NOT_FOUND);
+    EXPECT_EQ(vkllm_gguf_get_tensor(meta, 0, &ti), VKLLM_ERR_NOT_FOUND);
     EXPECT_EQ(vkllm_gguf_get_int(meta, "no.such.key", &ctx), VKLLM_ERR_NOT_FOUND);
     vkllm_gguf_destroy(file);
 }
 
 // Batched generation: the same seeds give the same tokens, and each sequence's tokens are those
-// vkllm_generate gives it alone with the same seed. That holds because a batched decode step
+// vkllm_session_generate gives it alone with the same seed. That holds because a batched decode step
 // computes each row exactly as a step of one sequence does (checked first, bit for bit, on this
 // device).
 TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlone) {
@@ -333,7 +333,7 @@ TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlo
         gp.max_tokens = uint32_t(kMax);
         gp.ignore_eog = 1;
         EXPECT_EQ(vkllm_session_reset(s, -1), VKLLM_OK);
-        EXPECT_EQ(vkllm_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK) << vkllm_last_error();
+        EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK) << vkllm_last_error();
         for (uint32_t q = 0; q < kSeqs; ++q) {
             EXPECT_EQ(b[q].n_generated, kMax);
             EXPECT_EQ(b[q].stop_reason, VKLLM_STOP_MAX_TOKENS);
@@ -364,7 +364,7 @@ TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlo
         };
         vkllm_sampling_params p = q == 1 ? sampling(0, 0.0f) : sampling(100 + q);
         ASSERT_EQ(vkllm_session_reset(single, 0), VKLLM_OK);
-        ASSERT_EQ(vkllm_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
+        ASSERT_EQ(vkllm_session_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
                   VKLLM_OK);
         EXPECT_EQ(got, first[q]) << "sequence " << q << " alone";
     }
@@ -389,7 +389,7 @@ TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
     for (const char *t : texts) {
         std::vector<int32_t> ids(64);
         size_t n = 0;
-        ASSERT_EQ(vkllm_tokenize(tok, t, std::strlen(t), 0, ids.data(), ids.size(), &n), VKLLM_OK);
+        ASSERT_EQ(vkllm_tokenizer_encode(tok, t, std::strlen(t), 0, ids.data(), ids.size(), &n), VKLLM_OK);
         ids.resize(n);
         prompts.push_back(ids);
     }
@@ -436,7 +436,7 @@ TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
     vkllm_generate_params_init(&gp);
     gp.max_tokens = uint32_t(kMax);
     gp.ignore_eog = 1;
-    ASSERT_EQ(vkllm_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK) << vkllm_last_error();
+    ASSERT_EQ(vkllm_session_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK) << vkllm_last_error();
     for (vkllm_sampler *x : samplers)
         vkllm_sampler_destroy(x);
     vkllm_session *single = session(m, 128);
@@ -449,7 +449,7 @@ TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
         };
         vkllm_sampling_params p = sampling(700 + q, 0.9f);
         ASSERT_EQ(vkllm_session_reset(single, 0), VKLLM_OK);
-        ASSERT_EQ(vkllm_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
+        ASSERT_EQ(vkllm_session_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
                   VKLLM_OK);
         EXPECT_EQ(got, out[q]) << "sequence " << q << " alone";
     }
@@ -475,7 +475,7 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
         return b;
     };
     auto refused = [&](std::vector<vkllm_batch_sequence> b, const char *what) {
-        EXPECT_EQ(vkllm_generate_batch(s, b.data(), b.size(), nullptr), VKLLM_ERR_INVALID_ARGUMENT)
+        EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), b.size(), nullptr), VKLLM_ERR_INVALID_ARGUMENT)
             << what;
         for (uint32_t q = 0; q < 2; ++q) {
             uint32_t pos = 1;
@@ -518,23 +518,23 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
     b = batch();
     b[0].tokens = big0.data();
     b[1].tokens = big1.data();
-    EXPECT_EQ(vkllm_generate_batch(s, b.data(), 2, &room), VKLLM_ERR_CONTEXT_FULL);
+    EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), 2, &room), VKLLM_ERR_CONTEXT_FULL);
     for (uint32_t q = 0; q < 2; ++q) {
         uint32_t pos = 1;
         EXPECT_EQ(vkllm_session_get_position(s, q, &pos), VKLLM_OK);
         EXPECT_EQ(pos, 0u) << "a context too small: something ran";
     }
     b = batch();
-    EXPECT_EQ(vkllm_generate_batch(s, b.data(), 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_generate_batch(nullptr, b.data(), 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_generate_batch(s, nullptr, 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_generate_batch(nullptr, b.data(), 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_generate_batch(s, nullptr, 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
 
     // Defaults: greedy, up to 256 tokens unless an end token comes; here 8 at most.
     vkllm_generate_params gp;
     vkllm_generate_params_init(&gp);
     gp.max_tokens = 8;
     b = batch();
-    ASSERT_EQ(vkllm_generate_batch(s, b.data(), 2, &gp), VKLLM_OK) << vkllm_last_error();
+    ASSERT_EQ(vkllm_session_generate_batch(s, b.data(), 2, &gp), VKLLM_OK) << vkllm_last_error();
     EXPECT_EQ(b[0].n_generated, b[1].n_generated) << "two greedy runs of one prompt";
     EXPECT_TRUE(std::equal(out0.begin(), out0.begin() + long(b[0].n_generated), out1.begin()));
 
@@ -551,7 +551,7 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
         while (running.load())
             vkllm_session_cancel(s);
     });
-    vkllm_status st = vkllm_generate_batch(s, b.data(), 2, &gp);
+    vkllm_status st = vkllm_session_generate_batch(s, b.data(), 2, &gp);
     running.store(false);
     t.join();
     EXPECT_EQ(st, VKLLM_ERR_CANCELLED);

@@ -24,7 +24,7 @@ uint32_t position(vkllm_session *s, uint32_t seq) {
 
 std::vector<uint8_t> save(vkllm_session *s, uint32_t seq) {
     size_t size = 0;
-    EXPECT_EQ(vkllm_session_state_size(s, seq, &size), VKLLM_OK) << vkllm_last_error();
+    EXPECT_EQ(vkllm_session_get_state_size(s, seq, &size), VKLLM_OK) << vkllm_last_error();
     std::vector<uint8_t> bytes(size);
     size_t length = 0;
     EXPECT_EQ(vkllm_session_state_save(s, seq, bytes.data(), bytes.size(), &length), VKLLM_OK)
@@ -344,14 +344,14 @@ TEST_F(SessionState, RefusedStatesChangeNothing) {
     EXPECT_EQ(vkllm_session_state_load(target, 1, state.data(), state.size()),
               VKLLM_ERR_INVALID_ARGUMENT);
     size_t size = 0, length = 0;
-    EXPECT_EQ(vkllm_session_state_size(nullptr, 0, &size), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_session_state_size(target, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_session_state_size(target, 3, &size), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_get_state_size(nullptr, 0, &size), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_get_state_size(target, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_get_state_size(target, 3, &size), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_state_save(target, 0, nullptr, 10, &length),
               VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_state_save(target, 0, nullptr, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_state_save(target, 0, nullptr, 0, &length), VKLLM_ERR_BUFFER_TOO_SMALL);
-    ASSERT_EQ(vkllm_session_state_size(target, 0, &size), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_state_size(target, 0, &size), VKLLM_OK);
     EXPECT_EQ(length, size);
     EXPECT_EQ(vkllm_session_state_save_file(target, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_state_load_file(target, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);

@@ -54,7 +54,7 @@ Generation generate(vkllm_session *s, const std::vector<int32_t> &prompt, uint32
         if (token >= 0) static_cast<std::vector<int32_t> *>(user)->push_back(token);
         return 0;
     };
-    run.status = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr);
+    run.status = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr);
     if (run.status != VKLLM_OK) run.error = vkllm_last_error();
     return run;
 }
@@ -278,18 +278,18 @@ TEST_F(PaddedVocabulary, EveryCallTakingAnIdRefusesOneItCannotServe) {
         int32_t id = random_id(rng);
         char buf[256];
         size_t len = 0;
-        vkllm_status st = vkllm_token_to_piece(tok_, id, rng() % 2, buf, sizeof buf, &len);
+        vkllm_status st = vkllm_tokenizer_get_piece(tok_, id, rng() % 2, buf, sizeof buf, &len);
         if (is_token(id))
             EXPECT_EQ(st, VKLLM_OK) << id << ": " << vkllm_last_error();
         else
-            expect_refused(st, id, "vkllm_token_to_piece");
+            expect_refused(st, id, "vkllm_tokenizer_get_piece");
 
         std::vector<int32_t> ids = {3, id, 4};
-        st = vkllm_detokenize(tok_, ids.data(), ids.size(), rng() % 2, buf, sizeof buf, &len);
+        st = vkllm_tokenizer_decode(tok_, ids.data(), ids.size(), rng() % 2, buf, sizeof buf, &len);
         if (is_token(id))
             EXPECT_EQ(st, VKLLM_OK) << id << ": " << vkllm_last_error();
         else
-            expect_refused(st, id, "vkllm_detokenize");
+            expect_refused(st, id, "vkllm_tokenizer_decode");
 
         st = vkllm_detokenizer_push(d, id, buf, sizeof buf, &len);
         if (is_token(id))
@@ -298,11 +298,11 @@ TEST_F(PaddedVocabulary, EveryCallTakingAnIdRefusesOneItCannotServe) {
             expect_refused(st, id, "vkllm_detokenizer_push");
 
         int32_t eog = -1;
-        st = vkllm_token_is_end_of_generation(tok_, id, &eog);
+        st = vkllm_tokenizer_is_end_of_generation(tok_, id, &eog);
         if (is_token(id))
             EXPECT_EQ(st, VKLLM_OK) << id << ": " << vkllm_last_error();
         else
-            expect_refused(st, id, "vkllm_token_is_end_of_generation");
+            expect_refused(st, id, "vkllm_tokenizer_is_end_of_generation");
     }
     size_t len = 0;
     char buf[64];
@@ -371,7 +371,7 @@ TEST_F(PaddedVocabulary, EverySessionCallTakingAnIdRefusesOneWithoutAnEmbedding)
                 }
                 break;
             default:
-                call = "vkllm_generate";
+                call = "vkllm_session_generate";
                 run = generate(s, tokens, 3, Sampling{uint32_t(rng() % 2) ? 1.0f : 0.0f});
                 st = run.status;
                 advance = 2 + 3 - 1;

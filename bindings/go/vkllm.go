@@ -208,7 +208,7 @@ func (m *Model) Tokenize(text string) ([]int32, error) {
 	return m.TokenizeFlags(text, C.VKLLM_TOKENIZE_ADD_SPECIAL)
 }
 
-// Tokenize flags (vkllm_tokenize).
+// Tokenize flags (vkllm_tokenizer_encode).
 const (
 	TokenizeAddSpecial   = C.VKLLM_TOKENIZE_ADD_SPECIAL
 	TokenizeParseSpecial = C.VKLLM_TOKENIZE_PARSE_SPECIAL

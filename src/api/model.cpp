@@ -57,7 +57,7 @@ void vkllm_model_destroy(vkllm_model *model) {
     }
 }
 
-const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model) {
+const vkllm_gguf *vkllm_model_get_gguf(const vkllm_model *model) {
     return model ? &model->metadata : nullptr;
 }
 

@@ -224,12 +224,12 @@ void vkllm_generate_params_init(vkllm_generate_params *p) {
     p->max_tokens = 256;
 }
 
-vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
+vkllm_status vkllm_session_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
                             const vkllm_sampling_params *sampling,
                             const vkllm_generate_params *params, vkllm_generate_result *result) {
     vkllm::engine::GenerateResult r;
     vkllm_status status = guard([&] {
-        const char *fn = "vkllm_generate";
+        const char *fn = "vkllm_session_generate";
         readable(session, fn);
         if (n_prompt > 0) require_arg(prompt, fn, "prompt");
         if (result) require_struct(result, fn, "result");

@@ -663,7 +663,7 @@ extern "C" {
         gguf: *const vkllm_gguf,
         out: *mut vkllm_model_summary,
     ) -> vkllm_status;
-    pub fn vkllm_gguf_key_at(
+    pub fn vkllm_gguf_get_key(
         gguf: *const vkllm_gguf,
         index: usize,
         out: *mut vkllm_gguf_key,
@@ -692,7 +692,7 @@ extern "C" {
         capacity: usize,
         length: *mut usize,
     ) -> vkllm_status;
-    pub fn vkllm_gguf_tensor_at(
+    pub fn vkllm_gguf_get_tensor(
         gguf: *const vkllm_gguf,
         index: usize,
         out: *mut vkllm_tensor_info,
@@ -708,7 +708,7 @@ extern "C" {
         tokenizer: *const vkllm_tokenizer,
         out: *mut vkllm_tokenizer_info,
     ) -> vkllm_status;
-    pub fn vkllm_tokenize(
+    pub fn vkllm_tokenizer_encode(
         tokenizer: *const vkllm_tokenizer,
         text: *const c_char,
         length: usize,
@@ -717,7 +717,7 @@ extern "C" {
         capacity: usize,
         n_tokens: *mut usize,
     ) -> vkllm_status;
-    pub fn vkllm_token_to_piece(
+    pub fn vkllm_tokenizer_get_piece(
         tokenizer: *const vkllm_tokenizer,
         token: i32,
         flags: u32,
@@ -725,7 +725,7 @@ extern "C" {
         capacity: usize,
         length: *mut usize,
     ) -> vkllm_status;
-    pub fn vkllm_detokenize(
+    pub fn vkllm_tokenizer_decode(
         tokenizer: *const vkllm_tokenizer,
         tokens: *const i32,
         n_tokens: usize,
@@ -734,7 +734,7 @@ extern "C" {
         capacity: usize,
         length: *mut usize,
     ) -> vkllm_status;
-    pub fn vkllm_token_is_end_of_generation(
+    pub fn vkllm_tokenizer_is_end_of_generation(
         tokenizer: *const vkllm_tokenizer,
         token: i32,
         out: *mut i32,
@@ -886,7 +886,7 @@ extern "C" {
         count: *mut usize,
     ) -> vkllm_status;
 
-    pub fn vkllm_session_state_size(
+    pub fn vkllm_session_get_state_size(
         session: *const vkllm_session,
         seq: u32,
         size: *mut usize,
@@ -930,7 +930,7 @@ extern "C" {
 
     pub fn vkllm_sampling_params_init(params: *mut vkllm_sampling_params);
     pub fn vkllm_generate_params_init(params: *mut vkllm_generate_params);
-    pub fn vkllm_generate(
+    pub fn vkllm_session_generate(
         session: *mut vkllm_session,
         prompt: *const i32,
         n_prompt: usize,
@@ -953,19 +953,19 @@ extern "C" {
     ) -> vkllm_status;
     pub fn vkllm_sampler_accept(sampler: *mut vkllm_sampler, token: i32) -> vkllm_status;
     pub fn vkllm_sampler_reset(sampler: *mut vkllm_sampler) -> vkllm_status;
-    pub fn vkllm_sampler_seed(sampler: *const vkllm_sampler, seed: *mut u64) -> vkllm_status;
+    pub fn vkllm_sampler_get_seed(sampler: *const vkllm_sampler, seed: *mut u64) -> vkllm_status;
     pub fn vkllm_session_cancel(session: *mut vkllm_session) -> vkllm_status;
     pub fn vkllm_session_get_info(
         session: *const vkllm_session,
         out: *mut vkllm_session_info,
     ) -> vkllm_status;
-    pub fn vkllm_generate_batch(
+    pub fn vkllm_session_generate_batch(
         session: *mut vkllm_session,
         seqs: *mut vkllm_batch_sequence,
         n_seqs: usize,
         params: *const vkllm_generate_params,
     ) -> vkllm_status;
-    pub fn vkllm_model_gguf(model: *const vkllm_model) -> *const vkllm_gguf;
+    pub fn vkllm_model_get_gguf(model: *const vkllm_model) -> *const vkllm_gguf;
 
     pub fn vkllm_grammar_create(
         tokenizer: *const vkllm_tokenizer,
