@@ -2,7 +2,7 @@
 # VKLLM_STATIC), a pkg-config file and a CMake package:
 #
 #   include/vkllm.h
-#   lib/libvkllm.so -> libvkllm.so.0 -> libvkllm.so.0.2.0   (libvkllm.a)
+#   lib/libvkllm.so -> libvkllm.so.0.3 -> libvkllm.so.0.3.0   (libvkllm.a)
 #   lib/pkgconfig/vkllm.pc               pkg-config --cflags --libs vkllm
 #   (Windows with VKLLM_STATIC: lib/pkgconfig/vkllm-static.pc, for libvkllm.a)
 #   lib/cmake/vkllm/vkllmConfig.cmake    find_package(vkllm) -> vkllm::vkllm (vkllm::vkllm_static)
