@@ -117,7 +117,7 @@ func (s *Session) Cancel() {
 	}
 }
 
-// KV cache types (SessionInfo.KVType).
+// KV cache types (SessionOptions.KVType, SessionInfo.KVType).
 const (
 	KVF16  = C.VKLLM_KV_F16
 	KVF32  = C.VKLLM_KV_F32

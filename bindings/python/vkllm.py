@@ -11,7 +11,7 @@
         for piece in session.generate(model.tokenize("Once upon a time"), max_tokens=32):
             print(piece, end="", flush=True)
 
-The library is looked up as $VKLLM_LIBRARY, else libvkllm.so.0 on the loader's path, else in
+The library is looked up as $VKLLM_LIBRARY, else libvkllm.so.0.3 on the loader's path, else in
 the libdir that `pkg-config --variable=libdir vkllm` names; when none has it, importing raises
 ImportError saying how to point at it. Sampling defaults are the C library's
 (vkllm_sampling_params_init: temperature 0.8, top_k 40, top_p 0.95, min_p 0.05); pass
@@ -31,7 +31,8 @@ import queue
 import subprocess
 import threading
 
-VERSION_MAJOR = 0  # the major version these bindings were written for
+VERSION_MAJOR = 0  # the version these bindings were written for: while the major is 0, a
+VERSION_MINOR = 3  # minor version may change the ABI (the SONAME carries both)
 
 OK = 0
 ERR_INVALID_ARGUMENT = 1
@@ -83,15 +84,13 @@ TOKENIZE_ADD_SPECIAL = 0x1
 TOKENIZE_PARSE_SPECIAL = 0x2
 DETOKENIZE_SPECIAL = 0x1
 
-SESSION_KV_F32 = 0x1
 SESSION_STREAMING = 0x2
-SESSION_KV_Q8_0 = 0x4
 
 RUNTIME_VALIDATION = 0x1
 
 SEED_RANDOM = 0xFFFFFFFFFFFFFFFF  # a seed read from the system (Sampler.seed tells which)
 
-KV_F16 = 0
+KV_F16 = 0  # Session(kv_type=...): the KV cache's type
 KV_F32 = 1
 KV_Q8_0 = 2
 
@@ -307,7 +306,6 @@ class ModelInfo(ctypes.Structure):
         ("n_ctx_train", ctypes.c_uint32),
         ("device_bytes", ctypes.c_uint64),
         ("file_bytes", ctypes.c_uint64),
-        ("rope_table_builds", ctypes.c_uint64),
         ("tensor_bytes", ctypes.c_uint64),
     ]
 
@@ -322,6 +320,7 @@ class _SessionParams(ctypes.Structure):
         ("n_batch", ctypes.c_uint32),
         ("flags", ctypes.c_uint32),
         ("n_sink", ctypes.c_uint32),
+        ("kv_type", ctypes.c_int32),
     ]
 
 
@@ -454,7 +453,7 @@ class SessionStats(ctypes.Structure):
     ]
 
 
-_SONAME = "libvkllm.so.0"
+_SONAME = f"libvkllm.so.{VERSION_MAJOR}.{VERSION_MINOR}"
 
 
 class _ToolCall(ctypes.Structure):
@@ -696,9 +695,10 @@ def _load():
         f = getattr(lib, name)
         f.restype = res
         f.argtypes = args
-    major = lib.vkllm_version() // 10000
-    if major != VERSION_MAJOR:
-        raise ImportError(f"libvkllm major version {major}, these bindings need {VERSION_MAJOR}")
+    major, minor = lib.vkllm_version() // 10000, lib.vkllm_version() // 100 % 100
+    if major != VERSION_MAJOR or (major == 0 and minor != VERSION_MINOR):
+        raise ImportError(f"libvkllm version {major}.{minor}, these bindings need "
+                          f"{VERSION_MAJOR}.{VERSION_MINOR}")
     return lib
 
 
@@ -1135,7 +1135,7 @@ class Session:
     """KV caches of one or more sequences of a model. Used by one thread at a time; a
     generation in progress (a generate() iterator not yet exhausted or closed) holds it."""
 
-    def __init__(self, model, n_ctx=0, n_seq=1, n_batch=None, flags=0, n_sink=None):
+    def __init__(self, model, n_ctx=0, n_seq=1, n_batch=None, flags=0, n_sink=None, kv_type=KV_F16):
         self._handle = None
         self._busy = False
         self._cancel_asked = False
@@ -1146,6 +1146,7 @@ class Session:
         p.n_ctx = n_ctx
         p.n_seq = n_seq
         p.flags = flags
+        p.kv_type = kv_type
         if n_batch is not None:
             p.n_batch = n_batch
         if n_sink is not None:

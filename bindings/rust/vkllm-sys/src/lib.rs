@@ -1,4 +1,4 @@
-//! Raw declarations of libvkllm's C API, one for one with `include/vkllm.h` (version 0.1).
+//! Raw declarations of libvkllm's C API, one for one with `include/vkllm.h` (version 0.3).
 //!
 //! Everything here is `unsafe` to use; the `vkllm` crate is the safe layer. Read the header for
 //! the contract of each function: this file repeats the declarations, not the documentation.
@@ -403,7 +403,6 @@ pub struct vkllm_model_info {
     pub n_ctx_train: u32,
     pub device_bytes: u64,
     pub file_bytes: u64,
-    pub rope_table_builds: u64,
     pub tensor_bytes: u64,
 }
 
@@ -416,9 +415,7 @@ pub struct vkllm_session {
     _opaque: [u8; 0],
 }
 
-pub const VKLLM_SESSION_KV_F32: u32 = 0x1;
 pub const VKLLM_SESSION_STREAMING: u32 = 0x2;
-pub const VKLLM_SESSION_KV_Q8_0: u32 = 0x4;
 pub const VKLLM_SESSION_RECORD_EVERY_STEP: u32 = 0x8;
 pub const VKLLM_SESSION_PROFILE: u32 = 0x10;
 pub const VKLLM_MAX_CHAINED_STEPS: u32 = 64;
@@ -432,6 +429,7 @@ pub struct vkllm_session_params {
     pub n_batch: u32,
     pub flags: u32,
     pub n_sink: u32,
+    pub kv_type: vkllm_kv_type,
 }
 
 #[repr(C)]
@@ -1144,7 +1142,10 @@ mod tests {
         assert_eq!(offset_of!(vkllm_device_info, coopmat_shapes), 1092);
         assert_eq!(size_of::<vkllm_device_info>(), 2120);
         assert_eq!(size_of::<vkllm_model_summary>(), 856);
-        assert_eq!(size_of::<vkllm_model_info>(), 136);
+        assert_eq!(size_of::<vkllm_model_info>(), 128);
+        assert_eq!(offset_of!(vkllm_model_info, tensor_bytes), 120);
+        assert_eq!(offset_of!(vkllm_session_params, kv_type), 28);
+        assert_eq!(size_of::<vkllm_session_params>(), 32);
         assert_eq!(size_of::<vkllm_tokenizer_info>(), 104);
         assert_eq!(size_of::<vkllm_tensor_info>(), 96);
         assert_eq!(size_of::<vkllm_tool_call>(), 24);

@@ -127,6 +127,24 @@ pub enum KvType {
     Other(i32),
 }
 
+pub(crate) fn kv_type_of(raw: sys::vkllm_kv_type) -> KvType {
+    match raw {
+        sys::VKLLM_KV_F16 => KvType::F16,
+        sys::VKLLM_KV_F32 => KvType::F32,
+        sys::VKLLM_KV_Q8_0 => KvType::Q8_0,
+        other => KvType::Other(other),
+    }
+}
+
+pub(crate) fn raw_kv_type(kv: KvType) -> sys::vkllm_kv_type {
+    match kv {
+        KvType::F16 => sys::VKLLM_KV_F16,
+        KvType::F32 => sys::VKLLM_KV_F32,
+        KvType::Q8_0 => sys::VKLLM_KV_Q8_0,
+        KvType::Other(other) => other,
+    }
+}
+
 /// What a session is, as created (`vkllm_session_info`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionInfo {
@@ -162,12 +180,7 @@ impl Session {
             n_batch: raw.n_batch,
             n_sink: raw.n_sink,
             flags: raw.flags,
-            kv_type: match raw.kv_type {
-                sys::VKLLM_KV_F16 => KvType::F16,
-                sys::VKLLM_KV_F32 => KvType::F32,
-                sys::VKLLM_KV_Q8_0 => KvType::Q8_0,
-                other => KvType::Other(other),
-            },
+            kv_type: kv_type_of(raw.kv_type),
             kv_cache_bytes: raw.kv_cache_bytes,
             device_bytes: raw.device_bytes,
         })
@@ -215,7 +228,12 @@ impl Session {
             sys::vkllm_generate_params_init(&mut params);
             params.max_tokens = options.max_tokens;
             params.ignore_eog = i32::from(options.ignore_eog);
-            sys::vkllm_session_generate_batch(self.raw.as_ptr(), seqs.as_mut_ptr(), seqs.len(), &params)
+            sys::vkllm_session_generate_batch(
+                self.raw.as_ptr(),
+                seqs.as_mut_ptr(),
+                seqs.len(),
+                &params,
+            )
         })?;
         for (tokens, s) in out.iter_mut().zip(&seqs) {
             tokens.truncate(s.n_generated);
