@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
 
     /* Tokenize: ask for the size first, then fill. */
     s = vkllm_tokenizer_encode(vkllm_model_get_tokenizer(model), prompt, strlen(prompt),
-                       VKLLM_TOKENIZE_ADD_SPECIAL, NULL, 0, &n_ids);
+                               VKLLM_TOKENIZE_ADD_SPECIAL, NULL, 0, &n_ids);
     if (s != VKLLM_OK && s != VKLLM_ERR_BUFFER_TOO_SMALL) {
         rc = fail("tokenize", s);
         goto done;
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
     ids = malloc((n_ids ? n_ids : 1) * sizeof *ids);
     if (!ids) goto done;
     s = vkllm_tokenizer_encode(vkllm_model_get_tokenizer(model), prompt, strlen(prompt),
-                       VKLLM_TOKENIZE_ADD_SPECIAL, ids, n_ids, &n_ids);
+                               VKLLM_TOKENIZE_ADD_SPECIAL, ids, n_ids, &n_ids);
     if (s != VKLLM_OK) {
         rc = fail("tokenize", s);
         goto done;

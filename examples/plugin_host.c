@@ -1,6 +1,7 @@
 /* A host that loads libvkllm at run time, as a plugin, through dlopen/dlsym only: it is not
  * linked with the library. It refuses a library whose major version differs from the header
- * it was compiled with, then generates text with greedy sampling.
+ * it was compiled with (while the major version is 0, whose minor version differs), then
+ * generates text with greedy sampling.
  *
  *     plugin_host [LIBRARY] MODEL.gguf ["PROMPT"] [N_TOKENS]
  *

@@ -270,7 +270,7 @@ int main(int argc, char **argv) {
     }
 
     CHECK(vkllm_tokenizer_encode(vkllm_model_get_tokenizer(model), "Hello world", 11,
-                         VKLLM_TOKENIZE_ADD_SPECIAL, prompt, 16, &n_prompt) == VKLLM_OK);
+                                 VKLLM_TOKENIZE_ADD_SPECIAL, prompt, 16, &n_prompt) == VKLLM_OK);
     CHECK(n_prompt > 0);
 
     /* Sampling and generate params from an old caller, and an old result struct. */
@@ -290,9 +290,10 @@ int main(int argc, char **argv) {
         gp.p.max_tokens = MAX_TOKENS;
         memset(&gr, 0xFF, sizeof gr);
         gr.p.struct_size = sizeof gr.p;
-        CHECK(vkllm_session_generate(session, prompt, n_prompt, (const vkllm_sampling_params *)&samp.p,
-                             (const vkllm_generate_params *)&gp.p,
-                             (vkllm_generate_result *)&gr.p) == VKLLM_OK);
+        CHECK(vkllm_session_generate(session, prompt, n_prompt,
+                                     (const vkllm_sampling_params *)&samp.p,
+                                     (const vkllm_generate_params *)&gp.p,
+                                     (vkllm_generate_result *)&gr.p) == VKLLM_OK);
         CHECK(gr.p.struct_size == sizeof gr.p);
         CHECK(gr.p.n_prompt == n_prompt);
         CHECK(gr.p.n_generated == MAX_TOKENS);
@@ -320,8 +321,9 @@ int main(int argc, char **argv) {
             cur.on_token = collect;
             t.n = 0;
             cur.user_data = &t;
-            CHECK(vkllm_session_generate(session, prompt, n_prompt, (const vkllm_sampling_params *)&samp.p,
-                                 &cur, NULL) == VKLLM_OK);
+            CHECK(vkllm_session_generate(session, prompt, n_prompt,
+                                         (const vkllm_sampling_params *)&samp.p, &cur,
+                                         NULL) == VKLLM_OK);
             CHECK(same_tokens(&t, &ref_default));
         }
 

@@ -302,7 +302,8 @@ TEST(GrammarThreads, OneGrammarServesSamplersOnSeveralThreads) {
                     ASSERT_EQ(vkllm_sampler_accept(s, t), VKLLM_OK) << vkllm_last_error();
                     char piece[256];
                     size_t n = 0;
-                    ASSERT_EQ(vkllm_tokenizer_get_piece(tok, t, 0, piece, sizeof piece, &n), VKLLM_OK);
+                    ASSERT_EQ(vkllm_tokenizer_get_piece(tok, t, 0, piece, sizeof piece, &n),
+                              VKLLM_OK);
                     text.append(piece, n);
                     ASSERT_EQ(vkllm_sampler_get_grammar_progress(s, &progress), VKLLM_OK);
                 }

@@ -65,7 +65,8 @@ class GrammarApi : public TinyModelTest {
         };
         g.result.struct_size = sizeof g.result;
         std::vector<int32_t> prompt = some_tokens(5, 300, 7);
-        EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &g.result), VKLLM_OK)
+        EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &g.result),
+                  VKLLM_OK)
             << vkllm_last_error();
         return g;
     }
@@ -172,9 +173,9 @@ TEST_F(GrammarApi, AStopStringReportsTheProgressOfTheTextBeforeIt) {
         };
         out.result.struct_size = sizeof out.result;
         std::vector<int32_t> prompt = some_tokens(5, 300, 7);
-        ASSERT_EQ(
-            vkllm_session_generate(session(model_), prompt.data(), prompt.size(), &p, &gp, &out.result),
-            VKLLM_OK)
+        ASSERT_EQ(vkllm_session_generate(session(model_), prompt.data(), prompt.size(), &p, &gp,
+                                         &out.result),
+                  VKLLM_OK)
             << vkllm_last_error();
         EXPECT_EQ(out.result.stop_reason, VKLLM_STOP_STRING) << stop;
         EXPECT_EQ(out.text, std::string(stop) == "-" ? "ab" : "ab-");
@@ -282,7 +283,7 @@ TEST_F(GrammarApi, ApplyGrammarKeepsExactlyTheTokensThatContinueTheText) {
 
 TEST_F(GrammarApi, GeneratingABatchEndsEachSequenceWhenItsGrammarIsFinished) {
     vkllm_grammar *g = grammar(kLabels);
-    vkllm_session *s = session(model_, 0, 0, 3);
+    vkllm_session *s = session(model_, 0, VKLLM_KV_F16, 0, 3);
     std::vector<vkllm_sampler *> samplers(3);
     std::vector<std::vector<int32_t>> prompts, tokens(3, std::vector<int32_t>(64));
     std::vector<vkllm_batch_sequence> seqs(3);

@@ -67,7 +67,7 @@ TEST_F(SessionControl, CancelFromAnotherThreadStopsAPrefillAtTheNextChunkAndLeav
     spec.n_ctx = 512;
     vkllm_model *m = tiny(spec, "cancel_prefill", false);
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 512, VKLLM_SESSION_KV_F32, 1, kBatch);
+    vkllm_session *s = session(m, 512, VKLLM_KV_F32, 0, 1, kBatch);
     std::vector<int32_t> prompt = some_tokens(kPromptTokens, spec.n_vocab, 5);
 
     // The other thread cancels while the prefill waits in its callback after 8 chunks: the
@@ -91,7 +91,8 @@ TEST_F(SessionControl, CancelFromAnotherThreadStopsAPrefillAtTheNextChunkAndLeav
     vkllm_generate_result r;
     r.struct_size = sizeof r;
     vkllm_sampling_params sp = sampling(1);
-    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r),
+              VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(ctx.calls, 8u);
     uint32_t pos = 0;
@@ -105,7 +106,7 @@ TEST_F(SessionControl, CancelFromAnotherThreadStopsAPrefillAtTheNextChunkAndLeav
     ASSERT_EQ(vkllm_session_eval(s, 0, prompt.data() + pos, prompt.size() - pos, resumed.data()),
               VKLLM_OK)
         << vkllm_last_error();
-    vkllm_session *fresh = session(m, 512, VKLLM_SESSION_KV_F32, 1, kBatch);
+    vkllm_session *fresh = session(m, 512, VKLLM_KV_F32, 0, 1, kBatch);
     ASSERT_EQ(vkllm_session_eval(fresh, 0, prompt.data(), prompt.size(), whole.data()), VKLLM_OK);
     EXPECT_EQ(std::memcmp(resumed.data(), whole.data(), n_vocab * sizeof(float)), 0);
 }
@@ -115,7 +116,7 @@ TEST_F(SessionControl, CancelDuringEvalLeavesWholeChunksAndACancelWhileIdleIsDro
     spec.n_ctx = 1024;
     vkllm_model *m = tiny(spec, "cancel_eval", false);
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 1024, 0, 1, 2);
+    vkllm_session *s = session(m, 1024, VKLLM_KV_F16, 0, 1, 2);
     std::vector<int32_t> prompt = some_tokens(1000, spec.n_vocab, 6);  // 500 chunks
 
     // A cancel while nothing runs does not reach the next call.
@@ -167,7 +168,8 @@ TEST_F(SessionControl, CancelStopsGenerationBeforeItsNextStep) {
     vkllm_generate_result r;
     r.struct_size = sizeof r;
     vkllm_sampling_params sp = sampling(3);
-    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r),
+              VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(r.n_generated, 3u);
     uint32_t pos = 0;
@@ -201,7 +203,7 @@ TEST_F(SessionControl, DefaultContextIsTheTrainingContextAtMost4096AndInfoReport
     TinyModelSpec small;  // 128 positions
     vkllm_model *m2 = tiny(small, "default_ctx_small", false);
     ASSERT_NE(m2, nullptr);
-    vkllm_session *s2 = session(m2, 0, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING, 3, 200, 2);
+    vkllm_session *s2 = session(m2, 0, VKLLM_KV_F32, VKLLM_SESSION_STREAMING, 3, 200, 2);
     vkllm_runtime_stats rs;
     rs.struct_size = sizeof rs;
     ASSERT_EQ(vkllm_session_get_info(s2, &info), VKLLM_OK);
@@ -210,7 +212,7 @@ TEST_F(SessionControl, DefaultContextIsTheTrainingContextAtMost4096AndInfoReport
     EXPECT_EQ(info.n_batch, 126u) << "a chunk fits the ring after the sinks";
     EXPECT_EQ(info.n_sink, 2u);
     EXPECT_EQ(info.kv_type, VKLLM_KV_F32);
-    EXPECT_EQ(info.flags, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING);
+    EXPECT_EQ(info.flags, VKLLM_SESSION_STREAMING);
     ASSERT_EQ(vkllm_runtime_get_stats(rt_, &rs), VKLLM_OK);
     EXPECT_LE(info.device_bytes, rs.device_memory_allocated);
 
@@ -277,9 +279,9 @@ TEST_F(SessionControl, ModelMetadataIsReadWithoutTheFile) {
 }
 
 // Batched generation: the same seeds give the same tokens, and each sequence's tokens are those
-// vkllm_session_generate gives it alone with the same seed. That holds because a batched decode step
-// computes each row exactly as a step of one sequence does (checked first, bit for bit, on this
-// device).
+// vkllm_session_generate gives it alone with the same seed. That holds because a batched decode
+// step computes each row exactly as a step of one sequence does (checked first, bit for bit, on
+// this device).
 TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlone) {
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "batch", false);
@@ -291,7 +293,7 @@ TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlo
                                                  some_tokens(3, spec.n_vocab, 13)};
 
     // A decode of three sequences against three decodes of one.
-    vkllm_session *s = session(m, 128, 0, 3);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F16, 0, 3);
     std::vector<float> together(kSeqs * n_vocab), alone(kSeqs * n_vocab);
     for (uint32_t q = 0; q < kSeqs; ++q)
         ASSERT_EQ(vkllm_session_eval(s, q, prompts[q].data(), prompts[q].size(), nullptr),
@@ -333,7 +335,8 @@ TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlo
         gp.max_tokens = uint32_t(kMax);
         gp.ignore_eog = 1;
         EXPECT_EQ(vkllm_session_reset(s, -1), VKLLM_OK);
-        EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK) << vkllm_last_error();
+        EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK)
+            << vkllm_last_error();
         for (uint32_t q = 0; q < kSeqs; ++q) {
             EXPECT_EQ(b[q].n_generated, kMax);
             EXPECT_EQ(b[q].stop_reason, VKLLM_STOP_MAX_TOKENS);
@@ -364,8 +367,9 @@ TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlo
         };
         vkllm_sampling_params p = q == 1 ? sampling(0, 0.0f) : sampling(100 + q);
         ASSERT_EQ(vkllm_session_reset(single, 0), VKLLM_OK);
-        ASSERT_EQ(vkllm_session_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
-                  VKLLM_OK);
+        ASSERT_EQ(
+            vkllm_session_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
+            VKLLM_OK);
         EXPECT_EQ(got, first[q]) << "sequence " << q << " alone";
     }
 }
@@ -389,11 +393,12 @@ TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
     for (const char *t : texts) {
         std::vector<int32_t> ids(64);
         size_t n = 0;
-        ASSERT_EQ(vkllm_tokenizer_encode(tok, t, std::strlen(t), 0, ids.data(), ids.size(), &n), VKLLM_OK);
+        ASSERT_EQ(vkllm_tokenizer_encode(tok, t, std::strlen(t), 0, ids.data(), ids.size(), &n),
+                  VKLLM_OK);
         ids.resize(n);
         prompts.push_back(ids);
     }
-    vkllm_session *s = session(m, 128, 0, 3);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F16, 0, 3);
     std::vector<float> together(kSeqs * n_vocab), alone(kSeqs * n_vocab);
     for (uint32_t q = 0; q < kSeqs; ++q)
         ASSERT_EQ(vkllm_session_eval(s, q, prompts[q].data(), prompts[q].size(), nullptr),
@@ -436,7 +441,8 @@ TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
     vkllm_generate_params_init(&gp);
     gp.max_tokens = uint32_t(kMax);
     gp.ignore_eog = 1;
-    ASSERT_EQ(vkllm_session_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK) << vkllm_last_error();
+    ASSERT_EQ(vkllm_session_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK)
+        << vkllm_last_error();
     for (vkllm_sampler *x : samplers)
         vkllm_sampler_destroy(x);
     vkllm_session *single = session(m, 128);
@@ -449,8 +455,9 @@ TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
         };
         vkllm_sampling_params p = sampling(700 + q, 0.9f);
         ASSERT_EQ(vkllm_session_reset(single, 0), VKLLM_OK);
-        ASSERT_EQ(vkllm_session_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
-                  VKLLM_OK);
+        ASSERT_EQ(
+            vkllm_session_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
+            VKLLM_OK);
         EXPECT_EQ(got, out[q]) << "sequence " << q << " alone";
     }
 }
@@ -459,7 +466,7 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "batch_errors", false);
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 128, 0, 2);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F16, 0, 2);
     std::vector<int32_t> prompt = some_tokens(4, spec.n_vocab, 3);
     std::vector<int32_t> out0(8), out1(8);
     auto batch = [&] {
@@ -475,7 +482,8 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
         return b;
     };
     auto refused = [&](std::vector<vkllm_batch_sequence> b, const char *what) {
-        EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), b.size(), nullptr), VKLLM_ERR_INVALID_ARGUMENT)
+        EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), b.size(), nullptr),
+                  VKLLM_ERR_INVALID_ARGUMENT)
             << what;
         for (uint32_t q = 0; q < 2; ++q) {
             uint32_t pos = 1;
@@ -526,7 +534,8 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
     }
     b = batch();
     EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_session_generate_batch(nullptr, b.data(), 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_generate_batch(nullptr, b.data(), 2, nullptr),
+              VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_generate_batch(s, nullptr, 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
 
     // Defaults: greedy, up to 256 tokens unless an end token comes; here 8 at most.

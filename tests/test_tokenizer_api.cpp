@@ -38,7 +38,8 @@ class TokenizerApiTest : public ::testing::Test {
                       ? VKLLM_OK
                       : VKLLM_ERR_BUFFER_TOO_SMALL);
         std::vector<int32_t> ids(n);
-        EXPECT_EQ(vkllm_tokenizer_encode(tok_, text.data(), text.size(), flags, ids.data(), ids.size(), &n),
+        EXPECT_EQ(vkllm_tokenizer_encode(tok_, text.data(), text.size(), flags, ids.data(),
+                                         ids.size(), &n),
                   VKLLM_OK);
         return ids;
     }
@@ -73,10 +74,11 @@ TEST_F(TokenizerApiTest, LlamaAddsBosAndDetokenizeRemovesTheDummySpace) {
     ASSERT_EQ(ids, (std::vector<int32_t>{1, 15043, 3186}));
     char buf[64];
     size_t len = 0;
-    ASSERT_EQ(vkllm_tokenizer_decode(tok_, ids.data(), ids.size(), 0, buf, sizeof buf, &len), VKLLM_OK);
+    ASSERT_EQ(vkllm_tokenizer_decode(tok_, ids.data(), ids.size(), 0, buf, sizeof buf, &len),
+              VKLLM_OK);
     EXPECT_STREQ(buf, "Hello world");
     ASSERT_EQ(vkllm_tokenizer_decode(tok_, ids.data(), ids.size(), VKLLM_DETOKENIZE_SPECIAL, buf,
-                               sizeof buf, &len),
+                                     sizeof buf, &len),
               VKLLM_OK);
     EXPECT_STREQ(buf, "<s> Hello world") << "BOS rendered on request";
     ASSERT_EQ(vkllm_tokenizer_get_piece(tok_, 15043, 0, buf, sizeof buf, &len), VKLLM_OK);
@@ -151,13 +153,17 @@ TEST_F(TokenizerApiTest, BadIdsAndArgumentsAreErrors) {
     size_t len = 0;
     EXPECT_EQ(vkllm_tokenizer_get_piece(tok_, 50257, 0, buf, sizeof buf, &len),
               VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_tokenizer_get_piece(tok_, -1, 0, buf, sizeof buf, &len), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_tokenizer_get_piece(tok_, -1, 0, buf, sizeof buf, &len),
+              VKLLM_ERR_INVALID_ARGUMENT);
     int32_t ids[] = {100, 99999999};
-    EXPECT_EQ(vkllm_tokenizer_decode(tok_, ids, 2, 0, buf, sizeof buf, &len), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_tokenizer_decode(tok_, ids, 2, 0, buf, sizeof buf, &len),
+              VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(vkllm_last_error()).find("99999999"), std::string::npos);
     size_t n;
-    EXPECT_EQ(vkllm_tokenizer_encode(nullptr, "x", 1, 0, nullptr, 0, &n), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_tokenizer_encode(tok_, nullptr, 5, 0, nullptr, 0, &n), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_tokenizer_encode(nullptr, "x", 1, 0, nullptr, 0, &n),
+              VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_tokenizer_encode(tok_, nullptr, 5, 0, nullptr, 0, &n),
+              VKLLM_ERR_INVALID_ARGUMENT);
     vkllm_tokenizer *t = nullptr;
     EXPECT_EQ(vkllm_tokenizer_create(nullptr, &t), VKLLM_ERR_INVALID_ARGUMENT);
     vkllm_tokenizer_destroy(nullptr);

@@ -182,8 +182,8 @@ TEST_F(PaddedVocabulary, BatchedDecodeChoosesOnlyTheTokenizersIds) {
     // Three sequences decoded together, chained on the device, against each one's logits from
     // batched vkllm_session_decode steps.
     const uint32_t n = 3, steps = 6;
-    vkllm_session *chained = session(model_, 64, 0, n);
-    vkllm_session *stepped = session(model_, 64, 0, n);
+    vkllm_session *chained = session(model_, 64, VKLLM_KV_F16, 0, n);
+    vkllm_session *stepped = session(model_, 64, VKLLM_KV_F16, 0, n);
     std::vector<uint32_t> seqs = {0, 1, 2};
     for (uint32_t q = 0; q < n; ++q) {
         std::vector<int32_t> p = some_tokens(3 + q, kTokens, q + 1);
@@ -210,7 +210,7 @@ TEST_F(PaddedVocabulary, BatchedDecodeChoosesOnlyTheTokenizersIds) {
     EXPECT_GT(padded_wins, size_t(steps) * n / 2);
 
     // Generation in one sequence of a batched session, greedy and sampled.
-    vkllm_session *s = session(model_, 64, 0, n);
+    vkllm_session *s = session(model_, 64, VKLLM_KV_F16, 0, n);
     expect_tokens(generate(s, prompt_, 16, Sampling{}, 2), 16, "greedy, sequence 2");
     Sampling sampled;
     sampled.temperature = 1.0f;
@@ -224,7 +224,7 @@ TEST_F(PaddedVocabulary, StreamingSessionsChooseOnlyTheTokenizersIds) {
     Sampling sampled;
     sampled.temperature = 1.0f;
     for (const Sampling &how : {Sampling{}, chained, sampled}) {
-        vkllm_session *s = session(model_, 16, VKLLM_SESSION_STREAMING, 1, 4, 4);
+        vkllm_session *s = session(model_, 16, VKLLM_KV_F16, VKLLM_SESSION_STREAMING, 1, 4, 4);
         Generation run = generate(s, prompt_, 48, how);
         expect_tokens(run, 48,
                       "streaming, temperature " + std::to_string(how.temperature) + ", " +

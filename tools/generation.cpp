@@ -111,8 +111,8 @@ vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
     sp.n_ctx = o.n_ctx;
     sp.n_seq = o.samples;
     if (o.n_batch) sp.n_batch = o.n_batch;
-    if (o.kv_f32) sp.flags |= VKLLM_SESSION_KV_F32;
-    if (o.kv_q8) sp.flags |= VKLLM_SESSION_KV_Q8_0;
+    if (o.kv_f32) sp.kv_type = VKLLM_KV_F32;
+    if (o.kv_q8) sp.kv_type = VKLLM_KV_Q8_0;
     if (o.context_shift) sp.flags |= VKLLM_SESSION_STREAMING;
     stage = "creating the session";
     return vkllm_session_create(l.model, &sp, &l.session);
@@ -207,8 +207,8 @@ void print_prompt_tokens(const vkllm_tokenizer *tok, const std::vector<int32_t> 
                                                               : std::string("?");
     };
     std::string all = text([&](char *out, size_t cap, size_t *len) {
-        return vkllm_tokenizer_decode(tok, ids.data(), ids.size(), VKLLM_DETOKENIZE_SPECIAL, out, cap,
-                                len);
+        return vkllm_tokenizer_decode(tok, ids.data(), ids.size(), VKLLM_DETOKENIZE_SPECIAL, out,
+                                      cap, len);
     });
     std::fprintf(stderr, "prompt: '%s'\nnumber of tokens in prompt = %zu\n", all.c_str(),
                  ids.size());

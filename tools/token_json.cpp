@@ -33,7 +33,8 @@ std::string piece(const vkllm_tokenizer *tok, int32_t token) {
     vkllm_status s = vkllm_tokenizer_get_piece(tok, token, 0, nullptr, 0, &len);
     if (s != VKLLM_OK && s != VKLLM_ERR_BUFFER_TOO_SMALL) return "";
     std::vector<char> buf(len + 1);
-    if (vkllm_tokenizer_get_piece(tok, token, 0, buf.data(), buf.size(), &len) != VKLLM_OK) return "";
+    if (vkllm_tokenizer_get_piece(tok, token, 0, buf.data(), buf.size(), &len) != VKLLM_OK)
+        return "";
     return std::string(buf.data(), len);
 }
 

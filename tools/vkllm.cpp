@@ -344,7 +344,8 @@ int cmd_tokenize(const char *model, const TokenizeOptions &o) {
             piece.assign(buf, len);
         else {
             std::vector<char> big(len + 1);
-            vkllm_tokenizer_get_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, big.data(), big.size(), &len);
+            vkllm_tokenizer_get_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, big.data(), big.size(),
+                                      &len);
             piece.assign(big.data(), len);
         }
         pieces.push_back(piece);

@@ -46,8 +46,8 @@ vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_
     return vkllm_session_generate(session, prompt, n_prompt, sampling, params, result);
 }
 
-vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
-                                  size_t n_seqs, const vkllm_generate_params *params) {
+vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs, size_t n_seqs,
+                                  const vkllm_generate_params *params) {
     return vkllm_session_generate_batch(session, seqs, n_seqs, params);
 }
 

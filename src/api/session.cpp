@@ -53,11 +53,17 @@ vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params
         if (p.flags & ~known)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn, p.flags & ~known);
         switch (p.kv_type) {
-        case VKLLM_KV_F16: o.kv_type = vkllm::gpu::KvType::F16; break;
-        case VKLLM_KV_F32: o.kv_type = vkllm::gpu::KvType::F32; break;
-        case VKLLM_KV_Q8_0: o.kv_type = vkllm::gpu::KvType::Q8_0; break;
-        default:
-            fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: unknown kv_type %d", fn, int(p.kv_type));
+            case VKLLM_KV_F16:
+                o.kv_type = vkllm::gpu::KvType::F16;
+                break;
+            case VKLLM_KV_F32:
+                o.kv_type = vkllm::gpu::KvType::F32;
+                break;
+            case VKLLM_KV_Q8_0:
+                o.kv_type = vkllm::gpu::KvType::Q8_0;
+                break;
+            default:
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: unknown kv_type %d", fn, int(p.kv_type));
         }
         o.streaming = p.flags & VKLLM_SESSION_STREAMING;
         o.record_every_step = p.flags & VKLLM_SESSION_RECORD_EVERY_STEP;
@@ -231,8 +237,9 @@ void vkllm_generate_params_init(vkllm_generate_params *p) {
 }
 
 vkllm_status vkllm_session_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
-                            const vkllm_sampling_params *sampling,
-                            const vkllm_generate_params *params, vkllm_generate_result *result) {
+                                    const vkllm_sampling_params *sampling,
+                                    const vkllm_generate_params *params,
+                                    vkllm_generate_result *result) {
     vkllm::engine::GenerateResult r;
     vkllm_status status = guard([&] {
         const char *fn = "vkllm_session_generate";

@@ -48,8 +48,8 @@ vkllm_status vkllm_session_get_info(const vkllm_session *session, vkllm_session_
     });
 }
 
-vkllm_status vkllm_session_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs, size_t n_seqs,
-                                  const vkllm_generate_params *params) {
+vkllm_status vkllm_session_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
+                                          size_t n_seqs, const vkllm_generate_params *params) {
     const char *fn = "vkllm_session_generate_batch";
     std::vector<vkllm::engine::BatchSequence> batch;
     size_t stride = 0;

@@ -83,8 +83,9 @@ vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer, vkllm_to
     });
 }
 
-vkllm_status vkllm_tokenizer_encode(const vkllm_tokenizer *tokenizer, const char *text, size_t length,
-                            uint32_t flags, int32_t *tokens, size_t capacity, size_t *n_tokens) {
+vkllm_status vkllm_tokenizer_encode(const vkllm_tokenizer *tokenizer, const char *text,
+                                    size_t length, uint32_t flags, int32_t *tokens, size_t capacity,
+                                    size_t *n_tokens) {
     return guard([&] {
         const Tokenizer &t = tok(tokenizer, "vkllm_tokenizer_encode");
         if (length > 0) require_arg(text, "vkllm_tokenizer_encode", "text");
@@ -96,14 +97,14 @@ vkllm_status vkllm_tokenizer_encode(const vkllm_tokenizer *tokenizer, const char
         std::vector<int32_t> ids = t.encode(std::string_view(text ? text : "", length), o);
         *n_tokens = ids.size();
         if (ids.size() > capacity)
-            fail(VKLLM_ERR_BUFFER_TOO_SMALL, "vkllm_tokenizer_encode: %zu tokens, room for %zu", ids.size(),
-                 capacity);
+            fail(VKLLM_ERR_BUFFER_TOO_SMALL, "vkllm_tokenizer_encode: %zu tokens, room for %zu",
+                 ids.size(), capacity);
         std::copy(ids.begin(), ids.end(), tokens);
     });
 }
 
-vkllm_status vkllm_tokenizer_get_piece(const vkllm_tokenizer *tokenizer, int32_t token, uint32_t flags,
-                                  char *buf, size_t capacity, size_t *length) {
+vkllm_status vkllm_tokenizer_get_piece(const vkllm_tokenizer *tokenizer, int32_t token,
+                                       uint32_t flags, char *buf, size_t capacity, size_t *length) {
     return guard([&] {
         const Tokenizer &t = tok(tokenizer, "vkllm_tokenizer_get_piece");
         check_id(t, token, "vkllm_tokenizer_get_piece");
@@ -113,8 +114,8 @@ vkllm_status vkllm_tokenizer_get_piece(const vkllm_tokenizer *tokenizer, int32_t
 }
 
 vkllm_status vkllm_tokenizer_decode(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
-                              size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
-                              size_t *length) {
+                                    size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
+                                    size_t *length) {
     return guard([&] {
         const Tokenizer &t = tok(tokenizer, "vkllm_tokenizer_decode");
         if (n_tokens > 0) require_arg(tokens, "vkllm_tokenizer_decode", "tokens");
@@ -127,7 +128,7 @@ vkllm_status vkllm_tokenizer_decode(const vkllm_tokenizer *tokenizer, const int3
 }
 
 vkllm_status vkllm_tokenizer_is_end_of_generation(const vkllm_tokenizer *tokenizer, int32_t token,
-                                              int32_t *out) {
+                                                  int32_t *out) {
     return guard([&] {
         const Tokenizer &t = tok(tokenizer, "vkllm_tokenizer_is_end_of_generation");
         check_id(t, token, "vkllm_tokenizer_is_end_of_generation");
