@@ -29,16 +29,19 @@
  *
  *   Names.  A function is vkllm_<object>_<verb> (vkllm_session_generate), a getter
  *   vkllm_<object>_get_<thing> (vkllm_model_get_info), and every handle is released by
- *   vkllm_<object>_destroy. A params struct is filled by vkllm_<struct>_init; it is named for
- *   the object it creates (vkllm_session_params) or the call it serves (vkllm_generate_params,
- *   vkllm_eval_params, vkllm_conversation_reply_params). A few functions belong to no object
- *   and keep plain names: vkllm_version, vkllm_version_string, vkllm_status_string and
- *   vkllm_last_error (the library itself); vkllm_devices_enumerate (it runs before any runtime
- *   exists, to choose one); vkllm_chat_apply_template, vkllm_chat_render and
- *   vkllm_chat_render_json (chat templates are functions of text, with no handle);
- *   vkllm_reply_format_of_template and vkllm_prompt_opens_reasoning (they read text to choose a
- *   reply parser's arguments); vkllm_ggml_type_name and vkllm_json_schema_to_gbnf (conversions
- *   of values, under "Free helpers" at the end).
+ *   vkllm_<object>_destroy. A params struct is filled by vkllm_<struct>_init. Params and
+ *   result structs are named for the object they create or describe (vkllm_session_params,
+ *   vkllm_model_info) or for the call they serve (vkllm_conversation_reply_params; the
+ *   session's generate_params and generate_result, the runtime's tune_result and
+ *   self_check_result go without their object's prefix, as in 0.2: 0.3 renamed no type).
+ *   A few functions belong to no object and keep plain names: vkllm_version,
+ *   vkllm_version_string, vkllm_status_string and vkllm_last_error (the library itself);
+ *   vkllm_devices_enumerate (it runs before any runtime exists, to choose one);
+ *   vkllm_chat_apply_template, vkllm_chat_render and vkllm_chat_render_json (chat templates
+ *   are functions of text, with no handle); vkllm_reply_format_of_template and
+ *   vkllm_prompt_opens_reasoning (they read text to choose a reply parser's arguments);
+ *   vkllm_ggml_type_name and vkllm_json_schema_to_gbnf (conversions of values, under "Free
+ *   helpers" at the end).
  *
  *   Renames.  A renamed function keeps its old name for one minor version, marked
  *   VKLLM_DEPRECATED (compilers then warn, naming the replacement): see "Deprecated names" at
