@@ -32,8 +32,10 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/vkllmConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/vkllmConfig.cmake
                               INSTALL_DESTINATION ${VKLLM_CMAKE_DIR})
 # The same major version is compatible (0.x included: bindings refuse another major only).
+# While the major version is 0 a minor version may break the ABI (the SONAME carries it too), so
+# find_package(vkllm 0.3) accepts 0.3.x only.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/vkllmConfigVersion.cmake
-                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/vkllmConfig.cmake ${PROJECT_BINARY_DIR}/vkllmConfigVersion.cmake
         DESTINATION ${VKLLM_CMAKE_DIR})
 
