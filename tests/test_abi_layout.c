@@ -6,8 +6,8 @@
  * (never inserted, removed, resized or reordered), and an append updates these numbers in the
  * same change, together with the library version (VKLLM_VERSION_* in the header and the
  * project() version in CMakeLists.txt) and the bindings' struct copies (bindings/). Anything
- * else breaks applications and bindings built against an older header. The one deliberate
- * break so far, 0.3's (vkllm_model_info lost a field), came with a new SONAME. */
+ * else breaks applications and bindings built against an older header. 0.3 broke it on
+ * purpose (vkllm_model_info lost a field) and carries a new SONAME for it. */
 #include <stddef.h>
 #include <stdio.h>
 
