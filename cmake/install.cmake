@@ -2,7 +2,7 @@
 # VKLLM_STATIC), a pkg-config file and a CMake package:
 #
 #   include/vkllm.h
-#   lib/libvkllm.so -> libvkllm.so.0 -> libvkllm.so.0.2.0   (libvkllm.a)
+#   lib/libvkllm.so -> libvkllm.so.0.3 -> libvkllm.so.0.3.0   (libvkllm.a)
 #   lib/pkgconfig/vkllm.pc               pkg-config --cflags --libs vkllm
 #   (Windows with VKLLM_STATIC: lib/pkgconfig/vkllm-static.pc, for libvkllm.a)
 #   lib/cmake/vkllm/vkllmConfig.cmake    find_package(vkllm) -> vkllm::vkllm (vkllm::vkllm_static)
@@ -32,8 +32,10 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/vkllmConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/vkllmConfig.cmake
                               INSTALL_DESTINATION ${VKLLM_CMAKE_DIR})
 # The same major version is compatible (0.x included: bindings refuse another major only).
+# While the major version is 0 a minor version may break the ABI (the SONAME carries it too), so
+# find_package(vkllm 0.3) accepts 0.3.x only.
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/vkllmConfigVersion.cmake
-                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/vkllmConfig.cmake ${PROJECT_BINARY_DIR}/vkllmConfigVersion.cmake
         DESTINATION ${VKLLM_CMAKE_DIR})
 

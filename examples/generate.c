@@ -53,16 +53,16 @@ int main(int argc, char **argv) {
     }
 
     /* Tokenize: ask for the size first, then fill. */
-    s = vkllm_tokenize(vkllm_model_get_tokenizer(model), prompt, strlen(prompt),
-                       VKLLM_TOKENIZE_ADD_SPECIAL, NULL, 0, &n_ids);
+    s = vkllm_tokenizer_encode(vkllm_model_get_tokenizer(model), prompt, strlen(prompt),
+                               VKLLM_TOKENIZE_ADD_SPECIAL, NULL, 0, &n_ids);
     if (s != VKLLM_OK && s != VKLLM_ERR_BUFFER_TOO_SMALL) {
         rc = fail("tokenize", s);
         goto done;
     }
     ids = malloc((n_ids ? n_ids : 1) * sizeof *ids);
     if (!ids) goto done;
-    s = vkllm_tokenize(vkllm_model_get_tokenizer(model), prompt, strlen(prompt),
-                       VKLLM_TOKENIZE_ADD_SPECIAL, ids, n_ids, &n_ids);
+    s = vkllm_tokenizer_encode(vkllm_model_get_tokenizer(model), prompt, strlen(prompt),
+                               VKLLM_TOKENIZE_ADD_SPECIAL, ids, n_ids, &n_ids);
     if (s != VKLLM_OK) {
         rc = fail("tokenize", s);
         goto done;
@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
     result.struct_size = sizeof result;
 
     fputs(prompt, stdout);
-    s = vkllm_generate(session, ids, n_ids, &sampling, &gen, &result);
+    s = vkllm_session_generate(session, ids, n_ids, &sampling, &gen, &result);
     putchar('\n');
     if (s != VKLLM_OK) {
         rc = fail("generate", s);

@@ -1,11 +1,12 @@
 /* A host that loads libvkllm at run time, as a plugin, through dlopen/dlsym only: it is not
  * linked with the library. It refuses a library whose major version differs from the header
- * it was compiled with, then generates text with greedy sampling.
+ * it was compiled with (while the major version is 0, whose minor version differs), then
+ * generates text with greedy sampling.
  *
  *     plugin_host [LIBRARY] MODEL.gguf ["PROMPT"] [N_TOKENS]
  *
- * LIBRARY defaults to $VKLLM_LIBRARY, else libvkllm.so.0 on the loader path. Only the header's
- * types and macros are used; every function comes from dlsym.
+ * LIBRARY defaults to $VKLLM_LIBRARY, else libvkllm.so.MAJOR.MINOR (this header's version) on the
+ * loader path. Only the header's types and macros are used; every function comes from dlsym.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -14,6 +15,11 @@
 #include <string.h>
 
 #include "vkllm.h"
+
+/* The SONAME's version: MAJOR.MINOR, "0.3". */
+#define STRINGIFY(x) #x
+#define VERSION_TEXT(major, minor) STRINGIFY(major) "." STRINGIFY(minor)
+#define SONAME_VERSION VERSION_TEXT(VKLLM_VERSION_MAJOR, VKLLM_VERSION_MINOR)
 
 /* The entry points used, as pointers (one table, filled from dlsym). */
 struct vkllm_api {
@@ -26,17 +32,17 @@ struct vkllm_api {
     vkllm_status (*model_load)(vkllm_runtime *, const char *, const vkllm_model_params *,
                                vkllm_model **);
     void (*model_destroy)(vkllm_model *);
-    const vkllm_tokenizer *(*model_tokenizer)(const vkllm_model *);
-    vkllm_status (*tokenize)(const vkllm_tokenizer *, const char *, size_t, uint32_t, int32_t *,
-                             size_t, size_t *);
+    const vkllm_tokenizer *(*model_get_tokenizer)(const vkllm_model *);
+    vkllm_status (*tokenizer_encode)(const vkllm_tokenizer *, const char *, size_t, uint32_t,
+                                     int32_t *, size_t, size_t *);
     void (*session_params_init)(vkllm_session_params *);
     vkllm_status (*session_create)(vkllm_model *, const vkllm_session_params *, vkllm_session **);
     void (*session_destroy)(vkllm_session *);
     void (*sampling_params_init)(vkllm_sampling_params *);
     void (*generate_params_init)(vkllm_generate_params *);
-    vkllm_status (*generate)(vkllm_session *, const int32_t *, size_t,
-                             const vkllm_sampling_params *, const vkllm_generate_params *,
-                             vkllm_generate_result *);
+    vkllm_status (*session_generate)(vkllm_session *, const int32_t *, size_t,
+                                     const vkllm_sampling_params *, const vkllm_generate_params *,
+                                     vkllm_generate_result *);
 };
 
 /* dlsym returns void *; POSIX guarantees it converts to a function pointer, ISO C does not,
@@ -78,8 +84,8 @@ static int run(const struct vkllm_api *api, const char *model_path, const char *
     what = model_path;
     if ((s = api->model_load(runtime, model_path, NULL, &model)) != VKLLM_OK) goto fail;
     what = "tokenize";
-    s = api->tokenize(api->model_tokenizer(model), prompt, strlen(prompt),
-                      VKLLM_TOKENIZE_ADD_SPECIAL, ids, sizeof ids / sizeof ids[0], &n_ids);
+    s = api->tokenizer_encode(api->model_get_tokenizer(model), prompt, strlen(prompt),
+                              VKLLM_TOKENIZE_ADD_SPECIAL, ids, sizeof ids / sizeof ids[0], &n_ids);
     if (s != VKLLM_OK) goto fail;
     what = "session";
     api->session_params_init(&sp);
@@ -92,7 +98,7 @@ static int run(const struct vkllm_api *api, const char *model_path, const char *
     gen.max_tokens = n_tokens;
     gen.on_token = print_token;
     fputs(prompt, stdout);
-    s = api->generate(session, ids, n_ids, &sampling, &gen, NULL);
+    s = api->session_generate(session, ids, n_ids, &sampling, &gen, NULL);
     putchar('\n');
     if (s != VKLLM_OK) goto fail;
     api->session_destroy(session);
@@ -116,7 +122,7 @@ int main(int argc, char **argv) {
 
     /* A first argument naming a shared object is the library. */
     if (argc > 2 && strstr(argv[1], ".so")) library = argv[arg++];
-    if (!library || !*library) library = "libvkllm.so.0";
+    if (!library || !*library) library = "libvkllm.so." SONAME_VERSION;
     if (argc - arg < 1 || argc - arg > 3) {
         fprintf(stderr, "usage: %s [LIBRARY] MODEL.gguf [PROMPT] [N_TOKENS]\n", argv[0]);
         return 2;
@@ -133,11 +139,13 @@ int main(int argc, char **argv) {
         return 1;
     }
     loaded = api.version();
-    if (loaded / 10000 != VKLLM_VERSION_MAJOR) {
+    /* While the major version is 0, a minor version may change the ABI (as the SONAME says). */
+    if (loaded / 10000 != VKLLM_VERSION_MAJOR ||
+        (VKLLM_VERSION_MAJOR == 0 && loaded / 100 % 100 != VKLLM_VERSION_MINOR)) {
         fprintf(stderr,
-                "plugin_host: %s is vkllm %s, major version %u; this host was built for major "
-                "version %d (header %d.%d.%d): refusing it\n",
-                library, api.version_string(), (unsigned)(loaded / 10000), VKLLM_VERSION_MAJOR,
+                "plugin_host: %s is vkllm %s; this host was built for version %d.%d (header "
+                "%d.%d.%d): refusing it\n",
+                library, api.version_string(), VKLLM_VERSION_MAJOR, VKLLM_VERSION_MINOR,
                 VKLLM_VERSION_MAJOR, VKLLM_VERSION_MINOR, VKLLM_VERSION_PATCH);
         dlclose(lib);
         return 1;
@@ -148,10 +156,10 @@ int main(int argc, char **argv) {
     if (!BIND(&api, lib, status_string) || !BIND(&api, lib, last_error) ||
         !BIND(&api, lib, runtime_create) || !BIND(&api, lib, runtime_destroy) ||
         !BIND(&api, lib, model_load) || !BIND(&api, lib, model_destroy) ||
-        !BIND(&api, lib, model_tokenizer) || !BIND(&api, lib, tokenize) ||
+        !BIND(&api, lib, model_get_tokenizer) || !BIND(&api, lib, tokenizer_encode) ||
         !BIND(&api, lib, session_params_init) || !BIND(&api, lib, session_create) ||
         !BIND(&api, lib, session_destroy) || !BIND(&api, lib, sampling_params_init) ||
-        !BIND(&api, lib, generate_params_init) || !BIND(&api, lib, generate)) {
+        !BIND(&api, lib, generate_params_init) || !BIND(&api, lib, session_generate)) {
         dlclose(lib);
         return 1;
     }

@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     };
     vkllm_gguf_key key;
     key.struct_size = sizeof key;
-    for (size_t i = 0; vkllm_gguf_key_at(g, i, &key) == VKLLM_OK; ++i) {
+    for (size_t i = 0; vkllm_gguf_get_key(g, i, &key) == VKLLM_OK; ++i) {
         int64_t iv;
         double fv;
         vkllm_gguf_get_int(g, key.name, &iv);
@@ -35,13 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     vkllm_tensor_info t;
     t.struct_size = sizeof t;
-    for (size_t i = 0; vkllm_gguf_tensor_at(g, i, &t) == VKLLM_OK; ++i)
+    for (size_t i = 0; vkllm_gguf_get_tensor(g, i, &t) == VKLLM_OK; ++i)
         vkllm_ggml_type_name(t.type);
     vkllm_tokenizer *tok = nullptr;
     if (vkllm_tokenizer_create(g, &tok) == VKLLM_OK) {
         int32_t ids[64];
         size_t n = 0;
-        vkllm_tokenize(tok, "Hello world <s>", 15, VKLLM_TOKENIZE_ADD_SPECIAL, ids, 64, &n);
+        vkllm_tokenizer_encode(tok, "Hello world <s>", 15, VKLLM_TOKENIZE_ADD_SPECIAL, ids, 64, &n);
         vkllm_tokenizer_destroy(tok);
     }
     vkllm_gguf_destroy(g);

@@ -28,7 +28,7 @@ uint32_t g_original_position = 0;
 
 std::vector<uint8_t> save(uint32_t seq) {
     size_t size = 0, length = 0;
-    if (vkllm_session_state_size(g_session, seq, &size) != VKLLM_OK) die("state size");
+    if (vkllm_session_get_state_size(g_session, seq, &size) != VKLLM_OK) die("state size");
     std::vector<uint8_t> bytes(size);
     if (vkllm_session_state_save(g_session, seq, bytes.data(), size, &length) != VKLLM_OK)
         die("save");

@@ -84,10 +84,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     size_t n = 0;
     std::vector<int32_t> ids(16);
-    vkllm_status st = vkllm_tokenize(tok, text, length, flags, ids.data(), ids.size(), &n);
+    vkllm_status st = vkllm_tokenizer_encode(tok, text, length, flags, ids.data(), ids.size(), &n);
     if (st == VKLLM_ERR_BUFFER_TOO_SMALL) {
         ids.resize(n);
-        st = vkllm_tokenize(tok, text, length, flags, ids.data(), ids.size(), &n);
+        st = vkllm_tokenizer_encode(tok, text, length, flags, ids.data(), ids.size(), &n);
     }
     if (st != VKLLM_OK) return 0;
     ids.resize(n);
@@ -95,13 +95,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     std::vector<char> buf(64);
     for (int32_t id : ids) {
         size_t len = 0;
-        vkllm_token_to_piece(tok, id, 0, buf.data(), buf.size(), &len);
+        vkllm_tokenizer_get_piece(tok, id, 0, buf.data(), buf.size(), &len);
     }
     size_t len = 0;
-    if (vkllm_detokenize(tok, ids.data(), ids.size(), 0, buf.data(), buf.size(), &len) ==
+    if (vkllm_tokenizer_decode(tok, ids.data(), ids.size(), 0, buf.data(), buf.size(), &len) ==
         VKLLM_ERR_BUFFER_TOO_SMALL) {
         buf.resize(len + 1);
-        vkllm_detokenize(tok, ids.data(), ids.size(), 0, buf.data(), buf.size(), &len);
+        vkllm_tokenizer_decode(tok, ids.data(), ids.size(), 0, buf.data(), buf.size(), &len);
     }
     std::string whole(buf.data(), len);
 

@@ -27,6 +27,37 @@
  *
  *   Only symbols starting with `vkllm_` are exported.
  *
+ *   Names.  A function is vkllm_<object>_<verb> (vkllm_session_generate), a getter
+ *   vkllm_<object>_get_<thing> (vkllm_model_get_info), and every handle is released by
+ *   vkllm_<object>_destroy. A params struct is filled by vkllm_<struct>_init. Params and
+ *   result structs are named for the object they create or describe (vkllm_session_params,
+ *   vkllm_model_info) or for the call they serve (vkllm_conversation_reply_params; the
+ *   session's generate_params and generate_result, the runtime's tune_result and
+ *   self_check_result go without their object's prefix, as in 0.2: 0.3 renamed no type).
+ *   A few functions belong to no object and keep plain names: vkllm_version,
+ *   vkllm_version_string, vkllm_status_string and vkllm_last_error (the library itself);
+ *   vkllm_devices_enumerate (it runs before any runtime exists, to choose one);
+ *   vkllm_chat_apply_template, vkllm_chat_render and vkllm_chat_render_json (chat templates
+ *   are functions of text, with no handle); vkllm_reply_format_of_template and
+ *   vkllm_prompt_opens_reasoning (they read text to choose a reply parser's arguments);
+ *   vkllm_ggml_type_name and vkllm_json_schema_to_gbnf (conversions of values, under "Free
+ *   helpers" at the end).
+ *
+ *   Renames.  A renamed function keeps its old name for one minor version, marked
+ *   VKLLM_DEPRECATED (compilers then warn, naming the replacement): see "Deprecated names" at
+ *   the end, and docs/MIGRATION.md for each version's changes.
+ *
+ *   Experimental.  What benchmarks and the library's tests use to look inside it, which may
+ *   change or go in any minor version, is declared only where VKLLM_EXPERIMENTAL is defined
+ *   before this header is included (as zstd's ZSTD_STATIC_LINKING_ONLY fences its unstable
+ *   API):
+ *
+ *       #define VKLLM_EXPERIMENTAL
+ *       #include "vkllm.h"
+ *
+ *   The library exports those functions either way; the fence keeps applications from coming
+ *   to depend on them by accident.
+ *
  * THREAD SAFETY
  *
  *   vkllm_version*, vkllm_status_string, vkllm_last_error, vkllm_devices_enumerate and
@@ -50,12 +81,19 @@
  *
  * OBJECTS
  *
- *   vkllm_runtime   a Vulkan device with its memory and compiled kernels
- *   vkllm_gguf      an opened model file: metadata, no weights loaded
- *   vkllm_tokenizer text <-> token ids (from a vkllm_gguf, or owned by a vkllm_model)
- *   vkllm_model     weights on a runtime's device, immutable, shared by sessions
- *   vkllm_session   KV caches of one or more sequences and the recorded steps
- *   vkllm_conversation  the messages of a chat, answered on a session's sequence
+ *   In the order of this header's sections:
+ *
+ *   vkllm_runtime      a Vulkan device with its memory and compiled kernels
+ *   vkllm_gguf         an opened model file: metadata, no weights loaded
+ *   vkllm_tokenizer    text <-> token ids (from a vkllm_gguf, or owned by a vkllm_model), and
+ *   vkllm_detokenizer  its streaming text
+ *   vkllm_model        weights on a runtime's device, immutable, shared by sessions
+ *   vkllm_session      KV caches of one or more sequences and the recorded steps
+ *   vkllm_sampler      chooses the next token from a row of logits
+ *   vkllm_grammar      a compiled grammar that constrains a sampler
+ *   (chat templates)   functions that render a conversation as prompt text
+ *   vkllm_reply_parser splits a chat reply into reasoning, answer and tool calls
+ *   vkllm_conversation the messages of a chat, answered on a session's sequence
  */
 #ifndef VKLLM_H
 #define VKLLM_H
@@ -97,7 +135,7 @@ extern "C" {
  * ------------------------------------------------------------------------------------- */
 
 #define VKLLM_VERSION_MAJOR 0
-#define VKLLM_VERSION_MINOR 2
+#define VKLLM_VERSION_MINOR 3
 #define VKLLM_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH, comparable with vkllm_version(). */
 #define VKLLM_VERSION_NUMBER \
@@ -163,8 +201,10 @@ typedef enum vkllm_log_level {
 typedef void (*vkllm_log_fn)(void *user_data, vkllm_log_level level, const char *message);
 
 /* ---------------------------------------------------------------------------------------
- * Devices
+ * Runtime: a Vulkan instance, one device, its queue, memory and compiled kernels
  * ------------------------------------------------------------------------------------- */
+
+/* The devices a runtime can be created on. */
 
 typedef enum vkllm_device_type {
     VKLLM_DEVICE_OTHER = 0,
@@ -288,10 +328,6 @@ typedef struct vkllm_device_info {
 VKLLM_API vkllm_status vkllm_devices_enumerate(vkllm_device_info *infos, size_t capacity,
                                                size_t *count);
 
-/* ---------------------------------------------------------------------------------------
- * Runtime: a Vulkan instance, one device, its queue, memory and compiled kernels
- * ------------------------------------------------------------------------------------- */
-
 typedef struct vkllm_runtime vkllm_runtime;
 /* Declared here for vkllm_runtime_tune; described with its functions below. */
 typedef struct vkllm_model vkllm_model;
@@ -392,6 +428,38 @@ typedef struct vkllm_self_check_result {
 VKLLM_API vkllm_status vkllm_runtime_self_check(vkllm_runtime *runtime,
                                                 vkllm_self_check_result *result);
 
+/* Result of vkllm_runtime_tune. Set struct_size before the call. */
+typedef struct vkllm_tune_result {
+    size_t struct_size;
+    uint32_t shapes;              /* distinct matrix-vector shapes of the model's decode step */
+    uint32_t candidates_timed;    /* variants timed, over all shapes */
+    uint32_t candidates_rejected; /* variants whose output differed from the reference kernel */
+    uint32_t shapes_changed;      /* shapes whose winner is not the default variant */
+    double default_us; /* one decode step's matrix-vector time with the default variants */
+    double tuned_us;   /* ... with the winners (both summed over the model's matrices) */
+    double elapsed_ms;
+    uint32_t file_written; /* 1: the tune file beside the pipeline cache was written */
+} vkllm_tune_result;
+
+/* Tunes the runtime's decode kernels to its device: for every weight shape of `model` (its dense
+ * and expert matrix-vector products), times each candidate variant of the kernel (workgroup size,
+ * rows per workgroup, subgroup or shared-memory sums), after checking its output against the
+ * reference kernel on the model's own weights (a candidate that differs is rejected and cannot
+ * win), and keeps the fastest for the runtime. Sessions created afterwards use the winners;
+ * existing ones keep the kernels they recorded. Outputs do not depend on the choice beyond
+ * float rounding.
+ * With a pipeline_cache_path, the winners are also written to the tune file beside it (the
+ * same path plus ".tune"), keyed by device, driver version, vkllm version and shape, merged
+ * with what the file held for other shapes; vkllm_runtime_create reads it. A missing tune file
+ * is nothing; a stale (another device, driver or vkllm version), truncated or malformed one is
+ * ignored with a WARNING and changes nothing else. What each shape tried and picked, with the
+ * times, goes to the log at level INFO (`vkllm tune` prints it).
+ * `result` may be NULL. Takes seconds on a GPU; about a minute for a 0.5B model on lavapipe.
+ * Errors: VKLLM_ERR_INVALID_ARGUMENT (NULL runtime or model, a model loaded on another
+ * runtime), VKLLM_ERR_IO (the tune file could not be written; the winners stay in use). */
+VKLLM_API vkllm_status vkllm_runtime_tune(vkllm_runtime *runtime, const vkllm_model *model,
+                                          vkllm_tune_result *result);
+
 /* ---------------------------------------------------------------------------------------
  * Model files (GGUF): metadata without loading weights
  *
@@ -469,7 +537,8 @@ typedef struct vkllm_gguf_key {
 } vkllm_gguf_key;
 
 /* Keys are numbered 0 .. n_keys-1 in file order. VKLLM_ERR_NOT_FOUND past the end. */
-VKLLM_API vkllm_status vkllm_gguf_key_at(const vkllm_gguf *gguf, size_t index, vkllm_gguf_key *out);
+VKLLM_API vkllm_status vkllm_gguf_get_key(const vkllm_gguf *gguf, size_t index,
+                                          vkllm_gguf_key *out);
 
 /* Typed reads of a key by name. VKLLM_ERR_NOT_FOUND when the key is absent; VKLLM_ERR_FORMAT
  * when it has another type. get_int accepts every integer type and bool (a uint64 above
@@ -501,11 +570,8 @@ typedef struct vkllm_tensor_info {
 } vkllm_tensor_info;
 
 /* Tensors are numbered 0 .. n_tensors-1 in file order. VKLLM_ERR_NOT_FOUND past the end. */
-VKLLM_API vkllm_status vkllm_gguf_tensor_at(const vkllm_gguf *gguf, size_t index,
-                                            vkllm_tensor_info *out);
-
-/* The name of a ggml tensor type ("Q4_K"), or NULL for an id ggml does not define. */
-VKLLM_API const char *vkllm_ggml_type_name(uint32_t type);
+VKLLM_API vkllm_status vkllm_gguf_get_tensor(const vkllm_gguf *gguf, size_t index,
+                                             vkllm_tensor_info *out);
 
 /* ---------------------------------------------------------------------------------------
  * Tokenizers
@@ -548,8 +614,9 @@ typedef struct vkllm_tokenizer_info {
 VKLLM_API vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer,
                                                 vkllm_tokenizer_info *out);
 
-/* vkllm_tokenize flags. A SentencePiece model's user-defined pieces (Gemma's runs of spaces,
- * its HTML tags) are part of its segmentation: they are matched with or without PARSE_SPECIAL. */
+/* vkllm_tokenizer_encode flags. A SentencePiece model's user-defined pieces (Gemma's runs of
+ * spaces, its HTML tags) are part of its segmentation: they are matched with or without
+ * PARSE_SPECIAL. */
 #define VKLLM_TOKENIZE_ADD_SPECIAL 0x1u /* add BOS (and EOS) where the model asks for them */
 #define VKLLM_TOKENIZE_PARSE_SPECIAL                          \
     0x2u /* text of control and added tokens ("<|im_start|>") \
@@ -562,11 +629,11 @@ VKLLM_API vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer
  * tokens are parsed only with VKLLM_TOKENIZE_PARSE_SPECIAL: text a chat template rendered needs
  * it (else the model reads "<|im_end|>" as ten characters and does not stop where it should);
  * vkllm_conversation passes it itself. */
-VKLLM_API vkllm_status vkllm_tokenize(const vkllm_tokenizer *tokenizer, const char *text,
-                                      size_t length, uint32_t flags, int32_t *tokens,
-                                      size_t capacity, size_t *n_tokens);
+VKLLM_API vkllm_status vkllm_tokenizer_encode(const vkllm_tokenizer *tokenizer, const char *text,
+                                              size_t length, uint32_t flags, int32_t *tokens,
+                                              size_t capacity, size_t *n_tokens);
 
-/* vkllm_token_to_piece / vkllm_detokenize flags. */
+/* vkllm_tokenizer_get_piece / vkllm_tokenizer_decode flags. */
 #define VKLLM_DETOKENIZE_SPECIAL                                   \
     0x1u /* render control tokens (BOS, <|im_end|>) as their text; \
             by default they produce no text */
@@ -574,22 +641,23 @@ VKLLM_API vkllm_status vkllm_tokenize(const vkllm_tokenizer *tokenizer, const ch
 /* The bytes of one token, which may be part of a UTF-8 character (byte tokens), with a NUL
  * after them; the buffer rules of vkllm_gguf_get_string. VKLLM_ERR_INVALID_ARGUMENT for an id
  * outside the vocabulary. */
-VKLLM_API vkllm_status vkllm_token_to_piece(const vkllm_tokenizer *tokenizer, int32_t token,
-                                            uint32_t flags, char *buf, size_t capacity,
-                                            size_t *length);
+VKLLM_API vkllm_status vkllm_tokenizer_get_piece(const vkllm_tokenizer *tokenizer, int32_t token,
+                                                 uint32_t flags, char *buf, size_t capacity,
+                                                 size_t *length);
 
 /* The text of a sequence of tokens (the leading dummy-prefix space removed where the
  * SentencePiece vocabulary adds one), with a NUL after it; the buffer rules of
  * vkllm_gguf_get_string. VKLLM_ERR_INVALID_ARGUMENT, writing nothing, when any id is outside
  * the vocabulary. */
-VKLLM_API vkllm_status vkllm_detokenize(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
-                                        size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
-                                        size_t *length);
+VKLLM_API vkllm_status vkllm_tokenizer_decode(const vkllm_tokenizer *tokenizer,
+                                              const int32_t *tokens, size_t n_tokens,
+                                              uint32_t flags, char *buf, size_t capacity,
+                                              size_t *length);
 
 /* 1 in *out when generation should stop at this token (EOS, EOT, <|im_end|> ...), else 0.
  * VKLLM_ERR_INVALID_ARGUMENT for an id outside the vocabulary. */
-VKLLM_API vkllm_status vkllm_token_is_end_of_generation(const vkllm_tokenizer *tokenizer,
-                                                        int32_t token, int32_t *out);
+VKLLM_API vkllm_status vkllm_tokenizer_is_end_of_generation(const vkllm_tokenizer *tokenizer,
+                                                            int32_t token, int32_t *out);
 
 /* Streaming detokenization: text handed out never ends inside a UTF-8 character; the bytes
  * of an incomplete one are held until the token that completes it. One per stream; not
@@ -611,6 +679,650 @@ VKLLM_API vkllm_status vkllm_detokenizer_push(vkllm_detokenizer *detokenizer, in
  * makes the detokenizer ready for a new stream. Same buffer rules as push. */
 VKLLM_API vkllm_status vkllm_detokenizer_flush(vkllm_detokenizer *detokenizer, char *buf,
                                                size_t capacity, size_t *length);
+
+/* ---------------------------------------------------------------------------------------
+ * Models: weights on the device
+ *
+ * A vkllm_model is immutable after load: any number of sessions, on any threads, may use it.
+ * It keeps its runtime alive, and its sessions keep it alive: destroy functions release the
+ * caller's reference, and the memory goes when the last user is gone.
+ * ------------------------------------------------------------------------------------- */
+
+/* Called during vkllm_model_load with the fraction loaded so far (0 to 1). Return 0 to go on,
+ * anything else to stop the load (VKLLM_ERR_CANCELLED; nothing is kept). */
+typedef int32_t (*vkllm_progress_fn)(void *user_data, float progress);
+
+typedef struct vkllm_model_params {
+    size_t struct_size;
+    vkllm_progress_fn progress; /* NULL: none */
+    void *progress_user_data;
+} vkllm_model_params;
+
+VKLLM_API void vkllm_model_params_init(vkllm_model_params *params);
+
+/* Loads a GGUF model onto the runtime's device (architectures llama, qwen2, qwen3, gpt2, qwen2moe,
+ * gpt-oss, gemma2, gemma3, olmo2, phi3, qwen3moe, smollm3, granite; weights F32, F16, BF16, Q8_0,
+ * Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K and MXFP4, used as stored, so device memory is about the
+ * file's tensor data). On unified-memory devices the weights are copied once, from the file map
+ * into device memory. Errors: VKLLM_ERR_IO, VKLLM_ERR_FORMAT (malformed file, missing tensor, wrong
+ * shape), VKLLM_ERR_UNSUPPORTED (naming the architecture or the tensor and its type),
+ * VKLLM_ERR_OUT_OF_DEVICE_MEMORY, VKLLM_ERR_CANCELLED. `params` may be NULL. A tokenizer with more
+ * tokens than the embedding has rows is VKLLM_ERR_FORMAT (a token without an embedding cannot be
+ * run); fewer is accepted, as in vocabularies padded to a round size: the extra rows' ids are never
+ * generated (see vkllm_model_info.n_vocab). */
+VKLLM_API vkllm_status vkllm_model_load(vkllm_runtime *runtime, const char *path,
+                                        const vkllm_model_params *params, vkllm_model **out);
+
+/* Releases the caller's reference. NULL: no-op. */
+VKLLM_API void vkllm_model_destroy(vkllm_model *model);
+
+/* The model's tokenizer, owned by the model (do not destroy it); NULL for a NULL model. */
+VKLLM_API const vkllm_tokenizer *vkllm_model_get_tokenizer(const vkllm_model *model);
+
+typedef struct vkllm_model_info {
+    size_t struct_size;
+    char architecture[64];
+    uint32_t n_vocab; /* rows of the embedding, and logits per row that sessions write; at least
+                         the tokenizer's n_vocab. Rows past the tokenizer's tokens (padding) have
+                         logits but no text: the library never chooses them (greedy on the
+                         device, sampling, chained decoding), though sessions accept them as
+                         input. */
+    uint32_t n_embd;
+    uint32_t n_layers;
+    uint32_t n_heads;
+    uint32_t n_kv_heads;
+    uint32_t head_dim;
+    uint32_t n_ctx_train;
+    uint64_t device_bytes; /* device memory of the weights: their bytes as stored in the file
+                              (quantized blocks stay quantized), norms and biases widened to
+                              F32 */
+    uint64_t file_bytes;
+    uint64_t tensor_bytes; /* bytes of tensor data in the file */
+} vkllm_model_info;
+
+VKLLM_API vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_model_info *out);
+
+/* The model's chat template (GGUF tokenizer.chat_template), "" when it has none. Valid while
+ * the model lives; never NULL for a valid model. */
+VKLLM_API const char *vkllm_model_get_chat_template(const vkllm_model *model);
+
+/* The loaded model's GGUF metadata, owned by the model (do not close it; valid while the model
+ * lives): every vkllm_gguf_* metadata function reads it (key_at, get_int, get_float,
+ * get_string, get_text, summary) with no second open of the file. It holds the keys only, copied
+ * at load: it has no tensors (vkllm_gguf_get_tensor gives VKLLM_ERR_NOT_FOUND, the summary counts
+ * none). NULL for a NULL model. */
+VKLLM_API const vkllm_gguf *vkllm_model_get_gguf(const vkllm_model *model);
+
+/* ---------------------------------------------------------------------------------------
+ * Sessions: KV cache and recorded command buffers
+ *
+ * A session holds one or more sequences (independent conversations), each with a KV cache
+ * ring on the device. The decode step and the prefill chunks are command buffers recorded once
+ * and replayed. A session is used by one thread at a time (vkllm_session_cancel excepted).
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_session vkllm_session;
+
+/* The type of a session's KV cache (vkllm_session_params.kv_type, vkllm_session_info.kv_type). The
+ * values are stable. */
+typedef enum vkllm_kv_type {
+    VKLLM_KV_F16 = 0, /* the default */
+    VKLLM_KV_F32 = 1, /* twice F16's memory */
+    /* 8-bit: blocks of 32 values with an F16 scale, about half of F16's memory; needs a head
+     * size that is a multiple of 32 (VKLLM_ERR_UNSUPPORTED otherwise). */
+    VKLLM_KV_Q8_0 = 2,
+    VKLLM_KV_TYPE_FORCE32 = 0x7FFFFFFF
+} vkllm_kv_type;
+
+/* Session flags (vkllm_session_params.flags). 0x1 and 0x4 were the KV cache type before 0.3
+ * (now vkllm_session_params.kv_type): they are refused with VKLLM_ERR_INVALID_ARGUMENT. */
+#define VKLLM_SESSION_STREAMING                                       \
+    0x2u /* when a sequence is full, keep its first n_sink tokens and \
+            the most recent ones instead of VKLLM_ERR_CONTEXT_FULL */
+typedef struct vkllm_session_params {
+    size_t struct_size;
+    uint32_t n_ctx;        /* KV slots per sequence; 0 (default): the model's training context,
+                              at most 4096 (vkllm_session_get_info tells what a session got) */
+    uint32_t n_seq;        /* sequences; default 1 */
+    uint32_t n_batch;      /* prefill chunk; default 64 */
+    uint32_t flags;        /* VKLLM_SESSION_* (more under "Experimental", VKLLM_EXPERIMENTAL) */
+    uint32_t n_sink;       /* streaming: tokens kept at the start; default 4 */
+    vkllm_kv_type kv_type; /* default VKLLM_KV_F16 */
+} vkllm_session_params;
+
+VKLLM_API void vkllm_session_params_init(vkllm_session_params *params);
+VKLLM_API vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params *params,
+                                            vkllm_session **out);
+VKLLM_API void vkllm_session_destroy(vkllm_session *session);
+
+/* What a session is, as created (defaults resolved). Set struct_size before the call. */
+typedef struct vkllm_session_info {
+    size_t struct_size;
+    uint32_t n_ctx; /* KV slots per sequence */
+    uint32_t n_seq;
+    uint32_t n_batch; /* prefill chunk, after clamping to the context */
+    uint32_t n_sink;  /* 0 unless streaming */
+    uint32_t flags;   /* the VKLLM_SESSION_* flags it was created with */
+    vkllm_kv_type kv_type;
+    uint64_t kv_cache_bytes; /* K and V of every layer and sequence */
+    uint64_t device_bytes;   /* all the session's device memory: KV caches, activations, step
+                                buffers (the model's weights not included) */
+} vkllm_session_info;
+
+VKLLM_API vkllm_status vkllm_session_get_info(const vkllm_session *session,
+                                              vkllm_session_info *out);
+
+/* Tokens in the sequence's cache so far (the next token's position). */
+VKLLM_API vkllm_status vkllm_session_get_position(const vkllm_session *session, uint32_t seq,
+                                                  uint32_t *n_past);
+
+typedef struct vkllm_session_stats {
+    size_t struct_size;
+    uint64_t command_buffers_recorded; /* bounded by the step shapes, never by tokens */
+    uint64_t submits;
+    uint64_t tokens_prefilled;
+    uint64_t tokens_decoded;
+    double prefill_ms;
+    double decode_ms;
+    uint64_t kv_cache_bytes;
+} vkllm_session_stats;
+
+VKLLM_API vkllm_status vkllm_session_get_stats(const vkllm_session *session,
+                                               vkllm_session_stats *out);
+
+/* The token ids in sequence `seq`'s cache, in position order (what eval, decode and generate
+ * put there; a restored state brings its own). Writes up to `capacity` ids to `tokens` (may be
+ * NULL when capacity is 0) and their number to *count; VKLLM_ERR_BUFFER_TOO_SMALL, writing
+ * nothing, when capacity is smaller. */
+VKLLM_API vkllm_status vkllm_session_get_tokens(const vkllm_session *session, uint32_t seq,
+                                                int32_t *tokens, size_t capacity, size_t *count);
+
+/* Empties sequence `seq`, or every sequence when seq is -1. */
+VKLLM_API vkllm_status vkllm_session_reset(vkllm_session *session, int32_t seq);
+
+/* Keeps the first `n_keep` positions of a sequence and forgets the rest (to edit a chat turn
+ * or retry). VKLLM_ERR_INVALID_ARGUMENT, changing nothing, when a ring has overwritten keys the
+ * kept positions still see: once a streaming session's ring has wrapped only the last
+ * position (or everything, n_keep 0) can go, and once GPT-OSS's sliding-window rings have
+ * wrapped at most n_batch positions can. */
+VKLLM_API vkllm_status vkllm_session_truncate(vkllm_session *session, uint32_t seq,
+                                              uint32_t n_keep);
+
+/* Low-level: appends `n` tokens to sequence `seq` (prefill, in chunks) and writes the logits
+ * after the last one (vkllm_model_info.n_vocab floats) when `logits` is not NULL.
+ * VKLLM_ERR_CONTEXT_FULL, before anything runs, when they do not fit; VKLLM_ERR_INVALID_ARGUMENT,
+ * before anything runs, for an id outside 0 to vkllm_model_info.n_vocab - 1 (the embedding's
+ * rows). */
+VKLLM_API vkllm_status vkllm_session_eval(vkllm_session *session, uint32_t seq,
+                                          const int32_t *tokens, size_t n, float *logits);
+
+/* Low-level: one token for each of `n` distinct sequences, run together in one step (batched
+ * decode). Writes n x vkllm_model_info.n_vocab logits when `logits` is not NULL. Ids as in
+ * vkllm_session_eval. A caller choosing from the logits of a padded vocabulary should look only
+ * at the tokenizer's n_vocab first entries of each row, as the library does. */
+VKLLM_API vkllm_status vkllm_session_decode(vkllm_session *session, const uint32_t *seqs,
+                                            const int32_t *tokens, size_t n, float *logits);
+
+/* The most steps vkllm_session_decode_greedy chains in one submission. */
+#define VKLLM_MAX_CHAINED_STEPS 64
+
+/* Low-level, greedy: `steps` decode steps for each of `n` distinct sequences, chained in one
+ * submission with the choice made on the device. The first step decodes `tokens`; each later
+ * step decodes the token the step before chose (its logits' argmax among the tokenizer's ids,
+ * never a padded embedding row past them; lowest id on ties), with no round trip to the host in
+ * between. out[s * n + i] (steps x n ids) is sequence seqs[i]'s argmax after step s. All
+ * `steps` tokens of every sequence are in the cache afterwards (vkllm_session_truncate rewinds a
+ * chain that went past an end token). On a GPU this is how decoding stops waiting on the host:
+ * one submit per `steps` tokens. Steps are 1 to VKLLM_MAX_CHAINED_STEPS;
+ * VKLLM_ERR_CONTEXT_FULL, before anything runs, when they do not fit. The same tokens as `steps`
+ * calls of vkllm_session_decode taking the argmax of the tokenizer's ids each time. */
+VKLLM_API vkllm_status vkllm_session_decode_greedy(vkllm_session *session, const uint32_t *seqs,
+                                                   const int32_t *tokens, size_t n, uint32_t steps,
+                                                   int32_t *out);
+
+/* ---------------------------------------------------------------------------------------
+ * Session: logits of every position, and log-probabilities
+ *
+ * Log-probabilities are those of the model's own distribution: the log-softmax of the raw
+ * logits over the tokenizer's ids (vkllm_tokenizer_info.n_vocab), before temperature,
+ * penalties or any filtering, as OpenAI's `logprobs` and llama.cpp's server (with its default
+ * post_sampling_probs false) report them. The rows a padded embedding has past the tokenizer's
+ * ids are no token: they take no part in the normalisation, their log-probability is -INFINITY
+ * and they are never among the most likely ids. NaN logits likewise take no part. Most likely
+ * ids come largest first, the lowest id first on ties.
+ * ------------------------------------------------------------------------------------- */
+
+/* What vkllm_session_eval_logits writes for each row. */
+typedef enum vkllm_logits_kind {
+    VKLLM_LOGITS_RAW = 0,         /* the logits, as vkllm_session_eval writes them */
+    VKLLM_LOGITS_LOG_SOFTMAX = 1, /* log-probabilities (above) */
+    VKLLM_LOGITS_KIND_FORCE32 = 0x7FFFFFFF
+} vkllm_logits_kind;
+
+typedef struct vkllm_eval_params {
+    size_t struct_size;
+    vkllm_logits_kind kind; /* default VKLLM_LOGITS_RAW */
+    /* Which positions to write, as indices into the call's tokens (0 to n - 1), in any order,
+     * repeats allowed: row i of the output is the one after tokens[positions[i]]. NULL
+     * (default): every position, row i after tokens[i]. */
+    const uint32_t *positions;
+    size_t n_positions; /* entries of positions; 0 when it is NULL */
+} vkllm_eval_params;
+
+VKLLM_API void vkllm_eval_params_init(vkllm_eval_params *params);
+
+/* Appends `n` tokens to sequence `seq`, as vkllm_session_eval does, and writes the logits (or
+ * log-probabilities) after each chosen position: rows x vkllm_model_info.n_vocab floats to
+ * `out`, rows being n_positions, or n when positions is NULL. The output head runs on the
+ * device over all rows of a prefill chunk at once; a chunk whose rows would exceed the device's
+ * largest storage binding is split. `params` may be NULL (every position, raw logits).
+ * Errors, each before anything runs and changing nothing: VKLLM_ERR_INVALID_ARGUMENT for a
+ * NULL session, tokens (with n > 0) or out (with rows > 0), a bad struct_size, an unknown
+ * kind, positions NULL with n_positions > 0, a position >= n, or a token id as in
+ * vkllm_session_eval; VKLLM_ERR_CONTEXT_FULL when the tokens do not fit. */
+VKLLM_API vkllm_status vkllm_session_eval_logits(vkllm_session *session, uint32_t seq,
+                                                 const int32_t *tokens, size_t n,
+                                                 const vkllm_eval_params *params, float *out);
+
+/* The most alternatives vkllm_generate_params.top_logprobs asks for. */
+#define VKLLM_MAX_TOP_LOGPROBS 20
+
+/* A token and its log-probability. */
+typedef struct vkllm_token_logprob {
+    int32_t token;
+    float logprob;
+} vkllm_token_logprob;
+
+/* Receives, just before on_token does, each generated token's log-probability and the
+ * `n_top` most likely tokens at its position (vkllm_generate_params.top_logprobs of them, or
+ * fewer when the vocabulary has fewer), all valid during the call only. The end-of-generation
+ * token that ends generation is not reported, as it is not passed to on_token. Return 0 to go
+ * on, anything else to stop (VKLLM_ERR_CANCELLED). */
+typedef int32_t (*vkllm_logprobs_fn)(void *user_data, int32_t token, float logprob,
+                                     const vkllm_token_logprob *top, size_t n_top);
+
+/* ---------------------------------------------------------------------------------------
+ * Session: generation
+ * ------------------------------------------------------------------------------------- */
+
+/* Receives each generated token and the text it completes (never half a UTF-8 character; text
+ * that could begin a stop string is held back). At the end, held text comes with token -1.
+ * `text` is valid during the call only. Return 0 to go on, anything else to stop
+ * (VKLLM_ERR_CANCELLED). */
+typedef int32_t (*vkllm_token_fn)(void *user_data, int32_t token, const char *text, size_t length);
+
+/* Called between prefill chunks with the prompt tokens done. Return 0 to go on, anything else
+ * to stop (VKLLM_ERR_CANCELLED; the chunks done stay in the cache). */
+typedef int32_t (*vkllm_prefill_fn)(void *user_data, size_t done, size_t total);
+
+typedef enum vkllm_stop_reason {
+    VKLLM_STOP_END_OF_GENERATION = 0, /* an end-of-generation token (not passed to on_token) */
+    VKLLM_STOP_MAX_TOKENS = 1,
+    VKLLM_STOP_STRING = 2, /* a stop string (not passed to on_token) */
+    VKLLM_STOP_CANCELLED = 3,
+    VKLLM_STOP_REASON_FORCE32 = 0x7FFFFFFF
+} vkllm_stop_reason;
+
+typedef struct vkllm_generate_params {
+    size_t struct_size;
+    uint32_t seq; /* default 0 */
+    /* Default 256. 0: prefill only: the prompt goes into the cache and nothing is sampled or
+     * passed to on_token (n_generated 0, VKLLM_STOP_MAX_TOKENS); the sequence's position grows
+     * by the prompt's length, so a later vkllm_session_generate continues after it (a system prompt
+     * prefilled now, answered later). */
+    uint32_t max_tokens;
+    const char *const *stop; /* stop strings; NULL when n_stop is 0 */
+    size_t n_stop;
+    int32_t render_special; /* control tokens as text in the stream; default 0 */
+    vkllm_token_fn on_token;
+    vkllm_prefill_fn on_prefill;
+    void *user_data; /* passed to every callback */
+    /* Greedy sampling without a repetition penalty decodes up to this many tokens per
+     * submission (vkllm_session_decode_greedy), and on_token then receives them together when
+     * the submission completes. Sampled generation chains too where the device's sampler takes
+     * the options (no grammar, no logprobs reported, top_k at most 512, or 0 with top_p and
+     * typical_p off; repeat_last_n at most 1,024): it runs the same chain and draws the same
+     * numbers as the host's, so the tokens are the same as with one step per submission but
+     * where a draw falls within float rounding of a boundary between two. A stop inside a chain
+     * leaves the cache exactly as one step at a time would: the tokens are the same either way.
+     * Default 0: the library's choice, 8 on GPUs and 1 on CPU devices (lavapipe, where a submission
+     * costs little next to a step and tokens then stream one by one); 1: one step per submission.
+     * Streaming sessions chain only until their ring wraps. */
+    uint32_t steps_per_submit;
+    /* Nonzero: end-of-generation tokens do not end generation; each is passed to on_token
+     * (its text empty unless render_special) and decoded like any other token, so only
+     * max_tokens, a stop string or the callback ends it. For benchmarks and for comparing
+     * continuations with runners that go on past an end token. (llama.cpp's --ignore-eos
+     * instead never samples them.) Default 0. It fills what was the struct's tail padding, so
+     * sizeof is unchanged: callers that started from vkllm_generate_params_init, as required,
+     * have 0 here. */
+    int32_t ignore_eog;
+    /* Log-probabilities of the generated tokens (see "Session: logits of every position,
+     * and log-probabilities"), through on_logprobs with user_data; NULL (default): none. They are
+     * computed on the device, where chained greedy steps (steps_per_submit) run too, with no
+     * extra round trip to the host. */
+    vkllm_logprobs_fn on_logprobs;
+    /* Alternatives on_logprobs receives per token: 0 (default) to VKLLM_MAX_TOP_LOGPROBS;
+     * VKLLM_ERR_INVALID_ARGUMENT outside that range. */
+    int32_t top_logprobs;
+} vkllm_generate_params;
+
+VKLLM_API void vkllm_generate_params_init(vkllm_generate_params *params);
+
+/* Where a grammar stands after the text generated so far (see "Grammars"). */
+typedef enum vkllm_grammar_progress {
+    VKLLM_GRAMMAR_INCOMPLETE = 0, /* more text is needed: end tokens are not allowed */
+    VKLLM_GRAMMAR_COMPLETE = 1,   /* the text may end here, or go on */
+    VKLLM_GRAMMAR_FINISHED = 2,   /* the text is complete and nothing can follow */
+    VKLLM_GRAMMAR_PROGRESS_FORCE32 = 0x7FFFFFFF
+} vkllm_grammar_progress;
+
+typedef struct vkllm_generate_result {
+    size_t struct_size;
+    size_t n_prompt; /* prompt tokens prefilled */
+    size_t n_generated;
+    vkllm_stop_reason stop_reason;
+    double prefill_ms;
+    double decode_ms;
+    uint64_t seed; /* the sampling seed used (a random one for VKLLM_SEED_RANDOM) */
+    /* Appended (issue 37). Whether the text on_token received is a whole string of the
+     * sampling grammar: VKLLM_GRAMMAR_INCOMPLETE means the answer was cut before the grammar
+     * was done (by max_tokens, a full context, a stop string or a cancel) and an app must not
+     * parse it as the grammar's language (JSON, say); COMPLETE or FINISHED: the grammar
+     * accepts the text as it is. Without a grammar, COMPLETE. The text a stop string leaves
+     * is shorter than what the grammar read, so it is parsed again from the grammar's start.
+     * A field, not another stop reason: why the text ended and whether it is whole are
+     * separate facts, and callers that switch on stop_reason keep working. */
+    vkllm_grammar_progress grammar_progress;
+} vkllm_generate_result;
+
+/* Described under "Samplers", which follow the session's functions. */
+struct vkllm_sampling_params;
+struct vkllm_sampler;
+
+/* Appends `prompt` to a sequence and generates from it, streaming through on_token. The
+ * generated tokens (but the last, which ended it) are in the cache afterwards, so a
+ * conversation continues with the next prompt's tokens only. `sampling`, `params` and `result`
+ * may be NULL. On VKLLM_ERR_CANCELLED the result is still filled and the session usable.
+ * Prompt ids as in vkllm_session_eval (VKLLM_ERR_INVALID_ARGUMENT, before anything runs, for one
+ * outside the embedding); every generated token is one of the tokenizer's. */
+VKLLM_API vkllm_status vkllm_session_generate(vkllm_session *session, const int32_t *prompt,
+                                              size_t n_prompt,
+                                              const struct vkllm_sampling_params *sampling,
+                                              const vkllm_generate_params *params,
+                                              vkllm_generate_result *result);
+
+/* One sequence of vkllm_session_generate_batch: its input, and what became of it. */
+typedef struct vkllm_batch_sequence {
+    size_t struct_size; /* sizeof(vkllm_batch_sequence); the first's is the array's stride */
+    uint32_t seq;       /* the session's sequence; distinct within a batch */
+    const int32_t *prompt;
+    size_t n_prompt;               /* at least 1 */
+    struct vkllm_sampler *sampler; /* NULL: greedy. Each prompt token is accepted into it (as
+                                      vkllm_sampler_accept_prompt does), then each generated
+                                      token: a sampler per sequence, not shared. One with a
+                                      grammar ends its sequence when the grammar is FINISHED */
+    int32_t *tokens;               /* out: the generated tokens (an end token that stops it not
+                                      included); room for max_tokens */
+    size_t n_generated;            /* out */
+    vkllm_stop_reason stop_reason; /* out: END_OF_GENERATION or MAX_TOKENS */
+} vkllm_batch_sequence;
+
+/* Generates for several sequences in one call: each prompt is prefilled (one after another),
+ * then every sequence still going gets one token per step, all decoded together in one
+ * vkllm_session_decode step, each row through its sequence's sampler. A sequence stops at an
+ * end-of-generation token (unless params->ignore_eog) or at params->max_tokens; the others go
+ * on. Of `params` only max_tokens and ignore_eog are read (callbacks, stop strings and seq are
+ * not: NULL gives the defaults). Each sequence's tokens are those vkllm_session_generate would give
+ * it alone with a sampler of the same seed, as far as the batched step computes the logits a step
+ * of one sequence does: a step of several rows may round differently from a step of one (on
+ * lavapipe the tiny test models' rows are bit-identical, SmolLM2's differ by up to 7e-4), which
+ * changes a token only where a draw or an argmax falls that close to a boundary. Runs are
+ * reproducible per seed on one device. The generated tokens (but the last) are in the cache
+ * afterwards, as with vkllm_session_generate. Errors before anything runs:
+ * VKLLM_ERR_INVALID_ARGUMENT (a repeated or missing sequence, an empty prompt, an id outside the
+ * embedding, a NULL tokens array, a sampler shared by two sequences), VKLLM_ERR_CONTEXT_FULL (a
+ * sequence without room for its prompt and max_tokens - 1 generated tokens; streaming sessions
+ * excepted). VKLLM_ERR_CANCELLED (vkllm_session_cancel) with every sequence's n_generated and
+ * tokens filled so far and its stop_reason VKLLM_STOP_CANCELLED. */
+VKLLM_API vkllm_status vkllm_session_generate_batch(vkllm_session *session,
+                                                    vkllm_batch_sequence *seqs, size_t n_seqs,
+                                                    const vkllm_generate_params *params);
+
+/* Stops the call that runs the model on this session (vkllm_session_eval, vkllm_session_decode,
+ * vkllm_session_decode_greedy, vkllm_session_generate, vkllm_session_generate_batch): a prefill at
+ * the end of its current chunk, generation before its next decode step. That call returns
+ * VKLLM_ERR_CANCELLED (vkllm_session_generate with its result filled, stop_reason
+ * VKLLM_STOP_CANCELLED) and the session stays usable: the chunks and tokens done stay in the cache
+ * (vkllm_session_get_position says how far it got; vkllm_session_truncate undoes it). A single
+ * decode step is not interrupted. Any thread may call it at any time (but not racing with
+ * vkllm_session_destroy), also from a callback; it only sets a flag (an atomic store). Each of
+ * those calls clears the flag as it starts, so a cancel made while none runs is dropped, and so is
+ * one that races with a call's start: it stops the call that is running when it is made, never a
+ * later one. VKLLM_ERR_INVALID_ARGUMENT only for a NULL session. */
+VKLLM_API vkllm_status vkllm_session_cancel(vkllm_session *session);
+
+/* ---------------------------------------------------------------------------------------
+ * Session: state: save, restore and fork a sequence
+ *
+ * A sequence's state is its KV cache (in the session's cache type), its position, the token
+ * ids in it and what its rings need (the most recent positions of sliding-window and streaming
+ * rings, the streaming sinks). It is saved to a buffer or a file and restored into the same or
+ * another sequence of any session of the same model; restoring and continuing gives logits
+ * bit-identical to never having saved. The bytes are versioned and carry a fingerprint of the
+ * model file (docs/ARCHITECTURE.md, "Session state"), the session settings they depend on and a
+ * checksum. Loading checks all of it before it changes anything: VKLLM_ERR_FORMAT for bytes
+ * that are not a whole, intact state of this version (truncated, corrupted, another kind of
+ * file); VKLLM_ERR_INVALID_ARGUMENT for a state of another model file or KV cache type, more
+ * positions than a non-streaming target's n_ctx, or rings that kept fewer positions than the
+ * target's hold (a ring that has wrapped restores into a session whose ring is no larger: same
+ * n_ctx and streaming settings, and for sliding-window layers n_batch no larger).
+ * ------------------------------------------------------------------------------------- */
+
+/* The bytes vkllm_session_state_save would write for sequence `seq` now. */
+VKLLM_API vkllm_status vkllm_session_get_state_size(const vkllm_session *session, uint32_t seq,
+                                                    size_t *size);
+
+/* Writes sequence `seq`'s state to buf. *length gets its size also when the buffer is too
+ * small (VKLLM_ERR_BUFFER_TOO_SMALL, nothing written); buf may be NULL when capacity is 0. */
+VKLLM_API vkllm_status vkllm_session_state_save(vkllm_session *session, uint32_t seq, void *buf,
+                                                size_t capacity, size_t *length);
+
+/* Replaces sequence `seq` with a saved state (the errors above). Only the positions the
+ * sequence's rings hold are uploaded. */
+VKLLM_API vkllm_status vkllm_session_state_load(vkllm_session *session, uint32_t seq,
+                                                const void *data, size_t size);
+
+/* The same through a file at `path` (UTF-8): save replaces it, VKLLM_ERR_IO when it cannot be
+ * written (no partial file is left) or read. */
+VKLLM_API vkllm_status vkllm_session_state_save_file(vkllm_session *session, uint32_t seq,
+                                                     const char *path);
+VKLLM_API vkllm_status vkllm_session_state_load_file(vkllm_session *session, uint32_t seq,
+                                                     const char *path);
+
+/* Replaces sequence `dst_seq` with the first `n_keep` positions of sequence `src_seq` (up to
+ * its position), copied on the device without a round trip through the host: n samples of one
+ * prompt prefill it once, then fork it n - 1 times. VKLLM_ERR_INVALID_ARGUMENT, changing
+ * nothing, for a sequence that does not exist, src_seq equal to dst_seq, or n_keep positions
+ * that src_seq's rings no longer hold (after a streaming or sliding-window ring wrapped, only
+ * the most recent positions are whole: n_keep = its position always works). */
+VKLLM_API vkllm_status vkllm_session_fork(vkllm_session *session, uint32_t src_seq,
+                                          uint32_t dst_seq, uint32_t n_keep);
+
+/* ---------------------------------------------------------------------------------------
+ * Samplers: choosing the next token from a row of logits
+ * ------------------------------------------------------------------------------------- */
+
+/* A bias added to one token's logit before sampling; -INFINITY bans the token. */
+typedef struct vkllm_logit_bias {
+    int32_t token; /* one of the tokenizer's ids */
+    float bias;    /* finite, or -INFINITY */
+} vkllm_logit_bias;
+
+/* vkllm_sampling_params.seed: a seed read once from the system's random source when the sampler
+ * (or vkllm_session_generate's) is created; vkllm_sampler_get_seed and vkllm_generate_result.seed
+ * tell which (llama.cpp's -s -1). */
+#define VKLLM_SEED_RANDOM UINT64_MAX
+
+/* How the next token is chosen, as llama.cpp's default chain does it, in this order:
+ *   1. logit bias        logit[t] += bias (a ban removes t from every later stage)
+ *   2. penalties         over the last repeat_last_n tokens accepted (prompt and generated):
+ *                        the repetition penalty once per distinct token (a positive logit is
+ *                        divided by it, a negative one multiplied), then logit -= count *
+ *                        frequency_penalty + presence_penalty (OpenAI's semantics)
+ *   3. top-k             the top_k highest logits (ties: lower id first)
+ *   4. typical           locally typical sampling: by |-log p - entropy|, smallest first, the
+ *                        fewest tokens whose probability exceeds typical_p
+ *   5. top-p             the fewest most likely tokens whose probability reaches top_p
+ *   6. min-p             tokens at least min_p times as likely as the most likely one
+ *   7. temperature       logits / temperature, then a draw from their softmax
+ * Stages 4 to 6 compute probabilities at temperature 1, as llama.cpp does. temperature <= 0 is
+ * greedy: the highest logit after stages 1 and 2 (lowest id on ties); greedy with no bias and no
+ * penalty takes the argmax computed on the device without reading the logits back. Only the
+ * tokenizer's ids are candidates, never the rows a padded embedding has past them.
+ * Out-of-range values are VKLLM_ERR_INVALID_ARGUMENT naming the field: NaN anywhere, top_k below
+ * -1, min_p above 1, repeat_penalty <= 0, repeat_last_n below -1, a bias of +INFINITY or a biased
+ * id outside the tokenizer's. */
+typedef struct vkllm_sampling_params {
+    size_t struct_size;
+    float temperature;     /* default 0.8; <= 0: greedy */
+    int32_t top_k;         /* default 40; 0 or -1: off */
+    float top_p;           /* default 0.95; >= 1: off */
+    float min_p;           /* default 0.05; <= 0: off */
+    float repeat_penalty;  /* default 1 (off) */
+    int32_t repeat_last_n; /* default 64: the tokens the penalties look at; 0: none (penalties
+                              off); -1: every token accepted */
+    uint64_t seed;         /* default 0; the same seed gives the same tokens. VKLLM_SEED_RANDOM:
+                              a random one */
+    /* Appended (issue 26): callers built before them get the defaults. */
+    float presence_penalty;             /* default 0 (off) */
+    float frequency_penalty;            /* default 0 (off) */
+    float typical_p;                    /* default 1; >= 1: off */
+    const vkllm_logit_bias *logit_bias; /* NULL when n_logit_bias is 0; copied at creation */
+    size_t n_logit_bias;
+    /* Appended (issue 27). NULL (default): none. A compiled grammar (see "Grammars") the
+     * generated text must follow; the sampler keeps its own reference and parse state, so the
+     * handle may be destroyed once the sampler (or vkllm_session_generate) has started, and one
+     * grammar serves any number of samplers. */
+    const struct vkllm_grammar *grammar;
+} vkllm_sampling_params;
+
+VKLLM_API void vkllm_sampling_params_init(vkllm_sampling_params *params);
+
+/* A sampler: the chain of vkllm_sampling_params with its random generator and the history the
+ * penalties read. It applies to any logits a session wrote: vkllm_session_eval's, or each row
+ * of vkllm_session_decode's. One thread at a time; one sampler per sequence. */
+typedef struct vkllm_sampler vkllm_sampler;
+
+/* Creates a sampler. `tokenizer` (e.g. vkllm_model_get_tokenizer's) bounds the candidates to its
+ * ids, so a padded vocabulary's extra rows are never chosen; NULL: every entry of a row is a
+ * candidate. `params` NULL: vkllm_sampling_params_init's defaults. The logit-bias array is
+ * copied. VKLLM_ERR_INVALID_ARGUMENT for out-of-range params (see vkllm_sampling_params). */
+VKLLM_API vkllm_status vkllm_sampler_create(const vkllm_tokenizer *tokenizer,
+                                            const vkllm_sampling_params *params,
+                                            vkllm_sampler **out);
+
+/* NULL: no-op. */
+VKLLM_API void vkllm_sampler_destroy(vkllm_sampler *sampler);
+
+/* Chooses a token from one row of `n_vocab` logits (vkllm_model_info.n_vocab; the row is not
+ * changed). It does not record the choice: call vkllm_sampler_accept with the token the
+ * sequence keeps. VKLLM_ERR_INVALID_ARGUMENT when the row is shorter than the tokenizer's
+ * vocabulary or when the logit bias bans every candidate; with a grammar, also when the grammar
+ * allows no token (the vocabulary cannot spell any continuation, or it is FINISHED and the
+ * tokenizer has no end-of-generation token). */
+VKLLM_API vkllm_status vkllm_sampler_sample(vkllm_sampler *sampler, const float *logits,
+                                            size_t n_vocab, int32_t *token);
+
+/* Adds a token of the sequence to the history the penalties read (ids outside the row are
+ * ignored by them). Without a grammar any id is accepted, prompt tokens too (as
+ * vkllm_session_generate does). With a grammar the token also advances it, so give prompt tokens to
+ * vkllm_sampler_accept_prompt and only generated ones here: a token the grammar does not allow
+ * is VKLLM_ERR_INVALID_ARGUMENT and changes nothing. */
+VKLLM_API vkllm_status vkllm_sampler_accept(vkllm_sampler *sampler, int32_t token);
+
+/* Forgets the history, restarts the random generator from the seed and the grammar from its
+ * start: the sampler then draws as it did when created. */
+VKLLM_API vkllm_status vkllm_sampler_reset(vkllm_sampler *sampler);
+
+/* The seed the sampler draws from (the one read from the system for VKLLM_SEED_RANDOM). */
+VKLLM_API vkllm_status vkllm_sampler_get_seed(const vkllm_sampler *sampler, uint64_t *seed);
+
+/* A sampler's grammar state after the tokens accepted so far: FINISHED means the app's loop
+ * should stop (vkllm_sampler_sample would then choose an end-of-generation token). A sampler
+ * without a grammar reports COMPLETE. */
+VKLLM_API vkllm_status vkllm_sampler_get_grammar_progress(const vkllm_sampler *sampler,
+                                                          vkllm_grammar_progress *progress);
+
+/* Tokens of the prompt, for the penalties' history only: they never advance the grammar, which
+ * constrains generated text. (vkllm_sampler_accept advances both: it is for tokens the
+ * sampler's sequence generates, and there a token the grammar does not allow is
+ * VKLLM_ERR_INVALID_ARGUMENT and changes nothing.) */
+VKLLM_API vkllm_status vkllm_sampler_accept_prompt(vkllm_sampler *sampler, const int32_t *tokens,
+                                                   size_t n);
+
+/* For apps that run their own sampling chain: sets to -INFINITY every logit of the row (n_vocab
+ * entries, vkllm_model_info.n_vocab) whose token the sampler's grammar does not allow next (end
+ * tokens unless the grammar is complete; every id past the tokenizer's). A sampler without a
+ * grammar changes nothing. */
+VKLLM_API vkllm_status vkllm_sampler_apply_grammar(vkllm_sampler *sampler, float *logits,
+                                                   size_t n_vocab);
+
+/* ---------------------------------------------------------------------------------------
+ * Grammars: output an app can parse
+ *
+ * A grammar constrains sampling so that the generated text is a string of a formal language:
+ * a JSON object of a given shape, one of a list of labels, a date. Grammars are written in
+ * GBNF, llama.cpp's format (its grammars/README.md; docs/GRAMMARS.md here):
+ *
+ *     root   ::= answer " because " reason
+ *     answer ::= "yes" | "no"
+ *     reason ::= [a-z ,]{1,80} "."      # rules, literals, classes, * + ? {m,n}, ( | )
+ *
+ * or converted from a JSON Schema (docs/JSON_SCHEMA.md lists what is supported; any other
+ * keyword is refused, never ignored). A grammar is compiled once for a tokenizer's vocabulary
+ * and is then read-only: any number of samplers, on any threads, share it.
+ *
+ * A sampler given a grammar (vkllm_sampling_params.grammar) keeps a parse state. At each step
+ * it runs its chain as usual and checks the token it chose against the grammar: the common
+ * case costs microseconds. Only when that token is not allowed does it compute the set of
+ * tokens that are (a walk of the vocabulary's token trie against the parse state), remove the
+ * others and run the chain again. End-of-generation tokens are allowed only where the grammar
+ * is complete. Tokens may span several grammar elements and end inside a UTF-8 character. The
+ * log-probabilities vkllm_session_generate reports stay the model's own, before the constraint.
+ *
+ * vkllm_session_generate with a grammar starts from the grammar's start for each call, reads the
+ * logits back every step (the chained greedy path of steps_per_submit needs the host between steps,
+ * so it steps one token per submission), and stops with VKLLM_STOP_END_OF_GENERATION when the
+ * model ends a complete text or when nothing more can follow. When something else stops it
+ * first, vkllm_generate_result.grammar_progress is VKLLM_GRAMMAR_INCOMPLETE.
+ * ------------------------------------------------------------------------------------- */
+
+typedef struct vkllm_grammar vkllm_grammar;
+
+/* Compiles GBNF text (NUL-terminated) for `tokenizer`'s vocabulary (vkllm_model_get_tokenizer's
+ * or vkllm_tokenizer_create's; not needed after the call). `root`: the rule to start from, NULL
+ * for "root". The first use of a tokenizer builds its token trie (about 0.1 s for a 150k
+ * vocabulary on one CPU core), kept for later grammars. VKLLM_ERR_INVALID_ARGUMENT for NULL
+ * arguments and for a bad grammar, with "line L, column C: ..." in vkllm_last_error() (columns
+ * count code points): a syntax error, an undefined or twice-defined rule, a left-recursive rule
+ * (write it with repetition), a repetition count above 4,096, a grammar past the size limits. */
+VKLLM_API vkllm_status vkllm_grammar_create(const vkllm_tokenizer *tokenizer, const char *gbnf,
+                                            const char *root, vkllm_grammar **out);
+
+/* Compiles a JSON Schema (JSON text, NUL-terminated) for `tokenizer`'s vocabulary: the text
+ * generated is one JSON value the schema accepts. NULL or "" or "{}": any JSON value.
+ * VKLLM_ERR_UNSUPPORTED naming the keyword and its JSON pointer for a keyword the converter
+ * cannot enforce; VKLLM_ERR_INVALID_ARGUMENT for malformed JSON or a malformed schema. */
+VKLLM_API vkllm_status vkllm_grammar_create_from_json_schema(const vkllm_tokenizer *tokenizer,
+                                                             const char *schema,
+                                                             vkllm_grammar **out);
+
+/* NULL: no-op. Samplers created with the grammar keep working. */
+VKLLM_API void vkllm_grammar_destroy(vkllm_grammar *grammar);
+
+/* Where a sampler's grammar stands (vkllm_grammar_progress) is defined with the session's
+ * generation, whose result reports it; the sampler's grammar calls are under "Samplers". */
 
 /* ---------------------------------------------------------------------------------------
  * Chat templates
@@ -781,601 +1493,7 @@ VKLLM_API vkllm_status vkllm_reply_parser_finish(vkllm_reply_parser *parser,
                                                  vkllm_reply_part *part);
 
 /* ---------------------------------------------------------------------------------------
- * Models: weights on the device
- *
- * A vkllm_model is immutable after load: any number of sessions, on any threads, may use it.
- * It keeps its runtime alive, and its sessions keep it alive: destroy functions release the
- * caller's reference, and the memory goes when the last user is gone.
- * ------------------------------------------------------------------------------------- */
-
-/* Called during vkllm_model_load with the fraction loaded so far (0 to 1). Return 0 to go on,
- * anything else to stop the load (VKLLM_ERR_CANCELLED; nothing is kept). */
-typedef int32_t (*vkllm_progress_fn)(void *user_data, float progress);
-
-typedef struct vkllm_model_params {
-    size_t struct_size;
-    vkllm_progress_fn progress; /* NULL: none */
-    void *progress_user_data;
-} vkllm_model_params;
-
-VKLLM_API void vkllm_model_params_init(vkllm_model_params *params);
-
-/* Loads a GGUF model onto the runtime's device (architectures llama, qwen2, qwen3, gpt2, qwen2moe,
- * gpt-oss, gemma2, gemma3, olmo2, phi3, qwen3moe, smollm3, granite; weights F32, F16, BF16, Q8_0,
- * Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K and MXFP4, used as stored, so device memory is about the
- * file's tensor data). On unified-memory devices the weights are copied once, from the file map
- * into device memory. Errors: VKLLM_ERR_IO, VKLLM_ERR_FORMAT (malformed file, missing tensor, wrong
- * shape), VKLLM_ERR_UNSUPPORTED (naming the architecture or the tensor and its type),
- * VKLLM_ERR_OUT_OF_DEVICE_MEMORY, VKLLM_ERR_CANCELLED. `params` may be NULL. A tokenizer with more
- * tokens than the embedding has rows is VKLLM_ERR_FORMAT (a token without an embedding cannot be
- * run); fewer is accepted, as in vocabularies padded to a round size: the extra rows' ids are never
- * generated (see vkllm_model_info.n_vocab). */
-VKLLM_API vkllm_status vkllm_model_load(vkllm_runtime *runtime, const char *path,
-                                        const vkllm_model_params *params, vkllm_model **out);
-
-/* Releases the caller's reference. NULL: no-op. */
-VKLLM_API void vkllm_model_destroy(vkllm_model *model);
-
-/* The model's tokenizer, owned by the model (do not destroy it); NULL for a NULL model. */
-VKLLM_API const vkllm_tokenizer *vkllm_model_get_tokenizer(const vkllm_model *model);
-
-typedef struct vkllm_model_info {
-    size_t struct_size;
-    char architecture[64];
-    uint32_t n_vocab; /* rows of the embedding, and logits per row that sessions write; at least
-                         the tokenizer's n_vocab. Rows past the tokenizer's tokens (padding) have
-                         logits but no text: the library never chooses them (greedy on the
-                         device, sampling, chained decoding), though sessions accept them as
-                         input. */
-    uint32_t n_embd;
-    uint32_t n_layers;
-    uint32_t n_heads;
-    uint32_t n_kv_heads;
-    uint32_t head_dim;
-    uint32_t n_ctx_train;
-    uint64_t device_bytes; /* device memory of the weights: their bytes as stored in the file
-                              (quantized blocks stay quantized), norms and biases widened to
-                              F32 */
-    uint64_t file_bytes;
-    uint64_t rope_table_builds; /* experimental (a test counter): times the RoPE cos/sin
-                                   table was computed, 1 */
-    uint64_t tensor_bytes;      /* bytes of tensor data in the file */
-} vkllm_model_info;
-
-VKLLM_API vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_model_info *out);
-
-/* The model's chat template (GGUF tokenizer.chat_template), "" when it has none. Valid while
- * the model lives; never NULL for a valid model. */
-VKLLM_API const char *vkllm_model_get_chat_template(const vkllm_model *model);
-
-/* Result of vkllm_runtime_tune. Set struct_size before the call. */
-typedef struct vkllm_tune_result {
-    size_t struct_size;
-    uint32_t shapes;              /* distinct matrix-vector shapes of the model's decode step */
-    uint32_t candidates_timed;    /* variants timed, over all shapes */
-    uint32_t candidates_rejected; /* variants whose output differed from the reference kernel */
-    uint32_t shapes_changed;      /* shapes whose winner is not the default variant */
-    double default_us; /* one decode step's matrix-vector time with the default variants */
-    double tuned_us;   /* ... with the winners (both summed over the model's matrices) */
-    double elapsed_ms;
-    uint32_t file_written; /* 1: the tune file beside the pipeline cache was written */
-} vkllm_tune_result;
-
-/* Tunes the runtime's decode kernels to its device: for every weight shape of `model` (its dense
- * and expert matrix-vector products), times each candidate variant of the kernel (workgroup size,
- * rows per workgroup, subgroup or shared-memory sums), after checking its output against the
- * reference kernel on the model's own weights (a candidate that differs is rejected and cannot
- * win), and keeps the fastest for the runtime. Sessions created afterwards use the winners;
- * existing ones keep the kernels they recorded. Outputs do not depend on the choice beyond
- * float rounding.
- * With a pipeline_cache_path, the winners are also written to the tune file beside it (the
- * same path plus ".tune"), keyed by device, driver version, vkllm version and shape, merged
- * with what the file held for other shapes; vkllm_runtime_create reads it. A missing tune file
- * is nothing; a stale (another device, driver or vkllm version), truncated or malformed one is
- * ignored with a WARNING and changes nothing else. What each shape tried and picked, with the
- * times, goes to the log at level INFO (`vkllm tune` prints it).
- * `result` may be NULL. Takes seconds on a GPU; about a minute for a 0.5B model on lavapipe.
- * Errors: VKLLM_ERR_INVALID_ARGUMENT (NULL runtime or model, a model loaded on another
- * runtime), VKLLM_ERR_IO (the tune file could not be written; the winners stay in use). */
-VKLLM_API vkllm_status vkllm_runtime_tune(vkllm_runtime *runtime, const vkllm_model *model,
-                                          vkllm_tune_result *result);
-
-/* ---------------------------------------------------------------------------------------
- * Sessions: KV cache and recorded command buffers
- *
- * A session holds one or more sequences (independent conversations), each with a KV cache
- * ring on the device. The decode step and the prefill chunks are command buffers recorded once
- * and replayed. A session is used by one thread at a time (vkllm_session_cancel excepted).
- * ------------------------------------------------------------------------------------- */
-
-typedef struct vkllm_session vkllm_session;
-
-#define VKLLM_SESSION_KV_F32 0x1u /* F32 KV cache (default F16, half the memory) */
-#define VKLLM_SESSION_KV_Q8_0                                                          \
-    0x4u /* 8-bit KV cache: blocks of 32 values with an F16 scale, about half of F16's \
-            memory; needs a head size that is a multiple of 32 (VKLLM_ERR_UNSUPPORTED  \
-            otherwise). Excludes VKLLM_SESSION_KV_F32. */
-#define VKLLM_SESSION_STREAMING                                       \
-    0x2u /* when a sequence is full, keep its first n_sink tokens and \
-            the most recent ones instead of VKLLM_ERR_CONTEXT_FULL */
-typedef struct vkllm_session_params {
-    size_t struct_size;
-    uint32_t n_ctx;   /* KV slots per sequence; 0 (default): the model's training context,
-                         at most 4096 (vkllm_session_get_info tells what a session got) */
-    uint32_t n_seq;   /* sequences; default 1 */
-    uint32_t n_batch; /* prefill chunk; default 64 */
-    uint32_t flags;   /* VKLLM_SESSION_* (more under "Experimental" below) */
-    uint32_t n_sink;  /* streaming: tokens kept at the start; default 4 */
-} vkllm_session_params;
-
-VKLLM_API void vkllm_session_params_init(vkllm_session_params *params);
-VKLLM_API vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params *params,
-                                            vkllm_session **out);
-VKLLM_API void vkllm_session_destroy(vkllm_session *session);
-
-/* Empties sequence `seq`, or every sequence when seq is -1. */
-VKLLM_API vkllm_status vkllm_session_reset(vkllm_session *session, int32_t seq);
-
-/* Keeps the first `n_keep` positions of a sequence and forgets the rest (to edit a chat turn
- * or retry). VKLLM_ERR_INVALID_ARGUMENT, changing nothing, when a ring has overwritten keys the
- * kept positions still see: once a streaming session's ring has wrapped only the last
- * position (or everything, n_keep 0) can go, and once GPT-OSS's sliding-window rings have
- * wrapped at most n_batch positions can. */
-VKLLM_API vkllm_status vkllm_session_truncate(vkllm_session *session, uint32_t seq,
-                                              uint32_t n_keep);
-
-/* Tokens in the sequence's cache so far (the next token's position). */
-VKLLM_API vkllm_status vkllm_session_get_position(const vkllm_session *session, uint32_t seq,
-                                                  uint32_t *n_past);
-
-/* Low-level: appends `n` tokens to sequence `seq` (prefill, in chunks) and writes the logits
- * after the last one (vkllm_model_info.n_vocab floats) when `logits` is not NULL.
- * VKLLM_ERR_CONTEXT_FULL, before anything runs, when they do not fit; VKLLM_ERR_INVALID_ARGUMENT,
- * before anything runs, for an id outside 0 to vkllm_model_info.n_vocab - 1 (the embedding's
- * rows). */
-VKLLM_API vkllm_status vkllm_session_eval(vkllm_session *session, uint32_t seq,
-                                          const int32_t *tokens, size_t n, float *logits);
-
-/* Low-level: one token for each of `n` distinct sequences, run together in one step (batched
- * decode). Writes n x vkllm_model_info.n_vocab logits when `logits` is not NULL. Ids as in
- * vkllm_session_eval. A caller choosing from the logits of a padded vocabulary should look only
- * at the tokenizer's n_vocab first entries of each row, as the library does. */
-VKLLM_API vkllm_status vkllm_session_decode(vkllm_session *session, const uint32_t *seqs,
-                                            const int32_t *tokens, size_t n, float *logits);
-
-/* The most steps vkllm_session_decode_greedy chains in one submission. */
-#define VKLLM_MAX_CHAINED_STEPS 64
-
-/* Low-level, greedy: `steps` decode steps for each of `n` distinct sequences, chained in one
- * submission with the choice made on the device. The first step decodes `tokens`; each later
- * step decodes the token the step before chose (its logits' argmax among the tokenizer's ids,
- * never a padded embedding row past them; lowest id on ties), with no round trip to the host in
- * between. out[s * n + i] (steps x n ids) is sequence seqs[i]'s argmax after step s. All
- * `steps` tokens of every sequence are in the cache afterwards (vkllm_session_truncate rewinds a
- * chain that went past an end token). On a GPU this is how decoding stops waiting on the host:
- * one submit per `steps` tokens. Steps are 1 to VKLLM_MAX_CHAINED_STEPS;
- * VKLLM_ERR_CONTEXT_FULL, before anything runs, when they do not fit. The same tokens as `steps`
- * calls of vkllm_session_decode taking the argmax of the tokenizer's ids each time. */
-VKLLM_API vkllm_status vkllm_session_decode_greedy(vkllm_session *session, const uint32_t *seqs,
-                                                   const int32_t *tokens, size_t n, uint32_t steps,
-                                                   int32_t *out);
-
-typedef struct vkllm_session_stats {
-    size_t struct_size;
-    uint64_t command_buffers_recorded; /* bounded by the step shapes, never by tokens */
-    uint64_t submits;
-    uint64_t tokens_prefilled;
-    uint64_t tokens_decoded;
-    double prefill_ms;
-    double decode_ms;
-    uint64_t kv_cache_bytes;
-} vkllm_session_stats;
-
-VKLLM_API vkllm_status vkllm_session_get_stats(const vkllm_session *session,
-                                               vkllm_session_stats *out);
-
-/* ---------------------------------------------------------------------------------------
- * Session state: save, restore and fork a sequence
- *
- * A sequence's state is its KV cache (in the session's cache type), its position, the token
- * ids in it and what its rings need (the most recent positions of sliding-window and streaming
- * rings, the streaming sinks). It is saved to a buffer or a file and restored into the same or
- * another sequence of any session of the same model; restoring and continuing gives logits
- * bit-identical to never having saved. The bytes are versioned and carry a fingerprint of the
- * model file (docs/ARCHITECTURE.md, "Session state"), the session settings they depend on and a
- * checksum. Loading checks all of it before it changes anything: VKLLM_ERR_FORMAT for bytes
- * that are not a whole, intact state of this version (truncated, corrupted, another kind of
- * file); VKLLM_ERR_INVALID_ARGUMENT for a state of another model file or KV cache type, more
- * positions than a non-streaming target's n_ctx, or rings that kept fewer positions than the
- * target's hold (a ring that has wrapped restores into a session whose ring is no larger: same
- * n_ctx and streaming settings, and for sliding-window layers n_batch no larger).
- * ------------------------------------------------------------------------------------- */
-
-/* The bytes vkllm_session_state_save would write for sequence `seq` now. */
-VKLLM_API vkllm_status vkllm_session_state_size(const vkllm_session *session, uint32_t seq,
-                                                size_t *size);
-
-/* Writes sequence `seq`'s state to buf. *length gets its size also when the buffer is too
- * small (VKLLM_ERR_BUFFER_TOO_SMALL, nothing written); buf may be NULL when capacity is 0. */
-VKLLM_API vkllm_status vkllm_session_state_save(vkllm_session *session, uint32_t seq, void *buf,
-                                                size_t capacity, size_t *length);
-
-/* Replaces sequence `seq` with a saved state (the errors above). Only the positions the
- * sequence's rings hold are uploaded. */
-VKLLM_API vkllm_status vkllm_session_state_load(vkllm_session *session, uint32_t seq,
-                                                const void *data, size_t size);
-
-/* The same through a file at `path` (UTF-8): save replaces it, VKLLM_ERR_IO when it cannot be
- * written (no partial file is left) or read. */
-VKLLM_API vkllm_status vkllm_session_state_save_file(vkllm_session *session, uint32_t seq,
-                                                     const char *path);
-VKLLM_API vkllm_status vkllm_session_state_load_file(vkllm_session *session, uint32_t seq,
-                                                     const char *path);
-
-/* Replaces sequence `dst_seq` with the first `n_keep` positions of sequence `src_seq` (up to
- * its position), copied on the device without a round trip through the host: n samples of one
- * prompt prefill it once, then fork it n - 1 times. VKLLM_ERR_INVALID_ARGUMENT, changing
- * nothing, for a sequence that does not exist, src_seq equal to dst_seq, or n_keep positions
- * that src_seq's rings no longer hold (after a streaming or sliding-window ring wrapped, only
- * the most recent positions are whole: n_keep = its position always works). */
-VKLLM_API vkllm_status vkllm_session_fork(vkllm_session *session, uint32_t src_seq,
-                                          uint32_t dst_seq, uint32_t n_keep);
-
-/* The token ids in sequence `seq`'s cache, in position order (what eval, decode and generate
- * put there; a restored state brings its own). Writes up to `capacity` ids to `tokens` (may be
- * NULL when capacity is 0) and their number to *count; VKLLM_ERR_BUFFER_TOO_SMALL, writing
- * nothing, when capacity is smaller. */
-VKLLM_API vkllm_status vkllm_session_get_tokens(const vkllm_session *session, uint32_t seq,
-                                                int32_t *tokens, size_t capacity, size_t *count);
-
-/* ---------------------------------------------------------------------------------------
- * Logits of every position, and log-probabilities
- *
- * Log-probabilities are those of the model's own distribution: the log-softmax of the raw
- * logits over the tokenizer's ids (vkllm_tokenizer_info.n_vocab), before temperature,
- * penalties or any filtering, as OpenAI's `logprobs` and llama.cpp's server (with its default
- * post_sampling_probs false) report them. The rows a padded embedding has past the tokenizer's
- * ids are no token: they take no part in the normalisation, their log-probability is -INFINITY
- * and they are never among the most likely ids. NaN logits likewise take no part. Most likely
- * ids come largest first, the lowest id first on ties.
- * ------------------------------------------------------------------------------------- */
-
-/* What vkllm_session_eval_logits writes for each row. */
-typedef enum vkllm_logits_kind {
-    VKLLM_LOGITS_RAW = 0,         /* the logits, as vkllm_session_eval writes them */
-    VKLLM_LOGITS_LOG_SOFTMAX = 1, /* log-probabilities (above) */
-    VKLLM_LOGITS_KIND_FORCE32 = 0x7FFFFFFF
-} vkllm_logits_kind;
-
-typedef struct vkllm_eval_params {
-    size_t struct_size;
-    vkllm_logits_kind kind; /* default VKLLM_LOGITS_RAW */
-    /* Which positions to write, as indices into the call's tokens (0 to n - 1), in any order,
-     * repeats allowed: row i of the output is the one after tokens[positions[i]]. NULL
-     * (default): every position, row i after tokens[i]. */
-    const uint32_t *positions;
-    size_t n_positions; /* entries of positions; 0 when it is NULL */
-} vkllm_eval_params;
-
-VKLLM_API void vkllm_eval_params_init(vkllm_eval_params *params);
-
-/* Appends `n` tokens to sequence `seq`, as vkllm_session_eval does, and writes the logits (or
- * log-probabilities) after each chosen position: rows x vkllm_model_info.n_vocab floats to
- * `out`, rows being n_positions, or n when positions is NULL. The output head runs on the
- * device over all rows of a prefill chunk at once; a chunk whose rows would exceed the device's
- * largest storage binding is split. `params` may be NULL (every position, raw logits).
- * Errors, each before anything runs and changing nothing: VKLLM_ERR_INVALID_ARGUMENT for a
- * NULL session, tokens (with n > 0) or out (with rows > 0), a bad struct_size, an unknown
- * kind, positions NULL with n_positions > 0, a position >= n, or a token id as in
- * vkllm_session_eval; VKLLM_ERR_CONTEXT_FULL when the tokens do not fit. */
-VKLLM_API vkllm_status vkllm_session_eval_logits(vkllm_session *session, uint32_t seq,
-                                                 const int32_t *tokens, size_t n,
-                                                 const vkllm_eval_params *params, float *out);
-
-/* The most alternatives vkllm_generate_params.top_logprobs asks for. */
-#define VKLLM_MAX_TOP_LOGPROBS 20
-
-/* A token and its log-probability. */
-typedef struct vkllm_token_logprob {
-    int32_t token;
-    float logprob;
-} vkllm_token_logprob;
-
-/* Receives, just before on_token does, each generated token's log-probability and the
- * `n_top` most likely tokens at its position (vkllm_generate_params.top_logprobs of them, or
- * fewer when the vocabulary has fewer), all valid during the call only. The end-of-generation
- * token that ends generation is not reported, as it is not passed to on_token. Return 0 to go
- * on, anything else to stop (VKLLM_ERR_CANCELLED). */
-typedef int32_t (*vkllm_logprobs_fn)(void *user_data, int32_t token, float logprob,
-                                     const vkllm_token_logprob *top, size_t n_top);
-
-/* ---------------------------------------------------------------------------------------
- * Generation
- * ------------------------------------------------------------------------------------- */
-
-/* A bias added to one token's logit before sampling; -INFINITY bans the token. */
-typedef struct vkllm_logit_bias {
-    int32_t token; /* one of the tokenizer's ids */
-    float bias;    /* finite, or -INFINITY */
-} vkllm_logit_bias;
-
-/* vkllm_sampling_params.seed: a seed read once from the system's random source when the sampler
- * (or vkllm_generate's) is created; vkllm_sampler_seed and vkllm_generate_result.seed tell which
- * (llama.cpp's -s -1). */
-#define VKLLM_SEED_RANDOM UINT64_MAX
-
-/* How the next token is chosen, as llama.cpp's default chain does it, in this order:
- *   1. logit bias        logit[t] += bias (a ban removes t from every later stage)
- *   2. penalties         over the last repeat_last_n tokens accepted (prompt and generated):
- *                        the repetition penalty once per distinct token (a positive logit is
- *                        divided by it, a negative one multiplied), then logit -= count *
- *                        frequency_penalty + presence_penalty (OpenAI's semantics)
- *   3. top-k             the top_k highest logits (ties: lower id first)
- *   4. typical           locally typical sampling: by |-log p - entropy|, smallest first, the
- *                        fewest tokens whose probability exceeds typical_p
- *   5. top-p             the fewest most likely tokens whose probability reaches top_p
- *   6. min-p             tokens at least min_p times as likely as the most likely one
- *   7. temperature       logits / temperature, then a draw from their softmax
- * Stages 4 to 6 compute probabilities at temperature 1, as llama.cpp does. temperature <= 0 is
- * greedy: the highest logit after stages 1 and 2 (lowest id on ties); greedy with no bias and no
- * penalty takes the argmax computed on the device without reading the logits back. Only the
- * tokenizer's ids are candidates, never the rows a padded embedding has past them.
- * Out-of-range values are VKLLM_ERR_INVALID_ARGUMENT naming the field: NaN anywhere, top_k below
- * -1, min_p above 1, repeat_penalty <= 0, repeat_last_n below -1, a bias of +INFINITY or a biased
- * id outside the tokenizer's. */
-typedef struct vkllm_sampling_params {
-    size_t struct_size;
-    float temperature;     /* default 0.8; <= 0: greedy */
-    int32_t top_k;         /* default 40; 0 or -1: off */
-    float top_p;           /* default 0.95; >= 1: off */
-    float min_p;           /* default 0.05; <= 0: off */
-    float repeat_penalty;  /* default 1 (off) */
-    int32_t repeat_last_n; /* default 64: the tokens the penalties look at; 0: none (penalties
-                              off); -1: every token accepted */
-    uint64_t seed;         /* default 0; the same seed gives the same tokens. VKLLM_SEED_RANDOM:
-                              a random one */
-    /* Appended (issue 26): callers built before them get the defaults. */
-    float presence_penalty;             /* default 0 (off) */
-    float frequency_penalty;            /* default 0 (off) */
-    float typical_p;                    /* default 1; >= 1: off */
-    const vkllm_logit_bias *logit_bias; /* NULL when n_logit_bias is 0; copied at creation */
-    size_t n_logit_bias;
-    /* Appended (issue 27). NULL (default): none. A compiled grammar (see "Grammars") the
-     * generated text must follow; the sampler keeps its own reference and parse state, so the
-     * handle may be destroyed once the sampler (or vkllm_generate) has started, and one grammar
-     * serves any number of samplers. */
-    const struct vkllm_grammar *grammar;
-} vkllm_sampling_params;
-
-VKLLM_API void vkllm_sampling_params_init(vkllm_sampling_params *params);
-
-/* Receives each generated token and the text it completes (never half a UTF-8 character; text
- * that could begin a stop string is held back). At the end, held text comes with token -1.
- * `text` is valid during the call only. Return 0 to go on, anything else to stop
- * (VKLLM_ERR_CANCELLED). */
-typedef int32_t (*vkllm_token_fn)(void *user_data, int32_t token, const char *text, size_t length);
-
-/* Called between prefill chunks with the prompt tokens done. Return 0 to go on, anything else
- * to stop (VKLLM_ERR_CANCELLED; the chunks done stay in the cache). */
-typedef int32_t (*vkllm_prefill_fn)(void *user_data, size_t done, size_t total);
-
-typedef enum vkllm_stop_reason {
-    VKLLM_STOP_END_OF_GENERATION = 0, /* an end-of-generation token (not passed to on_token) */
-    VKLLM_STOP_MAX_TOKENS = 1,
-    VKLLM_STOP_STRING = 2, /* a stop string (not passed to on_token) */
-    VKLLM_STOP_CANCELLED = 3,
-    VKLLM_STOP_REASON_FORCE32 = 0x7FFFFFFF
-} vkllm_stop_reason;
-
-typedef struct vkllm_generate_params {
-    size_t struct_size;
-    uint32_t seq; /* default 0 */
-    /* Default 256. 0: prefill only: the prompt goes into the cache and nothing is sampled or
-     * passed to on_token (n_generated 0, VKLLM_STOP_MAX_TOKENS); the sequence's position grows
-     * by the prompt's length, so a later vkllm_generate continues after it (a system prompt
-     * prefilled now, answered later). */
-    uint32_t max_tokens;
-    const char *const *stop; /* stop strings; NULL when n_stop is 0 */
-    size_t n_stop;
-    int32_t render_special; /* control tokens as text in the stream; default 0 */
-    vkllm_token_fn on_token;
-    vkllm_prefill_fn on_prefill;
-    void *user_data; /* passed to every callback */
-    /* Greedy sampling without a repetition penalty decodes up to this many tokens per
-     * submission (vkllm_session_decode_greedy), and on_token then receives them together when
-     * the submission completes. Sampled generation chains too where the device's sampler takes
-     * the options (no grammar, no logprobs reported, top_k at most 512, or 0 with top_p and
-     * typical_p off; repeat_last_n at most 1,024): it runs the same chain and draws the same
-     * numbers as the host's, so the tokens are the same as with one step per submission but
-     * where a draw falls within float rounding of a boundary between two. A stop inside a chain
-     * leaves the cache exactly as one step at a time would: the tokens are the same either way.
-     * Default 0: the library's choice, 8 on GPUs and 1 on CPU devices (lavapipe, where a submission
-     * costs little next to a step and tokens then stream one by one); 1: one step per submission.
-     * Streaming sessions chain only until their ring wraps. */
-    uint32_t steps_per_submit;
-    /* Nonzero: end-of-generation tokens do not end generation; each is passed to on_token
-     * (its text empty unless render_special) and decoded like any other token, so only
-     * max_tokens, a stop string or the callback ends it. For benchmarks and for comparing
-     * continuations with runners that go on past an end token. (llama.cpp's --ignore-eos
-     * instead never samples them.) Default 0. It fills what was the struct's tail padding, so
-     * sizeof is unchanged: callers that started from vkllm_generate_params_init, as required,
-     * have 0 here. */
-    int32_t ignore_eog;
-    /* Log-probabilities of the generated tokens (see "Logits of every position, and
-     * log-probabilities"), through on_logprobs with user_data; NULL (default): none. They are
-     * computed on the device, where chained greedy steps (steps_per_submit) run too, with no
-     * extra round trip to the host. */
-    vkllm_logprobs_fn on_logprobs;
-    /* Alternatives on_logprobs receives per token: 0 (default) to VKLLM_MAX_TOP_LOGPROBS;
-     * VKLLM_ERR_INVALID_ARGUMENT outside that range. */
-    int32_t top_logprobs;
-} vkllm_generate_params;
-
-VKLLM_API void vkllm_generate_params_init(vkllm_generate_params *params);
-
-/* Where a grammar stands after the text generated so far (see "Grammars"). */
-typedef enum vkllm_grammar_progress {
-    VKLLM_GRAMMAR_INCOMPLETE = 0, /* more text is needed: end tokens are not allowed */
-    VKLLM_GRAMMAR_COMPLETE = 1,   /* the text may end here, or go on */
-    VKLLM_GRAMMAR_FINISHED = 2,   /* the text is complete and nothing can follow */
-    VKLLM_GRAMMAR_PROGRESS_FORCE32 = 0x7FFFFFFF
-} vkllm_grammar_progress;
-
-typedef struct vkllm_generate_result {
-    size_t struct_size;
-    size_t n_prompt; /* prompt tokens prefilled */
-    size_t n_generated;
-    vkllm_stop_reason stop_reason;
-    double prefill_ms;
-    double decode_ms;
-    uint64_t seed; /* the sampling seed used (a random one for VKLLM_SEED_RANDOM) */
-    /* Appended (issue 37). Whether the text on_token received is a whole string of the
-     * sampling grammar: VKLLM_GRAMMAR_INCOMPLETE means the answer was cut before the grammar
-     * was done (by max_tokens, a full context, a stop string or a cancel) and an app must not
-     * parse it as the grammar's language (JSON, say); COMPLETE or FINISHED: the grammar
-     * accepts the text as it is. Without a grammar, COMPLETE. The text a stop string leaves
-     * is shorter than what the grammar read, so it is parsed again from the grammar's start.
-     * A field, not another stop reason: why the text ended and whether it is whole are
-     * separate facts, and callers that switch on stop_reason keep working. */
-    vkllm_grammar_progress grammar_progress;
-} vkllm_generate_result;
-
-/* Appends `prompt` to a sequence and generates from it, streaming through on_token. The
- * generated tokens (but the last, which ended it) are in the cache afterwards, so a
- * conversation continues with the next prompt's tokens only. `sampling`, `params` and `result`
- * may be NULL. On VKLLM_ERR_CANCELLED the result is still filled and the session usable.
- * Prompt ids as in vkllm_session_eval (VKLLM_ERR_INVALID_ARGUMENT, before anything runs, for one
- * outside the embedding); every generated token is one of the tokenizer's. */
-VKLLM_API vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt,
-                                      size_t n_prompt, const vkllm_sampling_params *sampling,
-                                      const vkllm_generate_params *params,
-                                      vkllm_generate_result *result);
-
-/* ---------------------------------------------------------------------------------------
- * Samplers, cancel, session info, batched generation, a loaded model's metadata (issue 26)
- * ------------------------------------------------------------------------------------- */
-
-/* A sampler: the chain of vkllm_sampling_params with its random generator and the history the
- * penalties read. It applies to any logits a session wrote: vkllm_session_eval's, or each row
- * of vkllm_session_decode's. One thread at a time; one sampler per sequence. */
-typedef struct vkllm_sampler vkllm_sampler;
-
-/* Creates a sampler. `tokenizer` (e.g. vkllm_model_get_tokenizer's) bounds the candidates to its
- * ids, so a padded vocabulary's extra rows are never chosen; NULL: every entry of a row is a
- * candidate. `params` NULL: vkllm_sampling_params_init's defaults. The logit-bias array is
- * copied. VKLLM_ERR_INVALID_ARGUMENT for out-of-range params (see vkllm_sampling_params). */
-VKLLM_API vkllm_status vkllm_sampler_create(const vkllm_tokenizer *tokenizer,
-                                            const vkllm_sampling_params *params,
-                                            vkllm_sampler **out);
-
-/* NULL: no-op. */
-VKLLM_API void vkllm_sampler_destroy(vkllm_sampler *sampler);
-
-/* Chooses a token from one row of `n_vocab` logits (vkllm_model_info.n_vocab; the row is not
- * changed). It does not record the choice: call vkllm_sampler_accept with the token the
- * sequence keeps. VKLLM_ERR_INVALID_ARGUMENT when the row is shorter than the tokenizer's
- * vocabulary or when the logit bias bans every candidate; with a grammar, also when the grammar
- * allows no token (the vocabulary cannot spell any continuation, or it is FINISHED and the
- * tokenizer has no end-of-generation token). */
-VKLLM_API vkllm_status vkllm_sampler_sample(vkllm_sampler *sampler, const float *logits,
-                                            size_t n_vocab, int32_t *token);
-
-/* Adds a token of the sequence to the history the penalties read (ids outside the row are
- * ignored by them). Without a grammar any id is accepted, prompt tokens too (as vkllm_generate
- * does). With a grammar the token also advances it, so give prompt tokens to
- * vkllm_sampler_accept_prompt and only generated ones here: a token the grammar does not allow
- * is VKLLM_ERR_INVALID_ARGUMENT and changes nothing. */
-VKLLM_API vkllm_status vkllm_sampler_accept(vkllm_sampler *sampler, int32_t token);
-
-/* Forgets the history, restarts the random generator from the seed and the grammar from its
- * start: the sampler then draws as it did when created. */
-VKLLM_API vkllm_status vkllm_sampler_reset(vkllm_sampler *sampler);
-
-/* The seed the sampler draws from (the one read from the system for VKLLM_SEED_RANDOM). */
-VKLLM_API vkllm_status vkllm_sampler_seed(const vkllm_sampler *sampler, uint64_t *seed);
-
-/* Stops the call that runs the model on this session (vkllm_session_eval, vkllm_session_decode,
- * vkllm_session_decode_greedy, vkllm_generate, vkllm_generate_batch): a prefill at the end of
- * its current chunk, generation before its next decode step. That call returns
- * VKLLM_ERR_CANCELLED (vkllm_generate with its result filled, stop_reason VKLLM_STOP_CANCELLED)
- * and the session stays usable: the chunks and tokens done stay in the cache
- * (vkllm_session_get_position says how far it got; vkllm_session_truncate undoes it). A single
- * decode step is not interrupted. Any thread may call it at any time (but not racing with
- * vkllm_session_destroy), also from a callback; it only sets a flag (an atomic store). Each of
- * those calls clears the flag as it starts, so a cancel made while none runs is dropped, and so is
- * one that races with a call's start: it stops the call that is running when it is made, never a
- * later one. VKLLM_ERR_INVALID_ARGUMENT only for a NULL session. */
-VKLLM_API vkllm_status vkllm_session_cancel(vkllm_session *session);
-
-typedef enum vkllm_kv_type {
-    VKLLM_KV_F16 = 0,
-    VKLLM_KV_F32 = 1,
-    VKLLM_KV_Q8_0 = 2,
-    VKLLM_KV_TYPE_FORCE32 = 0x7FFFFFFF
-} vkllm_kv_type;
-
-/* What a session is, as created (defaults resolved). Set struct_size before the call. */
-typedef struct vkllm_session_info {
-    size_t struct_size;
-    uint32_t n_ctx; /* KV slots per sequence */
-    uint32_t n_seq;
-    uint32_t n_batch; /* prefill chunk, after clamping to the context */
-    uint32_t n_sink;  /* 0 unless streaming */
-    uint32_t flags;   /* the VKLLM_SESSION_* flags it was created with */
-    vkllm_kv_type kv_type;
-    uint64_t kv_cache_bytes; /* K and V of every layer and sequence */
-    uint64_t device_bytes;   /* all the session's device memory: KV caches, activations, step
-                                buffers (the model's weights not included) */
-} vkllm_session_info;
-
-VKLLM_API vkllm_status vkllm_session_get_info(const vkllm_session *session,
-                                              vkllm_session_info *out);
-
-/* One sequence of vkllm_generate_batch: its input, and what became of it. */
-typedef struct vkllm_batch_sequence {
-    size_t struct_size; /* sizeof(vkllm_batch_sequence); the first's is the array's stride */
-    uint32_t seq;       /* the session's sequence; distinct within a batch */
-    const int32_t *prompt;
-    size_t n_prompt;               /* at least 1 */
-    vkllm_sampler *sampler;        /* NULL: greedy. Each prompt token is accepted into it (as
-                                      vkllm_sampler_accept_prompt does), then each generated
-                                      token: a sampler per sequence, not shared. One with a
-                                      grammar ends its sequence when the grammar is FINISHED */
-    int32_t *tokens;               /* out: the generated tokens (an end token that stops it not
-                                      included); room for max_tokens */
-    size_t n_generated;            /* out */
-    vkllm_stop_reason stop_reason; /* out: END_OF_GENERATION or MAX_TOKENS */
-} vkllm_batch_sequence;
-
-/* Generates for several sequences in one call: each prompt is prefilled (one after another),
- * then every sequence still going gets one token per step, all decoded together in one
- * vkllm_session_decode step, each row through its sequence's sampler. A sequence stops at an
- * end-of-generation token (unless params->ignore_eog) or at params->max_tokens; the others go
- * on. Of `params` only max_tokens and ignore_eog are read (callbacks, stop strings and seq are
- * not: NULL gives the defaults). Each sequence's tokens are those vkllm_generate would give it
- * alone with a sampler of the same seed, as far as the batched step computes the logits a step
- * of one sequence does: a step of several rows may round differently from a step of one (on
- * lavapipe the tiny test models' rows are bit-identical, SmolLM2's differ by up to 7e-4), which
- * changes a token only where a draw or an argmax falls that close to a boundary. Runs are
- * reproducible per seed on one device. The generated tokens (but the last) are in the cache
- * afterwards, as with vkllm_generate. Errors before anything runs: VKLLM_ERR_INVALID_ARGUMENT (a
- * repeated or missing sequence, an empty prompt, an id outside the embedding, a NULL tokens array,
- * a sampler shared by two sequences), VKLLM_ERR_CONTEXT_FULL (a sequence without room for its
- * prompt and max_tokens - 1 generated tokens; streaming sessions excepted). VKLLM_ERR_CANCELLED
- * (vkllm_session_cancel) with every sequence's n_generated and tokens filled so far and its
- * stop_reason VKLLM_STOP_CANCELLED. */
-VKLLM_API vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
-                                            size_t n_seqs, const vkllm_generate_params *params);
-
-/* The loaded model's GGUF metadata, owned by the model (do not close it; valid while the model
- * lives): every vkllm_gguf_* metadata function reads it (key_at, get_int, get_float,
- * get_string, get_text, summary) with no second open of the file. It holds the keys only, copied
- * at load: it has no tensors (vkllm_gguf_tensor_at gives VKLLM_ERR_NOT_FOUND, the summary counts
- * none). NULL for a NULL model. */
-VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
-
-/* ---------------------------------------------------------------------------------------
- * Conversations: multi-turn chat on a session (issue 37)
+ * Conversations: multi-turn chat on a session
  *
  * A conversation keeps the messages of a chat (system, user, assistant, tool results), renders
  * them through a chat template for each reply, and generates the assistant's reply on one
@@ -1399,8 +1517,8 @@ VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
  *
  * Tokens: the rendered text is tokenized with VKLLM_TOKENIZE_PARSE_SPECIAL (the template's
  * "<|im_end|>" is the control token, as the model was trained) and the tokenizer's BOS put in
- * front where the model asks for one and the template did not write it; vkllm_tokenize itself
- * parses special tokens only when asked.
+ * front where the model asks for one and the template did not write it; vkllm_tokenizer_encode
+ * itself parses special tokens only when asked.
  *
  * A conversation is used by one thread at a time, the thread that uses its session; it borrows
  * the session, which must outlive it. It owns its sequence of the session between its calls:
@@ -1543,54 +1661,11 @@ VKLLM_API vkllm_status vkllm_conversation_reply(vkllm_conversation *conversation
                                                 vkllm_conversation_result *result);
 
 /* ---------------------------------------------------------------------------------------
- * Grammars: output an app can parse (issue 27)
- *
- * A grammar constrains sampling so that the generated text is a string of a formal language:
- * a JSON object of a given shape, one of a list of labels, a date. Grammars are written in
- * GBNF, llama.cpp's format (its grammars/README.md; docs/GRAMMARS.md here):
- *
- *     root   ::= answer " because " reason
- *     answer ::= "yes" | "no"
- *     reason ::= [a-z ,]{1,80} "."      # rules, literals, classes, * + ? {m,n}, ( | )
- *
- * or converted from a JSON Schema (docs/JSON_SCHEMA.md lists what is supported; any other
- * keyword is refused, never ignored). A grammar is compiled once for a tokenizer's vocabulary
- * and is then read-only: any number of samplers, on any threads, share it.
- *
- * A sampler given a grammar (vkllm_sampling_params.grammar) keeps a parse state. At each step
- * it runs its chain as usual and checks the token it chose against the grammar: the common
- * case costs microseconds. Only when that token is not allowed does it compute the set of
- * tokens that are (a walk of the vocabulary's token trie against the parse state), remove the
- * others and run the chain again. End-of-generation tokens are allowed only where the grammar
- * is complete. Tokens may span several grammar elements and end inside a UTF-8 character. The
- * log-probabilities vkllm_generate reports stay the model's own, before the constraint.
- *
- * vkllm_generate with a grammar starts from the grammar's start for each call, reads the logits
- * back every step (the chained greedy path of steps_per_submit needs the host between steps,
- * so it steps one token per submission), and stops with VKLLM_STOP_END_OF_GENERATION when the
- * model ends a complete text or when nothing more can follow. When something else stops it
- * first, vkllm_generate_result.grammar_progress is VKLLM_GRAMMAR_INCOMPLETE.
+ * Free helpers: no object needed
  * ------------------------------------------------------------------------------------- */
 
-typedef struct vkllm_grammar vkllm_grammar;
-
-/* Compiles GBNF text (NUL-terminated) for `tokenizer`'s vocabulary (vkllm_model_get_tokenizer's
- * or vkllm_tokenizer_create's; not needed after the call). `root`: the rule to start from, NULL
- * for "root". The first use of a tokenizer builds its token trie (about 0.1 s for a 150k
- * vocabulary on one CPU core), kept for later grammars. VKLLM_ERR_INVALID_ARGUMENT for NULL
- * arguments and for a bad grammar, with "line L, column C: ..." in vkllm_last_error() (columns
- * count code points): a syntax error, an undefined or twice-defined rule, a left-recursive rule
- * (write it with repetition), a repetition count above 4,096, a grammar past the size limits. */
-VKLLM_API vkllm_status vkllm_grammar_create(const vkllm_tokenizer *tokenizer, const char *gbnf,
-                                            const char *root, vkllm_grammar **out);
-
-/* Compiles a JSON Schema (JSON text, NUL-terminated) for `tokenizer`'s vocabulary: the text
- * generated is one JSON value the schema accepts. NULL or "" or "{}": any JSON value.
- * VKLLM_ERR_UNSUPPORTED naming the keyword and its JSON pointer for a keyword the converter
- * cannot enforce; VKLLM_ERR_INVALID_ARGUMENT for malformed JSON or a malformed schema. */
-VKLLM_API vkllm_status vkllm_grammar_create_from_json_schema(const vkllm_tokenizer *tokenizer,
-                                                             const char *schema,
-                                                             vkllm_grammar **out);
+/* The name of a ggml tensor type ("Q4_K"), or NULL for an id ggml does not define. */
+VKLLM_API const char *vkllm_ggml_type_name(uint32_t type);
 
 /* The GBNF text a JSON Schema converts to, to read or edit: written NUL-terminated to `buf`
  * (`capacity` bytes; may be NULL when capacity is 0), its length without the NUL to *length.
@@ -1599,37 +1674,16 @@ VKLLM_API vkllm_status vkllm_grammar_create_from_json_schema(const vkllm_tokeniz
 VKLLM_API vkllm_status vkllm_json_schema_to_gbnf(const char *schema, char *buf, size_t capacity,
                                                  size_t *length);
 
-/* NULL: no-op. Samplers created with the grammar keep working. */
-VKLLM_API void vkllm_grammar_destroy(vkllm_grammar *grammar);
-
-/* vkllm_grammar_progress (where a sampler's grammar stands) is defined under Generation. */
-
-/* A sampler's grammar state after the tokens accepted so far: FINISHED means the app's loop
- * should stop (vkllm_sampler_sample would then choose an end-of-generation token). A sampler
- * without a grammar reports COMPLETE. */
-VKLLM_API vkllm_status vkllm_sampler_get_grammar_progress(const vkllm_sampler *sampler,
-                                                          vkllm_grammar_progress *progress);
-
-/* Tokens of the prompt, for the penalties' history only: they never advance the grammar, which
- * constrains generated text. (vkllm_sampler_accept advances both: it is for tokens the
- * sampler's sequence generates, and there a token the grammar does not allow is
- * VKLLM_ERR_INVALID_ARGUMENT and changes nothing.) */
-VKLLM_API vkllm_status vkllm_sampler_accept_prompt(vkllm_sampler *sampler, const int32_t *tokens,
-                                                   size_t n);
-
-/* For apps that run their own sampling chain: sets to -INFINITY every logit of the row (n_vocab
- * entries, vkllm_model_info.n_vocab) whose token the sampler's grammar does not allow next (end
- * tokens unless the grammar is complete; every id past the tokenizer's). A sampler without a
- * grammar changes nothing. */
-VKLLM_API vkllm_status vkllm_sampler_apply_grammar(vkllm_sampler *sampler, float *logits,
-                                                   size_t n_vocab);
-
 /* ---------------------------------------------------------------------------------------
- * Experimental: measurement knobs
+ * Experimental: measurement knobs (only with VKLLM_EXPERIMENTAL defined)
  *
- * What benchmarks, profilers and the library's own tests use to look inside a session. They
- * may change or go in any minor version; applications should not depend on them.
+ * What benchmarks, profilers and the library's own tests use to look inside a session or a
+ * model. They may change or go in any minor version, and are declared only for code that
+ * defines VKLLM_EXPERIMENTAL before including this header (see CONVENTIONS): an application
+ * that does not cannot come to depend on them by accident.
  * ------------------------------------------------------------------------------------- */
+
+#ifdef VKLLM_EXPERIMENTAL
 
 #define VKLLM_SESSION_RECORD_EVERY_STEP                                                 \
     0x8u /* an ablation for measurements: record the step's command buffers again every \
@@ -1661,37 +1715,55 @@ VKLLM_API vkllm_status vkllm_session_get_profile(const vkllm_session *session,
                                                  vkllm_kernel_time *out, size_t capacity,
                                                  size_t *count);
 
+/* Times the model's RoPE cos/sin table was computed: 1 for a model with rotary positions (it is
+ * computed once, at load, and shared by its sessions), 0 for one with learned positions. */
+VKLLM_API vkllm_status vkllm_model_get_rope_table_builds(const vkllm_model *model, uint64_t *count);
+
+#endif /* VKLLM_EXPERIMENTAL */
+
 /* ---------------------------------------------------------------------------------------
  * Deprecated names
  *
- * Version 0.2 gave every function one scheme: vkllm_<object>_<verb>, with getters named
- * vkllm_<object>_get_<what> and every handle released by vkllm_<object>_destroy. The names
- * 0.1 had are still exported and do exactly what their replacements do; they go in 0.3.
- * Compilers warn where they are used, naming the replacement.
+ * Version 0.3 finished the naming scheme (see CONVENTIONS). The 0.2 names it changed are still
+ * exported and do exactly what their replacements do; they go in 0.4. Compilers warn where
+ * they are used, naming the replacement. (The 0.1 names that 0.2 deprecated are gone.)
  * ------------------------------------------------------------------------------------- */
 
-VKLLM_DEPRECATED("vkllm_runtime_get_stats")
-VKLLM_API vkllm_status vkllm_runtime_stats_get(const vkllm_runtime *runtime,
-                                               vkllm_runtime_stats *stats);
-VKLLM_DEPRECATED("vkllm_runtime_get_device_info")
-VKLLM_API vkllm_status vkllm_runtime_device_info(const vkllm_runtime *runtime,
-                                                 vkllm_device_info *info);
-VKLLM_DEPRECATED("vkllm_gguf_destroy") VKLLM_API void vkllm_gguf_close(vkllm_gguf *gguf);
-VKLLM_DEPRECATED("vkllm_gguf_get_summary")
-VKLLM_API vkllm_status vkllm_gguf_summary(const vkllm_gguf *gguf, vkllm_model_summary *out);
-VKLLM_DEPRECATED("vkllm_model_get_tokenizer")
-VKLLM_API const vkllm_tokenizer *vkllm_model_tokenizer(const vkllm_model *model);
-VKLLM_DEPRECATED("vkllm_model_get_chat_template")
-VKLLM_API const char *vkllm_model_chat_template(const vkllm_model *model);
-VKLLM_DEPRECATED("vkllm_session_get_position")
-VKLLM_API vkllm_status vkllm_session_position(const vkllm_session *session, uint32_t seq,
-                                              uint32_t *n_past);
-VKLLM_DEPRECATED("vkllm_session_get_layer_kv_bytes")
-VKLLM_API vkllm_status vkllm_session_layer_kv_bytes(const vkllm_session *session, uint32_t layer,
-                                                    uint64_t *bytes);
-VKLLM_DEPRECATED("vkllm_session_get_profile")
-VKLLM_API vkllm_status vkllm_session_profile(const vkllm_session *session, vkllm_kernel_time *out,
-                                             size_t capacity, size_t *count);
+VKLLM_DEPRECATED("vkllm_gguf_get_key")
+VKLLM_API vkllm_status vkllm_gguf_key_at(const vkllm_gguf *gguf, size_t index, vkllm_gguf_key *out);
+VKLLM_DEPRECATED("vkllm_gguf_get_tensor")
+VKLLM_API vkllm_status vkllm_gguf_tensor_at(const vkllm_gguf *gguf, size_t index,
+                                            vkllm_tensor_info *out);
+VKLLM_DEPRECATED("vkllm_tokenizer_encode")
+VKLLM_API vkllm_status vkllm_tokenize(const vkllm_tokenizer *tokenizer, const char *text,
+                                      size_t length, uint32_t flags, int32_t *tokens,
+                                      size_t capacity, size_t *n_tokens);
+VKLLM_DEPRECATED("vkllm_tokenizer_decode")
+VKLLM_API vkllm_status vkllm_detokenize(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
+                                        size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
+                                        size_t *length);
+VKLLM_DEPRECATED("vkllm_tokenizer_get_piece")
+VKLLM_API vkllm_status vkllm_token_to_piece(const vkllm_tokenizer *tokenizer, int32_t token,
+                                            uint32_t flags, char *buf, size_t capacity,
+                                            size_t *length);
+VKLLM_DEPRECATED("vkllm_tokenizer_is_end_of_generation")
+VKLLM_API vkllm_status vkllm_token_is_end_of_generation(const vkllm_tokenizer *tokenizer,
+                                                        int32_t token, int32_t *out);
+VKLLM_DEPRECATED("vkllm_model_get_gguf")
+VKLLM_API const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model);
+VKLLM_DEPRECATED("vkllm_session_get_state_size")
+VKLLM_API vkllm_status vkllm_session_state_size(const vkllm_session *session, uint32_t seq,
+                                                size_t *size);
+VKLLM_DEPRECATED("vkllm_session_generate")
+VKLLM_API vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt,
+                                      size_t n_prompt, const vkllm_sampling_params *sampling,
+                                      const vkllm_generate_params *params,
+                                      vkllm_generate_result *result);
+VKLLM_DEPRECATED("vkllm_session_generate_batch")
+VKLLM_API vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
+                                            size_t n_seqs, const vkllm_generate_params *params);
+VKLLM_DEPRECATED("vkllm_sampler_get_seed")
+VKLLM_API vkllm_status vkllm_sampler_seed(const vkllm_sampler *sampler, uint64_t *seed);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -8,7 +8,8 @@ sources call:
   rust    bindings/rust/vkllm/src/**.rs (the safe crate): `vkllm_x` in code;
   go      bindings/go/*.go but tests: `C.vkllm_x` in Go code, and calls `vkllm_x(` in the cgo
           preambles and the *.c files (prototypes do not count).
-A function a binding leaves out needs a line in bindings/UNBOUND.md saying why:
+Deprecated names (VKLLM_DEPRECATED) and experimental calls (under #ifdef VKLLM_EXPERIMENTAL)
+are not required. A function a binding leaves out needs a line in bindings/UNBOUND.md saying why:
   python vkllm_x: the reason
 The check fails naming each function that has neither, each reason for a function the binding
 calls after all, and each reason for a function the header no longer has. It needs no build.
@@ -62,6 +63,10 @@ def strip_c_like(text, raw_backticks=False):
 
 def header_functions(header):
     text = strip_c_like(header)
+    # Experimental calls (declared only under #ifdef VKLLM_EXPERIMENTAL) may change or go in
+    # any minor version: a binding may offer them, none has to.
+    text = re.sub(r"^\s*#\s*ifdef\s+VKLLM_EXPERIMENTAL\b.*?^\s*#\s*endif\b", "", text,
+                  flags=re.M | re.S)
     text = re.sub(r"^\s*#.*$", "", text, flags=re.M)  # the VKLLM_API definition itself
     names = [m.group(1) for m in re.finditer(r"\bVKLLM_API\b[^;{]*?\b(vkllm_\w+)\s*\(", text)]
     # The old names of renamed functions are kept for callers built against them; bindings

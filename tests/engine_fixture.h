@@ -49,11 +49,13 @@ class EngineTest : public ::testing::Test {
         return m;
     }
 
-    vkllm_session *session(vkllm_model *m, uint32_t n_ctx = 0, uint32_t flags = 0,
-                           uint32_t n_seq = 1, uint32_t n_batch = 0, uint32_t n_sink = 4) {
+    vkllm_session *session(vkllm_model *m, uint32_t n_ctx = 0, vkllm_kv_type kv = VKLLM_KV_F16,
+                           uint32_t flags = 0, uint32_t n_seq = 1, uint32_t n_batch = 0,
+                           uint32_t n_sink = 4) {
         vkllm_session_params p;
         vkllm_session_params_init(&p);
         p.n_ctx = n_ctx;
+        p.kv_type = kv;
         p.flags = flags;
         p.n_seq = n_seq;
         if (n_batch) p.n_batch = n_batch;

@@ -127,7 +127,7 @@ static tokens generate_current(vkllm_session *session, const int32_t *prompt, si
     gp.on_token = collect;
     gp.user_data = &t;
     CHECK(vkllm_session_reset(session, -1) == VKLLM_OK);
-    CHECK(vkllm_generate(session, prompt, n_prompt, &sp, &gp, NULL) == VKLLM_OK);
+    CHECK(vkllm_session_generate(session, prompt, n_prompt, &sp, &gp, NULL) == VKLLM_OK);
     return t;
 }
 
@@ -269,8 +269,8 @@ int main(int argc, char **argv) {
         CHECK(none == NULL);
     }
 
-    CHECK(vkllm_tokenize(vkllm_model_get_tokenizer(model), "Hello world", 11,
-                         VKLLM_TOKENIZE_ADD_SPECIAL, prompt, 16, &n_prompt) == VKLLM_OK);
+    CHECK(vkllm_tokenizer_encode(vkllm_model_get_tokenizer(model), "Hello world", 11,
+                                 VKLLM_TOKENIZE_ADD_SPECIAL, prompt, 16, &n_prompt) == VKLLM_OK);
     CHECK(n_prompt > 0);
 
     /* Sampling and generate params from an old caller, and an old result struct. */
@@ -290,9 +290,10 @@ int main(int argc, char **argv) {
         gp.p.max_tokens = MAX_TOKENS;
         memset(&gr, 0xFF, sizeof gr);
         gr.p.struct_size = sizeof gr.p;
-        CHECK(vkllm_generate(session, prompt, n_prompt, (const vkllm_sampling_params *)&samp.p,
-                             (const vkllm_generate_params *)&gp.p,
-                             (vkllm_generate_result *)&gr.p) == VKLLM_OK);
+        CHECK(vkllm_session_generate(session, prompt, n_prompt,
+                                     (const vkllm_sampling_params *)&samp.p,
+                                     (const vkllm_generate_params *)&gp.p,
+                                     (vkllm_generate_result *)&gr.p) == VKLLM_OK);
         CHECK(gr.p.struct_size == sizeof gr.p);
         CHECK(gr.p.n_prompt == n_prompt);
         CHECK(gr.p.n_generated == MAX_TOKENS);
@@ -320,8 +321,9 @@ int main(int argc, char **argv) {
             cur.on_token = collect;
             t.n = 0;
             cur.user_data = &t;
-            CHECK(vkllm_generate(session, prompt, n_prompt, (const vkllm_sampling_params *)&samp.p,
-                                 &cur, NULL) == VKLLM_OK);
+            CHECK(vkllm_session_generate(session, prompt, n_prompt,
+                                         (const vkllm_sampling_params *)&samp.p, &cur,
+                                         NULL) == VKLLM_OK);
             CHECK(same_tokens(&t, &ref_default));
         }
 
@@ -331,11 +333,11 @@ int main(int argc, char **argv) {
             vkllm_generate_params big_g;
             vkllm_sampling_params_init(&big_s);
             big_s.struct_size = sizeof big_s + 4;
-            CHECK(vkllm_generate(session, prompt, n_prompt, &big_s, NULL, NULL) ==
+            CHECK(vkllm_session_generate(session, prompt, n_prompt, &big_s, NULL, NULL) ==
                   VKLLM_ERR_INVALID_ARGUMENT);
             vkllm_generate_params_init(&big_g);
             big_g.struct_size = sizeof big_g + 8;
-            CHECK(vkllm_generate(session, prompt, n_prompt, NULL, &big_g, NULL) ==
+            CHECK(vkllm_session_generate(session, prompt, n_prompt, NULL, &big_g, NULL) ==
                   VKLLM_ERR_INVALID_ARGUMENT);
         }
     }

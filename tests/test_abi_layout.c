@@ -6,7 +6,8 @@
  * (never inserted, removed, resized or reordered), and an append updates these numbers in the
  * same change, together with the library version (VKLLM_VERSION_* in the header and the
  * project() version in CMakeLists.txt) and the bindings' struct copies (bindings/). Anything
- * else breaks applications and bindings built against an older header. */
+ * else breaks applications and bindings built against an older header. 0.3 broke it on
+ * purpose (vkllm_model_info lost a field) and carries a new SONAME for it. */
 #include <stddef.h>
 #include <stdio.h>
 
@@ -158,7 +159,9 @@ int main(void) {
     PIN_OFFSET(vkllm_model_params, struct_size, 0);
     PIN_OFFSET(vkllm_model_params, progress, 8);
     PIN_OFFSET(vkllm_model_params, progress_user_data, 16);
-    PIN_SIZE(vkllm_model_info, 136);
+    /* 0.3 took the test counter rope_table_builds out (vkllm_model_get_rope_table_builds, an
+     * experimental call, has it): tensor_bytes moved from 128 to 120. */
+    PIN_SIZE(vkllm_model_info, 128);
     PIN_OFFSET(vkllm_model_info, struct_size, 0);
     PIN_OFFSET(vkllm_model_info, architecture, 8);
     PIN_OFFSET(vkllm_model_info, n_vocab, 72);
@@ -170,8 +173,7 @@ int main(void) {
     PIN_OFFSET(vkllm_model_info, n_ctx_train, 96);
     PIN_OFFSET(vkllm_model_info, device_bytes, 104);
     PIN_OFFSET(vkllm_model_info, file_bytes, 112);
-    PIN_OFFSET(vkllm_model_info, rope_table_builds, 120);
-    PIN_OFFSET(vkllm_model_info, tensor_bytes, 128);
+    PIN_OFFSET(vkllm_model_info, tensor_bytes, 120);
     PIN_SIZE(vkllm_session_params, 32);
     PIN_OFFSET(vkllm_session_params, struct_size, 0);
     PIN_OFFSET(vkllm_session_params, n_ctx, 8);
@@ -179,6 +181,8 @@ int main(void) {
     PIN_OFFSET(vkllm_session_params, n_batch, 16);
     PIN_OFFSET(vkllm_session_params, flags, 20);
     PIN_OFFSET(vkllm_session_params, n_sink, 24);
+    /* 0.3 appended the KV cache type in what was tail padding (the flags it replaces are gone). */
+    PIN_OFFSET(vkllm_session_params, kv_type, 28);
     PIN_SIZE(vkllm_session_stats, 64);
     PIN_OFFSET(vkllm_session_stats, struct_size, 0);
     PIN_OFFSET(vkllm_session_stats, command_buffers_recorded, 8);

@@ -297,12 +297,13 @@ TEST(GrammarThreads, OneGrammarServesSamplersOnSeveralThreads) {
                     int32_t t = -1;
                     ASSERT_EQ(vkllm_sampler_sample(s, logits.data(), n_vocab, &t), VKLLM_OK);
                     int32_t eog = 0;
-                    vkllm_token_is_end_of_generation(tok, t, &eog);
+                    vkllm_tokenizer_is_end_of_generation(tok, t, &eog);
                     if (eog) break;
                     ASSERT_EQ(vkllm_sampler_accept(s, t), VKLLM_OK) << vkllm_last_error();
                     char piece[256];
                     size_t n = 0;
-                    ASSERT_EQ(vkllm_token_to_piece(tok, t, 0, piece, sizeof piece, &n), VKLLM_OK);
+                    ASSERT_EQ(vkllm_tokenizer_get_piece(tok, t, 0, piece, sizeof piece, &n),
+                              VKLLM_OK);
                     text.append(piece, n);
                     ASSERT_EQ(vkllm_sampler_get_grammar_progress(s, &progress), VKLLM_OK);
                 }

@@ -23,7 +23,7 @@ class ArchA : public TinyModelTest {
         Errors e;
         std::vector<int32_t> tokens = some_tokens(40, n_vocab, 5);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
-        vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
+        vkllm_session *s = session(m, 64, VKLLM_KV_F32, 0, 1, 4);
         std::vector<std::vector<float>> got = decode_each(s, tokens, n_vocab);
         for (size_t i = 0; i < tokens.size(); ++i) {
             e.decode = std::max(e.decode, max_abs_diff(got[i], want[i]));
@@ -35,7 +35,7 @@ class ArchA : public TinyModelTest {
             << vkllm_last_error();
         e.prefill = max_abs_diff(last, want.back());
 
-        vkllm_session *batch = session(m, 64, VKLLM_SESSION_KV_F32, 4, 4);
+        vkllm_session *batch = session(m, 64, VKLLM_KV_F32, 0, 4, 4);
         std::vector<std::vector<int32_t>> seqs;
         std::vector<std::vector<float>> logits(4, std::vector<float>(n_vocab));
         for (uint32_t q = 0; q < 4; ++q) {
@@ -82,13 +82,13 @@ class ArchA : public TinyModelTest {
         vkllm_model *f32 = tiny(spec, std::string(name) + "_f32", false);
         ASSERT_NE(f32, nullptr);
         std::vector<std::vector<float>> base =
-            decode_each(session(f32, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
+            decode_each(session(f32, 64, VKLLM_KV_F32), tokens, spec.n_vocab);
         spec.weight_type = type;
         vkllm_model *m = tiny(spec, name);
         ASSERT_NE(m, nullptr);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
         std::vector<std::vector<float>> got =
-            decode_each(session(m, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
+            decode_each(session(m, 64, VKLLM_KV_F32), tokens, spec.n_vocab);
         double exact = 0, diff = 0, largest = 0;
         for (size_t i = 0; i < tokens.size(); ++i) {
             exact = std::max(exact, max_abs_diff(got[i], want[i]));

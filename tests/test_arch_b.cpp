@@ -34,7 +34,7 @@ class TinyArchTest : public TinyModelTest {
         Errors e;
         std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 5);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
-        vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
+        vkllm_session *s = session(m, 64, VKLLM_KV_F32, 0, 1, 4);
         std::vector<std::vector<float>> got = decode_each(s, tokens, spec.n_vocab);
         for (size_t i = 0; i < tokens.size(); ++i) {
             e.decode = std::max(e.decode, max_abs_diff(got[i], want[i]));
@@ -46,7 +46,7 @@ class TinyArchTest : public TinyModelTest {
         e.prefill = max_abs_diff(last, want.back());
 
         // Four sequences of different lengths, then 6 steps decoded together.
-        vkllm_session *batch = session(m, 64, VKLLM_SESSION_KV_F32, 4, 4);
+        vkllm_session *batch = session(m, 64, VKLLM_KV_F32, 0, 4, 4);
         std::vector<std::vector<int32_t>> seqs;
         std::vector<std::vector<float>> logits(4, std::vector<float>(spec.n_vocab));
         for (uint32_t q = 0; q < 4; ++q) {
@@ -110,12 +110,12 @@ class TinyArchTest : public TinyModelTest {
         vkllm_model *f32 = tiny(spec, std::string(name) + "_f32", false);
         ASSERT_NE(f32, nullptr);
         std::vector<std::vector<float>> base =
-            decode_each(session(f32, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
+            decode_each(session(f32, 64, VKLLM_KV_F32), tokens, spec.n_vocab);
         spec.weight_type = 8;
         vkllm_model *m = tiny(spec, std::string(name) + "_q8_0");
         ASSERT_NE(m, nullptr);
         std::vector<std::vector<float>> got =
-            decode_each(session(m, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
+            decode_each(session(m, 64, VKLLM_KV_F32), tokens, spec.n_vocab);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
         double exact = 0, moved = 0, largest = 0;
         for (size_t i = 0; i < tokens.size(); ++i) {
@@ -147,7 +147,7 @@ TEST_F(ArchGemma2, SoftCapsAndAlternatingWindowsMatchTheReference) {
     ASSERT_NE(m, nullptr) << vkllm_last_error();
     ASSERT_EQ(reference_->attn_softcap, 3.0);
     ASSERT_EQ(reference_->final_softcap, 4.0);
-    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
+    vkllm_session *s = session(m, 64, VKLLM_KV_F32, 0, 1, 4);
     uint64_t local = 0, global = 0;
     ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 0, &local), VKLLM_OK);
     ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 1, &global), VKLLM_OK);

@@ -35,7 +35,7 @@ class ArchPhi3 : public TinyModelTest {
                uint32_t n_vocab) {
         reference_->n_ctx = n_ctx;
         std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
-        vkllm_session *s = session(m, n_ctx, VKLLM_SESSION_KV_F32, 1, 4);
+        vkllm_session *s = session(m, n_ctx, VKLLM_KV_F32, 0, 1, 4);
         Errors e;
         if (!s) return e;
         std::vector<std::vector<float>> got = decode_each(s, tokens, n_vocab);
@@ -82,7 +82,7 @@ TEST_F(ArchPhi3, LongAndShortRopeFactorsFollowTheSessionContext) {
     std::vector<float> with_short = ref::forward_logits(*reference_, tokens).back();
     EXPECT_GT(max_abs_diff(with_long, with_short), 100 * tol);
 
-    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
+    vkllm_session *s = session(m, 64, VKLLM_KV_F32, 0, 1, 4);
     uint64_t bytes = 0;
     for (uint32_t l = 0; l < spec.n_layer; ++l) {
         ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, l, &bytes), VKLLM_OK);
@@ -97,7 +97,7 @@ TEST_F(ArchPhi3, BatchedDecodeOfFourSequencesMatchesTheReference) {
     vkllm_model *m = tiny(spec, "phi3_batch");
     ASSERT_NE(m, nullptr) << vkllm_last_error();
     reference_->n_ctx = 512;
-    vkllm_session *batch = session(m, 512, VKLLM_SESSION_KV_F32, 4, 4);
+    vkllm_session *batch = session(m, 512, VKLLM_KV_F32, 0, 4, 4);
     ASSERT_NE(batch, nullptr);
     std::vector<std::vector<int32_t>> seqs;
     std::vector<std::vector<float>> logits(4, std::vector<float>(spec.n_vocab));
@@ -144,7 +144,7 @@ TEST_F(ArchPhi3, QuantizedTiedModelsMatchTheReferenceAndTrackTheirF32Original) {
     vkllm_model *f32 = tiny(spec, "phi3_quant_f32", false);
     ASSERT_NE(f32, nullptr) << vkllm_last_error();
     std::vector<std::vector<float>> base =
-        decode_each(session(f32, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
+        decode_each(session(f32, 64, VKLLM_KV_F32), tokens, spec.n_vocab);
     struct Case {
         uint32_t type;
         const char *name;
@@ -155,7 +155,7 @@ TEST_F(ArchPhi3, QuantizedTiedModelsMatchTheReferenceAndTrackTheirF32Original) {
         vkllm_model *m = tiny(spec, std::string("phi3_") + c.name);
         ASSERT_NE(m, nullptr) << c.name << ": " << vkllm_last_error();
         Errors e = run(m, 64, tokens, spec.n_vocab);
-        vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+        vkllm_session *s = session(m, 64, VKLLM_KV_F32);
         std::vector<std::vector<float>> got = decode_each(s, tokens, spec.n_vocab);
         double diff = 0, largest = 0;
         for (size_t i = 0; i < tokens.size(); ++i) {

@@ -3,7 +3,8 @@
 Bindings.CoverageCheckFailsOnGapsAndStaleReasons): on a copy of the header and the bindings it
 is given a function a binding stops calling, a reason for a function the binding calls, a
 reason for a function the header lacks, a call hidden in a comment or a string, and a C
-prototype that is no call; and it passes on the copy as it is."""
+prototype that is no call; and it passes on the copy as it is, and where an experimental
+function (#ifdef VKLLM_EXPERIMENTAL) goes unbound."""
 
 import os
 import shutil
@@ -60,6 +61,16 @@ def main():
                       edit(r, "bindings/go/gguf.go", '#include "vkllm.h"\n*/',
                            '#include "vkllm.h"\nvoid vkllm_gguf_destroy(vkllm_gguf *gguf);\n*/')),
            1, "FAIL go: vkllm_gguf_destroy is neither called")
+    expect("Python stops calling an experimental function",
+           lambda r: edit(r, "bindings/python/vkllm.py", "_lib.vkllm_session_get_profile(",
+                          "_lib.vkllm_session_get_stats("),
+           0, "binding coverage: 0 failures")
+    destroy = "VKLLM_API void vkllm_gguf_destroy(vkllm_gguf *gguf);"
+    expect("a function moved behind the experimental fence that Go stops calling",
+           lambda r: (edit(r, "include/vkllm.h", destroy,
+                           "#ifdef VKLLM_EXPERIMENTAL\n" + destroy + "\n#endif"),
+                      edit(r, "bindings/go/gguf.go", "C.vkllm_gguf_destroy(g.h)", "_ = g.h")),
+           0, "binding coverage: 0 failures")
     stale = ("\nrust vkllm_gguf_open: the binding reads model files some other way, really.\n"
              "python vkllm_gone_away: this function was removed from the header long ago.\n")
     expect("reasons for a called and for an unknown function",

@@ -135,7 +135,7 @@ int main(void) {
         size_t size = 0;
         int32_t ids[1];
         unsigned char bytes[1];
-        CHECK(vkllm_session_state_size(NULL, 0, &size) == VKLLM_ERR_INVALID_ARGUMENT);
+        CHECK(vkllm_session_get_state_size(NULL, 0, &size) == VKLLM_ERR_INVALID_ARGUMENT);
         CHECK(vkllm_session_state_save(NULL, 0, bytes, sizeof bytes, &size) ==
               VKLLM_ERR_INVALID_ARGUMENT);
         CHECK(vkllm_session_state_load(NULL, 0, bytes, sizeof bytes) == VKLLM_ERR_INVALID_ARGUMENT);

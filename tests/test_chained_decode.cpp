@@ -1,6 +1,6 @@
 // Greedy decode steps chained in one submission (vkllm_session_decode_greedy and
-// vkllm_generate's steps_per_submit): the same tokens and the same cache as one step at a time,
-// rewinds that leave the cache as step-by-step decoding would, and the truncation rule that
+// vkllm_session_generate's steps_per_submit): the same tokens and the same cache as one step at a
+// time, rewinds that leave the cache as step-by-step decoding would, and the truncation rule that
 // keeps a rewind from losing keys a ring overwrote.
 #include <string>
 #include <vector>
@@ -58,7 +58,7 @@ Generated generate(vkllm_session *s, const std::vector<int32_t> &prompt, uint32_
         gp.n_stop = 1;
     }
     g.result.struct_size = sizeof g.result;
-    g.status = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &g.result);
+    g.status = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &g.result);
     g.position = position(s, 0);
     return g;
 }
@@ -73,8 +73,8 @@ TEST_F(ChainedDecode, ChainOfBatchedSequencesEqualsStepByStepArgmax) {
     vkllm_model *m = tiny(spec, "chain_batched");
     ASSERT_NE(m, nullptr);
     const uint32_t n = 3, steps = 7;
-    vkllm_session *chained = session(m, 64, VKLLM_SESSION_KV_F32, n);
-    vkllm_session *stepwise = session(m, 64, VKLLM_SESSION_KV_F32, n);
+    vkllm_session *chained = session(m, 64, VKLLM_KV_F32, 0, n);
+    vkllm_session *stepwise = session(m, 64, VKLLM_KV_F32, 0, n);
     std::vector<std::vector<int32_t>> prompts;
     uint32_t seqs[n] = {2, 0, 1};  // not in order: out[] follows seqs[]
     int32_t first[n];
@@ -133,7 +133,7 @@ TEST_F(ChainedDecode, BadArgumentsAndFullContextsAreRefusedAndChangeNothing) {
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "chain_refused");
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 16, 0, 2);
+    vkllm_session *s = session(m, 16, VKLLM_KV_F16, 0, 2);
     std::vector<int32_t> prompt = some_tokens(10, spec.n_vocab, 3);
     ASSERT_EQ(vkllm_session_eval(s, 0, prompt.data(), prompt.size(), nullptr), VKLLM_OK);
     uint32_t seq = 0, both[2] = {0, 0};
@@ -173,19 +173,19 @@ TEST_F(ChainedDecode, GenerateIsTheSameWhateverTheStepsPerSubmit) {
     ASSERT_NE(m, nullptr);
     std::vector<int32_t> prompt = some_tokens(6, spec.n_vocab, 19);
     std::vector<int32_t> follow_up = some_tokens(3, spec.n_vocab, 23);
-    vkllm_session *one = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *one = session(m, 64, VKLLM_KV_F32);
     Generated base = generate(one, prompt, 20, 1);
     ASSERT_EQ(base.status, VKLLM_OK) << vkllm_last_error();
     ASSERT_GE(base.ids.size(), 12u) << "the tiny model ended too early for this test";
     char piece[64];
     size_t len = 0;
-    ASSERT_EQ(vkllm_token_to_piece(vkllm_model_get_tokenizer(m), base.ids[9], 0, piece,
-                                   sizeof piece, &len),
+    ASSERT_EQ(vkllm_tokenizer_get_piece(vkllm_model_get_tokenizer(m), base.ids[9], 0, piece,
+                                        sizeof piece, &len),
               VKLLM_OK);
     std::string stop(piece, len);
 
-    vkllm_session *a = session(m, 64, VKLLM_SESSION_KV_F32);
-    vkllm_session *b = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *a = session(m, 64, VKLLM_KV_F32);
+    vkllm_session *b = session(m, 64, VKLLM_KV_F32);
     for (uint32_t steps : {3u, 8u, 64u}) {
         SCOPED_TRACE("steps_per_submit " + std::to_string(steps));
         struct Case {
@@ -235,8 +235,8 @@ TEST_F(ChainedDecode, SampledGenerateIsTheSameWhateverTheStepsPerSubmit) {
     sp.presence_penalty = 0.2f;
     sp.repeat_last_n = 16;
     sp.seed = 7;
-    vkllm_session *a = session(m, 64, VKLLM_SESSION_KV_F32);
-    vkllm_session *b = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *a = session(m, 64, VKLLM_KV_F32);
+    vkllm_session *b = session(m, 64, VKLLM_KV_F32);
     Generated want = generate(a, prompt, 24, 1, nullptr, 0, &sp);
     ASSERT_EQ(want.status, VKLLM_OK) << vkllm_last_error();
     ASSERT_GE(want.ids.size(), 12u) << "the tiny model ended too early for this test";
@@ -271,8 +271,8 @@ TEST_F(ChainedDecodeOnSharedModels, WrappingRingsChainTheSameTokens) {
         SCOPED_TRACE(streaming ? "streaming" : "sliding window");
         uint32_t flags = streaming ? VKLLM_SESSION_STREAMING : 0;
         uint32_t n_ctx = streaming ? 24 : 96;
-        vkllm_session *a = session(m, n_ctx, flags, 1, 8);
-        vkllm_session *b = session(m, n_ctx, flags, 1, 8);
+        vkllm_session *a = session(m, n_ctx, VKLLM_KV_F16, flags, 1, 8);
+        vkllm_session *b = session(m, n_ctx, VKLLM_KV_F16, flags, 1, 8);
         Generated want = generate(a, prompt, 50, 1);
         Generated got = generate(b, prompt, 50, 8);
         ASSERT_EQ(want.status, VKLLM_OK) << vkllm_last_error();
@@ -290,9 +290,9 @@ TEST_F(ChainedDecode, TruncatingAWrappedRingRefusesToLoseKeys) {
     vkllm_model *m = tiny(spec, "chain_truncate");
     ASSERT_NE(m, nullptr);
     const uint32_t capacity = 12, sinks = 4;
-    uint32_t flags = VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32;
-    vkllm_session *s = session(m, capacity, flags, 1, 0, sinks);
-    vkllm_session *fresh = session(m, capacity, flags, 1, 0, sinks);
+    uint32_t flags = VKLLM_SESSION_STREAMING;
+    vkllm_session *s = session(m, capacity, VKLLM_KV_F32, flags, 1, 0, sinks);
+    vkllm_session *fresh = session(m, capacity, VKLLM_KV_F32, flags, 1, 0, sinks);
     std::vector<int32_t> tokens = some_tokens(20, spec.n_vocab, 13);
     // One token per step: what a token sees depends on its position only (a prefill chunk's
     // tokens would see the window of the chunk's last one).
@@ -328,8 +328,8 @@ TEST_F(ChainedDecodeOnSharedModels, SlidingWindowRingsRewindAtMostABatch) {
     ASSERT_NE(m, nullptr);
     uint32_t n_vocab = vocab(m);
     std::vector<int32_t> tokens = some_tokens(50, n_vocab, 43);
-    vkllm_session *s = session(m, 96, 0, 1, 8);
-    vkllm_session *fresh = session(m, 96, 0, 1, 8);
+    vkllm_session *s = session(m, 96, VKLLM_KV_F16, 0, 1, 8);
+    vkllm_session *fresh = session(m, 96, VKLLM_KV_F16, 0, 1, 8);
     decode_each(s, tokens, n_vocab);  // positions 0..49: the 23-slot rings wrapped twice
     EXPECT_EQ(vkllm_session_truncate(s, 0, 41), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(position(s, 0), 50u);
@@ -352,7 +352,7 @@ TEST_F(ChainedDecodeOnSharedModels, ASecondRewindCountsFromTheHighestPositionWri
     ASSERT_NE(m, nullptr);
     uint32_t n_vocab = vocab(m);
     std::vector<int32_t> tokens = some_tokens(50, n_vocab, 43);
-    vkllm_session *s = session(m, 96, 0, 2, 8);
+    vkllm_session *s = session(m, 96, VKLLM_KV_F16, 0, 2, 8);
     decode_each(s, tokens, n_vocab);
     ASSERT_EQ(vkllm_session_truncate(s, 0, 42), VKLLM_OK);
     EXPECT_EQ(vkllm_session_fork(s, 0, 1, 42), VKLLM_OK);

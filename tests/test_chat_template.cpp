@@ -180,9 +180,10 @@ TEST(ChatTemplateApi, RenderedChatTokenizesIntoControlTokens) {
     vkllm_gguf_destroy(g);
     int32_t ids[64];
     size_t n = 0;
-    ASSERT_EQ(vkllm_tokenize(t, buf, len, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL,
-                             ids, 64, &n),
-              VKLLM_OK);
+    ASSERT_EQ(
+        vkllm_tokenizer_encode(
+            t, buf, len, VKLLM_TOKENIZE_ADD_SPECIAL | VKLLM_TOKENIZE_PARSE_SPECIAL, ids, 64, &n),
+        VKLLM_OK);
     vkllm_tokenizer_destroy(t);
     EXPECT_EQ(std::count(ids, ids + n, 151644), 2) << "two <|im_start|>";
     EXPECT_EQ(std::count(ids, ids + n, 151645), 1) << "one <|im_end|>";

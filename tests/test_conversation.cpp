@@ -132,7 +132,7 @@ int32_t collect(void *user, vkllm_chat_piece_kind kind, const char *text, size_t
 }  // namespace
 
 TEST_F(Conversation, ASecondReplyPrefillsOnlyTheTokensAfterTheCachedPrefix) {
-    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 256, VKLLM_KV_F32);
     vkllm_conversation *c = conversation(s);
     add(c, "system", "You are terse.");
     add(c, "user", "Hello there");
@@ -156,15 +156,15 @@ TEST_F(Conversation, ASecondReplyPrefillsOnlyTheTokensAfterTheCachedPrefix) {
 }
 
 TEST_F(Conversation, TheTemplatesControlTokensArePrefilledAsTokensNotText) {
-    vkllm_session *s = session(model_, 128, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 128, VKLLM_KV_F32);
     vkllm_conversation *c = conversation(s);
     add(c, "user", "Hi");
     reply(c, 1);
     int32_t im_end = -1;
     size_t n = 0;
     const char *text = "<|im_end|>";
-    ASSERT_EQ(vkllm_tokenize(vkllm_model_get_tokenizer(model_), text, std::strlen(text),
-                             VKLLM_TOKENIZE_PARSE_SPECIAL, &im_end, 1, &n),
+    ASSERT_EQ(vkllm_tokenizer_encode(vkllm_model_get_tokenizer(model_), text, std::strlen(text),
+                                     VKLLM_TOKENIZE_PARSE_SPECIAL, &im_end, 1, &n),
               VKLLM_OK);
     ASSERT_EQ(n, 1u);
     std::vector<int32_t> cached(128);
@@ -174,7 +174,7 @@ TEST_F(Conversation, TheTemplatesControlTokensArePrefilledAsTokensNotText) {
 }
 
 TEST_F(Conversation, AMultiTurnGreedyReplyIsTheReplyToTheWholeConversationFromScratch) {
-    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 256, VKLLM_KV_F32);
     vkllm_conversation *turns = conversation(s);
     add(turns, "user", "Tell me a story");
     reply(turns, 12);
@@ -185,7 +185,7 @@ TEST_F(Conversation, AMultiTurnGreedyReplyIsTheReplyToTheWholeConversationFromSc
     EXPECT_GT(last.n_reused, 0u);
 
     // Every message but the last reply, on a session of its own: nothing to reuse.
-    vkllm_session *fresh = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_session *fresh = session(model_, 256, VKLLM_KV_F32);
     vkllm_conversation *whole = conversation(fresh);
     for (size_t i = 0; i + 1 < count(turns); ++i) {
         vkllm_chat_turn t = message(turns, i);
@@ -199,7 +199,7 @@ TEST_F(Conversation, AMultiTurnGreedyReplyIsTheReplyToTheWholeConversationFromSc
 }
 
 TEST_F(Conversation, ToolCallsComeOutParsedAndTheirResultsGoBackIn) {
-    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 256, VKLLM_KV_F32);
     vkllm_conversation *c = conversation(s, nullptr, kHermesTemplate, kTools);
     add(c, "user", "Paris?");
     // The tiny model writes what a grammar lets it: here, one call in Hermes' markers.
@@ -245,7 +245,7 @@ TEST_F(Conversation, ToolCallsComeOutParsedAndTheirResultsGoBackIn) {
 }
 
 TEST_F(Conversation, OpenAIMessagesWithArgumentsAsTextAreTakenAsJson) {
-    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 256, VKLLM_KV_F32);
     vkllm_conversation *c = conversation(s, nullptr, kHermesTemplate, kTools);
     const char *messages =
         R"([{"role": "user", "content": "Weather?"},)"
@@ -264,7 +264,7 @@ TEST_F(Conversation, OpenAIMessagesWithArgumentsAsTextAreTakenAsJson) {
 }
 
 TEST_F(Conversation, ACallbackThatStopsEndsTheReplyWithWhatCameSoFar) {
-    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 256, VKLLM_KV_F32);
     vkllm_conversation *c = conversation(s);
     add(c, "user", "Count to ten");
     Pieces pieces;
@@ -277,7 +277,7 @@ TEST_F(Conversation, ACallbackThatStopsEndsTheReplyWithWhatCameSoFar) {
 }
 
 TEST_F(Conversation, BadInputIsRefusedAndChangesNothing) {
-    vkllm_session *s = session(model_, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 64, VKLLM_KV_F32);
     vkllm_conversation_params p;
     vkllm_conversation_params_init(&p);
     vkllm_conversation *c = nullptr;
@@ -322,7 +322,7 @@ TEST_F(Conversation, BadInputIsRefusedAndChangesNothing) {
 }
 
 TEST_F(Conversation, AReplyEndsBeforeAStopString) {
-    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 256, VKLLM_KV_F32);
     vkllm_conversation *c = conversation(s);
     add(c, "user", "Say something");
     reply(c, 12);
@@ -345,7 +345,7 @@ TEST_F(Conversation, AReplyEndsBeforeAStopString) {
 }
 
 TEST_F(Conversation, AChatOnAStreamingSessionGoesOnPastTheContextPrefillingOnlyTheNewTurn) {
-    vkllm_session *s = session(model_, 64, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING);
+    vkllm_session *s = session(model_, 64, VKLLM_KV_F32, VKLLM_SESSION_STREAMING);
     vkllm_conversation *c = conversation(s);
     vkllm_conversation_result r{};
     for (const char *question : {"Hi", "More", "Again", "Still"}) {
@@ -373,7 +373,7 @@ TEST_F(Conversation, AReplyCutBeforeItsGrammarIsDoneIsReportedIncomplete) {
         << vkllm_last_error();
     std::unique_ptr<vkllm_grammar, decltype(&vkllm_grammar_destroy)> grammar(raw,
                                                                              vkllm_grammar_destroy);
-    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 256, VKLLM_KV_F32);
     vkllm_conversation *c = conversation(s);
     add(c, "user", "Give me a record");
     vkllm_sampling_params g = greedy();
@@ -391,7 +391,7 @@ TEST_F(Conversation, AReplyCutBeforeItsGrammarIsDoneIsReportedIncomplete) {
 }
 
 TEST_F(Conversation, AReplyWithoutAGrammarIsComplete) {
-    vkllm_session *s = session(model_, 256, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(model_, 256, VKLLM_KV_F32);
     vkllm_conversation *c = conversation(s);
     add(c, "user", "Hello");
     vkllm_conversation_result r = reply(c, 3);

@@ -233,8 +233,9 @@ TEST(CoopmatChoice, EnablingThemKeepsTheOtherKernelsValid) {
             vkllm_generate_params gp;
             vkllm_generate_params_init(&gp);
             gp.max_tokens = 4;
-            EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), nullptr, &gp, nullptr),
-                      VKLLM_OK)
+            EXPECT_EQ(
+                vkllm_session_generate(s, prompt.data(), prompt.size(), nullptr, &gp, nullptr),
+                VKLLM_OK)
                 << vkllm_last_error();
         }
         vkllm_session_destroy(s);
@@ -319,7 +320,8 @@ TEST(CoopmatChoice, ADeviceWithoutThemRunsWithNoMessageAboveInfo) {
         vkllm_generate_result r;
         r.struct_size = sizeof r;
         if (s) {
-            EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &samp, &gp, &r), VKLLM_OK)
+            EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &samp, &gp, &r),
+                      VKLLM_OK)
                 << vkllm_last_error();
             EXPECT_EQ(r.n_generated, 4u);
         }

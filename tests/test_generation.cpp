@@ -41,7 +41,7 @@ TEST_F(Generation, TinyModelsMatchTheCpuReference) {
     for (const Case &c : cases) {
         vkllm_model *m = tiny(c.spec, c.name);
         ASSERT_NE(m, nullptr) << c.name;
-        vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+        vkllm_session *s = session(m, 64, VKLLM_KV_F32);
         std::vector<int32_t> tokens = some_tokens(20, c.spec.n_vocab, 7);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
         std::vector<std::vector<float>> got = decode_each(s, tokens, c.spec.n_vocab);
@@ -85,12 +85,12 @@ TEST_F(Generation, QuantizedModelsMatchTheReferenceAndTrackTheirF32Original) {
     vkllm_model *f32 = tiny(spec, "quant_f32", false);
     ASSERT_NE(f32, nullptr);
     std::vector<std::vector<float>> base =
-        decode_each(session(f32, 64, VKLLM_SESSION_KV_F32), tokens, spec.n_vocab);
+        decode_each(session(f32, 64, VKLLM_KV_F32), tokens, spec.n_vocab);
     for (const Case &c : cases) {
         spec.weight_type = c.type;
         vkllm_model *m = tiny(spec, std::string("quant_") + c.name);
         ASSERT_NE(m, nullptr) << c.name;
-        vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+        vkllm_session *s = session(m, 64, VKLLM_KV_F32);
         std::vector<std::vector<float>> got = decode_each(s, tokens, spec.n_vocab);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
         double exact_err = 0, diff = 0, largest = 0;
@@ -124,16 +124,16 @@ TEST_F(Generation, QuantizedModelsMatchTheReferenceAndTrackTheirF32Original) {
     }
 }
 
-// A Q8_0 KV cache (VKLLM_SESSION_KV_Q8_0): logits track the F32 cache within the error of 8-bit
+// A Q8_0 KV cache (kv_type VKLLM_KV_Q8_0): logits track the F32 cache within the error of 8-bit
 // K/V (printed), and the cache takes (head_dim + 16) / (2 head_dim) of F16's bytes.
 TEST_F(Generation, Q8_0KvCacheTracksTheF32CacheInLessMemory) {
     TinyModelSpec spec = qwen2_head64();
     vkllm_model *m = tiny(spec, "kv_q8");
     ASSERT_NE(m, nullptr);
     std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 5);
-    vkllm_session *f32 = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *f32 = session(m, 64, VKLLM_KV_F32);
     vkllm_session *f16 = session(m, 64);
-    vkllm_session *q8 = session(m, 64, VKLLM_SESSION_KV_Q8_0);
+    vkllm_session *q8 = session(m, 64, VKLLM_KV_Q8_0);
     std::vector<std::vector<float>> a = decode_each(f32, tokens, spec.n_vocab);
     std::vector<std::vector<float>> b = decode_each(q8, tokens, spec.n_vocab);
     double worst = 0, largest = 0;
@@ -168,12 +168,22 @@ TEST_F(Generation, Q8_0KvCacheIsRefusedWhereItCannotWork) {
     vkllm_session_params_init(&p);
     p.n_ctx = 32;
     vkllm_session *s = nullptr;
-    p.flags = VKLLM_SESSION_KV_Q8_0;
+    p.kv_type = VKLLM_KV_Q8_0;
     EXPECT_EQ(vkllm_session_create(m, &p, &s), VKLLM_ERR_UNSUPPORTED);
     EXPECT_NE(std::string(vkllm_last_error()).find("head_dim"), std::string::npos)
         << vkllm_last_error();
-    p.flags = VKLLM_SESSION_KV_Q8_0 | VKLLM_SESSION_KV_F32;
+    p.kv_type = vkllm_kv_type(3);
     EXPECT_EQ(vkllm_session_create(m, &p, &s), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(vkllm_last_error()).find("kv_type"), std::string::npos)
+        << vkllm_last_error();
+    p.kv_type = VKLLM_KV_F16;
+    // The flag bits that were the cache type before 0.3 are refused, not read as F16.
+    for (uint32_t old_kv_flag : {0x1u, 0x4u}) {
+        p.flags = old_kv_flag;
+        EXPECT_EQ(vkllm_session_create(m, &p, &s), VKLLM_ERR_INVALID_ARGUMENT);
+        EXPECT_NE(std::string(vkllm_last_error()).find("kv_type"), std::string::npos)
+            << vkllm_last_error();
+    }
     p.flags = 0x100;
     EXPECT_EQ(vkllm_session_create(m, &p, &s), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(s, nullptr);
@@ -186,9 +196,9 @@ TEST_F(Generation, KvCacheDecodeEqualsRecomputingTheSequence) {
     ASSERT_NE(m, nullptr);
     std::vector<int32_t> tokens = some_tokens(24, spec.n_vocab, 3);
     rt_->context->kernels().set_attention_coopmat(false);  // the same F32 arithmetic both ways
-    vkllm_session *cached = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *cached = session(m, 64, VKLLM_KV_F32);
     std::vector<std::vector<float>> step = decode_each(cached, tokens, spec.n_vocab);
-    vkllm_session *fresh = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *fresh = session(m, 64, VKLLM_KV_F32);
     double worst = 0, largest = 0;
     for (size_t i = 0; i < tokens.size(); ++i) {
         ASSERT_EQ(vkllm_session_reset(fresh, 0), VKLLM_OK);
@@ -205,7 +215,7 @@ TEST_F(Generation, BatchedDecodeOfFourSequencesEqualsFourSeparateRuns) {
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "batched");
     ASSERT_NE(m, nullptr);
-    vkllm_session *batch = session(m, 64, 0, 4);
+    vkllm_session *batch = session(m, 64, VKLLM_KV_F16, 0, 4);
     std::vector<std::vector<int32_t>> prompts;
     std::vector<std::vector<float>> last(4);
     for (uint32_t q = 0; q < 4; ++q) {
@@ -274,8 +284,7 @@ TEST_F(Generation, StreamingWindowWrapsTheRingAndMatchesMaskedAttention) {
     vkllm_model *m = tiny(spec, "streaming");
     ASSERT_NE(m, nullptr);
     const uint32_t capacity = 12, sinks = 4, window = capacity - sinks;
-    vkllm_session *s =
-        session(m, capacity, VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32, 1, 0, sinks);
+    vkllm_session *s = session(m, capacity, VKLLM_KV_F32, VKLLM_SESSION_STREAMING, 1, 0, sinks);
     std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 9);
     std::vector<std::vector<float>> got = decode_each(s, tokens, spec.n_vocab);
     auto visible = [&](uint32_t q, uint32_t k) { return k <= q && (k < sinks || k + window > q); };
@@ -300,7 +309,7 @@ TEST_F(Generation, SplitKeyAttentionInASessionMatchesTheReference) {
     vkllm_model *m = tiny(qwen2, "split_k");
     ASSERT_NE(m, nullptr);
     rt_->context->kernels().set_attention_splits(3);
-    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 2);
+    vkllm_session *s = session(m, 64, VKLLM_KV_F32, 0, 2);
     std::vector<int32_t> tokens = some_tokens(30, qwen2.n_vocab, 17);
     std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
     std::vector<std::vector<float>> got = decode_each(s, tokens, qwen2.n_vocab, 1);
@@ -309,10 +318,10 @@ TEST_F(Generation, SplitKeyAttentionInASessionMatchesTheReference) {
         worst = std::max(worst, max_abs_diff(got[i], want[i]));
     EXPECT_LE(worst, 1e-4);
     // A streaming ring of 12 slots wrapping under split-K: the same as without.
-    vkllm_session *ring = session(m, 12, VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32, 1, 0, 4);
+    vkllm_session *ring = session(m, 12, VKLLM_KV_F32, VKLLM_SESSION_STREAMING, 1, 0, 4);
     std::vector<std::vector<float>> split = decode_each(ring, tokens, qwen2.n_vocab);
     rt_->context->kernels().set_attention_splits(0);
-    vkllm_session *plain = session(m, 12, VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32, 1, 0, 4);
+    vkllm_session *plain = session(m, 12, VKLLM_KV_F32, VKLLM_SESSION_STREAMING, 1, 0, 4);
     std::vector<std::vector<float>> one = decode_each(plain, tokens, qwen2.n_vocab);
     for (size_t i = 0; i < tokens.size(); ++i)
         EXPECT_LE(max_abs_diff(split[i], one[i]), 1e-5) << "token " << i;
@@ -330,7 +339,7 @@ TEST_F(Generation, LayersTheTexelKernelCannotTakeMatchTheReference) {
     std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
     for (bool texels : {false, true}) {
         rt_->context->kernels().set_texel_loads(texels);
-        vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+        vkllm_session *s = session(m, 64, VKLLM_KV_F32);
         std::vector<std::vector<float>> got = decode_each(s, tokens, qwen2.n_vocab);
         double worst = 0;
         for (size_t i = 0; i < tokens.size(); ++i)
@@ -363,16 +372,18 @@ TEST_F(Generation, TiledPrefillAttentionInASessionMatchesTheReference) {
         return ends;
     };
     rt_->context->kernels().set_attention_tiled(true);
-    std::vector<std::vector<float>> got = eval_in_steps(session(m, 64, VKLLM_SESSION_KV_F32));
+    std::vector<std::vector<float>> got = eval_in_steps(session(m, 64, VKLLM_KV_F32));
     for (size_t e = 0; e < got.size(); ++e)
         EXPECT_LE(max_abs_diff(got[e], want[e * 12 + 11]),
                   prefill_bound(1e-4, max_abs(want[e * 12 + 11])))
             << "step " << e;
-    uint32_t ring_flags = VKLLM_SESSION_STREAMING | VKLLM_SESSION_KV_F32;
-    std::vector<std::vector<float>> tiled = eval_in_steps(session(m, 20, ring_flags, 1, 12, 2));
+    uint32_t ring_flags = VKLLM_SESSION_STREAMING;
+    std::vector<std::vector<float>> tiled =
+        eval_in_steps(session(m, 20, VKLLM_KV_F32, ring_flags, 1, 12, 2));
     rt_->context->kernels().set_attention_tiled(false);
     rt_->context->kernels().set_attention_coopmat(false);  // the one-token-per-workgroup kernel
-    std::vector<std::vector<float>> plain = eval_in_steps(session(m, 20, ring_flags, 1, 12, 2));
+    std::vector<std::vector<float>> plain =
+        eval_in_steps(session(m, 20, VKLLM_KV_F32, ring_flags, 1, 12, 2));
     for (size_t e = 0; e < tiled.size(); ++e)
         EXPECT_LE(max_abs_diff(tiled[e], plain[e]), prefill_bound(1e-5, max_abs(plain[e])))
             << "step " << e;
@@ -463,7 +474,7 @@ TEST_F(Generation, Gemma3LocalAndGlobalLayersMatchTheReference) {
     ASSERT_NE(m, nullptr) << vkllm_last_error();
     std::vector<int32_t> tokens = some_tokens(40, spec.n_vocab, 5);
     std::vector<std::vector<float>> want = ref::forward_logits(*reference_, tokens);
-    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32, 1, 4);
+    vkllm_session *s = session(m, 64, VKLLM_KV_F32, 0, 1, 4);
     uint64_t local = 0, global = 0;
     ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 0, &local), VKLLM_OK);
     ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 5, &global), VKLLM_OK);
@@ -486,7 +497,7 @@ TEST_F(Generation, Gemma3LocalAndGlobalLayersMatchTheReference) {
     EXPECT_LE(prefill, tol);
 
     // Four sequences of different lengths, then 6 steps decoded together.
-    vkllm_session *batch = session(m, 64, VKLLM_SESSION_KV_F32, 4, 4);
+    vkllm_session *batch = session(m, 64, VKLLM_KV_F32, 0, 4, 4);
     std::vector<std::vector<int32_t>> seqs;
     std::vector<std::vector<float>> logits(4, std::vector<float>(spec.n_vocab));
     for (uint32_t q = 0; q < 4; ++q) {

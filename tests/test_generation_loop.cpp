@@ -15,7 +15,7 @@ TEST_F(Generation, CancellingAPrefillLeavesAUsableSession) {
     vkllm_model *m = tiny(spec, "cancel");
     ASSERT_NE(m, nullptr);
     std::vector<int32_t> prompt = some_tokens(30, spec.n_vocab, 13);
-    vkllm_session *s = session(m, 64, 0, 1, 8);
+    vkllm_session *s = session(m, 64, VKLLM_KV_F16, 0, 1, 8);
     vkllm_generate_params gp;
     vkllm_generate_params_init(&gp);
     int calls = 0;
@@ -26,7 +26,7 @@ TEST_F(Generation, CancellingAPrefillLeavesAUsableSession) {
     };
     vkllm_generate_result r;
     r.struct_size = sizeof r;
-    EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), nullptr, &gp, &r),
+    EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), nullptr, &gp, &r),
               VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(calls, 1);
@@ -36,7 +36,7 @@ TEST_F(Generation, CancellingAPrefillLeavesAUsableSession) {
     // The rest of the prompt gives the logits an uninterrupted prefill gives.
     std::vector<float> resumed(spec.n_vocab), whole(spec.n_vocab);
     ASSERT_EQ(vkllm_session_eval(s, 0, prompt.data() + 8, 22, resumed.data()), VKLLM_OK);
-    vkllm_session *other = session(m, 64, 0, 1, 8);
+    vkllm_session *other = session(m, 64, VKLLM_KV_F16, 0, 1, 8);
     ASSERT_EQ(vkllm_session_eval(other, 0, prompt.data(), 30, whole.data()), VKLLM_OK);
     EXPECT_LE(max_abs_diff(resumed, whole), 1e-5);
 }
@@ -48,9 +48,8 @@ TEST_F(Generation, RecordEveryStepAblationRecordsEachStepAndGivesTheSameLogits) 
     vkllm_model *m = tiny(spec, "record_every_step", false);
     ASSERT_NE(m, nullptr);
     std::vector<int32_t> tokens = some_tokens(12, spec.n_vocab, 4);
-    vkllm_session *replayed = session(m, 64, VKLLM_SESSION_KV_F32);
-    vkllm_session *recorded =
-        session(m, 64, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_RECORD_EVERY_STEP);
+    vkllm_session *replayed = session(m, 64, VKLLM_KV_F32);
+    vkllm_session *recorded = session(m, 64, VKLLM_KV_F32, VKLLM_SESSION_RECORD_EVERY_STEP);
     std::vector<std::vector<float>> a = decode_each(replayed, tokens, spec.n_vocab);
     std::vector<std::vector<float>> b = decode_each(recorded, tokens, spec.n_vocab);
     for (size_t i = 0; i < tokens.size(); ++i)
@@ -70,8 +69,8 @@ TEST_F(Generation, ProfileCountsEveryKernelsDispatchesAndChangesNoLogit) {
     vkllm_model *m = tiny(spec, "profile", false);
     ASSERT_NE(m, nullptr);
     std::vector<int32_t> tokens = some_tokens(6, spec.n_vocab, 9);
-    vkllm_session *plain = session(m, 64, VKLLM_SESSION_KV_F32);
-    vkllm_session *profiled = session(m, 64, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_PROFILE);
+    vkllm_session *plain = session(m, 64, VKLLM_KV_F32);
+    vkllm_session *profiled = session(m, 64, VKLLM_KV_F32, VKLLM_SESSION_PROFILE);
     size_t count = 0;
     EXPECT_EQ(vkllm_session_get_profile(plain, nullptr, 0, &count), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_get_profile(profiled, nullptr, 1, &count), VKLLM_ERR_INVALID_ARGUMENT);
@@ -151,10 +150,9 @@ TEST_F(Generation, CommandBuffersAreRecordedOnceNotPerToken) {
     EXPECT_GE(st.submits, 201u);
     vkllm_session *second = session(m, 64);
     ASSERT_EQ(vkllm_session_eval(second, 0, prompt.data(), prompt.size(), nullptr), VKLLM_OK);
-    vkllm_model_info info;
-    info.struct_size = sizeof info;
-    ASSERT_EQ(vkllm_model_get_info(m, &info), VKLLM_OK);
-    EXPECT_EQ(info.rope_table_builds, 1u) << "the RoPE table is computed once per model";
+    uint64_t rope_table_builds = 0;
+    ASSERT_EQ(vkllm_model_get_rope_table_builds(m, &rope_table_builds), VKLLM_OK);
+    EXPECT_EQ(rope_table_builds, 1u) << "the RoPE table is computed once per model";
 }
 
 TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
@@ -180,10 +178,10 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
         s->text.append(text, len);
         return 0;
     };
-    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(m, 64, VKLLM_KV_F32);
     vkllm_generate_result r;
     r.struct_size = sizeof r;
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
         << vkllm_last_error();
     // The tiny vocabulary's end token (2) may end it early: compare what was generated.
     ASSERT_GE(want.size(), seen.ids.size());
@@ -197,8 +195,8 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     ASSERT_GE(seen.ids.size(), 4u) << "the tiny model ended too early for this check";
     char piece[64];
     size_t len = 0;
-    ASSERT_EQ(vkllm_token_to_piece(vkllm_model_get_tokenizer(m), seen.ids[2], 0, piece,
-                                   sizeof piece, &len),
+    ASSERT_EQ(vkllm_tokenizer_get_piece(vkllm_model_get_tokenizer(m), seen.ids[2], 0, piece,
+                                        sizeof piece, &len),
               VKLLM_OK);
     std::string stop(piece, len);
     const char *stops[] = {stop.c_str()};
@@ -207,7 +205,7 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     gp.stop = stops;
     gp.n_stop = 1;
     ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_STRING);
     EXPECT_EQ(stopped.text, seen.text.substr(0, seen.text.find(stop)));
     gp.stop = nullptr;
@@ -224,7 +222,8 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
         gp.user_data = &out;
         gp.max_tokens = 16;
         EXPECT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
-        EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &p, &gp, nullptr), VKLLM_OK);
+        EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &p, &gp, nullptr),
+                  VKLLM_OK);
         return out.ids;
     };
     EXPECT_EQ(sample(42), sample(42));
@@ -233,7 +232,8 @@ TEST_F(Generation, GreedyGenerateFollowsTheArgmaxAndStopsAsAsked) {
     // A callback that says stop cancels, with the result filled in.
     gp.on_token = [](void *, int32_t, const char *, size_t) -> int32_t { return 1; };
     ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
-    EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
+    EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r),
+              VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(r.n_generated, 1u);
 }
@@ -257,12 +257,12 @@ TEST_F(Generation, GenerateWithZeroMaxTokensOnlyPrefills) {
         static_cast<std::vector<int32_t> *>(user)->push_back(token);
         return 0;
     };
-    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(m, 64, VKLLM_KV_F32);
     vkllm_generate_result r;
     r.struct_size = sizeof r;
 
     gp.max_tokens = 4;
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
         << vkllm_last_error();
     std::vector<int32_t> want = calls;
     ASSERT_FALSE(want.empty());
@@ -272,8 +272,9 @@ TEST_F(Generation, GenerateWithZeroMaxTokensOnlyPrefills) {
     gp.max_tokens = 0;
     const size_t parts[][2] = {{0, 4}, {4, 7}};  // [first, last) of the prompt
     for (const auto &part : parts) {
-        ASSERT_EQ(vkllm_generate(s, prompt.data() + part[0], part[1] - part[0], &sp, &gp, &r),
-                  VKLLM_OK)
+        ASSERT_EQ(
+            vkllm_session_generate(s, prompt.data() + part[0], part[1] - part[0], &sp, &gp, &r),
+            VKLLM_OK)
             << vkllm_last_error();
         EXPECT_TRUE(calls.empty()) << "a token was streamed";
         EXPECT_EQ(r.n_prompt, part[1] - part[0]);
@@ -285,7 +286,8 @@ TEST_F(Generation, GenerateWithZeroMaxTokensOnlyPrefills) {
     }
 
     gp.max_tokens = 4;
-    ASSERT_EQ(vkllm_generate(s, prompt.data() + 7, prompt.size() - 7, &sp, &gp, &r), VKLLM_OK)
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data() + 7, prompt.size() - 7, &sp, &gp, &r),
+              VKLLM_OK)
         << vkllm_last_error();
     EXPECT_EQ(calls, want);
 }
@@ -310,11 +312,11 @@ TEST_F(Generation, IgnoringEndTokensGeneratesThroughThemAsTheReferenceDoes) {
     ASSERT_TRUE(end_at >= 2 && end_at + 4 < kTokens)
         << "no prompt of the tiny model reaches its end token early";
     int32_t is_eog = 0;
-    ASSERT_EQ(vkllm_token_is_end_of_generation(vkllm_model_get_tokenizer(m), kEos, &is_eog),
+    ASSERT_EQ(vkllm_tokenizer_is_end_of_generation(vkllm_model_get_tokenizer(m), kEos, &is_eog),
               VKLLM_OK);
     ASSERT_EQ(is_eog, 1);
 
-    vkllm_session *s = session(m, 64, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(m, 64, VKLLM_KV_F32);
     vkllm_sampling_params sp;
     vkllm_sampling_params_init(&sp);
     sp.temperature = 0;
@@ -332,7 +334,7 @@ TEST_F(Generation, IgnoringEndTokensGeneratesThroughThemAsTheReferenceDoes) {
         };
         r.struct_size = sizeof r;
         EXPECT_EQ(vkllm_session_reset(s, -1), VKLLM_OK);
-        EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+        EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
             << vkllm_last_error();
         return ids;
     };

@@ -94,7 +94,7 @@ class SharedReference : public EngineTest {
         Json ref = Json::load(dir_ + "/reference/numpy-f64/" + name + ".json");
         vkllm_model *m = load(dir_ + "/models/" + name + ".gguf");
         ASSERT_NE(m, nullptr);
-        vkllm_session *f32 = session(m, 128, VKLLM_SESSION_KV_F32);
+        vkllm_session *f32 = session(m, 128, VKLLM_KV_F32);
         vkllm_session *f16 = session(m, 128);
         double worst32 = 0, worst16 = 0, largest = 0;
         int greedy = 0;
@@ -140,7 +140,7 @@ TEST_F(SharedReference, EveryTinyModelPrefilledMatchesFloat64Reference) {
         Json ref = Json::load(dir_ + "/reference/numpy-f64/" + name + ".json");
         vkllm_model *m = load(dir_ + "/models/" + name + ".gguf");
         ASSERT_NE(m, nullptr);
-        vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32);
+        vkllm_session *s = session(m, 128, VKLLM_KV_F32);
         double worst = 0, largest = 0;
         int greedy = 0;
         for (const Json &seq : ref["sequences"].arr) {
@@ -214,7 +214,7 @@ TEST_F(SharedReference, TinyGpt2MatchesLlamaCppLogitsWithinItsGeluTable) {
         Json ref = Json::load(dir_ + "/reference/llama.cpp-cpu/" + name + ".json");
         vkllm_model *m = load(dir_ + "/models/" + name + ".gguf");
         ASSERT_NE(m, nullptr);
-        vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32);
+        vkllm_session *s = session(m, 128, VKLLM_KV_F32);
         double worst = 0, largest = 0;
         for (const Json &seq : ref["sequences"].arr) {
             Compared c = compare_sequence(*this, m, s, seq);
@@ -231,7 +231,7 @@ TEST_F(SharedReference, TinyQwen2MatchesLlamaCppLogits) {
     Json ref = Json::load(dir_ + "/reference/llama.cpp-cpu/tiny-qwen2-f32.json");
     vkllm_model *m = load(dir_ + "/models/tiny-qwen2-f32.gguf");
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F32);
     double worst = 0, largest = 0;
     for (const Json &seq : ref["sequences"].arr) {
         Compared c = compare_sequence(*this, m, s, seq);
@@ -250,7 +250,7 @@ TEST_F(SharedReference, PrefillInChunksGivesTheDecodeLogits) {
     vkllm_model *m = load(dir_ + "/models/tiny-qwen2-f32.gguf");
     ASSERT_NE(m, nullptr);
     rt_->context->kernels().set_attention_coopmat(false);  // F32 attention (f16's: below)
-    vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32, 1, 16);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F32, 0, 1, 16);
     for (const Json &seq : ref["sequences"].arr) {
         std::vector<int32_t> tokens = seq["tokens"].ints();
         ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
@@ -285,8 +285,8 @@ TEST_F(SharedReference, EveryTinyModelPrefilledOnCooperativeMatricesKeepsTheRefe
         vkllm_model *m = load(dir_ + "/models/" + name + ".gguf");
         ASSERT_NE(m, nullptr) << name;
         uint32_t n_vocab = vocab(m);
-        for (uint32_t flags : {uint32_t(VKLLM_SESSION_KV_F32), 0u}) {
-            vkllm_session *s = session(m, 128, flags);
+        for (vkllm_kv_type kv : {VKLLM_KV_F32, VKLLM_KV_F16}) {
+            vkllm_session *s = session(m, 128, kv);
             for (const Json &seq : ref["sequences"].arr) {
                 std::vector<int32_t> tokens = seq["tokens"].ints();
                 std::vector<int32_t> greedy = seq["greedy"].ints();
@@ -318,7 +318,7 @@ TEST_F(SharedReference, EveryTinyModelPrefilledOnCooperativeMatricesKeepsTheRefe
                 std::printf(
                     "%s, %s cache: %zu-token prefill on cooperative matrices, max "
                     "error %.3g of max |logit| %.3g, %d greedy ids checked\n",
-                    name, flags ? "F32" : "F16", tokens.size(), err, largest, checked);
+                    name, kv == VKLLM_KV_F32 ? "F32" : "F16", tokens.size(), err, largest, checked);
                 EXPECT_LE(err, std::max(2e-2, 2e-3 * largest)) << name;
                 EXPECT_GT(checked, 12) << name;
             }
@@ -330,7 +330,7 @@ TEST_F(SharedReference, Stories260KReproducesLlama2cRunC) {
     Json ref = Json::load(dir_ + "/models/reference-stories260K-plctlab.json");
     vkllm_model *m = load(dir_ + "/models/stories260K-plctlab.gguf");
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 512, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(m, 512, VKLLM_KV_F32);
     std::vector<int32_t> ids = ref["runc_greedy_from_bos"]["generated_ids"].ints();
     std::vector<int32_t> fed = {1};
     fed.insert(fed.end(), ids.begin(), ids.end() - 1);
@@ -361,8 +361,8 @@ TEST_F(SharedReference, Llama2TinyRandomMatchesLlamaCppDistribution) {
     std::string text = ref["prompt_text"].str;
     std::vector<int32_t> ids(64);
     size_t n = 0;
-    ASSERT_EQ(vkllm_tokenize(vkllm_model_get_tokenizer(m), text.data(), text.size(),
-                             VKLLM_TOKENIZE_ADD_SPECIAL, ids.data(), ids.size(), &n),
+    ASSERT_EQ(vkllm_tokenizer_encode(vkllm_model_get_tokenizer(m), text.data(), text.size(),
+                                     VKLLM_TOKENIZE_ADD_SPECIAL, ids.data(), ids.size(), &n),
               VKLLM_OK);
     ids.resize(n);
     EXPECT_EQ(ids, prompt);

@@ -69,23 +69,23 @@ TEST_F(GgufApiTest, KeysReadByTypeAndAsText) {
 
     vkllm_gguf_key k;
     k.struct_size = sizeof k;
-    ASSERT_EQ(vkllm_gguf_key_at(g_, 0, &k), VKLLM_OK);
+    ASSERT_EQ(vkllm_gguf_get_key(g_, 0, &k), VKLLM_OK);
     EXPECT_STREQ(k.name, "general.architecture");
     EXPECT_EQ(k.type, VKLLM_GGUF_STRING);
-    EXPECT_EQ(vkllm_gguf_key_at(g_, 1000, &k), VKLLM_ERR_NOT_FOUND);
+    EXPECT_EQ(vkllm_gguf_get_key(g_, 1000, &k), VKLLM_ERR_NOT_FOUND);
 }
 
 TEST_F(GgufApiTest, TensorsListTheirShapeTypeAndPlace) {
     vkllm_tensor_info t;
     t.struct_size = sizeof t;
-    ASSERT_EQ(vkllm_gguf_tensor_at(g_, 0, &t), VKLLM_OK);
+    ASSERT_EQ(vkllm_gguf_get_tensor(g_, 0, &t), VKLLM_OK);
     EXPECT_STREQ(t.name, "token_embd.weight");
     EXPECT_STREQ(t.type_name, "F16");
     EXPECT_EQ(t.dims[0], 256u);
     EXPECT_EQ(t.dims[1], 320u);
     EXPECT_EQ(t.n_bytes, 256u * 320u * 2u);
     EXPECT_EQ(t.file_offset % 32, 0u);
-    EXPECT_EQ(vkllm_gguf_tensor_at(g_, 27, &t), VKLLM_ERR_NOT_FOUND);
+    EXPECT_EQ(vkllm_gguf_get_tensor(g_, 27, &t), VKLLM_ERR_NOT_FOUND);
     EXPECT_STREQ(vkllm_ggml_type_name(12), "Q4_K");
     EXPECT_EQ(vkllm_ggml_type_name(4), nullptr);
 }

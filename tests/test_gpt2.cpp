@@ -20,7 +20,9 @@ TEST_F(Gpt2, ModelInfoDescribesTheArchitecture) {
     EXPECT_EQ(info.n_ctx_train, 256u);
     EXPECT_EQ(info.n_heads, 2u);
     EXPECT_EQ(info.head_dim, 64u);
-    EXPECT_EQ(info.rope_table_builds, 0u) << "learned positions need no RoPE table";
+    uint64_t rope_table_builds = 1;
+    ASSERT_EQ(vkllm_model_get_rope_table_builds(m, &rope_table_builds), VKLLM_OK);
+    EXPECT_EQ(rope_table_builds, 0u) << "learned positions need no RoPE table";
 }
 
 // Decoding token by token through the cache gives the logits of recomputing the whole
@@ -32,7 +34,7 @@ TEST_F(Gpt2, KvCacheDecodeEqualsRecomputation) {
         ASSERT_NE(m, nullptr);
         auto reference = ref::load_model_ref(model_path(name));
         std::vector<int32_t> tokens = token_ids(40, reference->n_vocab, 9);
-        vkllm_session *s = session(m, 0, VKLLM_SESSION_KV_F32);
+        vkllm_session *s = session(m, 0, VKLLM_KV_F32);
         std::vector<std::vector<float>> got = decode_each(s, tokens, reference->n_vocab);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference, tokens);
         double worst = 0, largest = 0;
@@ -41,7 +43,7 @@ TEST_F(Gpt2, KvCacheDecodeEqualsRecomputation) {
             largest = std::max(largest, max_abs(want[i]));
         }
         // And a fresh sequence prefilled in one go reaches the same last logits.
-        vkllm_session *fresh = session(m, 0, VKLLM_SESSION_KV_F32);
+        vkllm_session *fresh = session(m, 0, VKLLM_KV_F32);
         std::vector<float> last(reference->n_vocab);
         ASSERT_EQ(vkllm_session_eval(fresh, 0, tokens.data(), tokens.size(), last.data()),
                   VKLLM_OK);
@@ -103,7 +105,7 @@ TEST_F(Gpt2, GeneratesTextThroughItsTokenizer) {
     ASSERT_NE(tok, nullptr);
     int32_t buf[64];
     size_t n = 0;
-    ASSERT_EQ(vkllm_tokenize(tok, "Hello world", 11, 0, buf, 64, &n), VKLLM_OK)
+    ASSERT_EQ(vkllm_tokenizer_encode(tok, "Hello world", 11, 0, buf, 64, &n), VKLLM_OK)
         << vkllm_last_error();
     ASSERT_GT(n, 0u);
     vkllm_session *s = session(m);
@@ -115,7 +117,7 @@ TEST_F(Gpt2, GeneratesTextThroughItsTokenizer) {
     gp.max_tokens = 20;
     vkllm_generate_result r;
     r.struct_size = sizeof r;
-    ASSERT_EQ(vkllm_generate(s, buf, n, &sp, &gp, &r), VKLLM_OK) << vkllm_last_error();
+    ASSERT_EQ(vkllm_session_generate(s, buf, n, &sp, &gp, &r), VKLLM_OK) << vkllm_last_error();
     EXPECT_EQ(r.n_prompt, n);
     EXPECT_GT(r.n_generated, 0u);
 }

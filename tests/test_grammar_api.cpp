@@ -39,7 +39,7 @@ class GrammarApi : public TinyModelTest {
     std::string piece(int32_t id) {
         char buf[64];
         size_t n = 0;
-        EXPECT_EQ(vkllm_token_to_piece(tok_, id, 0, buf, sizeof buf, &n), VKLLM_OK);
+        EXPECT_EQ(vkllm_tokenizer_get_piece(tok_, id, 0, buf, sizeof buf, &n), VKLLM_OK);
         return std::string(buf, n);
     }
 
@@ -65,7 +65,8 @@ class GrammarApi : public TinyModelTest {
         };
         g.result.struct_size = sizeof g.result;
         std::vector<int32_t> prompt = some_tokens(5, 300, 7);
-        EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &g.result), VKLLM_OK)
+        EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &g.result),
+                  VKLLM_OK)
             << vkllm_last_error();
         return g;
     }
@@ -172,9 +173,9 @@ TEST_F(GrammarApi, AStopStringReportsTheProgressOfTheTextBeforeIt) {
         };
         out.result.struct_size = sizeof out.result;
         std::vector<int32_t> prompt = some_tokens(5, 300, 7);
-        ASSERT_EQ(
-            vkllm_generate(session(model_), prompt.data(), prompt.size(), &p, &gp, &out.result),
-            VKLLM_OK)
+        ASSERT_EQ(vkllm_session_generate(session(model_), prompt.data(), prompt.size(), &p, &gp,
+                                         &out.result),
+                  VKLLM_OK)
             << vkllm_last_error();
         EXPECT_EQ(out.result.stop_reason, VKLLM_STOP_STRING) << stop;
         EXPECT_EQ(out.text, std::string(stop) == "-" ? "ab" : "ab-");
@@ -198,7 +199,7 @@ TEST_F(GrammarApi, ACancelledAnswerIsReportedIncomplete) {
     vkllm_generate_result r;
     r.struct_size = sizeof r;
     std::vector<int32_t> prompt = some_tokens(5, 300, 7);
-    EXPECT_EQ(vkllm_generate(session(model_), prompt.data(), prompt.size(), &p, &gp, &r),
+    EXPECT_EQ(vkllm_session_generate(session(model_), prompt.data(), prompt.size(), &p, &gp, &r),
               VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(r.grammar_progress, VKLLM_GRAMMAR_INCOMPLETE);
@@ -226,7 +227,7 @@ TEST_F(GrammarApi, GreedyUnderAGrammarIsTheArgmaxOfTheMaskedLogitsAtEachStep) {
         int32_t t = int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
         ASSERT_NE(logits[size_t(t)], -INFINITY);
         int32_t eog = 0;
-        vkllm_token_is_end_of_generation(tok_, t, &eog);
+        vkllm_tokenizer_is_end_of_generation(tok_, t, &eog);
         if (eog) break;
         ASSERT_EQ(vkllm_sampler_accept(masker, t), VKLLM_OK) << vkllm_last_error();
         expected.push_back(t);
@@ -282,7 +283,7 @@ TEST_F(GrammarApi, ApplyGrammarKeepsExactlyTheTokensThatContinueTheText) {
 
 TEST_F(GrammarApi, GeneratingABatchEndsEachSequenceWhenItsGrammarIsFinished) {
     vkllm_grammar *g = grammar(kLabels);
-    vkllm_session *s = session(model_, 0, 0, 3);
+    vkllm_session *s = session(model_, 0, VKLLM_KV_F16, 0, 3);
     std::vector<vkllm_sampler *> samplers(3);
     std::vector<std::vector<int32_t>> prompts, tokens(3, std::vector<int32_t>(64));
     std::vector<vkllm_batch_sequence> seqs(3);
@@ -304,7 +305,7 @@ TEST_F(GrammarApi, GeneratingABatchEndsEachSequenceWhenItsGrammarIsFinished) {
     vkllm_generate_params gp;
     vkllm_generate_params_init(&gp);
     gp.max_tokens = 64;
-    ASSERT_EQ(vkllm_generate_batch(s, seqs.data(), seqs.size(), &gp), VKLLM_OK)
+    ASSERT_EQ(vkllm_session_generate_batch(s, seqs.data(), seqs.size(), &gp), VKLLM_OK)
         << vkllm_last_error();
     for (uint32_t i = 0; i < 3; ++i) {
         std::string text;
@@ -406,7 +407,7 @@ TEST_F(GrammarApi, AGrammarForAnotherVocabularyIsRefused) {
     EXPECT_NE(std::string(vkllm_last_error()).find("vocabulary"), std::string::npos);
     vkllm_session *sess = session(model_);
     std::vector<int32_t> prompt = some_tokens(3, 300, 1);
-    EXPECT_EQ(vkllm_generate(sess, prompt.data(), prompt.size(), &p, nullptr, nullptr),
+    EXPECT_EQ(vkllm_session_generate(sess, prompt.data(), prompt.size(), &p, nullptr, nullptr),
               VKLLM_ERR_INVALID_ARGUMENT);
     vkllm_grammar_destroy(g);
 }

@@ -1,6 +1,6 @@
 // Logits of every position and log-probabilities (vkllm_session_eval_logits, the logprobs of
-// vkllm_generate) on tiny random models against the float64 CPU reference: the log-softmax of
-// every prefill position within 1e-3, chosen positions equal to their rows among all positions,
+// vkllm_session_generate) on tiny random models against the float64 CPU reference: the log-softmax
+// of every prefill position within 1e-3, chosen positions equal to their rows among all positions,
 // and each generated token's log-probability and most likely alternatives, one step per
 // submission, in chains of greedy steps computed on the device, and when sampling; padded
 // vocabularies, cancelling and refused arguments.
@@ -113,7 +113,7 @@ Generated generate(vkllm_session *s, const std::vector<int32_t> &prompt, uint32_
         return r->cancel_after && r->reports.size() >= r->cancel_after;
     };
     run.result.struct_size = sizeof run.result;
-    run.status = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &run.result);
+    run.status = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &run.result);
     return run;
 }
 
@@ -190,7 +190,7 @@ TEST_F(Logprobs, LogSoftmaxOfEveryPrefillPositionMatchesTheFloat64Reference) {
         vkllm_model *m = tiny(spec, "logprobs_" + name);
         ASSERT_NE(m, nullptr) << name;
         uint32_t n_vocab = vocab(m), ids = ids_of(spec);
-        vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32, 1, 16);
+        vkllm_session *s = session(m, 128, VKLLM_KV_F32, 0, 1, 16);
         std::vector<int32_t> tokens = some_tokens(40, ids, 11);
         std::vector<std::vector<double>> logits = ref::forward_logits_f64(*reference_, tokens);
         std::vector<std::vector<double>> want = log_softmax(logits, ids);
@@ -245,7 +245,7 @@ TEST_F(Logprobs, ChosenPositionsEqualTheirRowsAmongAllPositions) {
     vkllm_model *m = tiny(spec, "logprobs_positions", false);
     ASSERT_NE(m, nullptr);
     uint32_t n_vocab = vocab(m);
-    vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32, 1, 16);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F32, 0, 1, 16);
     std::vector<int32_t> tokens = some_tokens(37, spec.n_vocab, 12);
     for (vkllm_logits_kind kind : {VKLLM_LOGITS_RAW, VKLLM_LOGITS_LOG_SOFTMAX}) {
         std::vector<float> all, chosen;
@@ -295,7 +295,7 @@ TEST_F(Logprobs, GreedyGenerationReportsTheReferenceLogprobsStepwiseAndChained) 
         vkllm_model *m = tiny(spec, "logprobs_greedy_" + name);
         ASSERT_NE(m, nullptr);
         uint32_t ids = ids_of(spec);
-        vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32);
+        vkllm_session *s = session(m, 128, VKLLM_KV_F32);
         std::vector<int32_t> prompt = some_tokens(9, ids, 13);
         Generated stepwise = generate(s, prompt, 20, 5, 1);
         ASSERT_EQ(stepwise.status, VKLLM_OK) << vkllm_last_error();
@@ -324,7 +324,7 @@ TEST_F(Logprobs, SampledTokensReportTheModelsLogprobBeforeTemperature) {
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "logprobs_sampled");
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F32);
     std::vector<int32_t> prompt = some_tokens(6, spec.n_vocab, 14);
     Generated run = generate(s, prompt, 24, 0, 1, 1.5f);
     ASSERT_EQ(run.status, VKLLM_OK) << vkllm_last_error();
@@ -339,7 +339,7 @@ TEST_F(Logprobs, TheLogprobsCallbackCancelsLikeTheTokenCallback) {
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "logprobs_cancel", false);
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 128, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F32);
     std::vector<int32_t> prompt = some_tokens(5, spec.n_vocab, 15);
     for (uint32_t steps : {1u, 8u}) {
         ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
@@ -360,7 +360,7 @@ TEST_F(Logprobs, BadArgumentsAreRefusedAndChangeNothing) {
     vkllm_model *m = tiny(spec, "logprobs_bad", false);
     ASSERT_NE(m, nullptr);
     uint32_t n_vocab = vocab(m);
-    vkllm_session *s = session(m, 16, VKLLM_SESSION_KV_F32);
+    vkllm_session *s = session(m, 16, VKLLM_KV_F32);
     std::vector<int32_t> tokens = some_tokens(5, spec.n_vocab, 16);
     std::vector<float> out(tokens.size() * n_vocab);
     auto unchanged = [&](const char *what) {
@@ -423,6 +423,7 @@ TEST_F(Logprobs, BadArgumentsAreRefusedAndChangeNothing) {
     vkllm_generate_params_init(&gp);
     gp.struct_size = offsetof(vkllm_generate_params, on_logprobs);
     gp.max_tokens = 2;
-    EXPECT_EQ(vkllm_generate(s, tokens.data(), tokens.size(), nullptr, &gp, nullptr), VKLLM_OK)
+    EXPECT_EQ(vkllm_session_generate(s, tokens.data(), tokens.size(), nullptr, &gp, nullptr),
+              VKLLM_OK)
         << vkllm_last_error();
 }

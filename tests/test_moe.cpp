@@ -19,7 +19,7 @@ TEST_F(Moe, GptOssPastItsWindowKeepsMatchingTheReference) {
         auto reference = ref::load_model_ref(model_path(name));
         std::vector<int32_t> tokens = token_ids(120, reference->n_vocab, 17);
         std::vector<std::vector<float>> want = ref::forward_logits(*reference, tokens);
-        vkllm_session *s = session(m, 256, VKLLM_SESSION_KV_F32, 1, 8);
+        vkllm_session *s = session(m, 256, VKLLM_KV_F32, 0, 1, 8);
         std::vector<std::vector<float>> got = decode_each(s, tokens, reference->n_vocab);
         double worst = 0, largest = 0;
         for (size_t i = 0; i < tokens.size(); ++i) {
@@ -45,7 +45,7 @@ TEST_F(Moe, SlidingWindowLayersUseConstantMemory) {
     uint64_t swa[2], full[2];
     uint32_t ctx[2] = {256, 2048};
     for (int i = 0; i < 2; ++i) {
-        vkllm_session *s = session(m, ctx[i], 0, 1, 8);
+        vkllm_session *s = session(m, ctx[i], VKLLM_KV_F16, 0, 1, 8);
         ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 0, &swa[i]), VKLLM_OK);
         ASSERT_EQ(vkllm_session_get_layer_kv_bytes(s, 1, &full[i]), VKLLM_OK);
         uint64_t none;
@@ -75,7 +75,7 @@ TEST_F(Moe, Qwen2MoeGeneratesAndReportsItsExperts) {
     gp.max_tokens = 12;
     vkllm_generate_result r;
     r.struct_size = sizeof r;
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_OK)
         << vkllm_last_error();
     EXPECT_GT(r.n_generated, 0u);
 }

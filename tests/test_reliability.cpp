@@ -46,7 +46,8 @@ std::vector<int32_t> greedy(vkllm_session *s, const std::vector<int32_t> &prompt
     gp.user_data = &out;
     gp.on_token = collect_token;
     vkllm_status st = vkllm_session_reset(s, 0);
-    if (st == VKLLM_OK) st = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr);
+    if (st == VKLLM_OK)
+        st = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr);
     if (status)
         *status = st;
     else
@@ -126,7 +127,7 @@ TEST_F(Reliability, SessionLargerThanTheMemoryBudgetIsRefusedAndTheModelStaysUsa
     vkllm_session_params p;
     vkllm_session_params_init(&p);
     p.n_ctx = 1 << 16;
-    p.flags = VKLLM_SESSION_KV_F32;
+    p.kv_type = VKLLM_KV_F32;
     vkllm_session *s = nullptr;
     EXPECT_EQ(vkllm_session_create(m, &p, &s), VKLLM_ERR_OUT_OF_DEVICE_MEMORY);
     EXPECT_NE(std::string(vkllm_last_error()).find("KV cache"), std::string::npos)
@@ -268,7 +269,7 @@ TEST_F(Reliability, SessionsOnSeveralThreadsGiveTheTokensTheyGiveOneByOne) {
     std::vector<vkllm_session *> sessions;
     std::vector<std::vector<int32_t>> prompts, sequential(n), threaded(n);
     for (size_t i = 0; i < n; ++i) {
-        sessions.push_back(session(m, 64, i % 2 ? VKLLM_SESSION_KV_F32 : 0));
+        sessions.push_back(session(m, 64, i % 2 ? VKLLM_KV_F32 : VKLLM_KV_F16));
         prompts.push_back(token_ids(3 + 5 * i, spec.n_vocab, uint32_t(40 + i)));
     }
     for (size_t i = 0; i < n; ++i)
@@ -320,8 +321,9 @@ TEST_F(Reliability, ASessionChangedFromTwoThreadsAtOnceIsRefused) {
     };
     ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
     vkllm_status generated = VKLLM_ERR_INTERNAL;
-    std::thread worker(
-        [&] { generated = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr); });
+    std::thread worker([&] {
+        generated = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr);
+    });
     while (shared.state.load() != 1)
         std::this_thread::yield();
     uint32_t seq = 0;
@@ -346,7 +348,8 @@ TEST_F(Reliability, CancellingAtRandomPointsLeavesAConsistentSession) {
     TinyModelSpec spec;
     vkllm_model *m = load(tiny_path(spec, "cancel_random"));
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 128, 0, 1, 4);  // prefill chunks of 4: many cancel points
+    vkllm_session *s =
+        session(m, 128, VKLLM_KV_F16, 0, 1, 4);  // prefill chunks of 4: many cancel points
     std::vector<int32_t> check_prompt = token_ids(9, spec.n_vocab, 77);
     std::vector<int32_t> want = greedy(s, check_prompt, 4);
     ASSERT_EQ(want.size(), 4u);
@@ -385,7 +388,7 @@ TEST_F(Reliability, CancellingAtRandomPointsLeavesAConsistentSession) {
         ASSERT_EQ(vkllm_session_reset(s, 0), VKLLM_OK);
         vkllm_generate_result r;
         r.struct_size = sizeof r;
-        vkllm_status st = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r);
+        vkllm_status st = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r);
         uint32_t pos = 0;
         ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
         if (st == VKLLM_OK) {  // ended (end of text) before the chosen token

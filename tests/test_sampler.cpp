@@ -291,7 +291,7 @@ TEST(Sampler, TheSameSeedReproducesAndAnotherDiffers) {
     p.seed = 99;
     Sampler s(p);
     uint64_t seed = 0;
-    ASSERT_EQ(vkllm_sampler_seed(s.s, &seed), VKLLM_OK);
+    ASSERT_EQ(vkllm_sampler_get_seed(s.s, &seed), VKLLM_OK);
     EXPECT_EQ(seed, 99u);
 }
 
@@ -300,8 +300,8 @@ TEST(Sampler, RandomSeedIsReadOnceAndReportedAndDiffersBetweenSamplers) {
     p.seed = VKLLM_SEED_RANDOM;
     Sampler a(p), b(p);
     uint64_t sa = 0, sb = 0;
-    ASSERT_EQ(vkllm_sampler_seed(a.s, &sa), VKLLM_OK);
-    ASSERT_EQ(vkllm_sampler_seed(b.s, &sb), VKLLM_OK);
+    ASSERT_EQ(vkllm_sampler_get_seed(a.s, &sa), VKLLM_OK);
+    ASSERT_EQ(vkllm_sampler_get_seed(b.s, &sb), VKLLM_OK);
     EXPECT_NE(sa, VKLLM_SEED_RANDOM);
     EXPECT_NE(sa, sb) << "two random seeds agree (chance 2^-64)";
     // The reported seed reproduces the random sampler's draws.
@@ -375,8 +375,8 @@ TEST(Sampler, OutOfRangeParamsAndNullArgumentsAreRefusedByName) {
     EXPECT_EQ(vkllm_sampler_sample(good.s, logits, 0, &t), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_sampler_accept(nullptr, 0), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_sampler_reset(nullptr), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_sampler_seed(nullptr, &seed), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_sampler_seed(good.s, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_sampler_get_seed(nullptr, &seed), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_sampler_get_seed(good.s, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
     vkllm_sampler_destroy(nullptr);
 
     // A params struct from before the penalties were appended: they keep their defaults.

@@ -67,7 +67,7 @@ TEST_F(SessionControl, CancelFromAnotherThreadStopsAPrefillAtTheNextChunkAndLeav
     spec.n_ctx = 512;
     vkllm_model *m = tiny(spec, "cancel_prefill", false);
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 512, VKLLM_SESSION_KV_F32, 1, kBatch);
+    vkllm_session *s = session(m, 512, VKLLM_KV_F32, 0, 1, kBatch);
     std::vector<int32_t> prompt = some_tokens(kPromptTokens, spec.n_vocab, 5);
 
     // The other thread cancels while the prefill waits in its callback after 8 chunks: the
@@ -91,7 +91,8 @@ TEST_F(SessionControl, CancelFromAnotherThreadStopsAPrefillAtTheNextChunkAndLeav
     vkllm_generate_result r;
     r.struct_size = sizeof r;
     vkllm_sampling_params sp = sampling(1);
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r),
+              VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(ctx.calls, 8u);
     uint32_t pos = 0;
@@ -105,7 +106,7 @@ TEST_F(SessionControl, CancelFromAnotherThreadStopsAPrefillAtTheNextChunkAndLeav
     ASSERT_EQ(vkllm_session_eval(s, 0, prompt.data() + pos, prompt.size() - pos, resumed.data()),
               VKLLM_OK)
         << vkllm_last_error();
-    vkllm_session *fresh = session(m, 512, VKLLM_SESSION_KV_F32, 1, kBatch);
+    vkllm_session *fresh = session(m, 512, VKLLM_KV_F32, 0, 1, kBatch);
     ASSERT_EQ(vkllm_session_eval(fresh, 0, prompt.data(), prompt.size(), whole.data()), VKLLM_OK);
     EXPECT_EQ(std::memcmp(resumed.data(), whole.data(), n_vocab * sizeof(float)), 0);
 }
@@ -115,7 +116,7 @@ TEST_F(SessionControl, CancelDuringEvalLeavesWholeChunksAndACancelWhileIdleIsDro
     spec.n_ctx = 1024;
     vkllm_model *m = tiny(spec, "cancel_eval", false);
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 1024, 0, 1, 2);
+    vkllm_session *s = session(m, 1024, VKLLM_KV_F16, 0, 1, 2);
     std::vector<int32_t> prompt = some_tokens(1000, spec.n_vocab, 6);  // 500 chunks
 
     // A cancel while nothing runs does not reach the next call.
@@ -167,14 +168,15 @@ TEST_F(SessionControl, CancelStopsGenerationBeforeItsNextStep) {
     vkllm_generate_result r;
     r.struct_size = sizeof r;
     vkllm_sampling_params sp = sampling(3);
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r), VKLLM_ERR_CANCELLED);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, &r),
+              VKLLM_ERR_CANCELLED);
     EXPECT_EQ(r.stop_reason, VKLLM_STOP_CANCELLED);
     EXPECT_EQ(r.n_generated, 3u);
     uint32_t pos = 0;
     ASSERT_EQ(vkllm_session_get_position(s, 0, &pos), VKLLM_OK);
     EXPECT_EQ(pos, prompt.size() + 2) << "the third token is streamed but not decoded";
     // The next call runs in full.
-    ASSERT_EQ(vkllm_generate(s, prompt.data(), 1, &sp, nullptr, &r), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_generate(s, prompt.data(), 1, &sp, nullptr, &r), VKLLM_OK);
 }
 
 TEST_F(SessionControl, DefaultContextIsTheTrainingContextAtMost4096AndInfoReportsTheSession) {
@@ -201,7 +203,7 @@ TEST_F(SessionControl, DefaultContextIsTheTrainingContextAtMost4096AndInfoReport
     TinyModelSpec small;  // 128 positions
     vkllm_model *m2 = tiny(small, "default_ctx_small", false);
     ASSERT_NE(m2, nullptr);
-    vkllm_session *s2 = session(m2, 0, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING, 3, 200, 2);
+    vkllm_session *s2 = session(m2, 0, VKLLM_KV_F32, VKLLM_SESSION_STREAMING, 3, 200, 2);
     vkllm_runtime_stats rs;
     rs.struct_size = sizeof rs;
     ASSERT_EQ(vkllm_session_get_info(s2, &info), VKLLM_OK);
@@ -210,7 +212,7 @@ TEST_F(SessionControl, DefaultContextIsTheTrainingContextAtMost4096AndInfoReport
     EXPECT_EQ(info.n_batch, 126u) << "a chunk fits the ring after the sinks";
     EXPECT_EQ(info.n_sink, 2u);
     EXPECT_EQ(info.kv_type, VKLLM_KV_F32);
-    EXPECT_EQ(info.flags, VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING);
+    EXPECT_EQ(info.flags, VKLLM_SESSION_STREAMING);
     ASSERT_EQ(vkllm_runtime_get_stats(rt_, &rs), VKLLM_OK);
     EXPECT_LE(info.device_bytes, rs.device_memory_allocated);
 
@@ -234,9 +236,9 @@ TEST_F(SessionControl, ModelMetadataIsReadWithoutTheFile) {
     vkllm_model *m = load(path);
     ASSERT_NE(m, nullptr);
     std::remove(path.c_str());  // from here on the file is gone
-    const vkllm_gguf *meta = vkllm_model_gguf(m);
+    const vkllm_gguf *meta = vkllm_model_get_gguf(m);
     ASSERT_NE(meta, nullptr);
-    EXPECT_EQ(vkllm_model_gguf(nullptr), nullptr);
+    EXPECT_EQ(vkllm_model_get_gguf(nullptr), nullptr);
 
     // Every key reads back as the file has it.
     vkllm_model_summary a, b;
@@ -259,8 +261,8 @@ TEST_F(SessionControl, ModelMetadataIsReadWithoutTheFile) {
     for (size_t i = 0; i < a.n_keys; ++i) {
         vkllm_gguf_key ka, kb;
         ka.struct_size = kb.struct_size = sizeof ka;
-        ASSERT_EQ(vkllm_gguf_key_at(file, i, &ka), VKLLM_OK);
-        ASSERT_EQ(vkllm_gguf_key_at(meta, i, &kb), VKLLM_OK);
+        ASSERT_EQ(vkllm_gguf_get_key(file, i, &ka), VKLLM_OK);
+        ASSERT_EQ(vkllm_gguf_get_key(meta, i, &kb), VKLLM_OK);
         EXPECT_STREQ(ka.name, kb.name);
         EXPECT_EQ(ka.type, kb.type);
         EXPECT_EQ(ka.count, kb.count);
@@ -271,15 +273,15 @@ TEST_F(SessionControl, ModelMetadataIsReadWithoutTheFile) {
     EXPECT_EQ(ctx, int64_t(spec.n_ctx));
     vkllm_tensor_info ti;
     ti.struct_size = sizeof ti;
-    EXPECT_EQ(vkllm_gguf_tensor_at(meta, 0, &ti), VKLLM_ERR_NOT_FOUND);
+    EXPECT_EQ(vkllm_gguf_get_tensor(meta, 0, &ti), VKLLM_ERR_NOT_FOUND);
     EXPECT_EQ(vkllm_gguf_get_int(meta, "no.such.key", &ctx), VKLLM_ERR_NOT_FOUND);
     vkllm_gguf_destroy(file);
 }
 
 // Batched generation: the same seeds give the same tokens, and each sequence's tokens are those
-// vkllm_generate gives it alone with the same seed. That holds because a batched decode step
-// computes each row exactly as a step of one sequence does (checked first, bit for bit, on this
-// device).
+// vkllm_session_generate gives it alone with the same seed. That holds because a batched decode
+// step computes each row exactly as a step of one sequence does (checked first, bit for bit, on
+// this device).
 TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlone) {
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "batch", false);
@@ -291,7 +293,7 @@ TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlo
                                                  some_tokens(3, spec.n_vocab, 13)};
 
     // A decode of three sequences against three decodes of one.
-    vkllm_session *s = session(m, 128, 0, 3);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F16, 0, 3);
     std::vector<float> together(kSeqs * n_vocab), alone(kSeqs * n_vocab);
     for (uint32_t q = 0; q < kSeqs; ++q)
         ASSERT_EQ(vkllm_session_eval(s, q, prompts[q].data(), prompts[q].size(), nullptr),
@@ -333,7 +335,8 @@ TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlo
         gp.max_tokens = uint32_t(kMax);
         gp.ignore_eog = 1;
         EXPECT_EQ(vkllm_session_reset(s, -1), VKLLM_OK);
-        EXPECT_EQ(vkllm_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK) << vkllm_last_error();
+        EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK)
+            << vkllm_last_error();
         for (uint32_t q = 0; q < kSeqs; ++q) {
             EXPECT_EQ(b[q].n_generated, kMax);
             EXPECT_EQ(b[q].stop_reason, VKLLM_STOP_MAX_TOKENS);
@@ -364,8 +367,9 @@ TEST_F(SessionControl, BatchedSamplingReproducesPerSeedAndMatchesEachSequenceAlo
         };
         vkllm_sampling_params p = q == 1 ? sampling(0, 0.0f) : sampling(100 + q);
         ASSERT_EQ(vkllm_session_reset(single, 0), VKLLM_OK);
-        ASSERT_EQ(vkllm_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
-                  VKLLM_OK);
+        ASSERT_EQ(
+            vkllm_session_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
+            VKLLM_OK);
         EXPECT_EQ(got, first[q]) << "sequence " << q << " alone";
     }
 }
@@ -389,11 +393,12 @@ TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
     for (const char *t : texts) {
         std::vector<int32_t> ids(64);
         size_t n = 0;
-        ASSERT_EQ(vkllm_tokenize(tok, t, std::strlen(t), 0, ids.data(), ids.size(), &n), VKLLM_OK);
+        ASSERT_EQ(vkllm_tokenizer_encode(tok, t, std::strlen(t), 0, ids.data(), ids.size(), &n),
+                  VKLLM_OK);
         ids.resize(n);
         prompts.push_back(ids);
     }
-    vkllm_session *s = session(m, 128, 0, 3);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F16, 0, 3);
     std::vector<float> together(kSeqs * n_vocab), alone(kSeqs * n_vocab);
     for (uint32_t q = 0; q < kSeqs; ++q)
         ASSERT_EQ(vkllm_session_eval(s, q, prompts[q].data(), prompts[q].size(), nullptr),
@@ -436,7 +441,8 @@ TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
     vkllm_generate_params_init(&gp);
     gp.max_tokens = uint32_t(kMax);
     gp.ignore_eog = 1;
-    ASSERT_EQ(vkllm_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK) << vkllm_last_error();
+    ASSERT_EQ(vkllm_session_generate_batch(s, b.data(), kSeqs, &gp), VKLLM_OK)
+        << vkllm_last_error();
     for (vkllm_sampler *x : samplers)
         vkllm_sampler_destroy(x);
     vkllm_session *single = session(m, 128);
@@ -449,8 +455,9 @@ TEST_F(SessionControl, BatchedSamplingOnSmolLM2MatchesEachSequenceAlone) {
         };
         vkllm_sampling_params p = sampling(700 + q, 0.9f);
         ASSERT_EQ(vkllm_session_reset(single, 0), VKLLM_OK);
-        ASSERT_EQ(vkllm_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
-                  VKLLM_OK);
+        ASSERT_EQ(
+            vkllm_session_generate(single, prompts[q].data(), prompts[q].size(), &p, &gp, nullptr),
+            VKLLM_OK);
         EXPECT_EQ(got, out[q]) << "sequence " << q << " alone";
     }
 }
@@ -459,7 +466,7 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
     TinyModelSpec spec;
     vkllm_model *m = tiny(spec, "batch_errors", false);
     ASSERT_NE(m, nullptr);
-    vkllm_session *s = session(m, 128, 0, 2);
+    vkllm_session *s = session(m, 128, VKLLM_KV_F16, 0, 2);
     std::vector<int32_t> prompt = some_tokens(4, spec.n_vocab, 3);
     std::vector<int32_t> out0(8), out1(8);
     auto batch = [&] {
@@ -475,7 +482,8 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
         return b;
     };
     auto refused = [&](std::vector<vkllm_batch_sequence> b, const char *what) {
-        EXPECT_EQ(vkllm_generate_batch(s, b.data(), b.size(), nullptr), VKLLM_ERR_INVALID_ARGUMENT)
+        EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), b.size(), nullptr),
+                  VKLLM_ERR_INVALID_ARGUMENT)
             << what;
         for (uint32_t q = 0; q < 2; ++q) {
             uint32_t pos = 1;
@@ -518,23 +526,24 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
     b = batch();
     b[0].tokens = big0.data();
     b[1].tokens = big1.data();
-    EXPECT_EQ(vkllm_generate_batch(s, b.data(), 2, &room), VKLLM_ERR_CONTEXT_FULL);
+    EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), 2, &room), VKLLM_ERR_CONTEXT_FULL);
     for (uint32_t q = 0; q < 2; ++q) {
         uint32_t pos = 1;
         EXPECT_EQ(vkllm_session_get_position(s, q, &pos), VKLLM_OK);
         EXPECT_EQ(pos, 0u) << "a context too small: something ran";
     }
     b = batch();
-    EXPECT_EQ(vkllm_generate_batch(s, b.data(), 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_generate_batch(nullptr, b.data(), 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_generate_batch(s, nullptr, 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_generate_batch(s, b.data(), 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_generate_batch(nullptr, b.data(), 2, nullptr),
+              VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_generate_batch(s, nullptr, 2, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
 
     // Defaults: greedy, up to 256 tokens unless an end token comes; here 8 at most.
     vkllm_generate_params gp;
     vkllm_generate_params_init(&gp);
     gp.max_tokens = 8;
     b = batch();
-    ASSERT_EQ(vkllm_generate_batch(s, b.data(), 2, &gp), VKLLM_OK) << vkllm_last_error();
+    ASSERT_EQ(vkllm_session_generate_batch(s, b.data(), 2, &gp), VKLLM_OK) << vkllm_last_error();
     EXPECT_EQ(b[0].n_generated, b[1].n_generated) << "two greedy runs of one prompt";
     EXPECT_TRUE(std::equal(out0.begin(), out0.begin() + long(b[0].n_generated), out1.begin()));
 
@@ -551,7 +560,7 @@ TEST_F(SessionControl, BatchedGenerationRefusesBadSequencesBeforeRunningAndStops
         while (running.load())
             vkllm_session_cancel(s);
     });
-    vkllm_status st = vkllm_generate_batch(s, b.data(), 2, &gp);
+    vkllm_status st = vkllm_session_generate_batch(s, b.data(), 2, &gp);
     running.store(false);
     t.join();
     EXPECT_EQ(st, VKLLM_ERR_CANCELLED);

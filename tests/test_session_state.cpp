@@ -14,6 +14,7 @@ namespace {
 
 struct Config {
     uint32_t n_ctx = 64, flags = 0, n_seq = 1, n_batch = 8, n_sink = 4;
+    vkllm_kv_type kv = VKLLM_KV_F16;
 };
 
 uint32_t position(vkllm_session *s, uint32_t seq) {
@@ -24,7 +25,7 @@ uint32_t position(vkllm_session *s, uint32_t seq) {
 
 std::vector<uint8_t> save(vkllm_session *s, uint32_t seq) {
     size_t size = 0;
-    EXPECT_EQ(vkllm_session_state_size(s, seq, &size), VKLLM_OK) << vkllm_last_error();
+    EXPECT_EQ(vkllm_session_get_state_size(s, seq, &size), VKLLM_OK) << vkllm_last_error();
     std::vector<uint8_t> bytes(size);
     size_t length = 0;
     EXPECT_EQ(vkllm_session_state_save(s, seq, bytes.data(), bytes.size(), &length), VKLLM_OK)
@@ -59,7 +60,7 @@ TinyModelSpec tiny_arch(const std::string &name) {
 class SessionState : public TinyModelTest {
   protected:
     vkllm_session *open(vkllm_model *m, const Config &c) {
-        return session(m, c.n_ctx, c.flags, c.n_seq, c.n_batch, c.n_sink);
+        return session(m, c.n_ctx, c.kv, c.flags, c.n_seq, c.n_batch, c.n_sink);
     }
 
     // The logits of a prefill of `more` then of `steps` decode steps (each feeding the argmax
@@ -144,7 +145,7 @@ TEST_F(SessionState, Gemma3WithAQ8_0CacheRestoresBitIdentically) {
     vkllm_model *m = tiny(tiny_arch("gemma3"), "state_gemma3_q8", false);
     ASSERT_NE(m, nullptr);
     Config c;
-    c.flags = VKLLM_SESSION_KV_Q8_0;
+    c.kv = VKLLM_KV_Q8_0;
     check_round_trip(m, c, 30);
 }
 
@@ -320,7 +321,9 @@ TEST_F(SessionState, RefusedStatesChangeNothing) {
         ASSERT_EQ(position(target, 0), own.size()) << "byte " << i;
     }
     // Valid states that do not fit this target.
-    vkllm_session *f32 = open(m, Config{64, VKLLM_SESSION_KV_F32});
+    Config f32_cache;
+    f32_cache.kv = VKLLM_KV_F32;
+    vkllm_session *f32 = open(m, f32_cache);
     vkllm_session *small = open(m, Config{16});
     vkllm_session *reseeded_session = open(same_shape, c), *qwen_session = open(qwen, c);
     for (vkllm_session *s : {f32, small, reseeded_session, qwen_session})
@@ -344,14 +347,14 @@ TEST_F(SessionState, RefusedStatesChangeNothing) {
     EXPECT_EQ(vkllm_session_state_load(target, 1, state.data(), state.size()),
               VKLLM_ERR_INVALID_ARGUMENT);
     size_t size = 0, length = 0;
-    EXPECT_EQ(vkllm_session_state_size(nullptr, 0, &size), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_session_state_size(target, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_session_state_size(target, 3, &size), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_get_state_size(nullptr, 0, &size), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_get_state_size(target, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_session_get_state_size(target, 3, &size), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_state_save(target, 0, nullptr, 10, &length),
               VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_state_save(target, 0, nullptr, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_state_save(target, 0, nullptr, 0, &length), VKLLM_ERR_BUFFER_TOO_SMALL);
-    ASSERT_EQ(vkllm_session_state_size(target, 0, &size), VKLLM_OK);
+    ASSERT_EQ(vkllm_session_get_state_size(target, 0, &size), VKLLM_OK);
     EXPECT_EQ(length, size);
     EXPECT_EQ(vkllm_session_state_save_file(target, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(vkllm_session_state_load_file(target, 0, nullptr), VKLLM_ERR_INVALID_ARGUMENT);

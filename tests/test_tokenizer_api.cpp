@@ -33,12 +33,13 @@ class TokenizerApiTest : public ::testing::Test {
 
     std::vector<int32_t> tokenize(const std::string &text, uint32_t flags) {
         size_t n = 0;
-        EXPECT_EQ(vkllm_tokenize(tok_, text.data(), text.size(), flags, nullptr, 0, &n),
+        EXPECT_EQ(vkllm_tokenizer_encode(tok_, text.data(), text.size(), flags, nullptr, 0, &n),
                   text.empty() && !(flags & VKLLM_TOKENIZE_ADD_SPECIAL)
                       ? VKLLM_OK
                       : VKLLM_ERR_BUFFER_TOO_SMALL);
         std::vector<int32_t> ids(n);
-        EXPECT_EQ(vkllm_tokenize(tok_, text.data(), text.size(), flags, ids.data(), ids.size(), &n),
+        EXPECT_EQ(vkllm_tokenizer_encode(tok_, text.data(), text.size(), flags, ids.data(),
+                                         ids.size(), &n),
                   VKLLM_OK);
         return ids;
     }
@@ -61,9 +62,9 @@ TEST_F(TokenizerApiTest, QwenChatMarkupIsSpecialOnlyWhenAsked) {
     // Qwen2.5 adds no BOS even when special tokens are requested.
     EXPECT_EQ(tokenize("Hello", VKLLM_TOKENIZE_ADD_SPECIAL), tokenize("Hello", 0));
     int32_t eog = 0;
-    ASSERT_EQ(vkllm_token_is_end_of_generation(tok_, 151645, &eog), VKLLM_OK);
+    ASSERT_EQ(vkllm_tokenizer_is_end_of_generation(tok_, 151645, &eog), VKLLM_OK);
     EXPECT_EQ(eog, 1) << "<|im_end|> ends a chat turn";
-    ASSERT_EQ(vkllm_token_is_end_of_generation(tok_, parsed[1], &eog), VKLLM_OK);
+    ASSERT_EQ(vkllm_tokenizer_is_end_of_generation(tok_, parsed[1], &eog), VKLLM_OK);
     EXPECT_EQ(eog, 0);
 }
 
@@ -73,13 +74,14 @@ TEST_F(TokenizerApiTest, LlamaAddsBosAndDetokenizeRemovesTheDummySpace) {
     ASSERT_EQ(ids, (std::vector<int32_t>{1, 15043, 3186}));
     char buf[64];
     size_t len = 0;
-    ASSERT_EQ(vkllm_detokenize(tok_, ids.data(), ids.size(), 0, buf, sizeof buf, &len), VKLLM_OK);
+    ASSERT_EQ(vkllm_tokenizer_decode(tok_, ids.data(), ids.size(), 0, buf, sizeof buf, &len),
+              VKLLM_OK);
     EXPECT_STREQ(buf, "Hello world");
-    ASSERT_EQ(vkllm_detokenize(tok_, ids.data(), ids.size(), VKLLM_DETOKENIZE_SPECIAL, buf,
-                               sizeof buf, &len),
+    ASSERT_EQ(vkllm_tokenizer_decode(tok_, ids.data(), ids.size(), VKLLM_DETOKENIZE_SPECIAL, buf,
+                                     sizeof buf, &len),
               VKLLM_OK);
     EXPECT_STREQ(buf, "<s> Hello world") << "BOS rendered on request";
-    ASSERT_EQ(vkllm_token_to_piece(tok_, 15043, 0, buf, sizeof buf, &len), VKLLM_OK);
+    ASSERT_EQ(vkllm_tokenizer_get_piece(tok_, 15043, 0, buf, sizeof buf, &len), VKLLM_OK);
     EXPECT_STREQ(buf, " Hello");
     vkllm_tokenizer_info info;
     info.struct_size = sizeof info;
@@ -135,13 +137,13 @@ TEST_F(TokenizerApiTest, InvalidInputIsHandledNotRejected) {
     ASSERT_FALSE(ids.empty());
     std::vector<char> out(bad.size() + 1);
     size_t len = 0;
-    ASSERT_EQ(vkllm_detokenize(tok_, ids.data(), ids.size(), 0, out.data(), out.size(), &len),
+    ASSERT_EQ(vkllm_tokenizer_decode(tok_, ids.data(), ids.size(), 0, out.data(), out.size(), &len),
               VKLLM_OK);
     EXPECT_EQ(std::string(out.data(), len), bad) << "byte-level BPE keeps every byte";
     std::string with_nul("a\0b", 3);
     EXPECT_EQ(tokenize(with_nul, 0).size(), 3u) << "the length, not a NUL, ends the text";
     size_t n = 0;
-    EXPECT_EQ(vkllm_tokenize(tok_, nullptr, 0, 0, nullptr, 0, &n), VKLLM_OK);
+    EXPECT_EQ(vkllm_tokenizer_encode(tok_, nullptr, 0, 0, nullptr, 0, &n), VKLLM_OK);
     EXPECT_EQ(n, 0u);
 }
 
@@ -149,15 +151,19 @@ TEST_F(TokenizerApiTest, BadIdsAndArgumentsAreErrors) {
     open("tokenizer/llama.cpp-vocab/ggml-vocab-gpt-2.gguf");
     char buf[16];
     size_t len = 0;
-    EXPECT_EQ(vkllm_token_to_piece(tok_, 50257, 0, buf, sizeof buf, &len),
+    EXPECT_EQ(vkllm_tokenizer_get_piece(tok_, 50257, 0, buf, sizeof buf, &len),
               VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_token_to_piece(tok_, -1, 0, buf, sizeof buf, &len), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_tokenizer_get_piece(tok_, -1, 0, buf, sizeof buf, &len),
+              VKLLM_ERR_INVALID_ARGUMENT);
     int32_t ids[] = {100, 99999999};
-    EXPECT_EQ(vkllm_detokenize(tok_, ids, 2, 0, buf, sizeof buf, &len), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_tokenizer_decode(tok_, ids, 2, 0, buf, sizeof buf, &len),
+              VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(vkllm_last_error()).find("99999999"), std::string::npos);
     size_t n;
-    EXPECT_EQ(vkllm_tokenize(nullptr, "x", 1, 0, nullptr, 0, &n), VKLLM_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(vkllm_tokenize(tok_, nullptr, 5, 0, nullptr, 0, &n), VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_tokenizer_encode(nullptr, "x", 1, 0, nullptr, 0, &n),
+              VKLLM_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(vkllm_tokenizer_encode(tok_, nullptr, 5, 0, nullptr, 0, &n),
+              VKLLM_ERR_INVALID_ARGUMENT);
     vkllm_tokenizer *t = nullptr;
     EXPECT_EQ(vkllm_tokenizer_create(nullptr, &t), VKLLM_ERR_INVALID_ARGUMENT);
     vkllm_tokenizer_destroy(nullptr);

@@ -54,7 +54,7 @@ Generation generate(vkllm_session *s, const std::vector<int32_t> &prompt, uint32
         if (token >= 0) static_cast<std::vector<int32_t> *>(user)->push_back(token);
         return 0;
     };
-    run.status = vkllm_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr);
+    run.status = vkllm_session_generate(s, prompt.data(), prompt.size(), &sp, &gp, nullptr);
     if (run.status != VKLLM_OK) run.error = vkllm_last_error();
     return run;
 }
@@ -182,8 +182,8 @@ TEST_F(PaddedVocabulary, BatchedDecodeChoosesOnlyTheTokenizersIds) {
     // Three sequences decoded together, chained on the device, against each one's logits from
     // batched vkllm_session_decode steps.
     const uint32_t n = 3, steps = 6;
-    vkllm_session *chained = session(model_, 64, 0, n);
-    vkllm_session *stepped = session(model_, 64, 0, n);
+    vkllm_session *chained = session(model_, 64, VKLLM_KV_F16, 0, n);
+    vkllm_session *stepped = session(model_, 64, VKLLM_KV_F16, 0, n);
     std::vector<uint32_t> seqs = {0, 1, 2};
     for (uint32_t q = 0; q < n; ++q) {
         std::vector<int32_t> p = some_tokens(3 + q, kTokens, q + 1);
@@ -210,7 +210,7 @@ TEST_F(PaddedVocabulary, BatchedDecodeChoosesOnlyTheTokenizersIds) {
     EXPECT_GT(padded_wins, size_t(steps) * n / 2);
 
     // Generation in one sequence of a batched session, greedy and sampled.
-    vkllm_session *s = session(model_, 64, 0, n);
+    vkllm_session *s = session(model_, 64, VKLLM_KV_F16, 0, n);
     expect_tokens(generate(s, prompt_, 16, Sampling{}, 2), 16, "greedy, sequence 2");
     Sampling sampled;
     sampled.temperature = 1.0f;
@@ -224,7 +224,7 @@ TEST_F(PaddedVocabulary, StreamingSessionsChooseOnlyTheTokenizersIds) {
     Sampling sampled;
     sampled.temperature = 1.0f;
     for (const Sampling &how : {Sampling{}, chained, sampled}) {
-        vkllm_session *s = session(model_, 16, VKLLM_SESSION_STREAMING, 1, 4, 4);
+        vkllm_session *s = session(model_, 16, VKLLM_KV_F16, VKLLM_SESSION_STREAMING, 1, 4, 4);
         Generation run = generate(s, prompt_, 48, how);
         expect_tokens(run, 48,
                       "streaming, temperature " + std::to_string(how.temperature) + ", " +
@@ -278,18 +278,18 @@ TEST_F(PaddedVocabulary, EveryCallTakingAnIdRefusesOneItCannotServe) {
         int32_t id = random_id(rng);
         char buf[256];
         size_t len = 0;
-        vkllm_status st = vkllm_token_to_piece(tok_, id, rng() % 2, buf, sizeof buf, &len);
+        vkllm_status st = vkllm_tokenizer_get_piece(tok_, id, rng() % 2, buf, sizeof buf, &len);
         if (is_token(id))
             EXPECT_EQ(st, VKLLM_OK) << id << ": " << vkllm_last_error();
         else
-            expect_refused(st, id, "vkllm_token_to_piece");
+            expect_refused(st, id, "vkllm_tokenizer_get_piece");
 
         std::vector<int32_t> ids = {3, id, 4};
-        st = vkllm_detokenize(tok_, ids.data(), ids.size(), rng() % 2, buf, sizeof buf, &len);
+        st = vkllm_tokenizer_decode(tok_, ids.data(), ids.size(), rng() % 2, buf, sizeof buf, &len);
         if (is_token(id))
             EXPECT_EQ(st, VKLLM_OK) << id << ": " << vkllm_last_error();
         else
-            expect_refused(st, id, "vkllm_detokenize");
+            expect_refused(st, id, "vkllm_tokenizer_decode");
 
         st = vkllm_detokenizer_push(d, id, buf, sizeof buf, &len);
         if (is_token(id))
@@ -298,11 +298,11 @@ TEST_F(PaddedVocabulary, EveryCallTakingAnIdRefusesOneItCannotServe) {
             expect_refused(st, id, "vkllm_detokenizer_push");
 
         int32_t eog = -1;
-        st = vkllm_token_is_end_of_generation(tok_, id, &eog);
+        st = vkllm_tokenizer_is_end_of_generation(tok_, id, &eog);
         if (is_token(id))
             EXPECT_EQ(st, VKLLM_OK) << id << ": " << vkllm_last_error();
         else
-            expect_refused(st, id, "vkllm_token_is_end_of_generation");
+            expect_refused(st, id, "vkllm_tokenizer_is_end_of_generation");
     }
     size_t len = 0;
     char buf[64];
@@ -371,7 +371,7 @@ TEST_F(PaddedVocabulary, EverySessionCallTakingAnIdRefusesOneWithoutAnEmbedding)
                 }
                 break;
             default:
-                call = "vkllm_generate";
+                call = "vkllm_session_generate";
                 run = generate(s, tokens, 3, Sampling{uint32_t(rng() % 2) ? 1.0f : 0.0f});
                 st = run.status;
                 advance = 2 + 3 - 1;

@@ -286,7 +286,7 @@ Generated generate(const std::string &dir, const std::string &cache, const char 
                 if (token >= 0) static_cast<std::vector<int32_t> *>(user)->push_back(token);
                 return 0;
             };
-            EXPECT_EQ(vkllm_generate(s, prompt.data(), prompt.size(), &samp, &gp, nullptr),
+            EXPECT_EQ(vkllm_session_generate(s, prompt.data(), prompt.size(), &samp, &gp, nullptr),
                       VKLLM_OK)
                 << name << ": " << vkllm_last_error();
             size_t n = 0;

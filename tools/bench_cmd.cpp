@@ -60,7 +60,7 @@ std::string file_type(const vkllm_gguf *g, uint64_t n_tensors) {
     for (size_t i = 0; i < n_tensors; ++i) {
         vkllm_tensor_info t;
         t.struct_size = sizeof t;
-        if (vkllm_gguf_tensor_at(g, i, &t) == VKLLM_OK && t.n_dims >= 2 &&
+        if (vkllm_gguf_get_tensor(g, i, &t) == VKLLM_OK && t.n_dims >= 2 &&
             t.type < VKLLM_GGML_TYPE_COUNT)
             bytes[t.type] += t.n_bytes;
     }
@@ -233,7 +233,7 @@ class Runner {
         vkllm_status s =
             vkllm_session_eval(session_, 0, prompt_.data(), prompt_.size() - 1, nullptr);
         size_t size = 0, length = 0;
-        if (s == VKLLM_OK) s = vkllm_session_state_size(session_, 0, &size);
+        if (s == VKLLM_OK) s = vkllm_session_get_state_size(session_, 0, &size);
         state_.resize(size);
         if (s == VKLLM_OK)
             s = vkllm_session_state_save(session_, 0, state_.data(), state_.size(), &length);

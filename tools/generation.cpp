@@ -111,8 +111,8 @@ vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
     sp.n_ctx = o.n_ctx;
     sp.n_seq = o.samples;
     if (o.n_batch) sp.n_batch = o.n_batch;
-    if (o.kv_f32) sp.flags |= VKLLM_SESSION_KV_F32;
-    if (o.kv_q8) sp.flags |= VKLLM_SESSION_KV_Q8_0;
+    if (o.kv_f32) sp.kv_type = VKLLM_KV_F32;
+    if (o.kv_q8) sp.kv_type = VKLLM_KV_Q8_0;
     if (o.context_shift) sp.flags |= VKLLM_SESSION_STREAMING;
     stage = "creating the session";
     return vkllm_session_create(l.model, &sp, &l.session);
@@ -121,9 +121,9 @@ vkllm_status load(const Options &o, Loaded &l, const char *&stage) {
 std::vector<int32_t> tokenize(const vkllm_tokenizer *tok, const std::string &text, uint32_t flags,
                               vkllm_status &s) {
     size_t n = 0;
-    vkllm_tokenize(tok, text.data(), text.size(), flags, nullptr, 0, &n);
+    vkllm_tokenizer_encode(tok, text.data(), text.size(), flags, nullptr, 0, &n);
     std::vector<int32_t> ids(n);
-    s = vkllm_tokenize(tok, text.data(), text.size(), flags, ids.data(), ids.size(), &n);
+    s = vkllm_tokenizer_encode(tok, text.data(), text.size(), flags, ids.data(), ids.size(), &n);
     return ids;
 }
 
@@ -207,14 +207,14 @@ void print_prompt_tokens(const vkllm_tokenizer *tok, const std::vector<int32_t> 
                                                               : std::string("?");
     };
     std::string all = text([&](char *out, size_t cap, size_t *len) {
-        return vkllm_detokenize(tok, ids.data(), ids.size(), VKLLM_DETOKENIZE_SPECIAL, out, cap,
-                                len);
+        return vkllm_tokenizer_decode(tok, ids.data(), ids.size(), VKLLM_DETOKENIZE_SPECIAL, out,
+                                      cap, len);
     });
     std::fprintf(stderr, "prompt: '%s'\nnumber of tokens in prompt = %zu\n", all.c_str(),
                  ids.size());
     for (int32_t id : ids) {
         std::string piece = text([&](char *out, size_t cap, size_t *len) {
-            return vkllm_token_to_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, out, cap, len);
+            return vkllm_tokenizer_get_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, out, cap, len);
         });
         std::fprintf(stderr, "%6d -> '%s'\n", id, piece.c_str());
     }
@@ -251,7 +251,7 @@ vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32
     st.rt = l.rt;
     st.compile_at_first_token = -1;
     double before = compile_ms(l.rt);
-    vkllm_status s = vkllm_generate(l.session, prompt.data(), prompt.size(), &sp, &gp, &r);
+    vkllm_status s = vkllm_session_generate(l.session, prompt.data(), prompt.size(), &sp, &gp, &r);
     double after = compile_ms(l.rt);
     double first = st.compile_at_first_token < 0 ? after : st.compile_at_first_token;
     st.compile_prefill_ms = first - before;

@@ -28,7 +28,7 @@ vkllm_status prefill_flops(const vkllm_gguf *g, PrefillFlops &out) {
     for (uint64_t i = 0; i < m.n_tensors; ++i) {
         vkllm_tensor_info t;
         t.struct_size = sizeof t;
-        if ((s = vkllm_gguf_tensor_at(g, i, &t)) != VKLLM_OK) return s;
+        if ((s = vkllm_gguf_get_tensor(g, i, &t)) != VKLLM_OK) return s;
         std::string name = t.name;
         // Norms, biases (the experts' are matrices), sinks: no matrix product.
         if (t.n_dims < 2 || ends_with(name, ".bias")) continue;

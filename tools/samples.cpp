@@ -58,7 +58,7 @@ int run_samples(const Options &o, const Loaded &l, const std::vector<int32_t> &p
             s = vkllm_sampler_create(tok, &sp, &sampler);
             if (s != VKLLM_OK) return fail_with(s, "creating a sampler");
             samplers.items.push_back(sampler);
-            vkllm_sampler_seed(sampler, &seeds[i]);
+            vkllm_sampler_get_seed(sampler, &seeds[i]);
             vkllm_sampler_accept_prompt(sampler, prompt.data(), shared);
         }
         seqs[i] = {sizeof(vkllm_batch_sequence), i, &prompt[shared], 1, sampler, out[i].data(), 0,
@@ -69,7 +69,7 @@ int run_samples(const Options &o, const Loaded &l, const std::vector<int32_t> &p
     gp.max_tokens = max_tokens;
     gp.ignore_eog = o.ignore_eos ? 1 : 0;
     auto t2 = std::chrono::steady_clock::now();
-    s = vkllm_generate_batch(l.session, seqs.data(), n, &gp);
+    s = vkllm_session_generate_batch(l.session, seqs.data(), n, &gp);
     double decode_ms = ms_since(t2);
     if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED) return fail_with(s, "generating");
     size_t generated = 0;
@@ -88,9 +88,9 @@ int run_samples(const Options &o, const Loaded &l, const std::vector<int32_t> &p
             continue;
         }
         size_t len = 0;
-        vkllm_detokenize(tok, b.tokens, b.n_generated, 0, nullptr, 0, &len);
+        vkllm_tokenizer_decode(tok, b.tokens, b.n_generated, 0, nullptr, 0, &len);
         std::string text(len + 1, '\0');
-        vkllm_detokenize(tok, b.tokens, b.n_generated, 0, text.data(), text.size(), &len);
+        vkllm_tokenizer_decode(tok, b.tokens, b.n_generated, 0, text.data(), text.size(), &len);
         text.resize(len);
         // As run prints one answer: the prompt first, unless it is a chat's or ids, or a
         // grammar asks for the answer alone.

@@ -1,5 +1,5 @@
 // vkllm run -s N: N samples of one prompt, prefilled once and forked on the device into
-// sequences 1..N-1, then generated together (vkllm_generate_batch), each with its own seed.
+// sequences 1..N-1, then generated together (vkllm_session_generate_batch), each with its own seed.
 #pragma once
 
 #include <cstdint>

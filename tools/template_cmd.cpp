@@ -108,10 +108,10 @@ struct ModelText {
 std::optional<std::string> special_text(const vkllm_tokenizer *tok, int32_t id) {
     if (id < 0) return std::nullopt;
     size_t len = 0;
-    vkllm_token_to_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, nullptr, 0, &len);
+    vkllm_tokenizer_get_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, nullptr, 0, &len);
     std::vector<char> buf(len + 1);
-    if (vkllm_token_to_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, buf.data(), buf.size(), &len) !=
-        VKLLM_OK)
+    if (vkllm_tokenizer_get_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, buf.data(), buf.size(),
+                                  &len) != VKLLM_OK)
         return std::nullopt;
     return std::string(buf.data(), len);
 }

@@ -30,10 +30,11 @@ size_t utf8_length(std::string_view s) {
 
 std::string piece(const vkllm_tokenizer *tok, int32_t token) {
     size_t len = 0;
-    vkllm_status s = vkllm_token_to_piece(tok, token, 0, nullptr, 0, &len);
+    vkllm_status s = vkllm_tokenizer_get_piece(tok, token, 0, nullptr, 0, &len);
     if (s != VKLLM_OK && s != VKLLM_ERR_BUFFER_TOO_SMALL) return "";
     std::vector<char> buf(len + 1);
-    if (vkllm_token_to_piece(tok, token, 0, buf.data(), buf.size(), &len) != VKLLM_OK) return "";
+    if (vkllm_tokenizer_get_piece(tok, token, 0, buf.data(), buf.size(), &len) != VKLLM_OK)
+        return "";
     return std::string(buf.data(), len);
 }
 

@@ -248,7 +248,7 @@ int cmd_info(const char *path) {
     for (size_t i = 0; i < m.n_keys; ++i) {
         vkllm_gguf_key k;
         k.struct_size = sizeof k;
-        vkllm_gguf_key_at(g, i, &k);
+        vkllm_gguf_get_key(g, i, &k);
         size_t len = 0;
         if (vkllm_gguf_get_text(g, k.name, text.data(), text.size(), &len) ==
             VKLLM_ERR_BUFFER_TOO_SMALL) {
@@ -261,7 +261,7 @@ int cmd_info(const char *path) {
     for (size_t i = 0; i < m.n_tensors; ++i) {
         vkllm_tensor_info t;
         t.struct_size = sizeof t;
-        vkllm_gguf_tensor_at(g, i, &t);
+        vkllm_gguf_get_tensor(g, i, &t);
         std::printf("  %-40s %-7s %-20s %10.3f MiB\n", t.name, t.type_name, dims_text(t).c_str(),
                     double(t.n_bytes) / 1048576.0);
     }
@@ -327,9 +327,9 @@ int cmd_tokenize(const char *model, const TokenizeOptions &o) {
     uint32_t flags =
         (o.bos ? VKLLM_TOKENIZE_ADD_SPECIAL : 0) | (o.special ? VKLLM_TOKENIZE_PARSE_SPECIAL : 0);
     size_t n = 0;
-    vkllm_tokenize(tok, text.data(), text.size(), flags, nullptr, 0, &n);
+    vkllm_tokenizer_encode(tok, text.data(), text.size(), flags, nullptr, 0, &n);
     std::vector<int32_t> ids(n);
-    s = vkllm_tokenize(tok, text.data(), text.size(), flags, ids.data(), ids.size(), &n);
+    s = vkllm_tokenizer_encode(tok, text.data(), text.size(), flags, ids.data(), ids.size(), &n);
     if (s != VKLLM_OK) {
         vkllm_tokenizer_destroy(tok);
         return report(s, "tokenizing");
@@ -339,12 +339,13 @@ int cmd_tokenize(const char *model, const TokenizeOptions &o) {
         char buf[256];
         size_t len = 0;
         std::string piece;
-        if (vkllm_token_to_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, buf, sizeof buf, &len) ==
+        if (vkllm_tokenizer_get_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, buf, sizeof buf, &len) ==
             VKLLM_OK)
             piece.assign(buf, len);
         else {
             std::vector<char> big(len + 1);
-            vkllm_token_to_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, big.data(), big.size(), &len);
+            vkllm_tokenizer_get_piece(tok, id, VKLLM_DETOKENIZE_SPECIAL, big.data(), big.size(),
+                                      &len);
             piece.assign(big.data(), len);
         }
         pieces.push_back(piece);
@@ -402,10 +403,10 @@ int cmd_bench_tokenizer(const char *model, const char *file, int runs) {
     size_t out_len = 0;
     for (int r = 0; r < runs; ++r) {
         auto a = std::chrono::steady_clock::now();
-        s = vkllm_tokenize(tok, text.data(), text.size(), 0, ids.data(), ids.size(), &n);
+        s = vkllm_tokenizer_encode(tok, text.data(), text.size(), 0, ids.data(), ids.size(), &n);
         auto b = std::chrono::steady_clock::now();
         if (s == VKLLM_OK)
-            s = vkllm_detokenize(tok, ids.data(), n, 0, out.data(), out.size(), &out_len);
+            s = vkllm_tokenizer_decode(tok, ids.data(), n, 0, out.data(), out.size(), &out_len);
         auto c = std::chrono::steady_clock::now();
         if (s != VKLLM_OK) {
             vkllm_tokenizer_destroy(tok);

@@ -33,5 +33,5 @@ vkllm_status vkllmgo_generate(vkllm_session *session, const int32_t *prompt, siz
     params.user_data = (void *)handle;
     if (logprobs) params.on_logprobs = vkllmgo_on_logprobs;
     params.top_logprobs = top_logprobs;
-    return vkllm_generate(session, prompt, n_prompt, sampling, &params, result);
+    return vkllm_session_generate(session, prompt, n_prompt, sampling, &params, result);
 }

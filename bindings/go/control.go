@@ -101,7 +101,7 @@ func (s *Sampler) Reset() error {
 // Seed returns the seed the draws come from (the one drawn for SeedRandom).
 func (s *Sampler) Seed() (uint64, error) {
 	var seed C.uint64_t
-	err := s.call(func(h *C.vkllm_sampler) C.vkllm_status { return C.vkllm_sampler_seed(h, &seed) })
+	err := s.call(func(h *C.vkllm_sampler) C.vkllm_status { return C.vkllm_sampler_get_seed(h, &seed) })
 	return uint64(seed), err
 }
 
@@ -117,7 +117,7 @@ func (s *Session) Cancel() {
 	}
 }
 
-// KV cache types (SessionInfo.KVType).
+// KV cache types (SessionOptions.KVType, SessionInfo.KVType).
 const (
 	KVF16  = C.VKLLM_KV_F16
 	KVF32  = C.VKLLM_KV_F32
@@ -154,7 +154,7 @@ func (s *Session) Info() (SessionInfo, error) {
 	}, nil
 }
 
-// GenerateBatch generates for several prompts at once (vkllm_generate_batch): prompt i in
+// GenerateBatch generates for several prompts at once (vkllm_session_generate_batch): prompt i in
 // sequence i (see NewSessionWith), all decoded together one step per token, each chosen by
 // samplers[i] (nil: greedy; samplers may be nil for all greedy). Of opts, MaxTokens and
 // IgnoreEOG apply. It returns each sequence's generated tokens; after Cancel, the tokens so far
@@ -223,7 +223,7 @@ func (s *Session) GenerateBatch(prompts [][]int32, samplers []*Sampler,
 		params.ignore_eog = 1
 	}
 	runtime.LockOSThread()
-	status := C.vkllm_generate_batch(s.h, seqs, C.size_t(n), &params)
+	status := C.vkllm_session_generate_batch(s.h, seqs, C.size_t(n), &params)
 	err := check(status)
 	runtime.UnlockOSThread()
 	if status != C.VKLLM_OK && status != C.VKLLM_ERR_CANCELLED {
@@ -237,7 +237,7 @@ func (s *Session) GenerateBatch(prompts [][]int32, samplers []*Sampler,
 	return out, err
 }
 
-// gguf runs f on the model's metadata view (vkllm_model_gguf): the file is not opened again.
+// gguf runs f on the model's metadata view (vkllm_model_get_gguf): the file is not opened again.
 func (m *Model) gguf(f func(g *C.vkllm_gguf) C.vkllm_status) error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -246,7 +246,7 @@ func (m *Model) gguf(f func(g *C.vkllm_gguf) C.vkllm_status) error {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	return check(f(C.vkllm_model_gguf(m.h)))
+	return check(f(C.vkllm_model_get_gguf(m.h)))
 }
 
 // MetaKeys returns the names of the model file's metadata keys, in file order.
@@ -256,7 +256,7 @@ func (m *Model) MetaKeys() ([]string, error) {
 		var key C.vkllm_gguf_key
 		key.struct_size = C.size_t(unsafe.Sizeof(key))
 		err := m.gguf(func(g *C.vkllm_gguf) C.vkllm_status {
-			return C.vkllm_gguf_key_at(g, C.size_t(len(names)), &key)
+			return C.vkllm_gguf_get_key(g, C.size_t(len(names)), &key)
 		})
 		if e, ok := err.(*Error); ok && e.Status == StatusNotFound {
 			return names, nil

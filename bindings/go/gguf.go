@@ -170,7 +170,7 @@ func (g *GGUF) Keys() ([]GGUFKey, error) {
 		for {
 			var k C.vkllm_gguf_key
 			k.struct_size = C.size_t(unsafe.Sizeof(k))
-			status := C.vkllm_gguf_key_at(h, C.size_t(len(keys)), &k)
+			status := C.vkllm_gguf_get_key(h, C.size_t(len(keys)), &k)
 			if status == C.VKLLM_ERR_NOT_FOUND {
 				return nil
 			}
@@ -244,7 +244,7 @@ func (g *GGUF) Tensors() ([]TensorInfo, error) {
 		for {
 			var t C.vkllm_tensor_info
 			t.struct_size = C.size_t(unsafe.Sizeof(t))
-			status := C.vkllm_gguf_tensor_at(h, C.size_t(len(tensors)), &t)
+			status := C.vkllm_gguf_get_tensor(h, C.size_t(len(tensors)), &t)
 			if status == C.VKLLM_ERR_NOT_FOUND {
 				return nil
 			}

@@ -21,9 +21,7 @@ import (
 
 // Session flags (SessionOptions.Flags).
 const (
-	SessionKVF32           = C.VKLLM_SESSION_KV_F32
 	SessionStreaming       = C.VKLLM_SESSION_STREAMING
-	SessionKVQ8_0          = C.VKLLM_SESSION_KV_Q8_0
 	SessionRecordEveryStep = C.VKLLM_SESSION_RECORD_EVERY_STEP
 	SessionProfile         = C.VKLLM_SESSION_PROFILE
 )
@@ -38,6 +36,7 @@ type SessionOptions struct {
 	NBatch uint32 // prefill chunk
 	Flags  uint32 // Session* flags
 	NSink  uint32 // streaming: tokens kept at the start
+	KVType int32  // KVF16, KVF32 or KVQ8_0: how the KV cache stores keys and values
 }
 
 // DefaultSessionOptions returns the library's defaults (vkllm_session_params_init).
@@ -45,7 +44,8 @@ func DefaultSessionOptions() SessionOptions {
 	var p C.vkllm_session_params
 	C.vkllm_session_params_init(&p)
 	return SessionOptions{NCtx: uint32(p.n_ctx), NSeq: uint32(p.n_seq),
-		NBatch: uint32(p.n_batch), Flags: uint32(p.flags), NSink: uint32(p.n_sink)}
+		NBatch: uint32(p.n_batch), Flags: uint32(p.flags), NSink: uint32(p.n_sink),
+		KVType: int32(p.kv_type)}
 }
 
 func modelNVocab(h *C.vkllm_model) (int, error) {
@@ -78,6 +78,7 @@ func NewSessionWith(m *Model, opts SessionOptions) (*Session, error) {
 	p.n_batch = C.uint32_t(opts.NBatch)
 	p.flags = C.uint32_t(opts.Flags)
 	p.n_sink = C.uint32_t(opts.NSink)
+	p.kv_type = C.vkllm_kv_type(opts.KVType)
 	var out *C.vkllm_session
 	if err := check(C.vkllm_session_create(m.h, &p, &out)); err != nil {
 		return nil, err

@@ -465,7 +465,7 @@ func TestStatsAndKVBytesCountTheCacheASessionHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f16.Close()
-	opts.Flags = SessionKVF32
+	opts.KVType = KVF32
 	f32, err := NewSessionWith(m, opts)
 	if err != nil {
 		t.Fatal(err)

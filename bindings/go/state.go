@@ -14,7 +14,7 @@ func (s *Session) SaveState(seq uint32) ([]byte, error) {
 	var state []byte
 	err := s.use(func(h *C.vkllm_session) error {
 		var size C.size_t
-		if err := check(C.vkllm_session_state_size(h, C.uint32_t(seq), &size)); err != nil {
+		if err := check(C.vkllm_session_get_state_size(h, C.uint32_t(seq), &size)); err != nil {
 			return err
 		}
 		buf := C.malloc(size + 1)

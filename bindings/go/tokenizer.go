@@ -13,7 +13,7 @@ import (
 )
 
 // DetokenizeSpecial renders control tokens (BOS, <|im_end|>) as their text
-// (vkllm_detokenize, vkllm_token_to_piece, NewDetokenizer).
+// (vkllm_tokenizer_decode, vkllm_tokenizer_get_piece, NewDetokenizer).
 const DetokenizeSpecial = C.VKLLM_DETOKENIZE_SPECIAL
 
 // TokenizerInfo is a tokenizer's vocabulary size and special ids (-1: the model has none).
@@ -109,7 +109,7 @@ func (t *Tokenizer) Tokenize(text string, flags uint32) ([]int32, error) {
 	err := t.use(func(h *C.vkllm_tokenizer) error {
 		for {
 			var n C.size_t
-			status := C.vkllm_tokenize(h, ctext, C.size_t(len(text)), C.uint32_t(flags),
+			status := C.vkllm_tokenizer_encode(h, ctext, C.size_t(len(text)), C.uint32_t(flags),
 				(*C.int32_t)(unsafe.Pointer(&ids[0])), C.size_t(len(ids)), &n)
 			if status == C.VKLLM_ERR_BUFFER_TOO_SMALL {
 				ids = make([]int32, int(n))
@@ -137,7 +137,7 @@ func (t *Tokenizer) Detokenize(tokens []int32, flags uint32) (string, error) {
 	var out []byte
 	err := t.use(func(h *C.vkllm_tokenizer) (err error) {
 		out, err = readSized(func(buf *C.char, capacity C.size_t, n *C.size_t) C.vkllm_status {
-			return C.vkllm_detokenize(h, ptr, C.size_t(len(tokens)), C.uint32_t(flags), buf,
+			return C.vkllm_tokenizer_decode(h, ptr, C.size_t(len(tokens)), C.uint32_t(flags), buf,
 				capacity, n)
 		})
 		return err
@@ -150,7 +150,7 @@ func (t *Tokenizer) TokenToPiece(token int32, flags uint32) ([]byte, error) {
 	var out []byte
 	err := t.use(func(h *C.vkllm_tokenizer) (err error) {
 		out, err = readSized(func(buf *C.char, capacity C.size_t, n *C.size_t) C.vkllm_status {
-			return C.vkllm_token_to_piece(h, C.int32_t(token), C.uint32_t(flags), buf, capacity, n)
+			return C.vkllm_tokenizer_get_piece(h, C.int32_t(token), C.uint32_t(flags), buf, capacity, n)
 		})
 		return err
 	})
@@ -161,7 +161,7 @@ func (t *Tokenizer) TokenToPiece(token int32, flags uint32) ([]byte, error) {
 func (t *Tokenizer) IsEndOfGeneration(token int32) (bool, error) {
 	var out C.int32_t
 	err := t.use(func(h *C.vkllm_tokenizer) error {
-		return check(C.vkllm_token_is_end_of_generation(h, C.int32_t(token), &out))
+		return check(C.vkllm_tokenizer_is_end_of_generation(h, C.int32_t(token), &out))
 	})
 	return out != 0, err
 }

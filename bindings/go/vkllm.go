@@ -9,11 +9,12 @@
 // Build: cgo takes the installed header and library from pkg-config (vkllm.pc, installed by
 // `cmake --install`): under a prefix other than the system's, set
 // PKG_CONFIG_PATH=PREFIX/lib/pkgconfig, and CGO_LDFLAGS="-Wl,-rpath,PREFIX/lib" (or run
-// ldconfig, or set LD_LIBRARY_PATH) for the programs to find libvkllm.so.0 when they run.
+// ldconfig, or set LD_LIBRARY_PATH) for the programs to find libvkllm.so.0.3 when they run.
 package vkllm
 
 /*
 #cgo pkg-config: vkllm
+#cgo CFLAGS: -DVKLLM_EXPERIMENTAL
 #include <stdlib.h>
 #include "vkllm.h"
 */
@@ -208,7 +209,7 @@ func (m *Model) Tokenize(text string) ([]int32, error) {
 	return m.TokenizeFlags(text, C.VKLLM_TOKENIZE_ADD_SPECIAL)
 }
 
-// Tokenize flags (vkllm_tokenize).
+// Tokenize flags (vkllm_tokenizer_encode).
 const (
 	TokenizeAddSpecial   = C.VKLLM_TOKENIZE_ADD_SPECIAL
 	TokenizeParseSpecial = C.VKLLM_TOKENIZE_PARSE_SPECIAL

@@ -60,7 +60,7 @@ class ConversationTest(unittest.TestCase):
         assert not cls.errors, cls.errors
 
     def session(self, n_ctx=256):
-        s = vkllm.Session(self.model, n_ctx=n_ctx, flags=vkllm.SESSION_KV_F32)
+        s = vkllm.Session(self.model, n_ctx=n_ctx, kv_type=vkllm.KV_F32)
         self.addCleanup(s.close)
         return s
 

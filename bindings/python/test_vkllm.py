@@ -617,7 +617,7 @@ class LowLevelTest(unittest.TestCase):
     def test_stats_and_kv_bytes_count_the_cache_a_session_holds(self):
         n_layers = self.model.info().n_layers
         with vkllm.Session(self.model, n_ctx=64) as f16, \
-                vkllm.Session(self.model, n_ctx=64, flags=vkllm.SESSION_KV_F32) as f32:
+                vkllm.Session(self.model, n_ctx=64, kv_type=vkllm.KV_F32) as f32:
             f16.eval(self.prompt)
             stats = f16.stats()
             self.assertEqual(stats.tokens_prefilled, len(self.prompt))
@@ -741,7 +741,7 @@ class SamplerAndControlTest(unittest.TestCase):
             self.assertTrue(list(session.generate(self.prompt, max_tokens=2)))
 
     def test_session_info_and_model_metadata(self):
-        with vkllm.Session(self.model, n_seq=2, flags=vkllm.SESSION_KV_F32) as session:
+        with vkllm.Session(self.model, n_seq=2, kv_type=vkllm.KV_F32) as session:
             info = session.info()
             self.assertEqual(info.n_ctx, min(self.model.info().n_ctx_train, 4096))
             self.assertEqual(info.n_seq, 2)

@@ -11,7 +11,7 @@
         for piece in session.generate(model.tokenize("Once upon a time"), max_tokens=32):
             print(piece, end="", flush=True)
 
-The library is looked up as $VKLLM_LIBRARY, else libvkllm.so.0 on the loader's path, else in
+The library is looked up as $VKLLM_LIBRARY, else libvkllm.so.0.3 on the loader's path, else in
 the libdir that `pkg-config --variable=libdir vkllm` names; when none has it, importing raises
 ImportError saying how to point at it. Sampling defaults are the C library's
 (vkllm_sampling_params_init: temperature 0.8, top_k 40, top_p 0.95, min_p 0.05); pass
@@ -31,7 +31,8 @@ import queue
 import subprocess
 import threading
 
-VERSION_MAJOR = 0  # the major version these bindings were written for
+VERSION_MAJOR = 0  # the version these bindings were written for: while the major is 0, a
+VERSION_MINOR = 3  # minor version may change the ABI (the SONAME carries both)
 
 OK = 0
 ERR_INVALID_ARGUMENT = 1
@@ -83,15 +84,13 @@ TOKENIZE_ADD_SPECIAL = 0x1
 TOKENIZE_PARSE_SPECIAL = 0x2
 DETOKENIZE_SPECIAL = 0x1
 
-SESSION_KV_F32 = 0x1
 SESSION_STREAMING = 0x2
-SESSION_KV_Q8_0 = 0x4
 
 RUNTIME_VALIDATION = 0x1
 
 SEED_RANDOM = 0xFFFFFFFFFFFFFFFF  # a seed read from the system (Sampler.seed tells which)
 
-KV_F16 = 0
+KV_F16 = 0  # Session(kv_type=...): the KV cache's type
 KV_F32 = 1
 KV_Q8_0 = 2
 
@@ -307,7 +306,6 @@ class ModelInfo(ctypes.Structure):
         ("n_ctx_train", ctypes.c_uint32),
         ("device_bytes", ctypes.c_uint64),
         ("file_bytes", ctypes.c_uint64),
-        ("rope_table_builds", ctypes.c_uint64),
         ("tensor_bytes", ctypes.c_uint64),
     ]
 
@@ -322,6 +320,7 @@ class _SessionParams(ctypes.Structure):
         ("n_batch", ctypes.c_uint32),
         ("flags", ctypes.c_uint32),
         ("n_sink", ctypes.c_uint32),
+        ("kv_type", ctypes.c_int32),
     ]
 
 
@@ -454,7 +453,7 @@ class SessionStats(ctypes.Structure):
     ]
 
 
-_SONAME = "libvkllm.so.0"
+_SONAME = f"libvkllm.so.{VERSION_MAJOR}.{VERSION_MINOR}"
 
 
 class _ToolCall(ctypes.Structure):
@@ -582,17 +581,17 @@ def _load():
             [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(_ReplyPart)],
         ),
         "vkllm_reply_parser_finish": (status, [ctypes.c_void_p, ctypes.POINTER(_ReplyPart)]),
-        "vkllm_tokenize": (
+        "vkllm_tokenizer_encode": (
             status,
             [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32,
              ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
         ),
-        "vkllm_detokenize": (
+        "vkllm_tokenizer_decode": (
             status,
             [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t, ctypes.c_uint32,
              ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)],
         ),
-        "vkllm_token_is_end_of_generation": (
+        "vkllm_tokenizer_is_end_of_generation": (
             status,
             [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_int32)],
         ),
@@ -613,7 +612,7 @@ def _load():
             [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
              ctypes.POINTER(ctypes.c_float)],
         ),
-        "vkllm_session_state_size": (
+        "vkllm_session_get_state_size": (
             status,
             [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_size_t)],
         ),
@@ -645,7 +644,7 @@ def _load():
             [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
              ctypes.POINTER(_EvalParams), ctypes.POINTER(ctypes.c_float)],
         ),
-        "vkllm_generate": (
+        "vkllm_session_generate": (
             status,
             [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_size_t,
              ctypes.POINTER(_SamplingParams), ctypes.POINTER(_GenerateParams),
@@ -663,16 +662,16 @@ def _load():
         ),
         "vkllm_sampler_accept": (status, [ctypes.c_void_p, ctypes.c_int32]),
         "vkllm_sampler_reset": (status, [ctypes.c_void_p]),
-        "vkllm_sampler_seed": (status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64)]),
+        "vkllm_sampler_get_seed": (status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64)]),
         "vkllm_session_cancel": (status, [ctypes.c_void_p]),
         "vkllm_session_get_info": (status, [ctypes.c_void_p, ctypes.POINTER(SessionInfo)]),
-        "vkllm_generate_batch": (
+        "vkllm_session_generate_batch": (
             status,
             [ctypes.c_void_p, ctypes.POINTER(_BatchSequence), ctypes.c_size_t,
              ctypes.POINTER(_GenerateParams)],
         ),
-        "vkllm_model_gguf": (ctypes.c_void_p, [ctypes.c_void_p]),
-        "vkllm_gguf_key_at": (status, [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_GgufKey)]),
+        "vkllm_model_get_gguf": (ctypes.c_void_p, [ctypes.c_void_p]),
+        "vkllm_gguf_get_key": (status, [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_GgufKey)]),
         "vkllm_gguf_get_int": (
             status,
             [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
@@ -696,9 +695,10 @@ def _load():
         f = getattr(lib, name)
         f.restype = res
         f.argtypes = args
-    major = lib.vkllm_version() // 10000
-    if major != VERSION_MAJOR:
-        raise ImportError(f"libvkllm major version {major}, these bindings need {VERSION_MAJOR}")
+    major, minor = lib.vkllm_version() // 10000, lib.vkllm_version() // 100 % 100
+    if major != VERSION_MAJOR or (major == 0 and minor != VERSION_MINOR):
+        raise ImportError(f"libvkllm version {major}.{minor}, these bindings need "
+                          f"{VERSION_MAJOR}.{VERSION_MINOR}")
     return lib
 
 
@@ -1025,7 +1025,7 @@ class Sampler:
     def seed(self):
         """The seed the draws come from (the one drawn for SEED_RANDOM)."""
         out = ctypes.c_uint64(0)
-        _check(_lib.vkllm_sampler_seed(_live(self._handle, "sampler"), ctypes.byref(out)))
+        _check(_lib.vkllm_sampler_get_seed(_live(self._handle, "sampler"), ctypes.byref(out)))
         return out.value
 
 
@@ -1093,7 +1093,7 @@ class Model:
         return self.tokenizer().detokenize(ids, special)
 
     def _gguf(self):
-        return _lib.vkllm_model_gguf(_live(self._handle, "model"))
+        return _lib.vkllm_model_get_gguf(_live(self._handle, "model"))
 
     def meta_keys(self):
         """The names of the model file's metadata keys, in file order (read from the copy the
@@ -1102,7 +1102,7 @@ class Model:
         key.struct_size = ctypes.sizeof(_GgufKey)
         g = self._gguf()
         while True:
-            code = _lib.vkllm_gguf_key_at(g, len(names), ctypes.byref(key))
+            code = _lib.vkllm_gguf_get_key(g, len(names), ctypes.byref(key))
             if code == ERR_NOT_FOUND:
                 return names
             _check(code)
@@ -1135,7 +1135,7 @@ class Session:
     """KV caches of one or more sequences of a model. Used by one thread at a time; a
     generation in progress (a generate() iterator not yet exhausted or closed) holds it."""
 
-    def __init__(self, model, n_ctx=0, n_seq=1, n_batch=None, flags=0, n_sink=None):
+    def __init__(self, model, n_ctx=0, n_seq=1, n_batch=None, flags=0, n_sink=None, kv_type=KV_F16):
         self._handle = None
         self._busy = False
         self._cancel_asked = False
@@ -1146,6 +1146,7 @@ class Session:
         p.n_ctx = n_ctx
         p.n_seq = n_seq
         p.flags = flags
+        p.kv_type = kv_type
         if n_batch is not None:
             p.n_batch = n_batch
         if n_sink is not None:
@@ -1198,7 +1199,7 @@ class Session:
         load_state() on any session of the same model."""
         handle = self._idle()
         size = ctypes.c_size_t(0)
-        _check(_lib.vkllm_session_state_size(handle, seq, ctypes.byref(size)))
+        _check(_lib.vkllm_session_get_state_size(handle, seq, ctypes.byref(size)))
         buf = ctypes.create_string_buffer(max(size.value, 1))
         _check(_lib.vkllm_session_state_save(handle, seq, buf, size.value, ctypes.byref(size)))
         return buf.raw[: size.value]
@@ -1276,7 +1277,7 @@ class Session:
         gp.ignore_eog = 1 if ignore_eog else 0
         self._busy = True
         try:
-            code = _lib.vkllm_generate_batch(handle, seqs, len(prompts), ctypes.byref(gp))
+            code = _lib.vkllm_session_generate_batch(handle, seqs, len(prompts), ctypes.byref(gp))
         finally:
             self._busy = False
         self.last_batch = [list(seqs[i].tokens[: seqs[i].n_generated])
@@ -1366,13 +1367,13 @@ class Session:
         if stops:
             gp.stop = stop_arr
             gp.n_stop = len(stops)
-        # The worker's vkllm_generate reads the stop strings, the biases and the grammar: alive
+        # The worker's vkllm_session_generate reads the stop strings, the biases and the grammar: alive
         # till then, even if the Grammar is closed before the stream starts.
         return self._stream(handle, ids, len(prompt), sp, gp,
                             (stop_arr, biases, compiled._ref if compiled else None))
 
     def _stream(self, handle, ids, n_prompt, sp, gp, keep_alive):
-        # vkllm_generate runs on a worker thread and streams through on_token into a queue;
+        # vkllm_session_generate runs on a worker thread and streams through on_token into a queue;
         # this generator hands the pieces out. The session is used by that one thread only.
         pieces = queue.Queue(maxsize=4)  # back-pressure: the worker waits for the reader
         cancel = threading.Event()
@@ -1401,7 +1402,7 @@ class Session:
         outcome = {}
 
         def work():
-            code = _lib.vkllm_generate(
+            code = _lib.vkllm_session_generate(
                 handle, ids, n_prompt, ctypes.byref(sp), ctypes.byref(gp), ctypes.byref(result)
             )
             outcome["code"] = code
@@ -1568,7 +1569,7 @@ _declare({
     "vkllm_gguf_open": (_status, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]),
     "vkllm_gguf_destroy": (None, [ctypes.c_void_p]),
     "vkllm_gguf_get_summary": (_status, [ctypes.c_void_p, ctypes.POINTER(ModelSummary)]),
-    "vkllm_gguf_key_at": (_status, [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_GgufKey)]),
+    "vkllm_gguf_get_key": (_status, [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(_GgufKey)]),
     "vkllm_gguf_get_int": (_status, [ctypes.c_void_p, ctypes.c_char_p,
                                      ctypes.POINTER(ctypes.c_int64)]),
     "vkllm_gguf_get_float": (_status, [ctypes.c_void_p, ctypes.c_char_p,
@@ -1577,13 +1578,13 @@ _declare({
                                         ctypes.c_size_t, _p_size]),
     "vkllm_gguf_get_text": (_status, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
                                       ctypes.c_size_t, _p_size]),
-    "vkllm_gguf_tensor_at": (_status, [ctypes.c_void_p, ctypes.c_size_t,
+    "vkllm_gguf_get_tensor": (_status, [ctypes.c_void_p, ctypes.c_size_t,
                                        ctypes.POINTER(_TensorInfo)]),
     "vkllm_ggml_type_name": (ctypes.c_char_p, [ctypes.c_uint32]),
     "vkllm_tokenizer_create": (_status, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]),
     "vkllm_tokenizer_destroy": (None, [ctypes.c_void_p]),
     "vkllm_tokenizer_get_info": (_status, [ctypes.c_void_p, ctypes.POINTER(TokenizerInfo)]),
-    "vkllm_token_to_piece": (_status, [ctypes.c_void_p, ctypes.c_int32, ctypes.c_uint32,
+    "vkllm_tokenizer_get_piece": (_status, [ctypes.c_void_p, ctypes.c_int32, ctypes.c_uint32,
                                        ctypes.c_char_p, ctypes.c_size_t, _p_size]),
     "vkllm_detokenizer_create": (_status, [ctypes.c_void_p, ctypes.c_uint32,
                                            ctypes.POINTER(ctypes.c_void_p)]),
@@ -1672,7 +1673,7 @@ class Gguf:
         while True:
             k = _GgufKey()
             k.struct_size = ctypes.sizeof(_GgufKey)
-            code = _lib.vkllm_gguf_key_at(self._h(), len(out), ctypes.byref(k))
+            code = _lib.vkllm_gguf_get_key(self._h(), len(out), ctypes.byref(k))
             if code == ERR_NOT_FOUND:
                 return out
             _check(code)
@@ -1711,7 +1712,7 @@ class Gguf:
         while True:
             t = _TensorInfo()
             t.struct_size = ctypes.sizeof(_TensorInfo)
-            code = _lib.vkllm_gguf_tensor_at(self._h(), len(out), ctypes.byref(t))
+            code = _lib.vkllm_gguf_get_tensor(self._h(), len(out), ctypes.byref(t))
             if code == ERR_NOT_FOUND:
                 return out
             _check(code)
@@ -1778,11 +1779,11 @@ class Tokenizer:
         )
         tok = self._h()
         n = ctypes.c_size_t(0)
-        code = _lib.vkllm_tokenize(tok, data, len(data), flags, None, 0, ctypes.byref(n))
+        code = _lib.vkllm_tokenizer_encode(tok, data, len(data), flags, None, 0, ctypes.byref(n))
         if code not in (OK, ERR_BUFFER_TOO_SMALL):
             _check(code)
         ids = (ctypes.c_int32 * max(n.value, 1))()
-        _check(_lib.vkllm_tokenize(tok, data, len(data), flags, ids, n.value, ctypes.byref(n)))
+        _check(_lib.vkllm_tokenizer_encode(tok, data, len(data), flags, ids, n.value, ctypes.byref(n)))
         return list(ids[: n.value])
 
     def detokenize(self, ids, special=False):
@@ -1790,17 +1791,17 @@ class Tokenizer:
         arr = (ctypes.c_int32 * max(len(ids), 1))(*ids)
         flags = DETOKENIZE_SPECIAL if special else 0
         tok = self._h()
-        return _sized(lambda b, c, n: _lib.vkllm_detokenize(tok, arr, len(ids), flags, b, c, n)
+        return _sized(lambda b, c, n: _lib.vkllm_tokenizer_decode(tok, arr, len(ids), flags, b, c, n)
                       ).decode(errors="replace")
 
     def token_to_piece(self, token, special=False):
         """The bytes of one token (maybe part of a UTF-8 character)."""
         tok, flags = self._h(), DETOKENIZE_SPECIAL if special else 0
-        return _sized(lambda b, c, n: _lib.vkllm_token_to_piece(tok, token, flags, b, c, n))
+        return _sized(lambda b, c, n: _lib.vkllm_tokenizer_get_piece(tok, token, flags, b, c, n))
 
     def is_end_of_generation(self, token):
         out = ctypes.c_int32(0)
-        _check(_lib.vkllm_token_is_end_of_generation(self._h(), token, ctypes.byref(out)))
+        _check(_lib.vkllm_tokenizer_is_end_of_generation(self._h(), token, ctypes.byref(out)))
         return out.value != 0
 
     def detokenizer(self, special=False):

@@ -207,12 +207,12 @@ std::vector<int32_t> chat_tokens(const vkllm_conversation &c, const std::string 
                                  const char *fn, bool bos = true) {
     const vkllm_tokenizer *tok = &c.model.tokenizer;
     size_t n = 0;
-    vkllm_status s =
-        vkllm_tokenize(tok, text.data(), text.size(), VKLLM_TOKENIZE_PARSE_SPECIAL, nullptr, 0, &n);
+    vkllm_status s = vkllm_tokenizer_encode(tok, text.data(), text.size(),
+                                            VKLLM_TOKENIZE_PARSE_SPECIAL, nullptr, 0, &n);
     if (s != VKLLM_ERR_BUFFER_TOO_SMALL) check(s, fn, "tokenizing");
     std::vector<int32_t> ids(n);
-    check(vkllm_tokenize(tok, text.data(), text.size(), VKLLM_TOKENIZE_PARSE_SPECIAL, ids.data(),
-                         ids.size(), &n),
+    check(vkllm_tokenizer_encode(tok, text.data(), text.size(), VKLLM_TOKENIZE_PARSE_SPECIAL,
+                                 ids.data(), ids.size(), &n),
           fn, "tokenizing");
     ids.resize(n);
     vkllm_tokenizer_info info;
@@ -552,7 +552,7 @@ vkllm_status vkllm_conversation_reply(vkllm_conversation *conversation,
         std::memset(&r, 0, sizeof r);
         r.struct_size = sizeof r;
         const vkllm_status s =
-            vkllm_generate(c.session, fresh.data(), fresh.size(), sampling, &gp, &r);
+            vkllm_session_generate(c.session, fresh.data(), fresh.size(), sampling, &gp, &r);
         if (reply.error) std::rethrow_exception(reply.error);
         if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED) check(s, fn, "generating");
         const std::string message = s == VKLLM_OK ? "" : vkllm_last_error();

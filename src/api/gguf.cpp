@@ -51,13 +51,13 @@ vkllm_status vkllm_gguf_get_summary(const vkllm_gguf *gguf, vkllm_model_summary 
     });
 }
 
-vkllm_status vkllm_gguf_key_at(const vkllm_gguf *gguf, size_t index, vkllm_gguf_key *out) {
+vkllm_status vkllm_gguf_get_key(const vkllm_gguf *gguf, size_t index, vkllm_gguf_key *out) {
     return guard([&] {
-        require_arg(gguf, "vkllm_gguf_key_at", "gguf");
-        require_struct(out, "vkllm_gguf_key_at", "out");
+        require_arg(gguf, "vkllm_gguf_get_key", "gguf");
+        require_struct(out, "vkllm_gguf_get_key", "out");
         const auto &keys = gguf->file->keys();
         if (index >= keys.size())
-            fail(VKLLM_ERR_NOT_FOUND, "vkllm_gguf_key_at: index %zu, the file has %zu keys", index,
+            fail(VKLLM_ERR_NOT_FOUND, "vkllm_gguf_get_key: index %zu, the file has %zu keys", index,
                  keys.size());
         const KeyValue &kv = keys[index];
         vkllm_gguf_key k{};
@@ -102,13 +102,13 @@ vkllm_status vkllm_gguf_get_text(const vkllm_gguf *gguf, const char *key, char *
     });
 }
 
-vkllm_status vkllm_gguf_tensor_at(const vkllm_gguf *gguf, size_t index, vkllm_tensor_info *out) {
+vkllm_status vkllm_gguf_get_tensor(const vkllm_gguf *gguf, size_t index, vkllm_tensor_info *out) {
     return guard([&] {
-        require_arg(gguf, "vkllm_gguf_tensor_at", "gguf");
-        require_struct(out, "vkllm_gguf_tensor_at", "out");
+        require_arg(gguf, "vkllm_gguf_get_tensor", "gguf");
+        require_struct(out, "vkllm_gguf_get_tensor", "out");
         const auto &tensors = gguf->file->tensors();
         if (index >= tensors.size())
-            fail(VKLLM_ERR_NOT_FOUND, "vkllm_gguf_tensor_at: index %zu, the file has %zu tensors",
+            fail(VKLLM_ERR_NOT_FOUND, "vkllm_gguf_get_tensor: index %zu, the file has %zu tensors",
                  index, tensors.size());
         const auto &t = tensors[index];
         vkllm_tensor_info info{};

@@ -57,7 +57,7 @@ void vkllm_model_destroy(vkllm_model *model) {
     }
 }
 
-const vkllm_gguf *vkllm_model_gguf(const vkllm_model *model) {
+const vkllm_gguf *vkllm_model_get_gguf(const vkllm_model *model) {
     return model ? &model->metadata : nullptr;
 }
 
@@ -87,9 +87,16 @@ vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_model_info *ou
         info.n_ctx_train = c.n_ctx_train;
         info.device_bytes = m.weights().device_bytes;
         info.file_bytes = m.file_bytes();
-        info.rope_table_builds = m.rope_table_builds();
         info.tensor_bytes = m.tensor_bytes();
         vkllm::api::copy_struct(info, out);
+    });
+}
+
+vkllm_status vkllm_model_get_rope_table_builds(const vkllm_model *model, uint64_t *count) {
+    return guard([&] {
+        require_arg(model, "vkllm_model_get_rope_table_builds", "model");
+        require_arg(count, "vkllm_model_get_rope_table_builds", "count");
+        *count = model->model->rope_table_builds();
     });
 }
 

@@ -34,7 +34,7 @@ struct vkllm_model {
     std::shared_ptr<vkllm::gpu::Context> context;  // declared first: destroyed last
     std::shared_ptr<vkllm::engine::Model> model;
     vkllm_tokenizer tokenizer;  // handed out by vkllm_model_get_tokenizer
-    vkllm_gguf metadata;        // handed out by vkllm_model_gguf
+    vkllm_gguf metadata;        // handed out by vkllm_model_get_gguf
 };
 
 struct vkllm_session {

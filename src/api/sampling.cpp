@@ -142,10 +142,10 @@ vkllm_status vkllm_sampler_reset(vkllm_sampler *sampler) {
     });
 }
 
-vkllm_status vkllm_sampler_seed(const vkllm_sampler *sampler, uint64_t *seed) {
+vkllm_status vkllm_sampler_get_seed(const vkllm_sampler *sampler, uint64_t *seed) {
     return guard([&] {
-        require_arg(sampler, "vkllm_sampler_seed", "sampler");
-        require_arg(seed, "vkllm_sampler_seed", "seed");
+        require_arg(sampler, "vkllm_sampler_get_seed", "sampler");
+        require_arg(seed, "vkllm_sampler_get_seed", "seed");
         *seed = sampler->impl.seed();
     });
 }

@@ -29,6 +29,7 @@ void vkllm_session_params_init(vkllm_session_params *p) {
     p->n_seq = 1;
     p->n_batch = 64;
     p->n_sink = 4;
+    p->kv_type = VKLLM_KV_F16;
 }
 
 vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params *params,
@@ -42,17 +43,28 @@ vkllm_status vkllm_session_create(vkllm_model *model, const vkllm_session_params
         o.n_ctx = p.n_ctx;
         o.n_seq = p.n_seq;
         o.n_batch = p.n_batch;
-        const uint32_t known = VKLLM_SESSION_KV_F32 | VKLLM_SESSION_STREAMING |
-                               VKLLM_SESSION_KV_Q8_0 | VKLLM_SESSION_RECORD_EVERY_STEP |
-                               VKLLM_SESSION_PROFILE;
+        // 0x1 and 0x4 were the KV cache type before 0.3: refused, never taken for F16.
+        if (p.flags & 0x5u)
+            fail(VKLLM_ERR_INVALID_ARGUMENT,
+                 "%s: flags 0x%x: the KV cache type is vkllm_session_params.kv_type since 0.3", fn,
+                 p.flags & 0x5u);
+        const uint32_t known =
+            VKLLM_SESSION_STREAMING | VKLLM_SESSION_RECORD_EVERY_STEP | VKLLM_SESSION_PROFILE;
         if (p.flags & ~known)
             fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", fn, p.flags & ~known);
-        if ((p.flags & VKLLM_SESSION_KV_F32) && (p.flags & VKLLM_SESSION_KV_Q8_0))
-            fail(VKLLM_ERR_INVALID_ARGUMENT,
-                 "%s: VKLLM_SESSION_KV_F32 and VKLLM_SESSION_KV_Q8_0 exclude each other", fn);
-        o.kv_type = p.flags & VKLLM_SESSION_KV_F32    ? vkllm::gpu::KvType::F32
-                    : p.flags & VKLLM_SESSION_KV_Q8_0 ? vkllm::gpu::KvType::Q8_0
-                                                      : vkllm::gpu::KvType::F16;
+        switch (p.kv_type) {
+            case VKLLM_KV_F16:
+                o.kv_type = vkllm::gpu::KvType::F16;
+                break;
+            case VKLLM_KV_F32:
+                o.kv_type = vkllm::gpu::KvType::F32;
+                break;
+            case VKLLM_KV_Q8_0:
+                o.kv_type = vkllm::gpu::KvType::Q8_0;
+                break;
+            default:
+                fail(VKLLM_ERR_INVALID_ARGUMENT, "%s: unknown kv_type %d", fn, int(p.kv_type));
+        }
         o.streaming = p.flags & VKLLM_SESSION_STREAMING;
         o.record_every_step = p.flags & VKLLM_SESSION_RECORD_EVERY_STEP;
         o.profile = p.flags & VKLLM_SESSION_PROFILE;
@@ -224,12 +236,13 @@ void vkllm_generate_params_init(vkllm_generate_params *p) {
     p->max_tokens = 256;
 }
 
-vkllm_status vkllm_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
-                            const vkllm_sampling_params *sampling,
-                            const vkllm_generate_params *params, vkllm_generate_result *result) {
+vkllm_status vkllm_session_generate(vkllm_session *session, const int32_t *prompt, size_t n_prompt,
+                                    const vkllm_sampling_params *sampling,
+                                    const vkllm_generate_params *params,
+                                    vkllm_generate_result *result) {
     vkllm::engine::GenerateResult r;
     vkllm_status status = guard([&] {
-        const char *fn = "vkllm_generate";
+        const char *fn = "vkllm_session_generate";
         readable(session, fn);
         if (n_prompt > 0) require_arg(prompt, fn, "prompt");
         if (result) require_struct(result, fn, "result");

@@ -36,9 +36,7 @@ vkllm_status vkllm_session_get_info(const vkllm_session *session, vkllm_session_
         r.n_seq = o.n_seq;
         r.n_batch = o.n_batch;
         r.n_sink = o.n_sink;
-        r.flags = (o.kv_type == vkllm::gpu::KvType::F32 ? VKLLM_SESSION_KV_F32 : 0u) |
-                  (o.kv_type == vkllm::gpu::KvType::Q8_0 ? VKLLM_SESSION_KV_Q8_0 : 0u) |
-                  (o.streaming ? VKLLM_SESSION_STREAMING : 0u) |
+        r.flags = (o.streaming ? VKLLM_SESSION_STREAMING : 0u) |
                   (o.record_every_step ? VKLLM_SESSION_RECORD_EVERY_STEP : 0u) |
                   (o.profile ? VKLLM_SESSION_PROFILE : 0u);
         r.kv_type = o.kv_type == vkllm::gpu::KvType::F32    ? VKLLM_KV_F32
@@ -50,9 +48,9 @@ vkllm_status vkllm_session_get_info(const vkllm_session *session, vkllm_session_
     });
 }
 
-vkllm_status vkllm_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs, size_t n_seqs,
-                                  const vkllm_generate_params *params) {
-    const char *fn = "vkllm_generate_batch";
+vkllm_status vkllm_session_generate_batch(vkllm_session *session, vkllm_batch_sequence *seqs,
+                                          size_t n_seqs, const vkllm_generate_params *params) {
+    const char *fn = "vkllm_session_generate_batch";
     std::vector<vkllm::engine::BatchSequence> batch;
     size_t stride = 0;
     auto at = [&](size_t i) {

@@ -12,9 +12,10 @@ using vkllm::api::require_arg;
 
 extern "C" {
 
-vkllm_status vkllm_session_state_size(const vkllm_session *session, uint32_t seq, size_t *size) {
+vkllm_status vkllm_session_get_state_size(const vkllm_session *session, uint32_t seq,
+                                          size_t *size) {
     return guard([&] {
-        const char *fn = "vkllm_session_state_size";
+        const char *fn = "vkllm_session_get_state_size";
         const vkllm::engine::Session &s = readable(session, fn);
         require_arg(size, fn, "size");
         *size = size_t(s.state_size(seq));

@@ -83,55 +83,56 @@ vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer, vkllm_to
     });
 }
 
-vkllm_status vkllm_tokenize(const vkllm_tokenizer *tokenizer, const char *text, size_t length,
-                            uint32_t flags, int32_t *tokens, size_t capacity, size_t *n_tokens) {
+vkllm_status vkllm_tokenizer_encode(const vkllm_tokenizer *tokenizer, const char *text,
+                                    size_t length, uint32_t flags, int32_t *tokens, size_t capacity,
+                                    size_t *n_tokens) {
     return guard([&] {
-        const Tokenizer &t = tok(tokenizer, "vkllm_tokenize");
-        if (length > 0) require_arg(text, "vkllm_tokenize", "text");
-        if (capacity > 0) require_arg(tokens, "vkllm_tokenize", "tokens");
-        require_arg(n_tokens, "vkllm_tokenize", "n_tokens");
+        const Tokenizer &t = tok(tokenizer, "vkllm_tokenizer_encode");
+        if (length > 0) require_arg(text, "vkllm_tokenizer_encode", "text");
+        if (capacity > 0) require_arg(tokens, "vkllm_tokenizer_encode", "tokens");
+        require_arg(n_tokens, "vkllm_tokenizer_encode", "n_tokens");
         vkllm::tokenizer::EncodeOptions o;
         o.add_special = flags & VKLLM_TOKENIZE_ADD_SPECIAL;
         o.parse_special = flags & VKLLM_TOKENIZE_PARSE_SPECIAL;
         std::vector<int32_t> ids = t.encode(std::string_view(text ? text : "", length), o);
         *n_tokens = ids.size();
         if (ids.size() > capacity)
-            fail(VKLLM_ERR_BUFFER_TOO_SMALL, "vkllm_tokenize: %zu tokens, room for %zu", ids.size(),
-                 capacity);
+            fail(VKLLM_ERR_BUFFER_TOO_SMALL, "vkllm_tokenizer_encode: %zu tokens, room for %zu",
+                 ids.size(), capacity);
         std::copy(ids.begin(), ids.end(), tokens);
     });
 }
 
-vkllm_status vkllm_token_to_piece(const vkllm_tokenizer *tokenizer, int32_t token, uint32_t flags,
-                                  char *buf, size_t capacity, size_t *length) {
+vkllm_status vkllm_tokenizer_get_piece(const vkllm_tokenizer *tokenizer, int32_t token,
+                                       uint32_t flags, char *buf, size_t capacity, size_t *length) {
     return guard([&] {
-        const Tokenizer &t = tok(tokenizer, "vkllm_token_to_piece");
-        check_id(t, token, "vkllm_token_to_piece");
+        const Tokenizer &t = tok(tokenizer, "vkllm_tokenizer_get_piece");
+        check_id(t, token, "vkllm_tokenizer_get_piece");
         copy_text(t.piece(token, flags & VKLLM_DETOKENIZE_SPECIAL), buf, capacity, length,
-                  "vkllm_token_to_piece");
+                  "vkllm_tokenizer_get_piece");
     });
 }
 
-vkllm_status vkllm_detokenize(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
-                              size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
-                              size_t *length) {
+vkllm_status vkllm_tokenizer_decode(const vkllm_tokenizer *tokenizer, const int32_t *tokens,
+                                    size_t n_tokens, uint32_t flags, char *buf, size_t capacity,
+                                    size_t *length) {
     return guard([&] {
-        const Tokenizer &t = tok(tokenizer, "vkllm_detokenize");
-        if (n_tokens > 0) require_arg(tokens, "vkllm_detokenize", "tokens");
+        const Tokenizer &t = tok(tokenizer, "vkllm_tokenizer_decode");
+        if (n_tokens > 0) require_arg(tokens, "vkllm_tokenizer_decode", "tokens");
         std::vector<int32_t> ids(tokens, tokens + n_tokens);
         for (int32_t id : ids)
-            check_id(t, id, "vkllm_detokenize");
+            check_id(t, id, "vkllm_tokenizer_decode");
         copy_text(t.decode(ids, flags & VKLLM_DETOKENIZE_SPECIAL), buf, capacity, length,
-                  "vkllm_detokenize");
+                  "vkllm_tokenizer_decode");
     });
 }
 
-vkllm_status vkllm_token_is_end_of_generation(const vkllm_tokenizer *tokenizer, int32_t token,
-                                              int32_t *out) {
+vkllm_status vkllm_tokenizer_is_end_of_generation(const vkllm_tokenizer *tokenizer, int32_t token,
+                                                  int32_t *out) {
     return guard([&] {
-        const Tokenizer &t = tok(tokenizer, "vkllm_token_is_end_of_generation");
-        check_id(t, token, "vkllm_token_is_end_of_generation");
-        require_arg(out, "vkllm_token_is_end_of_generation", "out");
+        const Tokenizer &t = tok(tokenizer, "vkllm_tokenizer_is_end_of_generation");
+        check_id(t, token, "vkllm_tokenizer_is_end_of_generation");
+        require_arg(out, "vkllm_tokenizer_is_end_of_generation", "out");
         *out = t.is_end_of_generation(token);
     });
 }

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 binding=$(cd "$here/../../bindings/go" && pwd)
 prefix=$work/prefix
 lib=$prefix/$libdir
-major=${version%%.*}
+soversion=${version%.*} # MAJOR.MINOR: the SONAME (CMakeLists.txt, VKLLM_SOVERSION)
 
 . "$here/install_prefix.sh"
 install_prefix
@@ -41,8 +41,8 @@ exe=$work/consumer
 out=$("$exe") || fail "the Go consumer: $out"
 echo "Go consumer: $out"
 [ "$out" = "vkllm $version" ] || fail "unexpected output: $out"
-used=$(ldd "$exe" | awk -v so="libvkllm.so.$major" '$1 == so { print $3 }')
-[ -n "$used" ] && [ "$(readlink -f "$used")" = "$(readlink -f "$lib/libvkllm.so.$major")" ] ||
+used=$(ldd "$exe" | awk -v so="libvkllm.so.$soversion" '$1 == so { print $3 }')
+[ -n "$used" ] && [ "$(readlink -f "$used")" = "$(readlink -f "$lib/libvkllm.so.$soversion")" ] ||
     fail "the Go consumer does not use the installed library: $(ldd "$exe")"
 
 rm -rf "$work"

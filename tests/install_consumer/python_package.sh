@@ -74,7 +74,7 @@ case $1 in
 esac
 [ "$2" = "$version" ] || fail "the package's version is $2, the library's project version $version"
 [ "$3" = "$version" ] || fail "vkllm.version() is $3, not $version"
-[ "$4" = "$(readlink -f "$prefix/$libdir/libvkllm.so.0")" ] ||
+[ "$4" = "$(readlink -f "$prefix/$libdir/libvkllm.so.${version%.*}")" ] ||
     fail "the library loaded is $4, not the prefix's"
 
 rm -rf "$work"

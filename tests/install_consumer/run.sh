@@ -8,7 +8,7 @@ set -eu
 cmake=$1 build=$2 work=$3 cc=$4 libdir=$5 version=$6 static=$7 tools=${8:-OFF}
 here=$(cd "$(dirname "$0")" && pwd)
 prefix=$work/prefix
-major=${version%%.*}
+soversion=${version%.*} # MAJOR.MINOR: the SONAME (CMakeLists.txt, VKLLM_SOVERSION)
 
 . "$here/install_prefix.sh"
 install_prefix
@@ -20,17 +20,17 @@ for f in "$prefix/include/vkllm.h" "$lib/libvkllm.so.$version" "$lib/pkgconfig/v
     "$lib/cmake/vkllm/vkllmTargets.cmake"; do
     [ -f "$f" ] || fail "$f is not installed"
 done
-[ "$(readlink "$lib/libvkllm.so.$major")" = "libvkllm.so.$version" ] ||
-    fail "libvkllm.so.$major is not a link to libvkllm.so.$version"
-[ "$(readlink "$lib/libvkllm.so")" = "libvkllm.so.$major" ] ||
-    fail "libvkllm.so is not a link to libvkllm.so.$major"
-readelf -d "$lib/libvkllm.so.$version" | grep -q "SONAME.*\[libvkllm.so.$major\]" ||
-    fail "the SONAME of libvkllm.so.$version is not libvkllm.so.$major"
+[ "$(readlink "$lib/libvkllm.so.$soversion")" = "libvkllm.so.$version" ] ||
+    fail "libvkllm.so.$soversion is not a link to libvkllm.so.$version"
+[ "$(readlink "$lib/libvkllm.so")" = "libvkllm.so.$soversion" ] ||
+    fail "libvkllm.so is not a link to libvkllm.so.$soversion"
+readelf -d "$lib/libvkllm.so.$version" | grep -q "SONAME.*\[libvkllm.so.$soversion\]" ||
+    fail "the SONAME of libvkllm.so.$version is not libvkllm.so.$soversion"
 case $static in
 ON | on | 1 | TRUE | true) [ -f "$lib/libvkllm.a" ] || fail "libvkllm.a is not installed (VKLLM_STATIC)" ;;
 *) [ ! -e "$lib/libvkllm.a" ] || fail "libvkllm.a is installed without VKLLM_STATIC" ;;
 esac
-echo "installed: include/vkllm.h, $libdir/libvkllm.so{,.$major,.$version}, vkllm.pc, CMake package"
+echo "installed: include/vkllm.h, $libdir/libvkllm.so{,.$soversion,.$version}, vkllm.pc, CMake package"
 
 # pkg-config.
 command -v pkg-config >/dev/null || fail "pkg-config is not installed (scripts/deps.sh)"
@@ -61,7 +61,7 @@ grep -q "vkllm $version from $lib/cmake/vkllm" "$work/cmake.log" ||
 out=$("$work/cmake-build/consumer") || fail "the find_package consumer"
 echo "find_package consumer: $out"
 [ "$out" = "vkllm $version (header $version)" ] || fail "unexpected output: $out"
-ldd "$work/cmake-build/consumer" | grep -q "libvkllm.so.$major => $lib/" ||
+ldd "$work/cmake-build/consumer" | grep -q "libvkllm.so.$soversion => $lib/" ||
     fail "the find_package consumer does not use the installed library: $(ldd "$work/cmake-build/consumer")"
 
 # The installed CLI (when built) carries the library (it links the static archive): it runs

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rust=$(cd "$here/../../bindings/rust" && pwd)
 prefix=$work/prefix
 lib=$prefix/$libdir
-major=${version%%.*}
+soversion=${version%.*} # MAJOR.MINOR: the SONAME (CMakeLists.txt, VKLLM_SOVERSION)
 
 . "$here/install_prefix.sh"
 install_prefix
@@ -42,8 +42,8 @@ exe=$work/target/debug/vkllm-consumer
 out=$("$exe") || fail "the Rust consumer: $out"
 echo "Rust consumer: $out"
 [ "$out" = "vkllm $version" ] || fail "unexpected output: $out"
-used=$(ldd "$exe" | awk -v so="libvkllm.so.$major" '$1 == so { print $3 }')
-[ -n "$used" ] && [ "$(readlink -f "$used")" = "$(readlink -f "$lib/libvkllm.so.$major")" ] ||
+used=$(ldd "$exe" | awk -v so="libvkllm.so.$soversion" '$1 == so { print $3 }')
+[ -n "$used" ] && [ "$(readlink -f "$used")" = "$(readlink -f "$lib/libvkllm.so.$soversion")" ] ||
     fail "the Rust consumer does not use the installed library: $(ldd "$exe")"
 
 rm -rf "$work"

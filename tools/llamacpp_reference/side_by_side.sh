@@ -25,7 +25,7 @@
 # The device machine has no compiler for vkllm and no node: everything travels as a payload made
 # on the build machine (from the repository root; .gpu/ and .gl/ are in .git/info/exclude):
 #   mkdir -p .gpu/bin .gpu/vl .gpu/ll; cp build/vkllm build/tests/test_kernels .gpu/bin/
-#   cp build/libvkllm.so.0.* .gpu/bin/libvkllm.so.0; cp /usr/lib/x86_64-linux-gnu/libedit.so.2 .gpu/bin/
+#   cp build/libvkllm.so.0.3.* .gpu/bin/libvkllm.so.0.3; cp /usr/lib/x86_64-linux-gnu/libedit.so.2 .gpu/bin/
 #   (the validation layer's .so and its json with "library_path" made relative, into .gpu/vl;
 #    node-llama-cpp's linux-x64-vulkan libraries and llama_bench.c built as its header says, .gpu/ll)
 #   tar -cJf .gpu/payload.tar.xz -C .gpu bin vl ll; cp tools/llamacpp_reference/side_by_side.sh .gpu/run.sh

@@ -1,4 +1,4 @@
-//! Raw declarations of libvkllm's C API, one for one with `include/vkllm.h` (version 0.1).
+//! Raw declarations of libvkllm's C API, one for one with `include/vkllm.h` (version 0.3).
 //!
 //! Everything here is `unsafe` to use; the `vkllm` crate is the safe layer. Read the header for
 //! the contract of each function: this file repeats the declarations, not the documentation.
@@ -403,7 +403,6 @@ pub struct vkllm_model_info {
     pub n_ctx_train: u32,
     pub device_bytes: u64,
     pub file_bytes: u64,
-    pub rope_table_builds: u64,
     pub tensor_bytes: u64,
 }
 
@@ -416,9 +415,7 @@ pub struct vkllm_session {
     _opaque: [u8; 0],
 }
 
-pub const VKLLM_SESSION_KV_F32: u32 = 0x1;
 pub const VKLLM_SESSION_STREAMING: u32 = 0x2;
-pub const VKLLM_SESSION_KV_Q8_0: u32 = 0x4;
 pub const VKLLM_SESSION_RECORD_EVERY_STEP: u32 = 0x8;
 pub const VKLLM_SESSION_PROFILE: u32 = 0x10;
 pub const VKLLM_MAX_CHAINED_STEPS: u32 = 64;
@@ -432,6 +429,7 @@ pub struct vkllm_session_params {
     pub n_batch: u32,
     pub flags: u32,
     pub n_sink: u32,
+    pub kv_type: vkllm_kv_type,
 }
 
 #[repr(C)]
@@ -663,7 +661,7 @@ extern "C" {
         gguf: *const vkllm_gguf,
         out: *mut vkllm_model_summary,
     ) -> vkllm_status;
-    pub fn vkllm_gguf_key_at(
+    pub fn vkllm_gguf_get_key(
         gguf: *const vkllm_gguf,
         index: usize,
         out: *mut vkllm_gguf_key,
@@ -692,7 +690,7 @@ extern "C" {
         capacity: usize,
         length: *mut usize,
     ) -> vkllm_status;
-    pub fn vkllm_gguf_tensor_at(
+    pub fn vkllm_gguf_get_tensor(
         gguf: *const vkllm_gguf,
         index: usize,
         out: *mut vkllm_tensor_info,
@@ -708,7 +706,7 @@ extern "C" {
         tokenizer: *const vkllm_tokenizer,
         out: *mut vkllm_tokenizer_info,
     ) -> vkllm_status;
-    pub fn vkllm_tokenize(
+    pub fn vkllm_tokenizer_encode(
         tokenizer: *const vkllm_tokenizer,
         text: *const c_char,
         length: usize,
@@ -717,7 +715,7 @@ extern "C" {
         capacity: usize,
         n_tokens: *mut usize,
     ) -> vkllm_status;
-    pub fn vkllm_token_to_piece(
+    pub fn vkllm_tokenizer_get_piece(
         tokenizer: *const vkllm_tokenizer,
         token: i32,
         flags: u32,
@@ -725,7 +723,7 @@ extern "C" {
         capacity: usize,
         length: *mut usize,
     ) -> vkllm_status;
-    pub fn vkllm_detokenize(
+    pub fn vkllm_tokenizer_decode(
         tokenizer: *const vkllm_tokenizer,
         tokens: *const i32,
         n_tokens: usize,
@@ -734,7 +732,7 @@ extern "C" {
         capacity: usize,
         length: *mut usize,
     ) -> vkllm_status;
-    pub fn vkllm_token_is_end_of_generation(
+    pub fn vkllm_tokenizer_is_end_of_generation(
         tokenizer: *const vkllm_tokenizer,
         token: i32,
         out: *mut i32,
@@ -886,7 +884,7 @@ extern "C" {
         count: *mut usize,
     ) -> vkllm_status;
 
-    pub fn vkllm_session_state_size(
+    pub fn vkllm_session_get_state_size(
         session: *const vkllm_session,
         seq: u32,
         size: *mut usize,
@@ -930,7 +928,7 @@ extern "C" {
 
     pub fn vkllm_sampling_params_init(params: *mut vkllm_sampling_params);
     pub fn vkllm_generate_params_init(params: *mut vkllm_generate_params);
-    pub fn vkllm_generate(
+    pub fn vkllm_session_generate(
         session: *mut vkllm_session,
         prompt: *const i32,
         n_prompt: usize,
@@ -953,19 +951,19 @@ extern "C" {
     ) -> vkllm_status;
     pub fn vkllm_sampler_accept(sampler: *mut vkllm_sampler, token: i32) -> vkllm_status;
     pub fn vkllm_sampler_reset(sampler: *mut vkllm_sampler) -> vkllm_status;
-    pub fn vkllm_sampler_seed(sampler: *const vkllm_sampler, seed: *mut u64) -> vkllm_status;
+    pub fn vkllm_sampler_get_seed(sampler: *const vkllm_sampler, seed: *mut u64) -> vkllm_status;
     pub fn vkllm_session_cancel(session: *mut vkllm_session) -> vkllm_status;
     pub fn vkllm_session_get_info(
         session: *const vkllm_session,
         out: *mut vkllm_session_info,
     ) -> vkllm_status;
-    pub fn vkllm_generate_batch(
+    pub fn vkllm_session_generate_batch(
         session: *mut vkllm_session,
         seqs: *mut vkllm_batch_sequence,
         n_seqs: usize,
         params: *const vkllm_generate_params,
     ) -> vkllm_status;
-    pub fn vkllm_model_gguf(model: *const vkllm_model) -> *const vkllm_gguf;
+    pub fn vkllm_model_get_gguf(model: *const vkllm_model) -> *const vkllm_gguf;
 
     pub fn vkllm_grammar_create(
         tokenizer: *const vkllm_tokenizer,
@@ -1144,7 +1142,10 @@ mod tests {
         assert_eq!(offset_of!(vkllm_device_info, coopmat_shapes), 1092);
         assert_eq!(size_of::<vkllm_device_info>(), 2120);
         assert_eq!(size_of::<vkllm_model_summary>(), 856);
-        assert_eq!(size_of::<vkllm_model_info>(), 136);
+        assert_eq!(size_of::<vkllm_model_info>(), 128);
+        assert_eq!(offset_of!(vkllm_model_info, tensor_bytes), 120);
+        assert_eq!(offset_of!(vkllm_session_params, kv_type), 28);
+        assert_eq!(size_of::<vkllm_session_params>(), 32);
         assert_eq!(size_of::<vkllm_tokenizer_info>(), 104);
         assert_eq!(size_of::<vkllm_tensor_info>(), 96);
         assert_eq!(size_of::<vkllm_tool_call>(), 24);

@@ -68,7 +68,7 @@ impl Sampler {
     pub fn seed(&self) -> Result<u64> {
         let mut seed = 0u64;
         // SAFETY: valid handle.
-        check(unsafe { sys::vkllm_sampler_seed(self.raw.as_ptr(), &mut seed) })?;
+        check(unsafe { sys::vkllm_sampler_get_seed(self.raw.as_ptr(), &mut seed) })?;
         Ok(seed)
     }
 }
@@ -127,6 +127,24 @@ pub enum KvType {
     Other(i32),
 }
 
+pub(crate) fn kv_type_of(raw: sys::vkllm_kv_type) -> KvType {
+    match raw {
+        sys::VKLLM_KV_F16 => KvType::F16,
+        sys::VKLLM_KV_F32 => KvType::F32,
+        sys::VKLLM_KV_Q8_0 => KvType::Q8_0,
+        other => KvType::Other(other),
+    }
+}
+
+pub(crate) fn raw_kv_type(kv: KvType) -> sys::vkllm_kv_type {
+    match kv {
+        KvType::F16 => sys::VKLLM_KV_F16,
+        KvType::F32 => sys::VKLLM_KV_F32,
+        KvType::Q8_0 => sys::VKLLM_KV_Q8_0,
+        KvType::Other(other) => other,
+    }
+}
+
 /// What a session is, as created (`vkllm_session_info`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionInfo {
@@ -162,18 +180,13 @@ impl Session {
             n_batch: raw.n_batch,
             n_sink: raw.n_sink,
             flags: raw.flags,
-            kv_type: match raw.kv_type {
-                sys::VKLLM_KV_F16 => KvType::F16,
-                sys::VKLLM_KV_F32 => KvType::F32,
-                sys::VKLLM_KV_Q8_0 => KvType::Q8_0,
-                other => KvType::Other(other),
-            },
+            kv_type: kv_type_of(raw.kv_type),
             kv_cache_bytes: raw.kv_cache_bytes,
             device_bytes: raw.device_bytes,
         })
     }
 
-    /// Generates for several prompts at once (`vkllm_generate_batch`): prompt i in sequence i
+    /// Generates for several prompts at once (`vkllm_session_generate_batch`): prompt i in sequence i
     /// (see [`Session::with_sequences`]), all decoded together one step per token, each chosen
     /// by `samplers[i]` (None: greedy). Returns each sequence's generated tokens. Of `options`,
     /// `max_tokens` and `ignore_eog` apply.
@@ -215,7 +228,12 @@ impl Session {
             sys::vkllm_generate_params_init(&mut params);
             params.max_tokens = options.max_tokens;
             params.ignore_eog = i32::from(options.ignore_eog);
-            sys::vkllm_generate_batch(self.raw.as_ptr(), seqs.as_mut_ptr(), seqs.len(), &params)
+            sys::vkllm_session_generate_batch(
+                self.raw.as_ptr(),
+                seqs.as_mut_ptr(),
+                seqs.len(),
+                &params,
+            )
         })?;
         for (tokens, s) in out.iter_mut().zip(&seqs) {
             tokens.truncate(s.n_generated);
@@ -224,12 +242,12 @@ impl Session {
     }
 }
 
-/// A loaded model's metadata, from the copy of its keys the model keeps (`vkllm_model_gguf`):
+/// A loaded model's metadata, from the copy of its keys the model keeps (`vkllm_model_get_gguf`):
 /// the file is not opened again.
 impl Model {
     fn gguf(&self) -> *const sys::vkllm_gguf {
         // SAFETY: valid handle; the view lives as long as the model.
-        unsafe { sys::vkllm_model_gguf(self.raw.as_ptr()) }
+        unsafe { sys::vkllm_model_get_gguf(self.raw.as_ptr()) }
     }
 
     /// The metadata keys' names, in file order.
@@ -240,7 +258,7 @@ impl Model {
             let mut key: sys::vkllm_gguf_key = unsafe { std::mem::zeroed() };
             key.struct_size = std::mem::size_of::<sys::vkllm_gguf_key>();
             // SAFETY: valid view and output struct.
-            let code = unsafe { sys::vkllm_gguf_key_at(self.gguf(), names.len(), &mut key) };
+            let code = unsafe { sys::vkllm_gguf_get_key(self.gguf(), names.len(), &mut key) };
             if code == sys::VKLLM_ERR_NOT_FOUND {
                 return Ok(names);
             }

@@ -153,7 +153,7 @@ impl Gguf {
             let mut k: sys::vkllm_gguf_key = unsafe { std::mem::zeroed() };
             k.struct_size = std::mem::size_of::<sys::vkllm_gguf_key>();
             // SAFETY: valid handle and output struct.
-            let status = unsafe { sys::vkllm_gguf_key_at(self.raw.as_ptr(), keys.len(), &mut k) };
+            let status = unsafe { sys::vkllm_gguf_get_key(self.raw.as_ptr(), keys.len(), &mut k) };
             if status == sys::VKLLM_ERR_NOT_FOUND {
                 return Ok(keys);
             }
@@ -220,7 +220,7 @@ impl Gguf {
             t.struct_size = std::mem::size_of::<sys::vkllm_tensor_info>();
             // SAFETY: valid handle and output struct.
             let status =
-                unsafe { sys::vkllm_gguf_tensor_at(self.raw.as_ptr(), tensors.len(), &mut t) };
+                unsafe { sys::vkllm_gguf_get_tensor(self.raw.as_ptr(), tensors.len(), &mut t) };
             if status == sys::VKLLM_ERR_NOT_FOUND {
                 return Ok(tensors);
             }

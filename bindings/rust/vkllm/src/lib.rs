@@ -333,7 +333,7 @@ fn tokenize(tok: *const sys::vkllm_tokenizer, text: &str, flags: u32) -> Result<
         let mut n = 0usize;
         // SAFETY: text is valid for text.len() bytes, ids for ids.len() entries.
         let code = unsafe {
-            sys::vkllm_tokenize(
+            sys::vkllm_tokenizer_encode(
                 tok,
                 text.as_ptr().cast(),
                 text.len(),
@@ -356,7 +356,7 @@ fn tokenize(tok: *const sys::vkllm_tokenizer, text: &str, flags: u32) -> Result<
 fn is_end_of_generation(tok: *const sys::vkllm_tokenizer, token: i32) -> Result<bool> {
     let mut out = 0i32;
     // SAFETY: valid tokenizer (owned by a live model) and output pointer.
-    check(unsafe { sys::vkllm_token_is_end_of_generation(tok, token, &mut out) })?;
+    check(unsafe { sys::vkllm_tokenizer_is_end_of_generation(tok, token, &mut out) })?;
     Ok(out != 0)
 }
 
@@ -663,7 +663,7 @@ impl Session {
     pub fn save_state(&mut self, seq: u32) -> Result<Vec<u8>> {
         let mut size = 0usize;
         // SAFETY: valid handle, used by this thread only (&mut); out-pointers valid.
-        check(unsafe { sys::vkllm_session_state_size(self.raw.as_ptr(), seq, &mut size) })?;
+        check(unsafe { sys::vkllm_session_get_state_size(self.raw.as_ptr(), seq, &mut size) })?;
         let mut bytes = vec![0u8; size];
         // SAFETY: `bytes` holds `size` writable bytes for the call.
         check(unsafe {
@@ -837,7 +837,7 @@ impl Session {
         self.run(prompt, sampling, options, Some(top_logprobs), on_piece)
     }
 
-    /// vkllm_generate, with logprobs reported where `top_logprobs` is Some.
+    /// vkllm_session_generate, with logprobs reported where `top_logprobs` is Some.
     fn run<F>(
         &mut self,
         prompt: &[i32],
@@ -874,7 +874,7 @@ impl Session {
                 params.top_logprobs = i32::try_from(top).unwrap_or(i32::MAX);
             }
             params.user_data = (&mut cb as *mut Callback).cast();
-            sys::vkllm_generate(
+            sys::vkllm_session_generate(
                 self.raw.as_ptr(),
                 prompt.as_ptr(),
                 prompt.len(),

@@ -28,6 +28,8 @@ pub struct SessionOptions {
     pub flags: u32,
     /// Streaming: tokens kept at the start.
     pub n_sink: u32,
+    /// How the KV cache stores keys and values (`KvType::Other` is refused).
+    pub kv_type: crate::KvType,
 }
 
 impl Default for SessionOptions {
@@ -41,6 +43,7 @@ impl Default for SessionOptions {
             n_batch: p.n_batch,
             flags: p.flags,
             n_sink: p.n_sink,
+            kv_type: crate::control::kv_type_of(p.kv_type),
         }
     }
 }
@@ -78,6 +81,7 @@ impl Session {
             params.n_batch = options.n_batch;
             params.flags = options.flags;
             params.n_sink = options.n_sink;
+            params.kv_type = crate::control::raw_kv_type(options.kv_type);
             check(sys::vkllm_session_create(model.as_raw(), &params, &mut out))?;
         }
         NonNull::new(out)

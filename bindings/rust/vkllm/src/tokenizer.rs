@@ -123,7 +123,7 @@ impl Tokenizer<'_> {
     pub fn detokenize_with(&self, tokens: &[i32], flags: u32) -> Result<String> {
         // SAFETY: tokens valid for their length; the buffer for the capacity given.
         let bytes = read_sized(|buf, cap, n| unsafe {
-            sys::vkllm_detokenize(
+            sys::vkllm_tokenizer_decode(
                 self.raw.as_ptr(),
                 tokens.as_ptr(),
                 tokens.len(),
@@ -140,7 +140,7 @@ impl Tokenizer<'_> {
     pub fn token_to_piece(&self, token: i32, flags: u32) -> Result<Vec<u8>> {
         // SAFETY: the buffer is valid for the capacity given.
         read_sized(|buf, cap, n| unsafe {
-            sys::vkllm_token_to_piece(self.raw.as_ptr(), token, flags, buf, cap, n)
+            sys::vkllm_tokenizer_get_piece(self.raw.as_ptr(), token, flags, buf, cap, n)
         })
     }
 

@@ -8,7 +8,7 @@ use vkllm::{
     chat_apply_template, chat_render_json, ggml_type_name, ChatOptions, Gguf, GgufKey, Model,
     Runtime, Session, SessionOptions, Status, Tokenizer,
 };
-use vkllm_sys::{VKLLM_GGUF_STRING, VKLLM_MAX_CHAINED_STEPS, VKLLM_SESSION_KV_F32};
+use vkllm_sys::{VKLLM_GGUF_STRING, VKLLM_MAX_CHAINED_STEPS};
 
 const TEXT: &str = "Hello world, Zürich 東京 🙂!";
 
@@ -372,7 +372,7 @@ fn stats_and_kv_bytes_count_the_cache_a_session_holds() {
         &model,
         &SessionOptions {
             n_ctx: 64,
-            flags: VKLLM_SESSION_KV_F32,
+            kv_type: vkllm::KvType::F32,
             ..SessionOptions::default()
         },
     )
