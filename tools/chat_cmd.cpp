@@ -127,7 +127,7 @@ bool answer(const Options &o, const Loaded &l, const vkllm_tokenizer *tok, Conve
     std::printf("\n");
     std::fflush(stdout);
     if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED && s != VKLLM_ERR_CONTEXT_FULL)
-        return rc = fail_with(s, "generating"), false;
+        return rc = fail_with(s, "generating", st.error), false;
     vkllm_session_get_position(l.session, 0, &n_past);
     // What the cache holds now: the turn's tokens and the answer's but its last; after ^C in
     // the prefill, part of the turn's tokens.

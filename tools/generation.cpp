@@ -67,7 +67,11 @@ vkllm_model_info model_info(const vkllm_model *model) {
 }  // namespace
 
 int fail_with(vkllm_status s, const char *what) {
-    std::fprintf(stderr, "vkllm: %s: %s: %s\n", what, vkllm_status_string(s), vkllm_last_error());
+    return fail_with(s, what, vkllm_last_error());
+}
+
+int fail_with(vkllm_status s, const char *what, const std::string &message) {
+    std::fprintf(stderr, "vkllm: %s: %s: %s\n", what, vkllm_status_string(s), message.c_str());
     return 1;
 }
 
@@ -252,6 +256,7 @@ vkllm_status generate(const Options &o, const Loaded &l, const std::vector<int32
     st.compile_at_first_token = -1;
     double before = compile_ms(l.rt);
     vkllm_status s = vkllm_session_generate(l.session, prompt.data(), prompt.size(), &sp, &gp, &r);
+    if (s != VKLLM_OK) st.error = vkllm_last_error();
     double after = compile_ms(l.rt);
     double first = st.compile_at_first_token < 0 ? after : st.compile_at_first_token;
     st.compile_prefill_ms = first - before;

@@ -35,6 +35,8 @@ struct Loaded {
 
 // Prints "vkllm: WHAT: status: message"; returns the exit status 1.
 int fail_with(vkllm_status s, const char *what);
+// The same with a message kept from the failed call (Stream::error).
+int fail_with(vkllm_status s, const char *what, const std::string &message);
 // Creates the runtime, loads the model and makes the session. `stage` says which step failed:
 // the device, the model file or the session; nullptr when the message is printed already.
 vkllm_status load(const Options &o, Loaded &l, const char *&stage);
@@ -73,6 +75,9 @@ struct Stream {
     const vkllm_runtime *rt = nullptr;
     double compile_at_first_token = -1;
     double compile_prefill_ms = 0, compile_decode_ms = 0;
+    // A failed generation's vkllm_last_error(), kept: the calls after it (statistics, the reply
+    // view's end) would clear it before it is printed.
+    std::string error;
 };
 
 // SIGINT's handler: sets g_interrupted (line_reader.h), which stops an answer through the

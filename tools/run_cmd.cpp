@@ -158,7 +158,7 @@ int cmd_run(int argc, char **argv) {
         for (const ToolCall &call : view->calls)
             std::printf("\n%s", tool_call_json(call).c_str());
     }
-    if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED) return fail_with(s, "generating");
+    if (s != VKLLM_OK && s != VKLLM_ERR_CANCELLED) return fail_with(s, "generating", st.error);
     if (o.save_session) {
         vkllm_status saved = vkllm_session_state_save_file(l.session, 0, o.save_session);
         if (saved != VKLLM_OK) return fail_with(saved, "saving the session");
