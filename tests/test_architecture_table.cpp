@@ -170,6 +170,40 @@ TEST(ArchitectureTable, AScalingARowDoesNotTakeIsRefusedNamingTheArchitecture) {
     }
 }
 
+// llama.cpp reads rope.scaling.type for these architectures: a file extended by YaRN (Qwen2.5's
+// long-context configurations) or linear interpolation is served scaled, never silently as if
+// it were not.
+TEST(ArchitectureTable, TheScalingAFileStatesReachesTheConfigurationWhereTheRowTakesIt) {
+    using namespace vkllm::models;
+    int rows = 0;
+    for (const Architecture &a : architectures()) {
+        if (a.scaling != RopeScalingKey::LinearOrYarn) continue;
+        SCOPED_TRACE(a.name);
+        ++rows;
+        const std::string p = std::string(a.name) + ".rope.scaling.";
+        GgufBuilder yarn = minimal_file(a.name);
+        yarn.kv_string(p + "type", "yarn");
+        yarn.kv_f32(p + "factor", 4);
+        yarn.kv_u32(p + "original_context_length", 64);
+        ModelConfig c = config_of(yarn);
+        EXPECT_EQ(c.yarn_factor, 4.0f);
+        EXPECT_EQ(c.yarn_orig_ctx, 64u);
+        EXPECT_EQ(c.rope_linear_factor, 0.0f);
+        GgufBuilder linear = minimal_file(a.name);
+        linear.kv_string(p + "type", "linear");
+        linear.kv_f32(p + "factor", 2);
+        c = config_of(linear);
+        EXPECT_EQ(c.rope_linear_factor, 2.0f);
+        EXPECT_EQ(c.yarn_factor, 0.0f);
+        GgufBuilder none = minimal_file(a.name);
+        none.kv_string(p + "type", "none");
+        c = config_of(none);
+        EXPECT_EQ(c.rope_linear_factor, 0.0f);
+        EXPECT_EQ(c.yarn_factor, 0.0f);
+    }
+    EXPECT_GE(rows, 7) << "llama, qwen2, qwen3, qwen2moe, qwen3moe, smollm3 and granite";
+}
+
 TEST(ArchitectureTable, UnknownNamesAreRefusedNamingTheArchitectureAndEveryRow) {
     for (const char *unknown : {"mamba", "Llama", "llama ", "qwen", ""}) {
         SCOPED_TRACE(unknown);

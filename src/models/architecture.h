@@ -23,7 +23,7 @@ enum class NormPlace { Pre, PrePost, Post };
 enum class QkNorm { NoQk, PerHead, WholeRow };
 enum class Ffn { SwiGlu, GeGlu, Gelu, Experts, SharedExperts, OaiExperts };
 enum class TopK { AsRouted, FileSays, Renormalized };
-enum class RopeScalingKey { Unread, NoScaling, Linear, Yarn };
+enum class RopeScalingKey { Unread, NoScaling, Linear, Yarn, LinearOrYarn };
 enum class EmbdScale { One, SqrtEmbd };
 
 // A soft cap's column: a positive default, or one of these.

@@ -23,11 +23,13 @@ void read_experts(const Architecture &a, const HParams &keys, ModelConfig &c) {
              keys.path(), c.n_expert_used, c.n_expert);
 }
 
-// rope.scaling.type where the row reads it: absent or "none", or the one kind it takes.
+// rope.scaling.type where the row reads it: absent or "none", or a kind it takes.
 void read_rope_scaling(const Architecture &a, const HParams &keys, ModelConfig &c) {
     if (a.scaling == RopeScalingKey::Unread) return;
     auto type = keys.string("rope.scaling.type");
-    if (a.scaling == RopeScalingKey::Yarn && type && *type == "yarn") {
+    bool yarn = a.scaling == RopeScalingKey::Yarn || a.scaling == RopeScalingKey::LinearOrYarn;
+    bool linear = a.scaling == RopeScalingKey::Linear || a.scaling == RopeScalingKey::LinearOrYarn;
+    if (yarn && type && *type == "yarn") {
         c.yarn_factor = keys.positive("rope.scaling.factor", 1.0);
         c.yarn_orig_ctx = keys.need("rope.scaling.original_context_length");
         c.yarn_ext_factor = keys.finite("rope.scaling.yarn_ext_factor", 1);
@@ -37,7 +39,7 @@ void read_rope_scaling(const Architecture &a, const HParams &keys, ModelConfig &
         if (!(c.yarn_factor >= 1.0f))
             fail(VKLLM_ERR_FORMAT, "%s: rope.scaling.factor %g is below 1", keys.path(),
                  double(c.yarn_factor));
-    } else if (a.scaling == RopeScalingKey::Linear && type && *type == "linear") {
+    } else if (linear && type && *type == "linear") {
         c.rope_linear_factor = keys.positive("rope.scaling.factor", 1.0);
     } else if (type && *type != "none") {
         fail(VKLLM_ERR_UNSUPPORTED, "%s: RoPE scaling \"%s\" is not supported for %s", keys.path(),
