@@ -9,6 +9,9 @@ clang-format pkg-config libedit-dev python3 python3-numpy python3-yaml python3-r
 # (a rustup or golang.org install is used as it is).
 command -v cargo >/dev/null 2>&1 || VKLLM_PACKAGES="$VKLLM_PACKAGES cargo"
 command -v go >/dev/null 2>&1 || VKLLM_PACKAGES="$VKLLM_PACKAGES golang-go"
+# bindgen 0.60.1 and the libclang it loads, for the check that vkllm-sys is what the header
+# generates (scripts/gen-rust-sys; seconds to install, where building bindgen-cli takes minutes).
+VKLLM_PACKAGES="$VKLLM_PACKAGES bindgen libclang1-14 libclang-common-14-dev"
 
 vkllm_missing_packages() {
     missing=""

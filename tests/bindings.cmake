@@ -2,13 +2,15 @@
 # where the target `vkllm` and VKLLM_SHARED_DATA_DIR exist. Each runs only when its toolchain is
 # installed and the shared tiny model is present; both build offline (no external crates or
 # modules) into the build tree, and link the freshly built libvkllm with an rpath to it.
+# Rust.Bindings runs vkllm-sys's tests too: bindgen's layout test of every struct (its size,
+# alignment and field offsets as the C compiler gave them) and the experimental calls.
 
 set(VKLLM_BINDINGS_TEST_MODEL ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
 
 if(EXISTS ${VKLLM_BINDINGS_TEST_MODEL})
   find_program(VKLLM_CARGO cargo)
   if(VKLLM_CARGO)
-    add_test(NAME Rust.Bindings COMMAND ${VKLLM_CARGO} test --offline -j1
+    add_test(NAME Rust.Bindings COMMAND ${VKLLM_CARGO} test --offline -j1 --all-features
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/rust)
     set_tests_properties(Rust.Bindings PROPERTIES
       ENVIRONMENT "VKLLM_LIB_DIR=$<TARGET_FILE_DIR:vkllm>;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL};CARGO_TARGET_DIR=${CMAKE_BINARY_DIR}/cargo-target"
@@ -29,6 +31,18 @@ if(EXISTS ${VKLLM_BINDINGS_TEST_MODEL})
       ENVIRONMENT "PKG_CONFIG_PATH=${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig;CGO_LDFLAGS=-Wl,-rpath,${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR};GOFLAGS=-mod=mod;GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL}"
       TIMEOUT 600)
   endif()
+endif()
+
+# vkllm-sys is generated from include/vkllm.h (scripts/gen-rust-sys). The files record the
+# header's SHA-256, checked everywhere, so that a header changed without regenerating fails here
+# even where bindgen is missing; where the pinned bindgen is installed (scripts/deps.sh installs
+# it), the files are regenerated and must equal the committed ones (skipped, not passed, without it).
+if(UNIX)
+  add_test(NAME Rust.SysBindingsRecordTheHeadersHash
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/gen-rust-sys --check-hash)
+  add_test(NAME Rust.SysBindingsRegenerateUnchanged
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/gen-rust-sys --check)
+  set_tests_properties(Rust.SysBindingsRegenerateUnchanged PROPERTIES SKIP_RETURN_CODE 77)
 endif()
 
 # A crate outside the bindings' workspace that depends on vkllm builds against an installed

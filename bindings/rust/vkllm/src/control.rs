@@ -132,7 +132,7 @@ pub(crate) fn kv_type_of(raw: sys::vkllm_kv_type) -> KvType {
         sys::VKLLM_KV_F16 => KvType::F16,
         sys::VKLLM_KV_F32 => KvType::F32,
         sys::VKLLM_KV_Q8_0 => KvType::Q8_0,
-        other => KvType::Other(other),
+        other => KvType::Other(other as i32),
     }
 }
 
@@ -141,7 +141,7 @@ pub(crate) fn raw_kv_type(kv: KvType) -> sys::vkllm_kv_type {
         KvType::F16 => sys::VKLLM_KV_F16,
         KvType::F32 => sys::VKLLM_KV_F32,
         KvType::Q8_0 => sys::VKLLM_KV_Q8_0,
-        KvType::Other(other) => other,
+        KvType::Other(other) => other as sys::vkllm_kv_type,
     }
 }
 

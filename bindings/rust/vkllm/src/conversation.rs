@@ -97,7 +97,7 @@ fn stop_reason(raw: sys::vkllm_stop_reason) -> StopReason {
         sys::VKLLM_STOP_MAX_TOKENS => StopReason::MaxTokens,
         sys::VKLLM_STOP_STRING => StopReason::StopString,
         sys::VKLLM_STOP_CANCELLED => StopReason::Cancelled,
-        other => StopReason::Other(other),
+        other => StopReason::Other(other as i32),
     }
 }
 

@@ -72,10 +72,10 @@ impl ComponentType {
             ComponentType::U32,
             ComponentType::U64,
         ];
+        // A negative value (where the C compiler makes enums signed) indexes nothing either.
         ALL.get(t as usize)
             .copied()
-            .filter(|_| t >= 0)
-            .unwrap_or(ComponentType::Other(t))
+            .unwrap_or(ComponentType::Other(t as i32))
     }
 }
 
@@ -185,7 +185,7 @@ fn blank_device_info() -> sys::vkllm_device_info {
 }
 
 fn device_info(i: &sys::vkllm_device_info) -> DeviceInfo {
-    let heaps = (i.heap_count as usize).min(sys::VKLLM_MAX_MEMORY_HEAPS);
+    let heaps = (i.heap_count as usize).min(sys::VKLLM_MAX_MEMORY_HEAPS as usize);
     DeviceInfo {
         index: i.index,
         device_type: match i.type_ {
@@ -225,11 +225,11 @@ fn device_info(i: &sys::vkllm_device_info) -> DeviceInfo {
             sys::VKLLM_COOPMAT_UNSUITABLE => CoopmatUse::Unsuitable,
             sys::VKLLM_COOPMAT_NOT_BUILT => CoopmatUse::NotBuilt,
             sys::VKLLM_COOPMAT_NOT_CHOSEN => CoopmatUse::NotChosen,
-            other => CoopmatUse::Other(other),
+            other => CoopmatUse::Other(other as i32),
         },
         coopmat_shape: (i.coopmat_shape.m != 0).then(|| CoopmatShape::from_raw(&i.coopmat_shape)),
         coopmat_shapes: i.coopmat_shapes
-            [..(i.coopmat_shape_count as usize).min(sys::VKLLM_MAX_COOPMAT_SHAPES)]
+            [..(i.coopmat_shape_count as usize).min(sys::VKLLM_MAX_COOPMAT_SHAPES as usize)]
             .iter()
             .map(CoopmatShape::from_raw)
             .collect(),

@@ -180,7 +180,7 @@ impl GrammarProgress {
             sys::VKLLM_GRAMMAR_INCOMPLETE => GrammarProgress::Incomplete,
             sys::VKLLM_GRAMMAR_COMPLETE => GrammarProgress::Complete,
             sys::VKLLM_GRAMMAR_FINISHED => GrammarProgress::Finished,
-            other => GrammarProgress::Other(other),
+            other => GrammarProgress::Other(other as i32),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The steps below `Session::generate`: sessions of several sequences, prefill and batched
 //! decode with the logits, greedy decode chained on the device, rewinding a sequence, and the
-//! counters, KV-cache sizes and kernel profile of a session; and model loads with progress.
+//! counters of a session; and model loads with progress.
 
 use std::any::Any;
 use std::ffi::c_void;
@@ -24,7 +24,7 @@ pub struct SessionOptions {
     pub n_seq: u32,
     /// Prefill chunk.
     pub n_batch: u32,
-    /// `VKLLM_SESSION_*` flags (e.g. `vkllm_sys::VKLLM_SESSION_PROFILE`).
+    /// `VKLLM_SESSION_*` flags (e.g. `vkllm_sys::VKLLM_SESSION_STREAMING`).
     pub flags: u32,
     /// Streaming: tokens kept at the start.
     pub n_sink: u32,
@@ -58,14 +58,6 @@ pub struct SessionStats {
     pub prefill_ms: f64,
     pub decode_ms: f64,
     pub kv_cache_bytes: u64,
-}
-
-/// Device time of one compute kernel in a profiled session, summed over its dispatches.
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelTime {
-    pub kernel: String,
-    pub dispatches: u64,
-    pub ms: f64,
 }
 
 impl Session {
@@ -223,51 +215,6 @@ impl Session {
             decode_ms: s.decode_ms,
             kv_cache_bytes: s.kv_cache_bytes,
         })
-    }
-
-    /// K and V cache bytes of one layer of the model (all sequences).
-    pub fn layer_kv_bytes(&self, layer: u32) -> Result<u64> {
-        let mut bytes = 0u64;
-        // SAFETY: valid handle and out pointer.
-        check(unsafe {
-            sys::vkllm_session_get_layer_kv_bytes(self.raw.as_ptr(), layer, &mut bytes)
-        })?;
-        Ok(bytes)
-    }
-
-    /// Device time per kernel since the session was made (with `VKLLM_SESSION_PROFILE`), most
-    /// time first.
-    pub fn profile(&self) -> Result<Vec<KernelTime>> {
-        let mut count = 0usize;
-        // SAFETY: capacity 0 with NULL out asks for the count.
-        check(unsafe {
-            sys::vkllm_session_get_profile(self.raw.as_ptr(), ptr::null_mut(), 0, &mut count)
-        })?;
-        let blank = sys::vkllm_kernel_time {
-            kernel: ptr::null(),
-            dispatches: 0,
-            ms: 0.0,
-        };
-        let mut raw = vec![blank; count];
-        // SAFETY: raw holds `count` entries.
-        check(unsafe {
-            sys::vkllm_session_get_profile(
-                self.raw.as_ptr(),
-                raw.as_mut_ptr(),
-                raw.len(),
-                &mut count,
-            )
-        })?;
-        raw.truncate(count);
-        Ok(raw
-            .iter()
-            .map(|k| KernelTime {
-                // SAFETY: the names live as long as the session, which we hold.
-                kernel: unsafe { cstr_to_string(k.kernel) },
-                dispatches: k.dispatches,
-                ms: k.ms,
-            })
-            .collect())
     }
 }
 

@@ -54,7 +54,7 @@ fn version_string_spells_the_version_number() {
 fn devices_say_whether_prefill_runs_on_cooperative_matrices() {
     use vkllm::{ComponentType as T, CoopmatShape, CoopmatUse};
     for d in vkllm::devices().expect("devices") {
-        assert!(d.coopmat_shapes.len() <= vkllm_sys::VKLLM_MAX_COOPMAT_SHAPES);
+        assert!(d.coopmat_shapes.len() <= vkllm_sys::VKLLM_MAX_COOPMAT_SHAPES as usize);
         match d.cooperative_matrix {
             CoopmatUse::Absent => assert!(d.coopmat_shapes.is_empty(), "{d:?}"),
             CoopmatUse::Used => {
@@ -364,6 +364,7 @@ fn decode_greedy_chains_the_argmax_of_each_decode_step() {
 }
 
 #[test]
+#[cfg(feature = "experimental")]
 fn stats_and_kv_bytes_count_the_cache_a_session_holds() {
     let (_runtime, model) = load();
     let prompt = model.tokenize("Once upon a time").unwrap();
@@ -396,6 +397,7 @@ fn stats_and_kv_bytes_count_the_cache_a_session_holds() {
 }
 
 #[test]
+#[cfg(feature = "experimental")]
 fn a_profiled_session_times_every_kernel_it_ran() {
     let (runtime, model) = load();
     if !runtime.device_info().unwrap().timestamps {
