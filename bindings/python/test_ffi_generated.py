@@ -49,7 +49,8 @@ class FfiIsGeneratedFromTheHeader(unittest.TestCase):
 
     def test_a_header_change_without_regenerating_fails_the_check(self):
         with tempfile.TemporaryDirectory() as tmp:
-            header = edited_copy(tmp, HEADER, "    int32_t top_logprobs;\n} vkllm_generate_params;",
+            header = edited_copy(tmp, HEADER,
+                                 "    int32_t top_logprobs;\n} vkllm_generate_params;",
                                  "    int32_t top_logprobs;\n    uint32_t appended;\n"
                                  "} vkllm_generate_params;")
             code, out = check(header=header)

@@ -354,8 +354,8 @@ class Writer:
                 lines += [f"        ({field!r}, {self.ctype(t, 'field')})," for field, t in body]
                 lines.append("    ]")
                 blocks.append((2, "\n".join(lines)))
-        blocks.append((2, "# Every struct, for the layout check (test_ffi_layout.py).\nSTRUCTS = (\n"
-                       + "".join(f"    {s},\n" for s in structs) + ")"))
+        blocks.append((2, "# Every struct, for the layout check (test_ffi_layout.py).\n"
+                       "STRUCTS = (\n" + "".join(f"    {s},\n" for s in structs) + ")"))
         lines = ["# name: (restype, argtypes); EXPERIMENTAL names those the header declares only "
                  "under\n# VKLLM_EXPERIMENTAL.", "FUNCTIONS = {"]
         for name, (ret, params), exp in functions:
