@@ -280,15 +280,18 @@ class Writer:
 
     def __init__(self, header):
         self.h = header
-        self.forward = set()
+        self.written = set()  # the types declared so far, in header order
 
     def kind(self, name):
         if name in SCALARS:
             return "scalar"
         kind = self.h.kinds.get(name)
         if kind is None:
-            # `struct vkllm_sampler *` before the handle's typedef: only handles are forward.
-            return "opaque"
+            raise HeaderError(f"{name} is used but never declared")
+        if kind in ("enum", "struct", "callback") and name not in self.written:
+            # Python names must exist before use; C allows this only for a pointer to a
+            # struct declared later, which the header does not do.
+            raise HeaderError(f"{name} is used before its declaration")
         return kind
 
     def ctype(self, t, context):
@@ -324,6 +327,8 @@ class Writer:
             if kind == "function":
                 functions.append((name, body, exp))
                 continue
+            if kind != "struct":  # a struct's fields are written before its name exists
+                self.written.add(name)
             if exp != section:
                 blocks.append((2, "# --- Experimental (#ifdef VKLLM_EXPERIMENTAL): may change or "
                                   "go in any minor version ---" if exp else "# --- Stable ---"))
@@ -354,6 +359,7 @@ class Writer:
                 lines += [f"        ({field!r}, {self.ctype(t, 'field')})," for field, t in body]
                 lines.append("    ]")
                 blocks.append((2, "\n".join(lines)))
+                self.written.add(name)
         blocks.append((2, "# Every struct, for the layout check (test_ffi_layout.py).\n"
                        "STRUCTS = (\n" + "".join(f"    {s},\n" for s in structs) + ")"))
         lines = ["# name: (restype, argtypes); EXPERIMENTAL names those the header declares only "
