@@ -103,9 +103,12 @@ class Header:
                     if directive not in ("include <stddef.h>", "include <stdint.h>"):
                         raise HeaderError(f"line {number}: unexpected {s}")
                 elif word == "define":
+                    body = directive[len("define"):].strip()
                     if "skip" not in stack:
-                        self._define(number, directive[len("define"):].strip(),
-                                     "experimental" in stack)
+                        self._define(number, body, "experimental" in stack)
+                    elif re.match(r"\w+", body).group(0) not in MACHINERY:
+                        raise HeaderError(f"line {number}: a constant inside a conditional "
+                                          f"block the generator does not read: {s}")
                 else:
                     raise HeaderError(f"line {number}: unexpected directive {s}")
                 continue
