@@ -381,9 +381,10 @@ class Writer:
         blocks.append((1, "EXPERIMENTAL = frozenset({\n" + "".join(
             f"    {name!r},\n" for name, _, exp in functions if exp) + "})"))
         blocks.append((2, DECLARE.strip()))
-        out = PREAMBLE.rstrip("\n")
+        out, after_class = PREAMBLE.rstrip("\n"), False
         for blank, text in blocks:
-            out += "\n" * (blank + 1) + text
+            out += "\n" * ((2 if after_class else blank) + 1) + text  # PEP 8's blank lines
+            after_class = text.startswith("class ")
         return out + "\n"
 
 

@@ -100,6 +100,7 @@ class vkllm_coopmat_shape(ctypes.Structure):
         ('subgroup_scope', ctypes.c_int32),
     ]
 
+
 VKLLM_MAX_COOPMAT_SHAPES = 32
 
 
@@ -134,6 +135,7 @@ class vkllm_device_info(ctypes.Structure):
         ('coopmat_shape_count', ctypes.c_uint32),
         ('coopmat_shapes', vkllm_coopmat_shape * VKLLM_MAX_COOPMAT_SHAPES),
     ]
+
 
 # vkllm_runtime: an opaque handle, passed as ctypes.c_void_p
 
@@ -192,6 +194,7 @@ class vkllm_tune_result(ctypes.Structure):
         ('elapsed_ms', ctypes.c_double),
         ('file_written', ctypes.c_uint32),
     ]
+
 
 # vkllm_gguf: an opaque handle, passed as ctypes.c_void_p
 
@@ -262,6 +265,7 @@ class vkllm_tensor_info(ctypes.Structure):
         ('file_offset', ctypes.c_uint64),
     ]
 
+
 # vkllm_tokenizer: an opaque handle, passed as ctypes.c_void_p
 
 
@@ -279,6 +283,7 @@ class vkllm_tokenizer_info(ctypes.Structure):
         ('model', ctypes.c_char * 32),
         ('pre', ctypes.c_char * 32),
     ]
+
 
 VKLLM_TOKENIZE_ADD_SPECIAL = 1
 VKLLM_TOKENIZE_PARSE_SPECIAL = 2
@@ -313,6 +318,7 @@ class vkllm_model_info(ctypes.Structure):
         ('file_bytes', ctypes.c_uint64),
         ('tensor_bytes', ctypes.c_uint64),
     ]
+
 
 # vkllm_session: an opaque handle, passed as ctypes.c_void_p
 
@@ -363,6 +369,7 @@ class vkllm_session_stats(ctypes.Structure):
         ('kv_cache_bytes', ctypes.c_uint64),
     ]
 
+
 VKLLM_MAX_CHAINED_STEPS = 64
 
 vkllm_logits_kind = ctypes.c_int  # an enum
@@ -379,6 +386,7 @@ class vkllm_eval_params(ctypes.Structure):
         ('n_positions', ctypes.c_size_t),
     ]
 
+
 VKLLM_MAX_TOP_LOGPROBS = 20
 
 
@@ -387,6 +395,7 @@ class vkllm_token_logprob(ctypes.Structure):
         ('token', ctypes.c_int32),
         ('logprob', ctypes.c_float),
     ]
+
 
 # (user_data, token, logprob, top, n_top)
 vkllm_logprobs_fn = ctypes.CFUNCTYPE(
@@ -440,6 +449,7 @@ class vkllm_generate_params(ctypes.Structure):
         ('top_logprobs', ctypes.c_int32),
     ]
 
+
 vkllm_grammar_progress = ctypes.c_int  # an enum
 VKLLM_GRAMMAR_INCOMPLETE = 0
 VKLLM_GRAMMAR_COMPLETE = 1
@@ -479,6 +489,7 @@ class vkllm_logit_bias(ctypes.Structure):
         ('bias', ctypes.c_float),
     ]
 
+
 VKLLM_SEED_RANDOM = 0xffffffffffffffff
 
 
@@ -499,6 +510,7 @@ class vkllm_sampling_params(ctypes.Structure):
         ('n_logit_bias', ctypes.c_size_t),
         ('grammar', ctypes.c_void_p),
     ]
+
 
 # vkllm_sampler: an opaque handle, passed as ctypes.c_void_p
 
@@ -532,6 +544,7 @@ class vkllm_chat_turn(ctypes.Structure):
         ('name', ctypes.c_char_p),
     ]
 
+
 VKLLM_CHAT_NOW_CLOCK = -0x8000000000000000
 
 
@@ -548,6 +561,7 @@ class vkllm_chat_params(ctypes.Structure):
         ('eos_token', ctypes.c_char_p),
         ('now', ctypes.c_int64),
     ]
+
 
 vkllm_reply_format = ctypes.c_int  # an enum
 VKLLM_REPLY_PLAIN = 0
@@ -569,6 +583,7 @@ class vkllm_reply_part(ctypes.Structure):
         ('n_tool_calls', ctypes.c_size_t),
     ]
 
+
 # vkllm_conversation: an opaque handle, passed as ctypes.c_void_p
 
 
@@ -582,6 +597,7 @@ class vkllm_conversation_params(ctypes.Structure):
         ('extra', ctypes.c_char_p),
         ('now', ctypes.c_int64),
     ]
+
 
 vkllm_chat_piece_kind = ctypes.c_int  # an enum
 VKLLM_CHAT_PIECE_CONTENT = 0
