@@ -3,8 +3,9 @@
 
 Lists the VKLLM_API functions of include/vkllm.h and, for each binding, the functions its
 sources call:
-  python  bindings/python/*.py but tests: attribute uses `lib.vkllm_x` in code (not in strings
-          or comments, so the table of signatures does not count);
+  python  bindings/python/vkllm/*.py (the package's hand-written modules; not the generated
+          _ffi.py, which declares every function, called or not): attribute uses `lib.vkllm_x`
+          in code (not in strings or comments);
   rust    bindings/rust/vkllm/src/**.rs (the safe crate): `vkllm_x` in code;
   go      bindings/go/*.go but tests: `C.vkllm_x` in Go code, and calls `vkllm_x(` in the cgo
           preambles and the *.c files (prototypes do not count).
@@ -23,6 +24,9 @@ import re
 import sys
 
 BINDINGS = ("python", "rust", "go")
+# Generated raw layers: they declare what the header has, so a name there says nothing about
+# whether the idiomatic layer calls it.
+PYTHON_GENERATED = {"_ffi.py"}
 REASON_LINE = re.compile(r"^(?:[-*]\s+)?(python|rust|go)\s+(vkllm_\w+)\s*:\s*(.*?)\s*$")
 
 
@@ -109,9 +113,9 @@ def go_calls(source):
 
 def binding_sources(root, binding):
     if binding == "python":
-        d = os.path.join(root, "bindings", "python")
+        d = os.path.join(root, "bindings", "python", "vkllm")
         return [os.path.join(d, f) for f in sorted(os.listdir(d))
-                if f.endswith(".py") and not f.startswith("test_")]
+                if f.endswith(".py") and f not in PYTHON_GENERATED]
     if binding == "rust":
         d = os.path.join(root, "bindings", "rust", "vkllm", "src")
         return sorted(os.path.join(dp, f) for dp, _, fs in os.walk(d) for f in fs

@@ -3,8 +3,9 @@
 Bindings.CoverageCheckFailsOnGapsAndStaleReasons): on a copy of the header and the bindings it
 is given a function a binding stops calling, a reason for a function the binding calls, a
 reason for a function the header lacks, a call hidden in a comment or a string, a Rust
-function that only the generated vkllm-sys declares, and a C prototype that is no call; and it passes on the copy as it is, and where an experimental
-function (#ifdef VKLLM_EXPERIMENTAL) goes unbound."""
+function that only the generated vkllm-sys declares, a C prototype that is no call, and a
+Python call only in the generated _ffi.py; and it passes on the copy as it is, and where an
+experimental function (#ifdef VKLLM_EXPERIMENTAL) goes unbound."""
 
 import os
 import shutil
@@ -48,8 +49,16 @@ def main():
 
     expect("the bindings as they are", lambda r: None, 0, "binding coverage: 0 failures")
     expect("Python stops calling vkllm_gguf_destroy",
-           lambda r: edit(r, "bindings/python/vkllm.py", "_lib.vkllm_gguf_destroy(self._handle)",
-                          "pass  # _lib.vkllm_gguf_destroy(self._handle)"),
+           lambda r: edit(r, "bindings/python/vkllm/gguf.py",
+                          "lib.vkllm_gguf_destroy(self._handle)",
+                          "pass  # lib.vkllm_gguf_destroy(self._handle)"),
+           1, "FAIL python: vkllm_gguf_destroy is neither called nor given a reason")
+    expect("a Python call only in the generated raw layer",
+           lambda r: (edit(r, "bindings/python/vkllm/gguf.py",
+                           "lib.vkllm_gguf_destroy(self._handle)", "pass"),
+                      edit(r, "bindings/python/vkllm/_ffi.py", "\ndef declare(lib):",
+                           "\ndef destroy(lib, gguf):\n    lib.vkllm_gguf_destroy(gguf)\n\n"
+                           "\ndef declare(lib):")),
            1, "FAIL python: vkllm_gguf_destroy is neither called nor given a reason")
     expect("a Rust call only in a string",
            lambda r: edit(r, "bindings/rust/vkllm/src/gguf.rs",
@@ -67,8 +76,8 @@ def main():
                            '#include "vkllm.h"\nvoid vkllm_gguf_destroy(vkllm_gguf *gguf);\n*/')),
            1, "FAIL go: vkllm_gguf_destroy is neither called")
     expect("Python stops calling an experimental function",
-           lambda r: edit(r, "bindings/python/vkllm.py", "_lib.vkllm_session_get_profile(",
-                          "_lib.vkllm_session_get_stats("),
+           lambda r: edit(r, "bindings/python/vkllm/session.py",
+                          "lib.vkllm_session_get_profile(", "lib.vkllm_session_get_stats("),
            0, "binding coverage: 0 failures")
     destroy = "VKLLM_API void vkllm_gguf_destroy(vkllm_gguf *gguf);"
     expect("a function moved behind the experimental fence that Go stops calling",

@@ -39,10 +39,11 @@ class BindingTest(unittest.TestCase):
         self.assertGreaterEqual(devs[0].max_storage_buffer_range, 1 << 27)
 
     def test_devices_say_whether_prefill_runs_on_cooperative_matrices(self):
-        # The struct as the C header lays it out (x86-64 and aarch64: LP64).
+        # The struct as the C header lays it out (x86-64 and aarch64: LP64; test_ffi_layout
+        # compares every struct with the C compiler's layout on any target).
         self.assertEqual(ctypes.sizeof(vkllm.DeviceInfo), 2120)
-        self.assertEqual(vkllm.DeviceInfo._cooperative_matrix.offset, 1052)
-        self.assertEqual(vkllm.DeviceInfo._coopmat_shapes.offset, 1092)
+        self.assertEqual(vkllm._ffi.vkllm_device_info.cooperative_matrix.offset, 1052)
+        self.assertEqual(vkllm._ffi.vkllm_device_info.coopmat_shapes.offset, 1092)
         for d in vkllm.devices():
             self.assertIsInstance(d.cooperative_matrix, vkllm.CoopmatUse)
             self.assertEqual(len(d.coopmat_shapes), d.coopmat_shape_count)
@@ -223,7 +224,8 @@ class GenerationTest(unittest.TestCase):
             self.assertEqual(got, want)
 
     def test_generate_defaults_are_the_c_librarys_sampling_defaults(self):
-        c = vkllm._params(vkllm._SamplingParams, vkllm._lib.vkllm_sampling_params_init)
+        c = vkllm._lib.params(vkllm._ffi.vkllm_sampling_params,
+                              vkllm._lib.lib.vkllm_sampling_params_init)
         defaults = inspect.signature(vkllm.Session.generate).parameters
         for name in ("temperature", "top_k", "top_p", "min_p", "repeat_penalty",
                      "repeat_last_n", "seed"):
@@ -458,7 +460,7 @@ class LowLevelTest(unittest.TestCase):
         return max(range(len(row)), key=lambda i: (row[i], -i))
 
     def test_version_string_spells_the_version_number(self):
-        v = vkllm._lib.vkllm_version()
+        v = vkllm._lib.lib.vkllm_version()
         self.assertEqual(vkllm.version(), f"{v // 10000}.{v // 100 % 100}.{v % 100}")
 
     def test_gguf_reader_reads_the_file_the_model_was_loaded_from(self):

@@ -16,7 +16,7 @@ install_prefix
 
 # A copy, so that the build's egg-info and build/ stay out of the source tree.
 cp -r "$src" "$work/pkg"
-rm -rf "$work/pkg/__pycache__"
+find "$work/pkg" -name __pycache__ -prune -exec rm -rf {} +
 # Offline with the venv's (or else the system's) setuptools and wheel; when neither has both,
 # pip fetches them from PyPI for an isolated build.
 builds_offline() { "$work/venv/bin/python" -c "import setuptools, wheel" 2>/dev/null; }
@@ -63,7 +63,7 @@ esac
 out=$(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig "$work/venv/bin/python" -c '
 import importlib.metadata, os, vkllm
 print(os.path.dirname(vkllm.__file__), importlib.metadata.version("vkllm"), vkllm.version(),
-      os.path.realpath(vkllm._lib._name))
+      os.path.realpath(vkllm._lib.lib._name))
 ') || fail "importing vkllm with PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig: $out"
 echo "installed: $out"
 # shellcheck disable=SC2086
