@@ -20,6 +20,18 @@ the gpu layer's.
     check_layering.py SRC_DIR gnu-builtins  no file but common/platform.cpp uses a GNU
                                            builtin (__builtin_*, __int128, typeof, #pragma
                                            GCC): the code stays MSVC-clean by construction
+    check_layering.py SRC_DIR shaders-include
+                                           the shaders (SRC_DIR/../shaders) include only
+                                           shaders: their own folder's files, shaders/include/
+                                           and the generated weight_types.glsl; nothing from
+                                           src/, and of <...> headers only C++'s and volk.h
+    check_layering.py SRC_DIR push-by-name  no file of SRC_DIR fills a shader's push constants
+                                           (a VKLLM_PUSH_BEGIN struct of shaders/) by position
+                                           in a braced initializer: each member is set by
+                                           name, so a member added or moved is never a value
+                                           in the wrong slot
+    check_layering.py self-test            plants a violation of each of the last two in a
+                                           scratch tree and fails unless each is reported
 
 Prints every violation with the file and line, and exits 1 when there is one.
 """
@@ -61,9 +73,9 @@ def sources(src):
                 yield os.path.relpath(os.path.join(root, name), src)
 
 
-def includes(src, rel):
-    """(line number, '<' or '"', included name) of each #include of src/rel."""
-    with open(os.path.join(src, rel), encoding="utf-8") as f:
+def includes(root, rel):
+    """(line number, '<' or '"', included name) of each #include of root/rel."""
+    with open(os.path.join(root, rel), encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             m = INCLUDE.match(line)
             if m:
@@ -76,12 +88,14 @@ def layer_of(rel):
 
 def included_layer(src, name):
     """The layer of an included name: its directory under src/; the shaders' interface headers
-    (shaders/<family>/NAME.h, included as "<family>/NAME.h") and the generated shader registry
-    (shader_names.h) are the gpu layer's own."""
+    (shaders/<family>/NAME.h, included as "<family>/NAME.h", and shaders/include/NAME.h) and the
+    generated shader registry (shader_names.h) are the gpu layer's own."""
     layer = layer_of(name)
     if layer in LAYERS:
         return layer
-    if name == "shader_names.h" or os.path.isfile(os.path.join(src, "..", "shaders", name)):
+    shaders = os.path.join(src, "..", "shaders")
+    if name == "shader_names.h" or any(os.path.isfile(os.path.join(shaders, d, name))
+                                       for d in ("", "include")):
         return "gpu"
     return None
 
@@ -110,6 +124,15 @@ def check_directions(src):
     return errors
 
 
+def resolve(src, name):
+    """Where a quoted include is found, relative to the repository: src/, shaders/ or
+    shaders/include/ (the include path of the library's sources); None if in none of them."""
+    for d in ("src", "shaders", "shaders/include"):
+        if os.path.isfile(os.path.join(src, "..", d, name)):
+            return f"{d}/{name}"
+    return None
+
+
 def check_models_vulkan(src):
     # Breadth-first through the quoted includes that resolve inside src/, so the chain reported
     # is a shortest one.
@@ -118,18 +141,19 @@ def check_models_vulkan(src):
         if layer_of(rel) != "models" or not rel.endswith(".h"):
             continue
         seen = {rel}
-        queue = collections.deque([(rel, [f"src/{rel}"])])
+        queue = collections.deque([(f"src/{rel}", [f"src/{rel}"])])
         found = None
         while queue and not found:
             f, chain = queue.popleft()
-            for n, kind, name in includes(src, f):
+            for n, kind, name in includes(os.path.join(src, ".."), f):
                 here = chain[:-1] + [f"{chain[-1]}:{n}"]
                 if VULKAN.match(name):
                     found = here + [f"<{name}>"]
                     break
-                if kind == '"' and name not in seen and os.path.isfile(os.path.join(src, name)):
+                where = resolve(src, name) if kind == '"' and name not in seen else None
+                if where:
                     seen.add(name)
-                    queue.append((name, here + [f"src/{name}"]))
+                    queue.append((where, here + [where]))
         if found:
             errors.append(f"src/{rel} reaches a Vulkan header: " + " -> ".join(found))
     if errors:
@@ -166,12 +190,126 @@ def check_gnu_builtins(src):
     return errors
 
 
+# Generated into the build's shaders/include/ (cmake/shaders.cmake), so no file of shaders/.
+SHADER_GENERATED = {"weight_types.glsl"}
+SHADER_SOURCE = (".h", ".glsl", ".comp")
+
+
+def check_shaders_include(src):
+    shaders = os.path.normpath(os.path.join(src, "..", "shaders"))
+    errors = []
+    for root, _, files in sorted(os.walk(shaders)):
+        for name in sorted(f for f in files if f.endswith(SHADER_SOURCE)):
+            path = os.path.join(root, name)
+            rel = os.path.relpath(path, os.path.join(shaders, ".."))
+            with open(path, encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    kind, inc = m.group(1), m.group(2)
+                    if kind == "<":
+                        ok = "/" not in inc and (not inc.endswith(".h") or inc == "volk.h")
+                    else:
+                        ok = inc in SHADER_GENERATED or any(
+                            os.path.isfile(os.path.join(d, inc))
+                            for d in (root, os.path.join(shaders, "include")))
+                    if not ok:
+                        errors.append(f"{rel}:{n}: includes {kind}{inc}"
+                                      f"{'>' if kind == '<' else kind}: the shaders include "
+                                      "only their own folder, shaders/include/ and C++'s headers, "
+                                      "nothing from src/ (what the interfaces need lives in "
+                                      "shaders/include/interface.h)")
+    return errors
+
+
+def push_structs(src):
+    names = set()
+    for root, _, files in os.walk(os.path.join(src, "..", "shaders")):
+        for name in files:
+            if name.endswith(".h"):
+                with open(os.path.join(root, name), encoding="utf-8") as f:
+                    names.update(re.findall(r"^\s*VKLLM_PUSH_BEGIN\((\w+)\)", f.read(), re.M))
+    return names
+
+
+def check_push_by_name(src):
+    names = push_structs(src)
+    if not names:
+        return ["no VKLLM_PUSH_BEGIN struct found under shaders/: nothing to check"]
+    # NAME, an optional variable and '=', then a brace that is not '{}' (value-initialized).
+    aggregate = re.compile(r"\b(" + "|".join(sorted(names)) + r")\b(\s+\w+)?\s*(=\s*)?\{(?!\s*\})")
+    errors = []
+    for rel in sources(src):
+        with open(os.path.join(src, rel), encoding="utf-8") as f:
+            text = f.read()
+        code = re.sub(r"//[^\n]*", "", text)
+        for m in aggregate.finditer(code):
+            n = code.count("\n", 0, m.start()) + 1
+            errors.append(f"src/{rel}:{n}: {m.group(1)} filled by position: declare it value-"
+                          f"initialized ({m.group(1)} push{{}};) and set each member by name "
+                          "(push.rows = ...;)")
+    return errors
+
+
+def self_test():
+    """Plants one violation of shaders-include and push-by-name each in a scratch tree (and a
+    clean tree beside it) and checks that exactly the planted ones are reported."""
+    import tempfile
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        def write(rel, text):
+            path = os.path.join(tmp, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        src = os.path.join(tmp, "src")
+        write("shaders/include/interface.h", "#include <cstdint>\n#include <volk.h>\n")
+        write("shaders/fam/op.h", '#include "interface.h"\nVKLLM_PUSH_BEGIN(OpPush)\n'
+                                  "uint n;\nVKLLM_PUSH_END(OpPush)\n")
+        write("shaders/fam/op.comp", '#include "op.h"\n#include "weight_types.glsl"\n')
+        write("src/gpu/kernels/op.cpp", "shaders::OpPush push{};\npush.n = 1;\n"
+                                        "// shaders::OpPush old{1};\nVkPushConstantRange r{0, 4};\n")
+        if check_shaders_include(src) or check_push_by_name(src):
+            failures.append("a clean tree reported: " +
+                            "; ".join(check_shaders_include(src) + check_push_by_name(src)))
+        write("shaders/fam/op.h", '#include "interface.h"\n#include "gpu/pipeline.h"\n'
+                                  "#include <vulkan/vulkan_core.h>\nVKLLM_PUSH_BEGIN(OpPush)\n"
+                                  "uint n;\nVKLLM_PUSH_END(OpPush)\n")
+        write("src/gpu/pipeline.h", "\n")
+        write("src/gpu/kernels/op.cpp", "shaders::OpPush push{1};\nOpPush again = {\n  2};\n"
+                                        "return shaders::OpPush{3};\n")
+        got = check_shaders_include(src)
+        if len(got) != 2 or not all("shaders/fam/op.h:" in e for e in got):
+            failures.append(f"shaders-include: want op.h:2 and op.h:3, got {got}")
+        got = check_push_by_name(src)
+        if [e.split(": ")[0] for e in got] != ["src/gpu/kernels/op.cpp:" + n for n in "124"]:
+            failures.append(f"push-by-name: want op.cpp:1, :2 and :4, got {got}")
+    return failures
+
+
 def main():
+    if sys.argv[1:] == ["self-test"]:
+        failures = self_test()
+        for f in failures:
+            print(f)
+        if failures:
+            print("FAILED")
+            sys.exit(1)
+        print("self-test: each planted violation reported, a clean tree passes")
+        return
     if len(sys.argv) != 3 or sys.argv[2] not in ("directions", "models-vulkan", "os-headers",
-                                                  "gnu-builtins"):
+                                                  "gnu-builtins", "shaders-include",
+                                                  "push-by-name"):
         sys.exit(__doc__)
     src, what = sys.argv[1], sys.argv[2]
-    if what == "directions":
+    if what == "shaders-include":
+        errors = check_shaders_include(src)
+        ok = "the shaders include only shaders/ (and C++'s headers), nothing from src/"
+    elif what == "push-by-name":
+        errors = check_push_by_name(src)
+        ok = "every push-constant struct is filled member by member, by name"
+    elif what == "directions":
         errors = check_directions(src)
         ok = "every #include in src/ goes down: " + " -> ".join(
             "/".join(k for k in LAYERS if LAYERS[k] == r) for r in sorted(set(LAYERS.values()),

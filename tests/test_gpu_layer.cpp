@@ -124,8 +124,8 @@ TEST_F(GpuTest, PipelinesAreCreatedOncePerVariant) {
     Pipelines &p = ctx_->pipelines();
     uint64_t before = p.created();
     shaders::EltwiseSpec add, mul;
-    add.OP = 0;
-    mul.OP = 1;
+    add.OP = shaders::OP_ADD;
+    mul.OP = shaders::OP_MUL;
     const Pipeline &a = p.get<shaders::EltwiseBindings>(shaders::eltwise, add);
     const Pipeline &b = p.get<shaders::EltwiseBindings>(shaders::eltwise, add);
     const Pipeline &c = p.get<shaders::EltwiseBindings>(shaders::eltwise, mul);

@@ -84,7 +84,7 @@ void merge_slices(uint head, uint lane) {
 
 // One K or V row (in uvec4 of the cache) as HEAD_DIM / 4 vec4.
 void load_row(bool is_k, uint row, out vec4 r[HD4]) {
-    if (KV_TYPE == 2u) {
+    if (KV_TYPE == KV_Q8_0) {
         uvec4 sw = is_k ? kc[row + HEAD_DIM / 16u] : vc[row + HEAD_DIM / 16u];
         [[unroll]] for (uint i = 0; i < HEAD_DIM / 16u; ++i) {
             uvec4 w = is_k ? kc[row + i] : vc[row + i];
@@ -98,7 +98,7 @@ void load_row(bool is_k, uint row, out vec4 r[HD4]) {
         return;
     }
     [[unroll]] for (uint i = 0; i < HEAD_DIM / 8u; ++i) {
-        if (KV_TYPE == 1u) {
+        if (KV_TYPE == KV_F16) {
             uvec4 w = is_k ? kc[row + i] : vc[row + i];
             r[2u * i] = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
             r[2u * i + 1u] = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));

@@ -4,11 +4,12 @@
 #define VKLLM_SHADER_ATTENTION_H
 
 #include "interface.h"
+#include "kv_cache.h"
 
 VKLLM_SPEC_BEGIN(AttentionSpec)
 VKLLM_SPEC(0, uint, WG, 8)
 VKLLM_SPEC(1, uint, HEAD_DIM, 64)  // a multiple of 8 up to 256
-VKLLM_SPEC(2, uint, KV_TYPE, 1)    // gpu::KvType
+VKLLM_SPEC(2, uint, KV_TYPE, 1)    // KV_F32, KV_F16 or KV_Q8_0 (kv_cache.h)
 VKLLM_SPEC(3, uint, G, 1)          // query heads per workgroup, at most 8
 VKLLM_SPEC(4, uint, SPLITS, 1)     // slices of the keys (z of the grid)
 VKLLM_SPEC(5, uint, SOFTCAP, 0)    // 1: soft-cap the scores by the push constant softcap

@@ -23,7 +23,7 @@ float soft_capped(float s) {
 const float NO_MAX = -3.0e38;  // running max before any key (finite: exp(NO_MAX - NO_MAX) = 1)
 
 // uvec4 per K or V row
-const uint ROW4 = KV_TYPE == 0u ? HEAD_DIM / 4u : KV_TYPE == 1u ? HEAD_DIM / 8u : HEAD_DIM / 16u + 1u;
+const uint ROW4 = KV_TYPE == KV_F32 ? HEAD_DIM / 4u : KV_TYPE == KV_F16 ? HEAD_DIM / 8u : HEAD_DIM / 16u + 1u;
 
 // The keys token t sees, as one list: n_s sink positions [0, n_s), then n_w window positions
 // [lo, lo + n_w). The window never starts before the sinks nor further back than the ring

@@ -61,7 +61,7 @@ const uint COLS_PER_LANE = (BC + TPR - 1u) / TPR;
 const uint DIMS_PER_LANE = (DP + TPR - 1u) / TPR;
 // A K/V row as units of one uvec4 of the cache: F32 4 values, F16 8, Q8_0 16 quants (its
 // scales sit in the row's last uvec4).
-const uint UNITS = KV_TYPE == 0u ? HD4 : KV_TYPE == 1u ? HEAD_DIM / 8u : HEAD_DIM / 16u;
+const uint UNITS = KV_TYPE == KV_F32 ? HD4 : KV_TYPE == KV_F16 ? HEAD_DIM / 8u : HEAD_DIM / 16u;
 const uint PER_UNIT = HEAD_DIM / UNITS;
 
 shared float16_t qs[ROWS * DP];  // the rows' queries, pre-scaled; zeros past HEAD_DIM
@@ -81,12 +81,12 @@ shared float lane_l[WG];  // each lane's share of its row's sum of exponentials
 void load_unit(bool is_k, uint row, uint u, uint c) {
     uvec4 w = is_k ? kc[row + u] : vc[row + u];
     uint o = c * DP + u * PER_UNIT;
-    if (KV_TYPE == 0u) {
+    if (KV_TYPE == KV_F32) {
         vec4 x = uintBitsToFloat(w);
         [[unroll]] for (uint i = 0; i < 4u; ++i) {
             if (is_k) ks[o + i] = float16_t(x[i]); else vs[o + i] = float16_t(x[i]);
         }
-    } else if (KV_TYPE == 1u) {
+    } else if (KV_TYPE == KV_F16) {
         [[unroll]] for (uint i = 0; i < 4u; ++i) {
             f16vec2 x = unpackFloat2x16(w[i]);
             if (is_k) {

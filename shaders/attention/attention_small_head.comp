@@ -34,7 +34,7 @@ float soft_capped(float s) {
 
 // Value d of K/V row `row` (rows of head_dim values, gpu::KvType's layouts).
 float cache_value(bool is_k, uint row, uint d) {
-    if (KV_TYPE == 2u) {
+    if (KV_TYPE == KV_Q8_0) {
         uint o = row * (p.head_dim + 16u);
         uint qo = o + d, so = o + p.head_dim + 2u * (d >> 5u);
         uint qw = is_k ? kc[qo >> 2u] : vc[qo >> 2u];
@@ -42,7 +42,7 @@ float cache_value(bool is_k, uint row, uint d) {
         return unpackHalf2x16(sw >> ((so & 2u) << 3u)).x * float(bitfieldExtract(int(qw), int((qo & 3u) << 3u), 8));
     }
     uint e = row * p.head_dim + d;
-    if (KV_TYPE == 1u) {
+    if (KV_TYPE == KV_F16) {
         uint w = is_k ? kc[e >> 1u] : vc[e >> 1u];
         return unpackHalf2x16(w)[e & 1u];
     }

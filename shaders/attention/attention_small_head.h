@@ -4,10 +4,11 @@
 #define VKLLM_SHADER_ATTENTION_SMALL_HEAD_H
 
 #include "interface.h"
+#include "kv_cache.h"
 
 VKLLM_SPEC_BEGIN(AttentionSmallHeadSpec)
 VKLLM_SPEC(0, uint, WG, 32)
-VKLLM_SPEC(1, uint, KV_TYPE, 1)  // gpu::KvType
+VKLLM_SPEC(1, uint, KV_TYPE, 1)  // KV_F32, KV_F16 or KV_Q8_0 (kv_cache.h)
 VKLLM_SPEC(2, uint, SOFTCAP, 0)  // 1: soft-cap the scores by the push constant softcap
 VKLLM_SPEC_END(AttentionSmallHeadSpec)
 VKLLM_PUSH_BEGIN(AttentionSmallHeadPush)

@@ -35,7 +35,7 @@ const uint HD4 = HEAD_DIM / 4u;
 const uint DPT = (HD4 + TPR - 1u) / TPR;  // vec4 of the output a lane owns (the last lanes may own one fewer)
 // A K/V row as units of one uvec4 of the cache: F32 4 values, F16 8, Q8_0 16 quants (its
 // scales sit in the row's last uvec4).
-const uint UNITS = KV_TYPE == 0u ? HD4 : KV_TYPE == 1u ? HEAD_DIM / 8u : HEAD_DIM / 16u;
+const uint UNITS = KV_TYPE == KV_F32 ? HD4 : KV_TYPE == KV_F16 ? HEAD_DIM / 8u : HEAD_DIM / 16u;
 
 shared vec4 qs[BR * HD4];  // the tile's queries, pre-scaled
 shared vec4 ks[BC * HD4];
@@ -50,10 +50,10 @@ shared int tok_seq[BR], tok_pos[BR], tok_lo[BR], tok_ns[BR];
 void load_unit(bool is_k, uint row, uint u, uint c) {
     uvec4 w = is_k ? kc[row + u] : vc[row + u];
     uint o = c * HD4;
-    if (KV_TYPE == 0u) {
+    if (KV_TYPE == KV_F32) {
         vec4 x = uintBitsToFloat(w);
         if (is_k) ks[o + u] = x; else vs[o + u] = x;
-    } else if (KV_TYPE == 1u) {
+    } else if (KV_TYPE == KV_F16) {
         vec4 a = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
         vec4 b = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
         if (is_k) {

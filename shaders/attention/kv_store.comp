@@ -42,12 +42,12 @@ void rotate_q(uint i) {
 
 void main() {
     uint idx = flat_group() * 64u + gl_LocalInvocationID.x;
-    uint kv_work = p.n_tokens * (KV_TYPE == 2u ? p.kv_dim / p.head_dim : p.kv_dim / 8u);
-    if (ROPE > 0u && p.q_heads > 0u && idx >= kv_work) {
+    uint kv_work = p.n_tokens * (KV_TYPE == KV_Q8_0 ? p.kv_dim / p.head_dim : p.kv_dim / 8u);
+    if (ROPE != ROPE_NONE && p.q_heads > 0u && idx >= kv_work) {
         rotate_q(idx - kv_work);
         return;
     }
-    if (KV_TYPE == 2u) {
+    if (KV_TYPE == KV_Q8_0) {
         uint heads = p.kv_dim / p.head_dim;
         if (idx >= p.n_tokens * heads) return;
         uint t = idx / heads;

@@ -4,10 +4,11 @@
 #define VKLLM_SHADER_KV_STORE_H
 
 #include "interface.h"
+#include "kv_cache.h"
 
 VKLLM_SPEC_BEGIN(KvStoreSpec)
-VKLLM_SPEC(0, uint, KV_TYPE, 1)
-VKLLM_SPEC(1, uint, ROPE, 0)
+VKLLM_SPEC(0, uint, KV_TYPE, 1)  // KV_F32, KV_F16 or KV_Q8_0 (kv_cache.h)
+VKLLM_SPEC(1, uint, ROPE, 0)     // ROPE_NONE, ROPE_PAIRS or ROPE_NEOX (kv_cache.h)
 VKLLM_SPEC_END(KvStoreSpec)
 VKLLM_PUSH_BEGIN(KvStorePush)
 uint n_tokens;

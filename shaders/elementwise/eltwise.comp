@@ -31,22 +31,22 @@ void main() {
     uint i = flat_group() * 64u + gl_LocalInvocationID.x;
     if (i >= p.n) return;
     float av = a[i];
-    if (OP == 2u) {
+    if (OP == OP_SILU) {
         y[i] = silu(av);
-    } else if (OP == 3u) {
+    } else if (OP == OP_GELU) {
         y[i] = gelu(av);
-    } else if (OP == 7u) {
+    } else if (OP == OP_SOFTCAP) {
         // Clamped where tanh is +-1 in float, as gelu's argument.
         y[i] = p.param * tanh(clamp(av / p.param, -10.0, 10.0));
     } else {
         float bv = b[i % p.nb];
-        if (OP == 5u) {
+        if (OP == OP_SWIGLU_OAI) {
             float g = min(av, 7.0), u = clamp(bv, -7.0, 7.0);
             y[i] = (u + 1.0) * g / (1.0 + exp(-1.702 * g));
-        } else if (OP == 6u) {
+        } else if (OP == OP_GEGLU) {
             y[i] = gelu(av) * bv;
         } else {
-            y[i] = OP == 0u ? av + bv : (OP == 1u ? av * bv : silu(av) * bv);
+            y[i] = OP == OP_ADD ? av + bv : (OP == OP_MUL ? av * bv : silu(av) * bv);
         }
     }
 }

@@ -5,6 +5,15 @@
 
 #include "interface.h"
 
+// The operations (OP), equal to gpu::Binary's and gpu::Unary's values.
+VKLLM_CONST(OP_ADD, 0)
+VKLLM_CONST(OP_MUL, 1)
+VKLLM_CONST(OP_SILU, 2)
+VKLLM_CONST(OP_GELU, 3)
+VKLLM_CONST(OP_SWIGLU, 4)
+VKLLM_CONST(OP_SWIGLU_OAI, 5)
+VKLLM_CONST(OP_GEGLU, 6)
+VKLLM_CONST(OP_SOFTCAP, 7)
 VKLLM_SPEC_BEGIN(EltwiseSpec)
 VKLLM_SPEC(0, uint, OP, 0)
 VKLLM_SPEC_END(EltwiseSpec)

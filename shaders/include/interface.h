@@ -18,13 +18,20 @@
 //     //          Binding y{1, VK_FORMAT_UNDEFINED, "y", {}};
 //     //          static constexpr uint32_t count = 2; }
 //
+//   VKLLM_CONST(EPILOGUE_BIAS, 1)  // GLSL: const uint EPILOGUE_BIAS = 1;
+//                                  // C++: inline constexpr uint32_t shaders::EPILOGUE_BIAS = 1;
+//     // the values a specialization or push constant takes (op codes, flag bits, layouts): the
+//     // shader compares with the name and C++ sets the name; where C++ has an enum of its own
+//     // (gpu::KvType, gpu::Binary, ...), the kernel static_asserts its values equal these.
+//
 // The bindings are declared after the constants: their GLSL constants then add no type to the
 // SPIR-V (they may still add an unused, optimized-away constant, which renumbers its ids).
 //
 // C++ sets the constants by name (spec.WG = 8) and Pipelines::get passes each with its
 // constant_id, so a constant renamed, added or moved in the header is a build error or simply
 // right, never a value in the wrong slot. Push constants are uint, int and float only (4 bytes
-// each, the same offsets in std430 and C++).
+// each, the same offsets in std430 and C++), and C++ sets them by name too (push.rows = ...),
+// never by position in an aggregate initializer (tests/check_layering.py push-by-name).
 //
 // Bindings likewise: the shader declares `layout(binding = MatvecTexelBindings_w)`, C++ sets
 // `b.w = range` and passes the struct to the dispatch (Pipelines::get<MatvecTexelBindings>
@@ -32,19 +39,71 @@
 // dispatch). Each binding names
 // its struct, which scopes its GLSL name (and C++ checks it is the enclosing struct), and the
 // numbers must run 0..n-1 in order: either mistake is a build error.
+//
+// The C++ these macros expand to needs only the types declared here (SpecConstant, Binding,
+// kPushConstantBytes, ...) and BufferRange (buffer_range.h): the shaders include nothing from
+// src/ (tests/check_layering.py shaders-include), and src/gpu/pipeline.h includes this.
 #ifndef VKLLM_SHADER_INTERFACE_H
 #define VKLLM_SHADER_INTERFACE_H
 
 #ifdef __cplusplus
 
+#include <volk.h>
+
 #include <cstdint>
 #include <type_traits>
 
-#include "gpu/pipeline.h"
+#include "buffer_range.h"
+
+namespace vkllm::gpu {
+
+// Every kernel binds storage buffers or uniform texel buffers (bindings 0..n-1) and up to this
+// many bytes of push constants: the Vulkan minimum, so it works on every device.
+inline constexpr uint32_t kPushConstantBytes = 128;
+
+// A specialization constant of a shader interface: its constant_id and its value (a bool's as
+// VkBool32). Assigning sets the value.
+struct SpecConstant {
+    uint32_t id;
+    uint32_t value;
+    SpecConstant &operator=(uint32_t v) {
+        value = v;
+        return *this;
+    }
+};
+// The base of an interface's specialization constants: a struct of SpecConstant members only.
+struct SpecList {};
+// The specialization constants of a shader that has none.
+struct NoSpec : SpecList {};
+
+// A binding of a shader interface: its binding number, name and format (VK_FORMAT_UNDEFINED for
+// a storage buffer, else the uniform texel buffer's format), and the range a dispatch binds
+// there. Assigning a range sets it.
+struct Binding {
+    uint32_t id;
+    VkFormat format;
+    const char *name;
+    BufferRange range;
+    Binding &operator=(const BufferRange &r) {
+        range = r;
+        return *this;
+    }
+};
+static_assert(std::is_trivially_copyable_v<Binding>);
+// The base of an interface's bindings: a struct of Binding members only, numbered 0..count-1
+// in order (the macros below check it at build time), with `static constexpr count`.
+struct BindingList {};
+
+}  // namespace vkllm::gpu
 
 namespace vkllm::gpu::shaders {
 using uint = uint32_t;
 }  // namespace vkllm::gpu::shaders
+
+#define VKLLM_CONST(NAME, VALUE)            \
+    namespace vkllm::gpu::shaders {         \
+    inline constexpr uint32_t NAME = VALUE; \
+    }
 
 #define VKLLM_SPEC_BEGIN(NAME)      \
     namespace vkllm::gpu::shaders { \
@@ -89,6 +148,7 @@ using uint = uint32_t;
 
 #else  // GLSL
 
+#define VKLLM_CONST(NAME, VALUE) const uint NAME = VALUE;
 #define VKLLM_SPEC_BEGIN(NAME)
 #define VKLLM_SPEC(ID, TYPE, NAME, DEFAULT) layout(constant_id = ID) const TYPE NAME = DEFAULT;
 #define VKLLM_SPEC_END(NAME)

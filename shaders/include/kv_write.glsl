@@ -19,11 +19,11 @@ uint kv_slot(uint pos) {
 // Element e of the head row starting at float `row` of K, rotated for position `pos`.
 float roped_k(uint row, uint e, uint pos) {
     float xe = kv_k(row + e);
-    if (ROPE == 0u || e >= p.rot_dim) return xe;
+    if (ROPE == ROPE_NONE || e >= p.rot_dim) return xe;
     uint half_dim = p.rot_dim / 2u;
-    bool first = ROPE == 1u ? (e & 1u) == 0u : e < half_dim;
-    uint partner = ROPE == 1u ? (first ? e + 1u : e - 1u) : (first ? e + half_dim : e - half_dim);
-    uint i = ROPE == 1u ? e / 2u : (first ? e : e - half_dim);
+    bool first = ROPE == ROPE_PAIRS ? (e & 1u) == 0u : e < half_dim;
+    uint partner = ROPE == ROPE_PAIRS ? (first ? e + 1u : e - 1u) : (first ? e + half_dim : e - half_dim);
+    uint i = ROPE == ROPE_PAIRS ? e / 2u : (first ? e : e - half_dim);
     vec2 cs = cos_sin[min(pos, p.n_pos - 1u) * half_dim + i];
     float xp = kv_k(row + partner);
     return first ? xe * cs.x - xp * cs.y : xp * cs.y + xe * cs.x;
@@ -31,7 +31,7 @@ float roped_k(uint row, uint e, uint pos) {
 
 // The vec4 at float `at` of K (4 values of one head row), rotated when ROPE is set.
 vec4 k_vec4(uint at, uint pos) {
-    if (ROPE == 0u) return kv_k4(at >> 2u);
+    if (ROPE == ROPE_NONE) return kv_k4(at >> 2u);
     uint row = at - at % p.head_dim, e = at % p.head_dim;
     return vec4(roped_k(row, e, pos), roped_k(row, e + 1u, pos), roped_k(row, e + 2u, pos),
                 roped_k(row, e + 3u, pos));
@@ -43,7 +43,7 @@ uvec4 pack8(vec4 a, vec4 b) {
 
 // 8 values of K (is_k) or V into unit `dst` (8 values) of an F32 or F16 cache.
 void store8(bool is_k, uint dst, vec4 a, vec4 b) {
-    if (KV_TYPE == 1u) {
+    if (KV_TYPE == KV_F16) {
         if (is_k)
             kc[dst] = pack8(a, b);
         else
@@ -98,8 +98,8 @@ void store_q8_0(bool is_k, uint src, uint dst, uint pos) {
 void rotate_q_pair(uint base, uint i, uint pos) {
     uint half_dim = p.rot_dim / 2u;
     vec2 cs = cos_sin[pos * half_dim + i];
-    uint a = ROPE == 2u ? base + i : base + 2u * i;
-    uint b = ROPE == 2u ? base + i + half_dim : base + 2u * i + 1u;
+    uint a = ROPE == ROPE_NEOX ? base + i : base + 2u * i;
+    uint b = ROPE == ROPE_NEOX ? base + i + half_dim : base + 2u * i + 1u;
     float x0 = kv_q(a), x1 = kv_q(b);
     kv_set_q(a, x0 * cs.x - x1 * cs.y);
     kv_set_q(b, x0 * cs.y + x1 * cs.x);

@@ -4,6 +4,7 @@
 #define VKLLM_SHADER_MATMUL_H
 
 #include "interface.h"
+#include "linear_epilogue.h"
 
 VKLLM_SPEC_BEGIN(MatmulSpec)
 VKLLM_SPEC(0, uint, WTYPE, 0)
@@ -15,7 +16,7 @@ uint n;  // weight rows in this chunk
 uint k;
 uint ldy;  // row stride of Y
 uint y_col0;
-float scale;  // EPILOGUE bit 2
+float scale;  // EPILOGUE_SCALE
 VKLLM_PUSH_END(MatmulPush)
 VKLLM_BINDINGS_BEGIN(MatmulBindings)
 VKLLM_BINDING(MatmulBindings, 0, w)

@@ -8,6 +8,7 @@
 
 #include "coopmat_tile.h"
 #include "interface.h"
+#include "linear_epilogue.h"
 
 VKLLM_SPEC_BEGIN(MatmulCoopmatSpec)
 VKLLM_SPEC(0, uint, WTYPE, 0)
@@ -28,7 +29,7 @@ uint n;  // weight rows in this chunk
 uint k;
 uint ldy;  // row stride of Y
 uint y_col0;
-float scale;  // EPILOGUE bit 2
+float scale;  // EPILOGUE_SCALE
 VKLLM_PUSH_END(MatmulCoopmatPush)
 VKLLM_BINDINGS_BEGIN(MatmulCoopmatBindings)
 VKLLM_BINDING(MatmulCoopmatBindings, 0, w)

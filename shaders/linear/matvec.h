@@ -4,6 +4,7 @@
 #define VKLLM_SHADER_MATVEC_H
 
 #include "interface.h"
+#include "linear_epilogue.h"
 
 VKLLM_SPEC_BEGIN(MatvecSpec)
 VKLLM_SPEC(0, uint, WG, 64)
@@ -21,7 +22,7 @@ uint cols;
 uint y_offset;
 uint n;         // vectors in the batch
 uint y_stride;  // floats between the outputs of consecutive vectors
-float scale;    // EPILOGUE bit 2
+float scale;    // EPILOGUE_SCALE
 VKLLM_PUSH_END(MatvecPush)
 VKLLM_BINDINGS_BEGIN(MatvecBindings)
 VKLLM_BINDING(MatvecBindings, 0, w)

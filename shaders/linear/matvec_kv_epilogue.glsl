@@ -44,7 +44,7 @@ void finish_head(uint t, uint h, uint lane) {
     bool is_k = h < q_heads + kv_heads;
     uint kh = h - q_heads - (is_k ? 0u : kv_heads);
     uint src = t * kv_dim + kh * p.head_dim;  // the head's first float in yk or yv
-    if (KV_TYPE == 2u) {
+    if (KV_TYPE == KV_Q8_0) {
         // One lane: a block's scale needs the largest of its 32 values.
         if (lane == 0u) store_q8_0(is_k, src / 4u, ((uint(seq) * p.capacity + slot) * kv_heads + kh) * (p.head_dim / 16u + 1u), up);
         return;
@@ -65,7 +65,7 @@ void kv_epilogue(uint lane) {
     barrier();
     if (lane == 0u) {
         uint heads = p.v_row0 / p.head_dim + (p.v_row0 - p.k_row0) / p.head_dim;
-        uint first = max(p.y_offset + row0, ROPE == 0u ? p.k_row0 : 0u);  // rows of the whole matrix
+        uint first = max(p.y_offset + row0, ROPE == ROPE_NONE ? p.k_row0 : 0u);  // rows of the whole matrix
         uint end = p.y_offset + min(row0 + ROWS, p.rows);
         uint found = 0u;
         for (uint j = 0; j < NB && b0 + j < p.n && first < end; ++j) {

@@ -6,7 +6,7 @@
 #include "matvec_texel.h"
 layout(local_size_x_id = 0) in;
 
-const bool GATED = GLU != 0u;
+const bool GATED = GLU != GLU_NONE;
 const uint MATS = GATED ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
 
 layout(binding = MatvecTexelBindings_w) uniform utextureBuffer W;  // RGBA32UI
@@ -46,15 +46,15 @@ void emit(uint i, float sum) {
         gate_sum = sum;  // the up output follows from the same lane (matvec_reduce.glsl)
         return;
     }
-    if (GLU == 1u) sum *= gate_sum / (1.0 + exp(-gate_sum));
-    if (GLU == 2u) sum *= gelu(gate_sum);
+    if (GLU == GLU_SWIGLU) sum *= gate_sum / (1.0 + exp(-gate_sum));
+    if (GLU == GLU_GEGLU) sum *= gelu(gate_sum);
     if (r >= p.rows || b >= p.n) return;
     uint row = p.y_offset + r;  // in the whole matrix
     if (!QKV) {
         store(b * p.y_stride + row, row, sum);
         return;
     }
-    if ((EPILOGUE & 1u) != 0u) sum += bias[row];
+    if ((EPILOGUE & EPILOGUE_BIAS) != 0u) sum += bias[row];
     uint kv_rows = p.v_row0 - p.k_row0;
     if (row < p.k_row0)
         y[b * p.k_row0 + row] = sum;

@@ -4,7 +4,12 @@
 #define VKLLM_SHADER_MATVEC_TEXEL_H
 
 #include "interface.h"
+#include "kv_cache.h"
+#include "linear_epilogue.h"
 
+VKLLM_CONST(GLU_NONE, 0)
+VKLLM_CONST(GLU_SWIGLU, 1)  // silu(gate) * up
+VKLLM_CONST(GLU_GEGLU, 2)   // gelu(gate) * up
 VKLLM_SPEC_BEGIN(MatvecTexelSpec)
 VKLLM_SPEC(0, uint, WG, 8)
 VKLLM_SPEC(1, uint, ROWS, 16)
@@ -15,7 +20,7 @@ VKLLM_SPEC(5, bool, SPLIT_TAIL, false)  // cols / 32 % WG == WG / 2: see main
 // A gated unit fused in: y = act(W x) * (W2 x), W the gate and W2 the up projection (same type
 // and shape), both read in one pass over x, with no epilogue. GLU 0: none; 1: SwiGLU (act =
 // silu); 2: GeGLU (act = GELU's tanh form, Gemma).
-VKLLM_SPEC(6, uint, GLU, 0)
+VKLLM_SPEC(6, uint, GLU, 0)  // GLU_NONE, GLU_SWIGLU or GLU_GEGLU
 // One vector (NB 1) and at most X_UNITS units of K per lane: the rows are walked one after
 // another instead (walk_rows; 0: not). Only in matvec_texel_subgroup.comp.
 VKLLM_SPEC(7, uint, X_UNITS, 0)
@@ -33,8 +38,8 @@ VKLLM_SPEC(9, bool, QKV, false)
 VKLLM_SPEC(10, uint, SUBGROUPS, 1)
 // matvec_texel_kv*.comp (QKV with its K and V stored into the KV cache, matvec_kv_epilogue.glsl):
 // the cache's type and the RoPE layout, as kv_store.comp's KV_TYPE and ROPE.
-VKLLM_SPEC(11, uint, KV_TYPE, 0)
-VKLLM_SPEC(12, uint, ROPE, 0)
+VKLLM_SPEC(11, uint, KV_TYPE, 0)  // KV_F32, KV_F16 or KV_Q8_0 (kv_cache.h)
+VKLLM_SPEC(12, uint, ROPE, 0)     // ROPE_NONE, ROPE_PAIRS or ROPE_NEOX (kv_cache.h)
 VKLLM_SPEC_END(MatvecTexelSpec)
 VKLLM_PUSH_BEGIN(MatvecTexelPush)
 uint rows;  // rows in this chunk
@@ -45,7 +50,7 @@ uint y_stride;  // floats between the outputs of consecutive vectors
 float eps;      // NORM
 uint k_row0;    // QKV
 uint v_row0;
-float scale;  // EPILOGUE bit 2 (not with QKV)
+float scale;  // EPILOGUE_SCALE (not with QKV)
 // matvec_texel_kv*.comp: the cache and the RoPE table, as kv_store.comp's push constants.
 uint head_dim;
 uint capacity;

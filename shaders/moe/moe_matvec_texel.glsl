@@ -15,7 +15,7 @@
 #include "common.glsl"
 
 #include "moe_matvec_texel.h"
-const uint MATS = SWIGLU != 0u ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
+const uint MATS = SWIGLU != SWIGLU_NONE ? 2u : 1u;  // matrices per workgroup (matvec_reduce.glsl)
 layout(local_size_x_id = 0) in;
 
 layout(binding = MoeMatvecTexelBindings_w) uniform utextureBuffer W;  // RGBA32UI: experts [e0, e0 + n_here)
@@ -38,13 +38,13 @@ void emit(uint i, float sum) {
     uint m = i % MATS, r = row0 + i / (NB * MATS), j = (i / MATS) % NB;
     uint b = ex * p.rows + min(r, p.rows - 1u);
     if (p.has_bias != 0u) sum += m == 0u ? bias[b] : bias2[b];
-    if (SWIGLU != 0u && m == 0u) {
+    if (SWIGLU != SWIGLU_NONE && m == 0u) {
         gate_sum = sum;  // the up output follows from the same lane (matvec_reduce.glsl)
         return;
     }
-    if (SWIGLU == 1u) {
+    if (SWIGLU == SWIGLU_PLAIN) {
         sum *= gate_sum / (1.0 + exp(-gate_sum));
-    } else if (SWIGLU == 2u) {
+    } else if (SWIGLU == SWIGLU_OAI) {
         float g = min(gate_sum, 7.0);
         sum = (clamp(sum, -7.0, 7.0) + 1.0) * g / (1.0 + exp(-1.702 * g));
     }

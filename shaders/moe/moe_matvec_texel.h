@@ -5,13 +5,16 @@
 
 #include "interface.h"
 
+VKLLM_CONST(SWIGLU_NONE, 0)
+VKLLM_CONST(SWIGLU_PLAIN, 1)  // gpu::Binary::SwiGLU
+VKLLM_CONST(SWIGLU_OAI, 2)    // gpu::Binary::SwiGLUOai
 VKLLM_SPEC_BEGIN(MoeMatvecTexelSpec)
 VKLLM_SPEC(0, uint, WG, 8)
 VKLLM_SPEC(1, uint, ROWS, 16)
 VKLLM_SPEC(2, uint, WTYPE, 0)
 VKLLM_SPEC(3, uint, NB, 1)
 VKLLM_SPEC(4, uint, X_PER_ENTRY, 0)
-VKLLM_SPEC(5, uint, SWIGLU, 0)
+VKLLM_SPEC(5, uint, SWIGLU, 0)   // SWIGLU_NONE, SWIGLU_PLAIN or SWIGLU_OAI
 VKLLM_SPEC(6, uint, X_UNITS, 0)  // see walk_rows
 // The *_subgroup shader's subgroups per workgroup at most (matvec_reduce.glsl): 1 where the
 // workgroup is one subgroup.

@@ -47,7 +47,7 @@ void main() {
         }
         float w[MAXK];
         float sum = 0.0;
-        if (GATING == 0u) {
+        if (GATING == GATING_SOFTMAX_TOPK) {
             // Probabilities of the chosen over all experts: exp(v - max) / sum_all.
             float all = 0.0;
             for (uint e = 0; e < p.n_expert; ++e) all += exp(logits[base + e] - top_v[0]);

@@ -5,8 +5,10 @@
 
 #include "interface.h"
 
+VKLLM_CONST(GATING_SOFTMAX_TOPK, 0)  // gpu::Gating::SoftmaxTopK
+VKLLM_CONST(GATING_TOPK_SOFTMAX, 1)  // gpu::Gating::TopKSoftmax
 VKLLM_SPEC_BEGIN(MoeRouteSpec)
-VKLLM_SPEC(0, uint, GATING, 0)
+VKLLM_SPEC(0, uint, GATING, 0)  // GATING_SOFTMAX_TOPK or GATING_TOPK_SOFTMAX
 VKLLM_SPEC(1, uint, MAXK, 8)
 VKLLM_SPEC_END(MoeRouteSpec)
 VKLLM_PUSH_BEGIN(MoeRoutePush)

@@ -1,5 +1,7 @@
 // Compute pipelines from the SPIR-V embedded in the library, specialised with specialization
-// constants and kept in a VkPipelineCache that can persist to a file.
+// constants and kept in a VkPipelineCache that can persist to a file. The types of the shader
+// interfaces (SpecConstant, Binding, kPushConstantBytes, ...) are the interfaces' own
+// (shaders/include/interface.h): the shaders depend on nothing here.
 #pragma once
 
 #include <cstring>
@@ -12,6 +14,7 @@
 
 #include "gpu/device.h"
 #include "gpu/tensor.h"
+#include "interface.h"
 
 namespace vkllm::gpu {
 
@@ -24,46 +27,9 @@ struct ShaderCode {
 extern const ShaderCode kShaders[];
 extern const size_t kShaderCount;
 
-// Every kernel binds storage buffers or uniform texel buffers (bindings 0..n-1) and up to this
-// many bytes of push constants: the Vulkan minimum, so it works on every device.
-constexpr uint32_t kPushConstantBytes = 128;
-
 // The formats of a pipeline's bindings: VK_FORMAT_UNDEFINED for a storage buffer, else the
 // format of the uniform texel buffer bound there. Empty: every binding a storage buffer.
 using BindingFormats = std::vector<VkFormat>;
-
-// A specialization constant of a shader interface (shaders/include/interface.h): its
-// constant_id and its value (a bool's as VkBool32). Assigning sets the value.
-struct SpecConstant {
-    uint32_t id;
-    uint32_t value;
-    SpecConstant &operator=(uint32_t v) {
-        value = v;
-        return *this;
-    }
-};
-// The base of an interface's specialization constants: a struct of SpecConstant members only.
-struct SpecList {};
-// The specialization constants of a shader that has none.
-struct NoSpec : SpecList {};
-
-// A binding of a shader interface (shaders/include/interface.h): its binding number, name and
-// format (VK_FORMAT_UNDEFINED for a storage buffer, else the uniform texel buffer's format),
-// and the range a dispatch binds there. Assigning a range sets it.
-struct Binding {
-    uint32_t id;
-    VkFormat format;
-    const char *name;
-    BufferRange range;
-    Binding &operator=(const BufferRange &r) {
-        range = r;
-        return *this;
-    }
-};
-static_assert(std::is_trivially_copyable_v<Binding>);
-// The base of an interface's bindings: a struct of Binding members only, numbered 0..count-1
-// in order (the interface macros check it at build time), with `static constexpr count`.
-struct BindingList {};
 
 // The members of a BindingList in binding order.
 template <class Bindings, std::enable_if_t<std::is_base_of_v<BindingList, Bindings>, int> = 0>

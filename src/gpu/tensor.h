@@ -8,33 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-// VkBuffer as vulkan_core.h declares it (a pointer to an opaque struct on 64-bit targets, a
-// 64-bit integer elsewhere). Should the two ever differ, the second typedef is a build error.
-#ifndef VK_USE_64_BIT_PTR_DEFINES
-#if defined(__LP64__) || defined(_WIN64) || (defined(__x86_64__) && !defined(__ILP32__)) || \
-    defined(_M_X64) || defined(__ia64) || defined(_M_IA64) || defined(__aarch64__) ||       \
-    defined(__powerpc64__) || (defined(__riscv) && __riscv_xlen == 64)
-#define VKLLM_VK_HANDLE_IS_POINTER 1
-#else
-#define VKLLM_VK_HANDLE_IS_POINTER 0
-#endif
-#else
-#define VKLLM_VK_HANDLE_IS_POINTER VK_USE_64_BIT_PTR_DEFINES
-#endif
-#if VKLLM_VK_HANDLE_IS_POINTER
-typedef struct VkBuffer_T *VkBuffer;
-#else
-typedef uint64_t VkBuffer;
-#endif
+#include "buffer_range.h"
 
 namespace vkllm::gpu {
-
-// A range of a VkBuffer, as bound to a kernel.
-struct BufferRange {
-    VkBuffer buffer{};
-    uint64_t offset = 0;
-    uint64_t size = 0;
-};
 
 // How a matrix stores its weights, one value per line of common/weight_types.def (which says
 // each type's block size, ggml id and grouped layout). The block-quantized types are GGUF's

@@ -26,7 +26,11 @@ void ArgmaxKernels::argmax(Recording &rec, const BufferRange &x, const BufferRan
     b.ids = ids;
     // Rows of many logits (prefill) may not fit one binding: bound in row chunks.
     for (const KernelEnv::Chunk &c : env_.split_rows(Matrix{x, WeightType::F32, rows, cols})) {
-        shaders::ArgmaxPush push{c.rows, cols, c.row0, n};
+        shaders::ArgmaxPush push{};
+        push.rows = c.rows;
+        push.cols = cols;
+        push.row0 = c.row0;
+        push.n = n;
         b.x = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
     }
@@ -63,7 +67,12 @@ void ArgmaxKernels::sample(Recording &rec, const BufferRange &x, const SampleBuf
     b.state = s.state;
     b.ids = s.ids;
     for (const KernelEnv::Chunk &c : env_.split_rows(Matrix{x, WeightType::F32, rows, cols})) {
-        shaders::SamplePush push{c.rows, cols, c.row0, n, capacity};
+        shaders::SamplePush push{};
+        push.rows = c.rows;
+        push.cols = cols;
+        push.row0 = c.row0;
+        push.n = n;
+        push.capacity = capacity;
         b.x = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
     }
@@ -88,7 +97,13 @@ void ArgmaxKernels::logprobs(Recording &rec, const BufferRange &x, const BufferR
     shaders::LogprobsBindings b;
     b.out = out;
     for (const KernelEnv::Chunk &c : env_.split_rows(Matrix{x, WeightType::F32, rows, cols})) {
-        shaders::LogprobsPush push{c.rows, cols, c.row0, n, top, out_row0};
+        shaders::LogprobsPush push{};
+        push.rows = c.rows;
+        push.cols = cols;
+        push.row0 = c.row0;
+        push.n = n;
+        push.top = top;
+        push.out0 = out_row0;
         b.x = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, c.rows);
     }
@@ -110,7 +125,11 @@ void ArgmaxKernels::chain_advance(Recording &rec, const BufferRange &ids, const 
     b.positions = step_view.positions;
     b.kv_begin = step_view.kv_begin;
     b.out = out;
-    shaders::ChainAdvancePush push{n, step, window, n_sink};
+    shaders::ChainAdvancePush push{};
+    push.n = n;
+    push.step = step;
+    push.window = window;
+    push.n_sink = n_sink;
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
 }
 

@@ -16,6 +16,12 @@
 
 namespace vkllm::gpu {
 
+// A KvType is passed as the shaders' KV_TYPE as it is (here and in linear.cpp).
+static_assert(uint32_t(KvType::F32) == shaders::KV_F32 &&
+                  uint32_t(KvType::F16) == shaders::KV_F16 &&
+                  uint32_t(KvType::Q8_0) == shaders::KV_Q8_0,
+              "gpu::KvType and shaders/include/kv_cache.h differ");
+
 void AttentionKernels::rope(Recording &rec, RopeLayout layout, const BufferRange &x,
                             const BufferRange &table, const BufferRange &positions,
                             uint32_t n_tokens, uint32_t n_heads, uint32_t head_dim,
@@ -26,13 +32,18 @@ void AttentionKernels::rope(Recording &rec, RopeLayout layout, const BufferRange
     require(table, uint64_t(n_pos) * rot_dim * 4, "rope", "table");
     require(positions, uint64_t(n_tokens) * 4, "rope", "positions");
     shaders::RopeSpec spec;
-    spec.NEOX = uint32_t(layout);
+    spec.NEOX = layout == RopeLayout::Neox;
     const Pipeline &p = env_.pipelines.get<shaders::RopeBindings>(shaders::rope, spec);
     shaders::RopeBindings b;
     b.x = x;
     b.table = table;
     b.positions = positions;
-    shaders::RopePush push{n_tokens, n_heads, head_dim, rot_dim, n_pos};
+    shaders::RopePush push{};
+    push.n_tokens = n_tokens;
+    push.n_heads = n_heads;
+    push.head_dim = head_dim;
+    push.rot_dim = rot_dim;
+    push.n_pos = n_pos;
     uint64_t n = uint64_t(n_tokens) * n_heads * (rot_dim / 2);
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
 }
@@ -96,12 +107,20 @@ void AttentionKernels::kv_store(Recording &rec, const BufferRange &k, const Buff
         require(rope.q, uint64_t(shape.n_tokens) * q_heads * shape.head_dim * 4, "kv_store", "q");
     shaders::KvStoreSpec spec;
     spec.KV_TYPE = uint32_t(shape.kv_type);
-    spec.ROPE = !roped ? 0 : rope.layout == RopeLayout::Neox ? 2 : 1;
+    spec.ROPE = !roped                            ? shaders::ROPE_NONE
+                : rope.layout == RopeLayout::Neox ? shaders::ROPE_NEOX
+                                                  : shaders::ROPE_PAIRS;
     const Pipeline &p = env_.pipelines.get<shaders::KvStoreBindings>(shaders::kv_store, spec);
-    shaders::KvStorePush push{
-        shape.n_tokens, kv_dim, shape.head_dim,           shape.capacity,
-        shape.n_sink,   n_seq,  roped ? rope.rot_dim : 0, roped ? rope.n_pos : 0,
-        q_heads};
+    shaders::KvStorePush push{};
+    push.n_tokens = shape.n_tokens;
+    push.kv_dim = kv_dim;
+    push.head_dim = shape.head_dim;
+    push.capacity = shape.capacity;
+    push.n_sink = shape.n_sink;
+    push.n_seq = n_seq;
+    push.rot_dim = roped ? rope.rot_dim : 0;
+    push.n_pos = roped ? rope.n_pos : 0;
+    push.q_heads = q_heads;
     // One invocation per 8 values of a token, or per head row when quantizing (its blocks need
     // their absolute maximum, and their scales share words); then one per rotated pair of q.
     uint64_t per_token = shape.kv_type == KvType::Q8_0 ? shape.n_kv_heads : kv_dim / 8;
@@ -270,9 +289,17 @@ void AttentionKernels::attention(Recording &rec, const BufferRange &q, const Buf
         attention_small_head(rec, q, k_cache, v_cache, out, step, shape, sinks);
         return;
     }
-    shaders::AttentionPush push{shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.capacity,
-                                shape.n_sink,   n_seq,         shape.scale,      shape.window,
-                                sinks.size > 0, shape.softcap};
+    shaders::AttentionPush push{};
+    push.n_tokens = shape.n_tokens;
+    push.n_heads = shape.n_heads;
+    push.n_kv_heads = shape.n_kv_heads;
+    push.capacity = shape.capacity;
+    push.n_sink = shape.n_sink;
+    push.n_seq = n_seq;
+    push.scale = shape.scale;
+    push.window = shape.window;
+    push.has_sinks = sinks.size > 0;
+    push.softcap = shape.softcap;
     if (CoopTile tile = attention_coop(shape, n_seq); tile.rows) {
         shaders::AttentionCoopmatSpec spec;
         spec.HEAD_DIM = shape.head_dim;
@@ -382,9 +409,17 @@ void AttentionKernels::attention_small_head(Recording &rec, const BufferRange &q
         shaders::attention_small_head, spec);
     shaders::AttentionSmallHeadBindings b;
     bind_attention(b, q, k_cache, v_cache, out, step, sinks);
-    shaders::AttentionSmallHeadPush push{
-        shape.n_tokens, shape.n_heads, shape.n_kv_heads, shape.head_dim, shape.capacity,
-        shape.n_sink,   shape.scale,   shape.window,     sinks.size > 0, shape.softcap};
+    shaders::AttentionSmallHeadPush push{};
+    push.n_tokens = shape.n_tokens;
+    push.n_heads = shape.n_heads;
+    push.n_kv_heads = shape.n_kv_heads;
+    push.head_dim = shape.head_dim;
+    push.capacity = shape.capacity;
+    push.n_sink = shape.n_sink;
+    push.scale = shape.scale;
+    push.window = shape.window;
+    push.has_sinks = sinks.size > 0;
+    push.softcap = shape.softcap;
     if (shape.n_tokens > 0) rec.dispatch(p, b, &push, sizeof push, shape.n_heads, shape.n_tokens);
 }
 

@@ -13,6 +13,18 @@
 
 namespace vkllm::gpu {
 
+// A Binary or Unary is passed as eltwise's OP as it is.
+static_assert(uint32_t(Binary::Add) == shaders::OP_ADD &&
+                  uint32_t(Binary::Mul) == shaders::OP_MUL &&
+                  uint32_t(Binary::SwiGLU) == shaders::OP_SWIGLU &&
+                  uint32_t(Binary::SwiGLUOai) == shaders::OP_SWIGLU_OAI &&
+                  uint32_t(Binary::GeGLU) == shaders::OP_GEGLU,
+              "gpu::Binary and shaders/elementwise/eltwise.h differ");
+static_assert(uint32_t(Unary::SiLU) == shaders::OP_SILU &&
+                  uint32_t(Unary::GELU) == shaders::OP_GELU &&
+                  uint32_t(Unary::SoftCap) == shaders::OP_SOFTCAP,
+              "gpu::Unary and shaders/elementwise/eltwise.h differ");
+
 void ElementwiseKernels::rms_norm(Recording &rec, const BufferRange &x, const BufferRange &weight,
                                   const BufferRange &y, uint32_t rows, uint32_t cols, float eps) {
     require(x, uint64_t(rows) * cols * 4, "rms_norm", "x");
@@ -26,7 +38,9 @@ void ElementwiseKernels::rms_norm(Recording &rec, const BufferRange &x, const Bu
     b.x = x;
     b.weight = weight;
     b.y = y;
-    shaders::RmsNormPush push{cols, eps};
+    shaders::RmsNormPush push{};
+    push.cols = cols;
+    push.eps = eps;
     env_.dispatch_1d(rec, p, b, &push, sizeof push, rows);
 }
 
@@ -46,7 +60,9 @@ void ElementwiseKernels::layer_norm(Recording &rec, const BufferRange &x, const 
     b.weight = weight;
     b.bias = bias;
     b.y = y;
-    shaders::LayerNormPush push{cols, eps};
+    shaders::LayerNormPush push{};
+    push.cols = cols;
+    push.eps = eps;
     env_.dispatch_1d(rec, p, b, &push, sizeof push, rows);
 }
 
@@ -61,7 +77,9 @@ void ElementwiseKernels::softmax(Recording &rec, const BufferRange &x, const Buf
     shaders::SoftmaxBindings b;
     b.x = x;
     b.y = y;
-    shaders::SoftmaxPush push{cols, scale};
+    shaders::SoftmaxPush push{};
+    push.cols = cols;
+    push.scale = scale;
     env_.dispatch_1d(rec, p, b, &push, sizeof push, rows);
 }
 
@@ -79,7 +97,9 @@ void ElementwiseKernels::binary(Recording &rec, Binary op, const BufferRange &a,
     bind.a = a;
     bind.b = b;
     bind.y = y;
-    shaders::EltwisePush push{n, nb};
+    shaders::EltwisePush push{};
+    push.n = n;
+    push.nb = nb;
     env_.dispatch_1d(rec, p, bind, &push, sizeof push, (uint64_t(n) + 63) / 64);
 }
 
@@ -96,7 +116,10 @@ void ElementwiseKernels::unary(Recording &rec, Unary op, const BufferRange &x, c
     b.a = x;
     b.b = x;  // never read by a unary operation
     b.y = y;
-    shaders::EltwisePush push{n, n, param};
+    shaders::EltwisePush push{};
+    push.n = n;
+    push.nb = n;
+    push.param = param;
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (uint64_t(n) + 63) / 64);
 }
 
@@ -113,7 +136,13 @@ void ElementwiseKernels::get_rows(Recording &rec, const Matrix &table, const Buf
     // An invocation decodes 8 weights of a block-quantized table (rows are whole blocks).
     uint64_t n = uint64_t(n_ids) * table.cols / (block_weights(table.type) > 1 ? 8 : 1);
     for (const KernelEnv::Chunk &c : env_.split_rows(table)) {
-        shaders::GetRowsPush push{n_ids, table.cols, c.row0, c.rows, table.rows, scale};
+        shaders::GetRowsPush push{};
+        push.n_ids = n_ids;
+        push.cols = table.cols;
+        push.row0 = c.row0;
+        push.rows = c.rows;
+        push.total_rows = table.rows;
+        push.scale = scale;
         b.table = c.data;
         env_.dispatch_1d(rec, p, b, &push, sizeof push, (n + 63) / 64);
     }

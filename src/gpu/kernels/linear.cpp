@@ -21,7 +21,9 @@ bool LinearKernels::texel_matvec(const Matrix &w, const BufferRange &x) const {
 // The epilogue's specialization constant.
 static uint32_t epilogue_bits(const Epilogue &end, const Matrix &w, const char *kernel) {
     if (end.bias.size) require(end.bias, uint64_t(w.rows) * 4, kernel, "bias");
-    return (end.bias.size ? 1u : 0u) | (end.accumulate ? 2u : 0u) | (end.scale != 1.0f ? 4u : 0u);
+    return (end.bias.size ? shaders::EPILOGUE_BIAS : 0u) |
+           (end.accumulate ? shaders::EPILOGUE_ACCUMULATE : 0u) |
+           (end.scale != 1.0f ? shaders::EPILOGUE_SCALE : 0u);
 }
 
 // The bias binding of a chunk. Without a bias it is bound, never read, to the chunk's own
@@ -258,16 +260,18 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
             spec.EPILOGUE = epilogue;
             // Rows of whole lane rounds plus half a round end with a split round.
             spec.SPLIT_TAIL = v.wg % 2 == 0 && rows % 2 == 0 && units % v.wg == v.wg / 2;
-            spec.GLU = !up ? 0 : glu == Binary::GeGLU ? 2 : 1;
+            spec.GLU = !up                    ? shaders::GLU_NONE
+                       : glu == Binary::GeGLU ? shaders::GLU_GEGLU
+                                              : shaders::GLU_SWIGLU;
             spec.X_UNITS = walk ? (units + v.wg - 1) / v.wg : 0;
             spec.NORM = normed;
             spec.QKV = qkv != nullptr;
             spec.SUBGROUPS = single ? 1 : v.wg;
             if (store) {
-                spec.KV_TYPE = uint32_t(store->shape.kv_type);
-                spec.ROPE = !store->rope.rot_dim                     ? 0
-                            : store->rope.layout == RopeLayout::Neox ? 2
-                                                                     : 1;
+                spec.KV_TYPE = uint32_t(store->shape.kv_type);  // KV_<TYPE>: attention.cpp
+                spec.ROPE = !store->rope.rot_dim                     ? shaders::ROPE_NONE
+                            : store->rope.layout == RopeLayout::Neox ? shaders::ROPE_NEOX
+                                                                     : shaders::ROPE_PAIRS;
                 pipeline = &env_.pipelines.get<shaders::MatvecTexelKvBindings>(
                     v.subgroup ? shaders::matvec_texel_kv_subgroup : shaders::matvec_texel_kv,
                     spec);
@@ -295,8 +299,20 @@ void LinearKernels::matvec(Recording &rec, const Matrix &w, const Matrix *up, co
         std::vector<KernelEnv::Chunk> up_chunks = up ? env_.split_rows(*up, max_range) : chunks;
         for (size_t i = 0; i < chunks.size(); ++i) {
             const KernelEnv::Chunk &c = chunks[i];
-            shaders::MatvecPush push{c.rows, w.cols, c.row0, n, w.rows, end.scale};
-            shaders::MatvecTexelPush texel_push{c.rows, w.cols, c.row0, n, w.rows, norm.eps};
+            shaders::MatvecPush push{};
+            push.rows = c.rows;
+            push.cols = w.cols;
+            push.y_offset = c.row0;
+            push.n = n;
+            push.y_stride = w.rows;
+            push.scale = end.scale;
+            shaders::MatvecTexelPush texel_push{};
+            texel_push.rows = c.rows;
+            texel_push.cols = w.cols;
+            texel_push.y_offset = c.row0;
+            texel_push.n = n;
+            texel_push.y_stride = w.rows;
+            texel_push.eps = norm.eps;
             texel_push.scale = end.scale;
             // Stacked outputs: where K's and V's rows start.
             if (qkv)
@@ -387,7 +403,13 @@ void LinearKernels::matmul(Recording &rec, const Matrix &w, const BufferRange &x
     uint32_t tiles_m = (n + 31) / 32;
     if (tiles_m > 65535) fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u rows is too many", n);
     for (const KernelEnv::Chunk &c : env_.split_rows(w)) {
-        shaders::MatmulPush push{n, c.rows, w.cols, w.rows, c.row0, end.scale};
+        shaders::MatmulPush push{};
+        push.m = n;
+        push.n = c.rows;
+        push.k = w.cols;
+        push.ldy = w.rows;
+        push.y_col0 = c.row0;
+        push.scale = end.scale;
         uint32_t tiles_n = (c.rows + 31) / 32;
         if (tiles_n > env_.device.caps().max_groups_x)
             fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u output rows is too many", c.rows);

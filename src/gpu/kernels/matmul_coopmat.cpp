@@ -36,8 +36,9 @@ bool LinearKernels::matmul_coopmat(Recording &rec, const Matrix &w, const Buffer
 
     shaders::MatmulCoopmatSpec spec;
     spec.WTYPE = uint32_t(w.type);
-    spec.EPILOGUE =
-        (end.bias.size ? 1u : 0u) | (end.accumulate ? 2u : 0u) | (end.scale != 1.0f ? 4u : 0u);
+    spec.EPILOGUE = (end.bias.size ? shaders::EPILOGUE_BIAS : 0u) |
+                    (end.accumulate ? shaders::EPILOGUE_ACCUMULATE : 0u) |
+                    (end.scale != 1.0f ? shaders::EPILOGUE_SCALE : 0u);
     set_coopmat_spec(spec, t, s);
     if (end.bias.size) require(end.bias, uint64_t(w.rows) * 4, "matmul", "bias");
     const Pipeline &p =
@@ -48,7 +49,13 @@ bool LinearKernels::matmul_coopmat(Recording &rec, const Matrix &w, const Buffer
     b.x = x;
     b.y = y;
     for (const KernelEnv::Chunk &c : env_.split_rows(w)) {
-        shaders::MatmulCoopmatPush push{n, c.rows, w.cols, w.rows, c.row0, end.scale};
+        shaders::MatmulCoopmatPush push{};
+        push.m = n;
+        push.n = c.rows;
+        push.k = w.cols;
+        push.ldy = w.rows;
+        push.y_col0 = c.row0;
+        push.scale = end.scale;
         uint32_t tiles_n = (c.rows + t.bn - 1) / t.bn;
         if (tiles_n > env_.device.caps().max_groups_x)
             fail(VKLLM_ERR_UNSUPPORTED, "matmul: %u output rows is too many", c.rows);

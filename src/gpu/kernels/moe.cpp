@@ -12,6 +12,11 @@
 
 namespace vkllm::gpu {
 
+// A Gating is passed as moe_route's GATING as it is.
+static_assert(uint32_t(Gating::SoftmaxTopK) == shaders::GATING_SOFTMAX_TOPK &&
+                  uint32_t(Gating::TopKSoftmax) == shaders::GATING_TOPK_SOFTMAX,
+              "gpu::Gating and shaders/moe/moe_route.h differ");
+
 void MoeKernels::moe_route(Recording &rec, const BufferRange &logits, const BufferRange &route,
                            uint32_t n_tokens, uint32_t n_expert, uint32_t k, Gating gating,
                            bool norm) {
@@ -30,7 +35,11 @@ void MoeKernels::moe_route(Recording &rec, const BufferRange &logits, const Buff
     shaders::MoeRouteBindings b;
     b.logits = logits;
     b.route = route;
-    shaders::MoeRoutePush push{n_tokens, n_expert, k, norm};
+    shaders::MoeRoutePush push{};
+    push.n_tokens = n_tokens;
+    push.n_expert = n_expert;
+    push.k = k;
+    push.norm = norm;
     if (n_tokens > 0) rec.dispatch(p, b, &push, sizeof push, 1, 1);
 }
 
@@ -131,7 +140,9 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
         spec.WTYPE = uint32_t(w.type);
         spec.NB = nb;
         spec.X_PER_ENTRY = x_per_entry;
-        spec.SWIGLU = !up ? 0 : act == Binary::SwiGLU ? 1 : 2;
+        spec.SWIGLU = !up                     ? shaders::SWIGLU_NONE
+                      : act == Binary::SwiGLU ? shaders::SWIGLU_PLAIN
+                                              : shaders::SWIGLU_OAI;
         spec.X_UNITS = walk ? (w.cols / 32 + v.wg - 1) / v.wg : 0;
         spec.SUBGROUPS = single ? 1 : v.wg;
         pipeline = &env_.pipelines.get<shaders::MoeMatvecTexelBindings>(name, spec);
@@ -152,12 +163,24 @@ void MoeKernels::moe_matvec(Recording &rec, const ExpertMatrix &w, const ExpertM
         BufferRange up_chunk =
             up ? BufferRange{up->data.buffer, up->data.offset + start(e0), chunk_bytes(n_here)}
                : chunk;
-        shaders::MoeMatvecPush push{
-            w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
-            uint32_t(n_here), bias.size > 0};
-        shaders::MoeMatvecTexelPush texel_push{
-            w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
-            uint32_t(n_here), bias.size > 0};
+        shaders::MoeMatvecPush push{};
+        push.rows = w.rows;
+        push.cols = w.cols;
+        push.k = k;
+        push.n_entries = uint32_t(entries);
+        push.n_expert = w.n_expert;
+        push.e0 = uint32_t(e0);
+        push.n_here = uint32_t(n_here);
+        push.has_bias = bias.size > 0;
+        shaders::MoeMatvecTexelPush texel_push{};
+        texel_push.rows = w.rows;
+        texel_push.cols = w.cols;
+        texel_push.k = k;
+        texel_push.n_entries = uint32_t(entries);
+        texel_push.n_expert = w.n_expert;
+        texel_push.e0 = uint32_t(e0);
+        texel_push.n_here = uint32_t(n_here);
+        texel_push.has_bias = bias.size > 0;
         uint64_t groups = (w.rows + rows_per_group - 1) / rows_per_group;
         // A workgroup per chosen expert at most (moe_group.glsl).
         uint32_t groups_z = uint32_t(std::min<uint64_t>(n_here, entries));
@@ -223,7 +246,11 @@ void MoeKernels::moe_combine(Recording &rec, const BufferRange &y, const BufferR
     b.shared = shared.size ? shared : y;
     b.shared_gate = shared.size ? shared_gate : y;
     b.out = out;
-    shaders::MoeCombinePush push{n_tokens, n, k, shared.size > 0};
+    shaders::MoeCombinePush push{};
+    push.n_tokens = n_tokens;
+    push.n = n;
+    push.k = k;
+    push.has_shared = shared.size > 0;
     env_.dispatch_1d(rec, p, b, &push, sizeof push, (uint64_t(n_tokens) * n + 63) / 64);
 }
 

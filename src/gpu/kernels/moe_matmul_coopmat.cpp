@@ -79,9 +79,15 @@ bool MoeKernels::moe_matmul_coopmat(Recording &rec, const ExpertMatrix &w, const
         b.route = route;
         // Without a bias, its binding is x, never read.
         b.bias = bias.size ? bias : x;
-        shaders::MoeMatmulCoopmatPush push{
-            w.rows,           w.cols,       k, uint32_t(entries), w.n_expert, uint32_t(e0),
-            uint32_t(n_here), bias.size > 0};
+        shaders::MoeMatmulCoopmatPush push{};
+        push.rows = w.rows;
+        push.cols = w.cols;
+        push.k = k;
+        push.n_entries = uint32_t(entries);
+        push.n_expert = w.n_expert;
+        push.e0 = uint32_t(e0);
+        push.n_here = uint32_t(n_here);
+        push.has_bias = bias.size > 0;
         rec.dispatch(p, b, &push, sizeof push, tiles_n, uint32_t(tiles_m));
     }
     return true;
