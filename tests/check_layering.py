@@ -7,8 +7,8 @@ A file may include its own layer's headers and those of any layer below its own;
 above (upward) nor a sibling on its own level (sideways: models, tokenizer and chat, gpu and
 format).
 The public header vkllm.h (include/) is the C ABI's vocabulary and may be included anywhere;
-the shaders' interface headers (shaders/<family>/NAME.h) and the generated shader_names.h are
-the gpu layer's.
+the shaders' interface headers (shaders/<family>/NAME.h, shaders/include/NAME.h) and the
+generated shader_names.h are the gpu layer's; the shaders themselves include nothing from src/.
 
     check_layering.py SRC_DIR directions   every '#include "..."' in SRC_DIR goes down
     check_layering.py SRC_DIR models-vulkan no header under models/ reaches a Vulkan header

@@ -1,6 +1,7 @@
-// The plain data the kernels take: buffer ranges, matrices and their weight types, the step's
-// per-token values, attention shapes and the small enums of the element-wise ops. No Vulkan
-// header is reached from here, so the layers above the GPU (models/) can describe tensors
+// The plain data the kernels take: buffer ranges (BufferRange, declared with the shader
+// interfaces that bind them in shaders/include/buffer_range.h), matrices and their weight types,
+// the step's per-token values, attention shapes and the small enums of the element-wise ops. No
+// Vulkan header is reached from here, so the layers above the GPU (models/) can describe tensors
 // without it; the functions over these types live in gpu/kernels/weight_layout.h (also free of
 // Vulkan) and the dispatches in gpu/kernels/*.h.
 #pragma once
