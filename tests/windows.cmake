@@ -20,8 +20,9 @@ set(VKLLM_GTEST_PROPERTIES PROPERTIES ${VKLLM_WINDOWS_TEST_PROPERTIES})
 
 # The kernels (every shader against the CPU reference) and the layers beneath the C API.
 vkllm_gtest(test_kernels test_kernels_matmul.cpp test_kernels_norm.cpp test_kernels_rope.cpp
-            test_kernels_elementwise.cpp test_kernels_attention.cpp test_kernels_quant.cpp
-            test_kernels_moe.cpp test_kernels_logprobs.cpp test_kernels_sampling.cpp)
+            test_kernels_elementwise.cpp test_kernels_attention.cpp test_kernels_argmax.cpp
+            test_kernels_quant.cpp test_kernels_moe.cpp test_kernels_logprobs.cpp
+            test_kernels_sampling.cpp)
 vkllm_gtest(test_format test_gguf.cpp)
 vkllm_gtest(test_architecture_table test_architecture_table.cpp)
 vkllm_gtest(test_portability test_portability.cpp)
