@@ -12,13 +12,13 @@ namespace vkllm::grammar::schema {
 
 namespace {
 
-using pattern::CharSet;
-using pattern::Sets;
 using pattern::char_text;
+using pattern::CharSet;
 using pattern::digits;
 using pattern::dot;
 using pattern::same;
 using pattern::set_text;
+using pattern::Sets;
 using pattern::shorthand;
 using pattern::surrogates;
 using pattern::word;
