@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <functional>
-#include <map>
 #include <optional>
 #include <set>
 #include <utility>
