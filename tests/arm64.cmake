@@ -31,7 +31,8 @@ target_compile_definitions(test_tokenizer_text
 vkllm_arm64_gtest(test_tokenizer_llamacpp test_tokenizer_llamacpp.cpp)
 target_compile_definitions(test_tokenizer_llamacpp
                            PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
-vkllm_arm64_gtest(test_chat test_jinja.cpp test_jinja_templates.cpp test_reply_parser.cpp)
+vkllm_arm64_gtest(test_chat test_jinja.cpp test_jinja_json.cpp test_jinja_hostile.cpp
+                  test_jinja_templates.cpp test_reply_parser.cpp)
 vkllm_arm64_gtest(test_grammar test_grammar.cpp test_grammar_state.cpp test_grammar_vocab.cpp
                   test_grammar_sampling.cpp)
 target_compile_definitions(test_grammar PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")

@@ -20,8 +20,9 @@ set(VKLLM_GTEST_PROPERTIES PROPERTIES ${VKLLM_WINDOWS_TEST_PROPERTIES})
 
 # The kernels (every shader against the CPU reference) and the layers beneath the C API.
 vkllm_gtest(test_kernels test_kernels_matmul.cpp test_kernels_norm.cpp test_kernels_rope.cpp
-            test_kernels_elementwise.cpp test_kernels_attention.cpp test_kernels_quant.cpp
-            test_kernels_moe.cpp test_kernels_logprobs.cpp test_kernels_sampling.cpp)
+            test_kernels_elementwise.cpp test_kernels_attention.cpp test_kernels_argmax.cpp
+            test_kernels_quant.cpp test_kernels_moe.cpp test_kernels_logprobs.cpp
+            test_kernels_sampling.cpp)
 vkllm_gtest(test_format test_gguf.cpp)
 vkllm_gtest(test_architecture_table test_architecture_table.cpp)
 vkllm_gtest(test_portability test_portability.cpp)
@@ -34,8 +35,8 @@ vkllm_gtest(test_tokenizer_spm test_tokenizer_spm.cpp)
 vkllm_gtest(test_tokenizer_text test_unicode.cpp test_pretokenize.cpp test_regex.cpp)
 target_compile_definitions(test_tokenizer_text
                            PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
-vkllm_gtest(test_chat test_jinja.cpp test_jinja_templates.cpp test_builtin_templates.cpp
-            test_reply_parser.cpp)
+vkllm_gtest(test_chat test_jinja.cpp test_jinja_json.cpp test_jinja_hostile.cpp
+            test_jinja_templates.cpp test_builtin_templates.cpp test_reply_parser.cpp)
 vkllm_gtest(test_grammar test_grammar.cpp test_grammar_state.cpp test_grammar_vocab.cpp
             test_grammar_sampling.cpp)
 target_compile_definitions(test_grammar PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")

@@ -1,10 +1,10 @@
 #include "grammar/json_schema_pattern.h"
 
-#include <algorithm>
-#include <utility>
+#include <string>
 #include <vector>
 
 #include "common/error.h"
+#include "grammar/json_schema_charset.h"
 #include "grammar/json_schema_rules.h"
 #include "tokenizer/unicode.h"
 
@@ -12,249 +12,16 @@ namespace vkllm::grammar::schema {
 
 namespace {
 
-constexpr uint32_t kMaxCodePoint = 0x10FFFF;
-
-// A set of code points as sorted, disjoint, non-adjacent closed ranges.
-class CharSet {
-  public:
-    using Range = std::pair<uint32_t, uint32_t>;
-
-    void add(uint32_t lo, uint32_t hi) {
-        ranges_.emplace_back(lo, hi);
-        normalize();
-    }
-    void add(const CharSet &other) {
-        ranges_.insert(ranges_.end(), other.ranges_.begin(), other.ranges_.end());
-        normalize();
-    }
-    CharSet complement() const {
-        CharSet out;
-        uint32_t next = 0;
-        for (const Range &r : ranges_) {
-            if (r.first > next) out.ranges_.emplace_back(next, r.first - 1);
-            next = r.second + 1;
-        }
-        if (next <= kMaxCodePoint && !(ranges_.size() && ranges_.back().second == kMaxCodePoint))
-            out.ranges_.emplace_back(next, kMaxCodePoint);
-        return out;
-    }
-    CharSet minus(const CharSet &other) const { return complement().with(other).complement(); }
-    CharSet with(const CharSet &other) const {
-        CharSet out = *this;
-        out.add(other);
-        return out;
-    }
-    bool contains(uint32_t cp) const {
-        for (const Range &r : ranges_)
-            if (cp >= r.first && cp <= r.second) return true;
-        return false;
-    }
-    bool empty() const { return ranges_.empty(); }
-    const std::vector<Range> &ranges() const { return ranges_; }
-
-    static CharSet of(std::initializer_list<Range> ranges) {
-        CharSet out;
-        for (const Range &r : ranges)
-            out.ranges_.push_back(r);
-        out.normalize();
-        return out;
-    }
-    // The code points `keep` holds, as ranges (built once per shorthand class).
-    template <typename Pred>
-    static CharSet where(Pred keep) {
-        CharSet out;
-        bool open = false;
-        uint32_t start = 0;
-        for (uint32_t cp = 0; cp <= kMaxCodePoint + 1; ++cp) {
-            bool in = cp <= kMaxCodePoint && keep(cp);
-            if (in && !open) start = cp;
-            if (!in && open) out.ranges_.emplace_back(start, cp - 1);
-            open = in;
-        }
-        return out;
-    }
-
-  private:
-    std::vector<Range> ranges_;
-
-    void normalize() {
-        std::sort(ranges_.begin(), ranges_.end());
-        std::vector<Range> merged;
-        for (const Range &r : ranges_) {
-            if (!merged.empty() && r.first <= merged.back().second + 1)
-                merged.back().second = std::max(merged.back().second, r.second);
-            else
-                merged.push_back(r);
-        }
-        ranges_ = std::move(merged);
-    }
-};
-
-// The shorthand classes, each the part ECMAScript and Python's `re` agree on: \d is [0-9] in
-// ECMAScript and every Unicode digit in Python, so \d is [0-9] and \D leaves out every Unicode
-// number; \w and \W likewise with letters, marks and numbers; \s is the whitespace both
-// define, and \S leaves out what either calls whitespace. Code points outside ASCII whose
-// category the tables do not know (perhaps assigned in a newer Unicode) are left out of \D and
-// \W.
-const CharSet &digits() {
-    static const CharSet set = CharSet::of({{'0', '9'}});
-    return set;
-}
-const CharSet &word() {
-    static const CharSet set = CharSet::of({{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}});
-    return set;
-}
-const CharSet &space_both() {
-    static const CharSet set = CharSet::of({{'\t', '\r'},
-                                            {' ', ' '},
-                                            {0xA0, 0xA0},
-                                            {0x1680, 0x1680},
-                                            {0x2000, 0x200A},
-                                            {0x2028, 0x2029},
-                                            {0x202F, 0x202F},
-                                            {0x205F, 0x205F},
-                                            {0x3000, 0x3000}});
-    return set;
-}
-const CharSet &not_space() {
-    static const CharSet set =
-        space_both().with(CharSet::of({{0x1C, 0x1F}, {0x85, 0x85}, {0xFEFF, 0xFEFF}})).complement();
-    return set;
-}
-bool unknown(uint32_t cp) {
-    return cp > 0x7F && tokenizer::category(cp) == tokenizer::Category::Other &&
-           !tokenizer::is_whitespace(cp);
-}
-const CharSet &not_digit() {
-    static const CharSet set = CharSet::where([](uint32_t cp) {
-        return !(cp >= '0' && cp <= '9') && !tokenizer::is_number(cp) && !unknown(cp);
-    });
-    return set;
-}
-const CharSet &not_word() {
-    static const CharSet set = CharSet::where([](uint32_t cp) {
-        return !word().contains(cp) && !tokenizer::is_letter(cp) && !tokenizer::is_mark(cp) &&
-               !tokenizer::is_number(cp) && !unknown(cp);
-    });
-    return set;
-}
-// `.`: any code point but the line terminators (ECMAScript's four; Python's is \n alone).
-const CharSet &dot() {
-    static const CharSet set =
-        CharSet::of({{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}}).complement();
-    return set;
-}
-
-// What the JSON text of a string writes escaped: controls, the quote, the backslash, and DEL
-// (the converter's `char` never writes DEL raw). Surrogates are no characters of UTF-8 text.
-const CharSet &escaped() {
-    static const CharSet set = CharSet::of({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}, {0x7F, 0x7F}});
-    return set;
-}
-const CharSet &surrogates() {
-    static const CharSet set = CharSet::of({{0xD800, 0xDFFF}});
-    return set;
-}
-
-std::string class_member(uint32_t cp) {
-    if ((cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z'))
-        return std::string(1, char(cp));
-    if (cp < 0x100) return sformat("\\x%02X", unsigned(cp));
-    if (cp < 0x10000) return sformat("\\u%04X", unsigned(cp));
-    return sformat("\\U%08X", unsigned(cp));
-}
-
-std::string class_text(const CharSet &set, bool negated) {
-    std::string out = negated ? "[^" : "[";
-    for (const auto &[lo, hi] : set.ranges()) {
-        out += class_member(lo);
-        if (hi > lo) out += (hi > lo + 1 ? "-" : "") + class_member(hi);
-    }
-    return out + "]";
-}
-
-// The JSON text of one escaped character, as a GBNF literal.
-std::string escaped_char(uint32_t cp) {
-    switch (cp) {
-        case '"':
-            return R"("\\\"")";
-        case '\\':
-            return R"("\\\\")";
-        case '\b':
-            return R"("\\b")";
-        case '\f':
-            return R"("\\f")";
-        case '\n':
-            return R"("\\n")";
-        case '\r':
-            return R"("\\r")";
-        case '\t':
-            return R"("\\t")";
-        default:
-            return sformat(R"("\\u%04x")", unsigned(cp));
-    }
-}
-
-// The JSON text of any character of `set`: a class for those written as they are, an escape
-// for each of the others.
-std::string set_text(const CharSet &set_in) {
-    CharSet set = set_in.minus(surrogates());
-    CharSet plain = set.minus(escaped());
-    std::vector<std::string> alts;
-    if (!plain.empty()) {
-        CharSet outside = plain.complement().minus(escaped()).minus(surrogates());
-        alts.push_back(outside.ranges().size() < plain.ranges().size()
-                           ? class_text(outside.with(escaped()), true)
-                           : class_text(plain, false));
-    }
-    for (const auto &[lo, hi] : set.ranges())
-        for (uint32_t cp = lo; cp <= hi && cp <= 0x7F; ++cp)
-            if (escaped().contains(cp)) alts.push_back(escaped_char(cp));
-    if (alts.empty()) return "nothing";
-    if (alts.size() == 1) return alts[0];
-    std::string out = "(";
-    for (size_t i = 0; i < alts.size(); ++i)
-        out += (i ? " | " : "") + alts[i];
-    return out + ")";
-}
-
-std::string char_text(uint32_t cp) {
-    if (escaped().contains(cp)) return escaped_char(cp);
-    std::string utf8;
-    tokenizer::utf8_append(utf8, cp);
-    return gbnf_literal(utf8);
-}
-
-// A class item as two sets: the code points both engines match (`lower`) and those either may
-// match (`upper`). A class uses `lower`; a negated one the complement of `upper`, so that it
-// too holds only what both engines match.
-struct Sets {
-    CharSet lower, upper;
-};
-
-Sets same(uint32_t cp) {
-    Sets s;
-    s.lower.add(cp, cp);
-    s.upper.add(cp, cp);
-    return s;
-}
-
-Sets shorthand(uint32_t c) {
-    switch (c) {
-        case 'd':
-            return {digits(), not_digit().complement()};
-        case 'D':
-            return {not_digit(), digits().complement()};
-        case 'w':
-            return {word(), not_word().complement()};
-        case 'W':
-            return {not_word(), word().complement()};
-        case 's':
-            return {space_both(), not_space().complement()};
-        default:  // 'S'
-            return {not_space(), space_both().complement()};
-    }
-}
+using pattern::char_text;
+using pattern::CharSet;
+using pattern::digits;
+using pattern::dot;
+using pattern::same;
+using pattern::set_text;
+using pattern::Sets;
+using pattern::shorthand;
+using pattern::surrogates;
+using pattern::word;
 
 class PatternParser {
   public:

@@ -1,6 +1,6 @@
 // The end of a decode step on the device: the greedy choice of each row of logits, a sampled
 // one, its log-probabilities, and the advance of chained decode steps
-// (tests/test_kernels_attention.cpp's Argmax tests, tests/test_kernels_sampling.cpp,
+// (tests/test_kernels_argmax.cpp, tests/test_kernels_sampling.cpp,
 // tests/test_kernels_logprobs.cpp, tests/test_chained_decode.cpp).
 #pragma once
 
