@@ -96,7 +96,7 @@ TEST(ArchitectureTable, EveryRowHasItsOwnNameAndIsFoundByIt) {
 
 TEST(ArchitectureTable, EveryArchitectureOfTheTestModelsHasARow) {
     std::set<std::string> covered;
-    const std::string dir = std::filesystem::temp_directory_path() / "vkllm_arch_table";
+    const std::string dir = (std::filesystem::temp_directory_path() / "vkllm_arch_table").string();
     std::filesystem::create_directories(dir);
     for (const TinyArch &t : tiny_archs()) {
         const std::string path = dir + "/" + t.name + "_" + std::to_string(::getpid()) + ".gguf";
