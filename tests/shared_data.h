@@ -1,4 +1,4 @@
-// Where ../shared/data is, for tests that compare with its files; empty when it is absent
+// Where $VKLLM_SHARED_DATA_DIR is, for tests that compare with its files; empty when it is absent
 // (those tests then skip, saying so).
 #pragma once
 

@@ -32,8 +32,8 @@ std::string read_file(const std::string &path) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Renders through the public API each conversation of ../shared/data/chat-templates that has
-// only roles and contents (no tools, no extra variables), and compares it with jinja2's render
+// Renders through the public API each conversation of $VKLLM_SHARED_DATA_DIR/chat-templates that
+// has only roles and contents (no tools, no extra variables), and compares it with jinja2's render
 // of `template_name` there. Returns the number of conversations compared.
 int expect_jinja2_renders(const std::string &jinja, const std::string &template_name) {
     std::string dir = shared_data_dir() + "/chat-templates";

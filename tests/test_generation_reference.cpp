@@ -206,9 +206,9 @@ TEST_F(SharedReference, TinyGptOssYarnMatchesFloat64Reference) {
 }
 
 // llama.cpp's CPU backend computes GELU through an F16 lookup table, which moves its gpt2
-// logits by up to 0.011 from exact math (../shared/data/reference/README.md); ours are exact
-// math (the numpy tests above hold them to 1e-4), so the bound here is that table's error with
-// margin, and greedy ids must agree wherever llama.cpp's top-1 margin exceeds twice it.
+// logits by up to 0.011 from exact math ($VKLLM_SHARED_DATA_DIR/reference/README.md); ours are
+// exact math (the numpy tests above hold them to 1e-4), so the bound here is that table's error
+// with margin, and greedy ids must agree wherever llama.cpp's top-1 margin exceeds twice it.
 TEST_F(SharedReference, TinyGpt2MatchesLlamaCppLogitsWithinItsGeluTable) {
     for (const char *name : {"tiny-gpt2-f32", "tiny-gpt2-f16"}) {
         Json ref = Json::load(dir_ + "/reference/llama.cpp-cpu/" + name + ".json");

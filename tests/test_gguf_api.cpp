@@ -1,4 +1,4 @@
-// GGUF metadata through the C ABI, on the real model files of ../shared/data.
+// GGUF metadata through the C ABI, on the real model files of $VKLLM_SHARED_DATA_DIR.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -58,7 +58,7 @@ def field_value(field):
     return part.tolist()[0]
 
 
-@unittest.skipUnless(os.path.exists(MODEL), "../shared/data is not there")
+@unittest.skipUnless(os.path.exists(MODEL), "the shared test data (VKLLM_SHARED_DATA_DIR) is not there")
 class GgufInterop(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -1,8 +1,8 @@
 // The grammar engine over vocabularies: the token trie, the mask (every token the state can take
 // next, from one walk of the trie) against a check of each token alone, and the real
-// vocabularies of ../shared/data (GPT-2, Llama SentencePiece, Llama 3, Qwen2.5, GPT-OSS): texts
-// fed token by token as their tokenizers split them, and random sampling under a grammar, which
-// must always end in a sentence of the grammar.
+// vocabularies of $VKLLM_SHARED_DATA_DIR (GPT-2, Llama SentencePiece, Llama 3, Qwen2.5, GPT-OSS):
+// texts fed token by token as their tokenizers split them, and random sampling under a grammar,
+// which must always end in a sentence of the grammar.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -148,7 +148,7 @@ TEST(TokenMask, AChoiceAllowsOnlyTheTokensThatSpellIt) {
 
 struct Vocabulary {
     const char *name;
-    const char *path;  // under ../shared/data, or a model of the cache (model_cache.h)
+    const char *path;  // under $VKLLM_SHARED_DATA_DIR, or a model of the cache (model_cache.h)
     bool cached_model = false;
 };
 
@@ -159,7 +159,7 @@ const Vocabulary kVocabularies[] = {
     {"qwen2_5", "tokenizer/generated-vocab/ggml-vocab-qwen2.5.gguf"},
     {"gpt_oss", "tokenizer/generated-vocab/ggml-vocab-gpt-oss.gguf"},
     // Gemma 3's SentencePiece vocabulary (262,144 pieces, byte fallback) has no vocab-only
-    // file in ../shared/data: it is read from the real model scripts/fetch-models caches.
+    // file in $VKLLM_SHARED_DATA_DIR: it is read from the real model scripts/fetch-models caches.
     {"gemma3", "gemma-3-270m-q4_k_m.gguf", true},
 };
 
@@ -193,9 +193,10 @@ class RealVocabulary : public ::testing::TestWithParam<Vocabulary> {
     void SetUp() override {
         loaded_ = load(GetParam());
         if (!loaded_)
-            GTEST_SKIP() << GetParam().path
-                         << " is absent (../shared/data, or the model cache scripts/fetch-models "
-                            "fills): this vocabulary is not checked";
+            GTEST_SKIP()
+                << GetParam().path
+                << " is absent ($VKLLM_SHARED_DATA_DIR, or the model cache scripts/fetch-models "
+                   "fills): this vocabulary is not checked";
     }
     const Loaded *loaded_ = nullptr;
 };

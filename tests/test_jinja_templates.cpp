@@ -1,4 +1,4 @@
-// The 45 real chat templates of ../shared/data/chat-templates, each with its 16
+// The 45 real chat templates of $VKLLM_SHARED_DATA_DIR/chat-templates, each with its 16
 // conversations, rendered by src/chat and compared byte for byte with jinja2's renders
 // (expected/<template>/<conversation>.txt), or expected to fail where jinja2 raised
 // (expected/index.json). The render arguments are render.py's: tools None when the
@@ -75,7 +75,8 @@ class JinjaTemplates : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(JinjaTemplates, RendersEveryConversationAsJinja2Does) {
     const std::string name = GetParam();
-    if (data_dir().empty()) GTEST_SKIP() << "../shared/data is absent";
+    if (data_dir().empty())
+        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is absent";
     const Corpus &c = corpus();
     std::string source = read_file(data_dir() + "/templates/" + name + ".jinja");
     const Value &tokens = *member(*member(c.index, "special_tokens"), name.c_str());
@@ -112,7 +113,8 @@ TEST_P(JinjaTemplates, RendersEveryConversationAsJinja2Does) {
 // time as params (a None token passed as NULL: with no model, undefined).
 TEST_P(JinjaTemplates, TheCApiRendersEveryConversationAsJinja2Does) {
     const std::string name = GetParam();
-    if (data_dir().empty()) GTEST_SKIP() << "../shared/data is absent";
+    if (data_dir().empty())
+        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is absent";
     const Corpus &c = corpus();
     std::string source = read_file(data_dir() + "/templates/" + name + ".jinja");
     const Value &tokens = *member(*member(c.index, "special_tokens"), name.c_str());

@@ -111,7 +111,7 @@ class QuantizeTool : public ::testing::TestWithParam<Case> {};
 TEST_P(QuantizeTool, WritesTheExpectedTypesWithinTheErrorBounds) {
     const Case &c = GetParam();
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not there";
+    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not there";
     std::string in_path = dir + "/models/" + c.model;
     std::string out = out_path(std::string(c.type) + "_" + c.model);
     ASSERT_EQ(run_tool(in_path + " " + out + " " + c.type), 0);
@@ -181,7 +181,7 @@ TEST(QuantizeToolErrors, BadArgumentsAndFilesFailWithoutOutput) {
 // and writes nothing.
 TEST(QuantizeToolErrors, RequantizingAQuantizedFileNeedsAllowRequantize) {
     std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "../shared/data is not there";
+    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not there";
     std::string q8 = out_path("requant_from_q8_0"), out = out_path("requant_to_q4_0");
     std::string err = out_path("requant_stderr") + ".txt";
     ASSERT_EQ(run_tool(dir + "/models/tiny-qwen2-f32.gguf " + q8 + " Q8_0"), 0);

@@ -1,5 +1,5 @@
 // Tokenizers against real vocabularies and independent reference encodings: llama.cpp's
-// vocab test vectors and the Hugging Face encodings of ../shared/data/tokenizer. Every case
+// vocab test vectors and the Hugging Face encodings of $VKLLM_SHARED_DATA_DIR/tokenizer. Every case
 // must match exactly; each test reports how many it checked.
 #include <gtest/gtest.h>
 

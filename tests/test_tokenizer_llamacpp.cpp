@@ -1,10 +1,10 @@
 // vkllm's tokenizer against llama.cpp's on the whole tokenizer corpus (the 107 strings of
-// ../shared/data/tokenizer/reference-corpus.json and those of tests/data/tokenizer_corpus.json):
-// the ids llama.cpp (node-llama-cpp 3.22.1) gives for the real SmolLM2 and Gemma 3 vocabularies,
-// special-token parsing off and on, and for every tokenizer.ggml.pre name with two real BPE
-// vocabularies. The data files come from tools/llamacpp_reference/tokenize.mjs; each says the
-// command that wrote it. Every string must match exactly, unless the table of known differences
-// below says why not.
+// $VKLLM_SHARED_DATA_DIR/tokenizer/reference-corpus.json and those of
+// tests/data/tokenizer_corpus.json): the ids llama.cpp (node-llama-cpp 3.22.1) gives for the real
+// SmolLM2 and Gemma 3 vocabularies, special-token parsing off and on, and for every
+// tokenizer.ggml.pre name with two real BPE vocabularies. The data files come from
+// tools/llamacpp_reference/tokenize.mjs; each says the command that wrote it. Every string must
+// match exactly, unless the table of known differences below says why not.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -226,7 +226,7 @@ const Vocab *reference_vocab(const std::string &label, std::string &missing) {
     } else if (label == "llama3") {
         std::string dir = shared_data_dir();
         if (!dir.empty()) path = dir + "/tokenizer/generated-vocab/ggml-vocab-llama3.gguf";
-        if (path.empty()) missing = "../shared/data";
+        if (path.empty()) missing = "the shared test data (VKLLM_SHARED_DATA_DIR)";
     } else {
         missing = "an unknown vocabulary label " + label;
     }

@@ -206,7 +206,7 @@ TEST(Vulkan11, AnInstanceAfterOneCappedAt10StillReadsItsFeatures) {
 
 namespace {
 
-// The tiny models of ../shared/data, one per architecture and weight layout.
+// The tiny models of $VKLLM_SHARED_DATA_DIR, one per architecture and weight layout.
 const char *const kModels[] = {"tiny-llama-f16",      "tiny-qwen2-f32",     "tiny-qwen2-tied-f16",
                                "tiny-gpt2-f16",       "tiny-qwen2moe-f16",  "tiny-gptoss-mxfp4",
                                "stories260K-plctlab", "llama-2-tiny-random"};
