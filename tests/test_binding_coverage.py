@@ -50,12 +50,12 @@ def main():
     expect("the bindings as they are", lambda r: None, 0, "binding coverage: 0 failures")
     expect("Python stops calling vkllm_gguf_destroy",
            lambda r: edit(r, "bindings/python/vkllm/gguf.py",
-                          "lib.vkllm_gguf_destroy(self._handle)",
-                          "pass  # lib.vkllm_gguf_destroy(self._handle)"),
+                          "_destroy = staticmethod(lib.vkllm_gguf_destroy)",
+                          "_destroy = None  # lib.vkllm_gguf_destroy"),
            1, "FAIL python: vkllm_gguf_destroy is neither called nor given a reason")
     expect("a Python call only in the generated raw layer",
            lambda r: (edit(r, "bindings/python/vkllm/gguf.py",
-                           "lib.vkllm_gguf_destroy(self._handle)", "pass"),
+                           "_destroy = staticmethod(lib.vkllm_gguf_destroy)", "_destroy = None"),
                       edit(r, "bindings/python/vkllm/_ffi.py", "\ndef declare(lib):",
                            "\ndef destroy(lib, gguf):\n    lib.vkllm_gguf_destroy(gguf)\n\n"
                            "\ndef declare(lib):")),

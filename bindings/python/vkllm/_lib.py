@@ -131,3 +131,25 @@ def stop_strings(stop):
     their count."""
     stops = [s.encode() if isinstance(s, str) else bytes(s) for s in stop]
     return (ctypes.c_char_p * max(len(stops), 1))(*stops), len(stops)
+
+
+class Owned:
+    """An object owning one library handle (`_handle`), destroyed once by its class's
+    `_destroy` (the library's vkllm_*_destroy): by close(), at the end of a `with` block, or
+    when it is collected."""
+
+    _destroy = None
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            self._destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()

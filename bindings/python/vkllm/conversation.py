@@ -7,7 +7,7 @@ import ctypes
 import json
 
 from . import _ffi
-from ._lib import decode, encode, enum_field, lib, out_struct, params, stop_strings
+from ._lib import Owned, decode, encode, enum_field, lib, out_struct, params, stop_strings
 from ._stream import Stream
 from .chat import unix_seconds
 from .constants import (CHAT_PIECE_TOOL_CALL, ERR_CANCELLED, ERR_NOT_FOUND, OK,
@@ -45,7 +45,7 @@ def _call_of(call):
                     args if isinstance(args, str) else json.dumps(args, ensure_ascii=False))
 
 
-class Conversation:
+class Conversation(Owned):
     """A chat on one sequence of a Session (vkllm_conversation): it keeps the messages, renders
     them through the model's chat template (or `template`, Jinja text, or the built-in
     `template_name`) and generates each reply prefilling only the tokens the cache does not hold
@@ -62,6 +62,7 @@ class Conversation:
     (parse_special=True). tools: OpenAI function tools, given to the template; extra keyword
     arguments are template variables (enable_thinking=False). Uses the session, which must stay
     open, from one thread at a time. Use as a context manager or call close()."""
+    _destroy = staticmethod(lib.vkllm_conversation_destroy)
 
     def __init__(self, session, messages=(), template=None, template_name=None, tools=None,
                  seq=0, now=None, **extra):
@@ -82,20 +83,6 @@ class Conversation:
         self.last_result = None
         if messages:
             self.extend(messages)
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.vkllm_conversation_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def _h(self):
         return live(self._handle, "conversation")

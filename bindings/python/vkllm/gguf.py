@@ -5,7 +5,7 @@ import ctypes
 import os
 
 from . import _ffi
-from ._lib import decode, lib, out_struct, text_field
+from ._lib import Owned, decode, lib, out_struct, text_field
 from .constants import ERR_NOT_FOUND
 from .errors import check, live, sized
 from .tokenizer import Tokenizer
@@ -71,29 +71,16 @@ def metadata_text(gguf_handle, key):
         errors="replace")
 
 
-class Gguf:
+class Gguf(Owned):
     """An opened model file (vkllm_gguf): its metadata and tensor table, without the weights.
     Use as a context manager or call close(); strings read from it are copies."""
+    _destroy = staticmethod(lib.vkllm_gguf_destroy)
 
     def __init__(self, path):
         self._handle = None
         handle = ctypes.c_void_p()
         check(lib.vkllm_gguf_open(os.fsencode(path), ctypes.byref(handle)))
         self._handle = handle
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.vkllm_gguf_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def _h(self):
         return live(self._handle, "gguf file")

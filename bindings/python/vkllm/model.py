@@ -5,7 +5,7 @@ import os
 
 from . import _ffi
 from . import gguf as _gguf
-from ._lib import lib, out_struct, params, text_field
+from ._lib import Owned, lib, out_struct, params, text_field
 from .chat import chat_render
 from .errors import check, live
 from .tokenizer import Tokenizer
@@ -17,10 +17,11 @@ class ModelInfo(_ffi.vkllm_model_info):
     architecture = text_field(_ffi.vkllm_model_info.architecture)
 
 
-class Model:
+class Model(Owned):
     """A model's weights on a runtime's device (immutable; shared by sessions). Use as a
     context manager or call close(); the library keeps the memory until the last session of
     the model is gone."""
+    _destroy = staticmethod(lib.vkllm_model_destroy)
 
     def __init__(self, runtime, path, progress=None):
         """progress(fraction) -> True/None to go on, False to cancel the load."""
@@ -35,20 +36,6 @@ class Model:
                                    ctypes.byref(p), ctypes.byref(handle)))
         self._handle = handle
         self.runtime = runtime
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.vkllm_model_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def info(self):
         info = out_struct(ModelInfo)

@@ -6,7 +6,7 @@ import collections
 import ctypes
 
 from . import _ffi
-from ._lib import decode, lib, out_struct
+from ._lib import Owned, decode, lib, out_struct
 from .constants import REPLY_PLAIN
 from .errors import check, live
 
@@ -36,7 +36,7 @@ def prompt_opens_reasoning(prompt):
     return lib.vkllm_prompt_opens_reasoning(prompt.encode()) != 0
 
 
-class ReplyParser:
+class ReplyParser(Owned):
     """Splits a chat model's reply into reasoning, answer and tool calls as it streams:
 
         parser = vkllm.ReplyParser(vkllm.reply_format_of_template(model.chat_template()))
@@ -47,6 +47,7 @@ class ReplyParser:
 
     Text is str or UTF-8 bytes, split anywhere; the parts' text never ends inside a character.
     finish() ends the reply and readies the parser for the next one."""
+    _destroy = staticmethod(lib.vkllm_reply_parser_destroy)
 
     def __init__(self, format=REPLY_PLAIN, in_reasoning=False):
         self._handle = None
@@ -74,17 +75,3 @@ class ReplyParser:
         check(lib.vkllm_reply_parser_finish(live(self._handle, "reply parser"),
                                             ctypes.byref(part)))
         return self._part(part, True)
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.vkllm_reply_parser_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()

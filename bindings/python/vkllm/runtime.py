@@ -4,7 +4,7 @@ import ctypes
 import os
 
 from . import _ffi
-from ._lib import enum_field, lib, out_struct, params, text_field
+from ._lib import Owned, enum_field, lib, out_struct, params, text_field
 from .constants import ComponentType, CoopmatUse, MAX_COOPMAT_SHAPES, RUNTIME_VALIDATION
 from .errors import check, live
 
@@ -73,8 +73,9 @@ def devices():
     return list(infos)
 
 
-class Runtime:
+class Runtime(Owned):
     """A Vulkan device ready to run kernels. Use as a context manager or call close()."""
+    _destroy = staticmethod(lib.vkllm_runtime_destroy)
 
     def __init__(self, device=None, validation=False, pipeline_cache=None, log=None,
                  memory_budget=None):
@@ -102,20 +103,6 @@ class Runtime:
         handle = ctypes.c_void_p()
         check(lib.vkllm_runtime_create(ctypes.byref(p), ctypes.byref(handle)))
         self._handle = handle
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.vkllm_runtime_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def device_info(self):
         info = out_struct(DeviceInfo)

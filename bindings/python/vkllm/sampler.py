@@ -5,7 +5,7 @@ import array
 import ctypes
 
 from . import _ffi
-from ._lib import int32s, lib, named, params
+from ._lib import Owned, int32s, lib, named, params
 from .constants import GrammarProgress
 from .errors import check, live
 from .grammar import grammar_of
@@ -39,7 +39,7 @@ def sampling_params(temperature=0.8, top_k=40, top_p=0.95, min_p=0.05, repeat_pe
     return sp, biases
 
 
-class Sampler:
+class Sampler(Owned):
     """llama.cpp's sampler chain (logit bias, repetition/presence/frequency penalties, top-k,
     typical, top-p, min-p, temperature) with its seed and token history, for the logits of any
     session row. `model` (optional) limits the candidates to its tokenizer's ids. The keyword
@@ -47,6 +47,7 @@ class Sampler:
     `seed`). grammar (a Grammar, or GBNF text compiled for `model`) or json_schema (a dict or
     JSON text, compiled for `model`) constrains the tokens it chooses (see progress()). Use as
     a context manager or call close()."""
+    _destroy = staticmethod(lib.vkllm_sampler_destroy)
 
     def __init__(self, model=None, grammar=None, json_schema=None, **sampling):
         self._handle = None
@@ -63,20 +64,6 @@ class Sampler:
                 compiled.close()  # the sampler holds its own reference
         self._handle = handle
         self.model = model
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.vkllm_sampler_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def _h(self):
         return live(self._handle, "sampler")

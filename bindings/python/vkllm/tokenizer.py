@@ -3,7 +3,7 @@
 import ctypes
 
 from . import _ffi
-from ._lib import int32s, lib, out_struct, text_field
+from ._lib import Owned, int32s, lib, out_struct, text_field
 from .constants import (DETOKENIZE_SPECIAL, ERR_BUFFER_TOO_SMALL, OK, TOKENIZE_ADD_SPECIAL,
                         TOKENIZE_PARSE_SPECIAL)
 from .errors import check, live, sized
@@ -16,10 +16,11 @@ class TokenizerInfo(_ffi.vkllm_tokenizer_info):
     pre = text_field(_ffi.vkllm_tokenizer_info.pre)
 
 
-class Tokenizer:
+class Tokenizer(Owned):
     """Text <-> token ids. Tokenizer(gguf) builds one from a model file and owns it (close() or
     a context manager frees it); Model.tokenizer() lends the model's, valid while the model is
     open."""
+    _destroy = staticmethod(lib.vkllm_tokenizer_destroy)
 
     def __init__(self, gguf):
         self._handle = None
@@ -34,20 +35,6 @@ class Tokenizer:
         tok._handle = None
         tok._model = model
         return tok
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.vkllm_tokenizer_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def _h(self):
         if self._model is not None:
@@ -98,10 +85,11 @@ class Tokenizer:
         return Detokenizer(self, special)
 
 
-class Detokenizer:
+class Detokenizer(Owned):
     """Streaming detokenization: push(token) returns the text it completed, never ending inside
     a UTF-8 character; flush() ends the stream with what is held. One stream at a time; the
     tokenizer (and the model it may belong to) is kept alive by it."""
+    _destroy = staticmethod(lib.vkllm_detokenizer_destroy)
 
     def __init__(self, tokenizer, special=False):
         self._handle = None
@@ -110,20 +98,6 @@ class Detokenizer:
                                            ctypes.byref(handle)))
         self._handle = handle
         self.tokenizer = tokenizer
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            lib.vkllm_detokenizer_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def _h(self):
         self.tokenizer._h()  # raises once the tokenizer (or its model) is closed
