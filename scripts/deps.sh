@@ -37,11 +37,6 @@ vkllm_install_deps() {
         { apt-get update && apt-get install -y --no-install-recommends $missing; }
 }
 
-# The optional test data (tiny models with float64 references, real vocabularies, chat
-# templates): $VKLLM_SHARED_DATA_DIR, else shared/data in the checkout's parent directory. The
-# tests that need it skip where it is absent; tests/CMakeLists.txt reads the same variable.
-VKLLM_SHARED_DATA_DIR=${VKLLM_SHARED_DATA_DIR:-$(dirname "$PWD")/shared/data}
-
 vkllm_configure() {
     cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
 }

@@ -26,18 +26,12 @@ vkllm_arm64_gtest(test_quant test_quant.cpp test_gguf_writer.cpp)
 vkllm_arm64_gtest(test_tokenizer test_tokenizer.cpp test_chat_template.cpp)
 vkllm_arm64_gtest(test_tokenizer_spm test_tokenizer_spm.cpp)
 vkllm_arm64_gtest(test_tokenizer_text test_unicode.cpp test_pretokenize.cpp test_regex.cpp)
-target_compile_definitions(test_tokenizer_text
-                           PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
 vkllm_arm64_gtest(test_tokenizer_llamacpp test_tokenizer_llamacpp.cpp)
-target_compile_definitions(test_tokenizer_llamacpp
-                           PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
 vkllm_arm64_gtest(test_chat test_jinja.cpp test_jinja_json.cpp test_jinja_hostile.cpp
                   test_jinja_templates.cpp test_reply_parser.cpp)
 vkllm_arm64_gtest(test_grammar test_grammar.cpp test_grammar_state.cpp test_grammar_vocab.cpp
                   test_grammar_sampling.cpp)
-target_compile_definitions(test_grammar PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
 vkllm_arm64_gtest(test_json_schema test_json_schema.cpp test_json_schema_errors.cpp)
-target_compile_definitions(test_json_schema PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
 # GCC 12's false -Wmaybe-uninitialized inside libstdc++'s std::regex (tests/CMakeLists.txt).
 set_source_files_properties(test_json_schema.cpp PROPERTIES
   COMPILE_OPTIONS "$<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>")
@@ -56,7 +50,7 @@ foreach(name test_gguf_api test_tokenizer_api test_api test_no_device)
 endforeach()
 target_link_libraries(test_gguf_api PRIVATE vkllm_reference)
 target_link_libraries(test_tokenizer_api PRIVATE vkllm_reference)
-target_compile_definitions(test_api PRIVATE VKLLM_SHARED_DATA_DIR="${VKLLM_SHARED_DATA_DIR}")
+target_compile_definitions(test_api PRIVATE VKLLM_TEST_DATA_DIR="${VKLLM_TEST_DATA_DIR}")
 add_test(NAME Arm64.test_gguf_api COMMAND test_gguf_api --gtest_brief=1)
 add_test(NAME Arm64.test_tokenizer_api COMMAND test_tokenizer_api --gtest_brief=1)
 add_test(NAME Arm64.test_api COMMAND test_api --gtest_brief=1

@@ -1,36 +1,34 @@
 # Rust and Go bindings tests (bindings/rust, bindings/go). include()d from tests/CMakeLists.txt,
-# where the target `vkllm` and VKLLM_SHARED_DATA_DIR exist. Each runs only when its toolchain is
-# installed and the shared tiny model is present; both build offline (no external crates or
+# where the target `vkllm` and VKLLM_TEST_DATA_DIR exist. Each runs only when its toolchain is
+# installed; both build offline (no external crates or
 # modules) into the build tree, and link the freshly built libvkllm with an rpath to it.
 # Rust.Bindings runs vkllm-sys's tests too: bindgen's layout test of every struct (its size,
 # alignment and field offsets as the C compiler gave them) and the experimental calls.
 
-set(VKLLM_BINDINGS_TEST_MODEL ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+set(VKLLM_BINDINGS_TEST_MODEL ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
 
-if(EXISTS ${VKLLM_BINDINGS_TEST_MODEL})
-  find_program(VKLLM_CARGO cargo)
-  if(VKLLM_CARGO)
-    add_test(NAME Rust.Bindings COMMAND ${VKLLM_CARGO} test --offline -j1 --all-features
-             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/rust)
-    set_tests_properties(Rust.Bindings PROPERTIES
-      ENVIRONMENT "VKLLM_LIB_DIR=$<TARGET_FILE_DIR:vkllm>;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL};CARGO_TARGET_DIR=${CMAKE_BINARY_DIR}/cargo-target"
-      TIMEOUT 600)
-  endif()
+find_program(VKLLM_CARGO cargo)
+if(VKLLM_CARGO)
+  add_test(NAME Rust.Bindings COMMAND ${VKLLM_CARGO} test --offline -j1 --all-features
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/rust)
+  set_tests_properties(Rust.Bindings PROPERTIES
+    ENVIRONMENT "VKLLM_LIB_DIR=$<TARGET_FILE_DIR:vkllm>;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL};CARGO_TARGET_DIR=${CMAKE_BINARY_DIR}/cargo-target"
+    TIMEOUT 600)
+endif()
 
-  # The Go package builds as a user's would: against an installed prefix, through pkg-config
-  # (its #cgo pkg-config: vkllm), with an rpath to the prefix's lib for the test binaries.
-  find_program(VKLLM_GO go)
-  if(VKLLM_GO)
-    set(VKLLM_GO_PREFIX ${CMAKE_CURRENT_BINARY_DIR}/go_prefix)
-    add_test(NAME Go.InstallPrefix
-             COMMAND ${CMAKE_COMMAND} --install ${CMAKE_BINARY_DIR} --prefix ${VKLLM_GO_PREFIX})
-    set_tests_properties(Go.InstallPrefix PROPERTIES FIXTURES_SETUP vkllm_go_prefix)
-    add_test(NAME Go.Bindings COMMAND ${VKLLM_GO} test -p 1 -count=1 ./...
-             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/go)
-    set_tests_properties(Go.Bindings PROPERTIES FIXTURES_REQUIRED vkllm_go_prefix
-      ENVIRONMENT "PKG_CONFIG_PATH=${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig;CGO_LDFLAGS=-Wl,-rpath,${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR};GOFLAGS=-mod=mod;GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL}"
-      TIMEOUT 600)
-  endif()
+# The Go package builds as a user's would: against an installed prefix, through pkg-config
+# (its #cgo pkg-config: vkllm), with an rpath to the prefix's lib for the test binaries.
+find_program(VKLLM_GO go)
+if(VKLLM_GO)
+  set(VKLLM_GO_PREFIX ${CMAKE_CURRENT_BINARY_DIR}/go_prefix)
+  add_test(NAME Go.InstallPrefix
+           COMMAND ${CMAKE_COMMAND} --install ${CMAKE_BINARY_DIR} --prefix ${VKLLM_GO_PREFIX})
+  set_tests_properties(Go.InstallPrefix PROPERTIES FIXTURES_SETUP vkllm_go_prefix)
+  add_test(NAME Go.Bindings COMMAND ${VKLLM_GO} test -p 1 -count=1 ./...
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/go)
+  set_tests_properties(Go.Bindings PROPERTIES FIXTURES_REQUIRED vkllm_go_prefix
+    ENVIRONMENT "PKG_CONFIG_PATH=${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig;CGO_LDFLAGS=-Wl,-rpath,${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR};GOFLAGS=-mod=mod;GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL}"
+    TIMEOUT 600)
 endif()
 
 # vkllm-sys is generated from include/vkllm.h (scripts/gen-rust-sys). The files record the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`vkllm run` under grammars, on a tiny model of the test data (VKLLM_SHARED_DATA_DIR):
+"""`vkllm run` under grammars, on a tiny model of the test data (tests/data):
 
     python3 tests/check_grammar_cli.py path/to/vkllm path/to/tiny-qwen2-f32.gguf
 

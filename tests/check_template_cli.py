@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every template x conversation pair of the test data's chat-templates (VKLLM_SHARED_DATA_DIR) through `vkllm template`:
+"""Every template x conversation pair of the test data's chat-templates (tests/data) through `vkllm template`:
 stdout must be jinja2's render byte for byte (expected/<template>/<conversation>.txt) with exit
 status 0, or, where jinja2 raised (expected/index.json), the exit status 1 with a message on
 stderr and nothing on stdout. The arguments are render.py's: the template's bos/eos from the

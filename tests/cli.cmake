@@ -1,6 +1,6 @@
 # Tests of the command-line tool (tools/), when it is built: each command's help and options,
 # its output against the library's and independent references, and its errors. include()d from
-# tests/CMakeLists.txt, where VKLLM_SHARED_DATA_DIR and the test helpers are set.
+# tests/CMakeLists.txt, where VKLLM_TEST_DATA_DIR and the test helpers are set.
 if(TARGET vkllm_cli)
   add_test(NAME Tool.SelfCheckUnderValidation COMMAND vkllm_cli self-check --validate)
   # Every command has its own help; --version and -V print the version.
@@ -57,21 +57,19 @@ if(TARGET vkllm_cli)
                        "^vkllm: loading the model: I/O error: [^\n]*/tests is not a regular file\nexit 1\nvkllm: run: -f: [^\n]*/tests is not a regular file\nexit 2\nvkllm: tokenize: [^\n]*/tests is not a regular file\nexit 1\nvkllm: bench-tokenizer: [^\n]*/tests is not a regular file\nexit 1\n$")
   # bench-grammar on the GPT-2 vocabulary: the JSON text replayed under the JSON grammar, a
   # choice of labels, and a text the grammar refuses, named by its token (fields, never times).
-  set(VKLLM_GPT2_VOCAB ${VKLLM_SHARED_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-gpt-2.gguf)
-  if(EXISTS ${VKLLM_GPT2_VOCAB})
-    set(VKLLM_GRAMMAR_DATA ${CMAKE_CURRENT_SOURCE_DIR}/data/grammar)
-    add_test(NAME Tool.BenchGrammarReplaysATextAndReportsEachCost
-             COMMAND sh -c "$<TARGET_FILE:vkllm_cli> bench-grammar -m ${VKLLM_GPT2_VOCAB} --grammar-file ${VKLLM_GRAMMAR_DATA}/json.gbnf --text ${VKLLM_GRAMMAR_DATA}/sample.json -r 1; echo \"exit $?\"; $<TARGET_FILE:vkllm_cli> bench-grammar -m ${VKLLM_GPT2_VOCAB} --choices 200 -r 1; echo \"exit $?\"")
-    set(VKLLM_BENCH_GRAMMAR_FIELDS "vocabulary: 50257 tokens, trie of [0-9]+ nodes \\([0-9.]+ MiB\\), built in [0-9]+ ms\ngrammar: [^\n]*\ntext: [0-9]+ bytes, [0-9]+ tokens replayed\ncheck-first per token \\(token_allowed \\+ advance\\): mean [0-9.]+ us, median [0-9.]+ us, max [0-9.]+ us\nmask per token: mean [0-9.]+ ms, median [0-9.]+ ms, max [0-9.]+ ms \\(before token [0-9]+, '[^\n]*'\\)\nallowed tokens per mask: mean [0-9]+, median [0-9]+, min [0-9]+, max [0-9]+\ntimes: best of 1 replays per token, each replay from a fresh state\nexit 0\n")
-    set_tests_properties(Tool.BenchGrammarReplaysATextAndReportsEachCost PROPERTIES
-                         PASS_REGULAR_EXPRESSION
-                         "^${VKLLM_BENCH_GRAMMAR_FIELDS}${VKLLM_BENCH_GRAMMAR_FIELDS}$")
-    add_test(NAME Tool.BenchGrammarNamesTheTokenWhereTheGrammarRefusesTheText
-             COMMAND sh -c "$<TARGET_FILE:vkllm_cli> bench-grammar -m ${VKLLM_GPT2_VOCAB} --grammar-file ${VKLLM_GRAMMAR_DATA}/json.gbnf --text ${VKLLM_GRAMMAR_DATA}/json.gbnf; echo \"exit $?\"" )
-    set_tests_properties(Tool.BenchGrammarNamesTheTokenWhereTheGrammarRefusesTheText PROPERTIES
-                         PASS_REGULAR_EXPRESSION
-                         "^vkllm: bench-grammar: the grammar refuses the text at token 0 \\(id [0-9]+, '#'\\) after 0 bytes; the text must be one the grammar accepts\nexit 1\n$")
-  endif()
+  set(VKLLM_GPT2_VOCAB ${VKLLM_TEST_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-gpt-2.gguf)
+  set(VKLLM_GRAMMAR_DATA ${CMAKE_CURRENT_SOURCE_DIR}/data/grammar)
+  add_test(NAME Tool.BenchGrammarReplaysATextAndReportsEachCost
+           COMMAND sh -c "$<TARGET_FILE:vkllm_cli> bench-grammar -m ${VKLLM_GPT2_VOCAB} --grammar-file ${VKLLM_GRAMMAR_DATA}/json.gbnf --text ${VKLLM_GRAMMAR_DATA}/sample.json -r 1; echo \"exit $?\"; $<TARGET_FILE:vkllm_cli> bench-grammar -m ${VKLLM_GPT2_VOCAB} --choices 200 -r 1; echo \"exit $?\"")
+  set(VKLLM_BENCH_GRAMMAR_FIELDS "vocabulary: 50257 tokens, trie of [0-9]+ nodes \\([0-9.]+ MiB\\), built in [0-9]+ ms\ngrammar: [^\n]*\ntext: [0-9]+ bytes, [0-9]+ tokens replayed\ncheck-first per token \\(token_allowed \\+ advance\\): mean [0-9.]+ us, median [0-9.]+ us, max [0-9.]+ us\nmask per token: mean [0-9.]+ ms, median [0-9.]+ ms, max [0-9.]+ ms \\(before token [0-9]+, '[^\n]*'\\)\nallowed tokens per mask: mean [0-9]+, median [0-9]+, min [0-9]+, max [0-9]+\ntimes: best of 1 replays per token, each replay from a fresh state\nexit 0\n")
+  set_tests_properties(Tool.BenchGrammarReplaysATextAndReportsEachCost PROPERTIES
+                       PASS_REGULAR_EXPRESSION
+                       "^${VKLLM_BENCH_GRAMMAR_FIELDS}${VKLLM_BENCH_GRAMMAR_FIELDS}$")
+  add_test(NAME Tool.BenchGrammarNamesTheTokenWhereTheGrammarRefusesTheText
+           COMMAND sh -c "$<TARGET_FILE:vkllm_cli> bench-grammar -m ${VKLLM_GPT2_VOCAB} --grammar-file ${VKLLM_GRAMMAR_DATA}/json.gbnf --text ${VKLLM_GRAMMAR_DATA}/json.gbnf; echo \"exit $?\"" )
+  set_tests_properties(Tool.BenchGrammarNamesTheTokenWhereTheGrammarRefusesTheText PROPERTIES
+                       PASS_REGULAR_EXPRESSION
+                       "^vkllm: bench-grammar: the grammar refuses the text at token 0 \\(id [0-9]+, '#'\\) after 0 bytes; the text must be one the grammar accepts\nexit 1\n$")
   # README's command-line block names every option of every command's --help, and nothing else.
   find_package(Python3 COMPONENTS Interpreter)
   if(Python3_FOUND)
@@ -81,145 +79,133 @@ if(TARGET vkllm_cli)
   endif()
   # vkllm template: the 720 template x conversation pairs as jinja2 renders them, and the
   # template's own message with status 1 when it raises or does not parse.
-  set(VKLLM_CHAT_TEMPLATES ${VKLLM_SHARED_DATA_DIR}/chat-templates)
-  if(Python3_FOUND AND EXISTS ${VKLLM_CHAT_TEMPLATES}/expected/index.json)
+  set(VKLLM_CHAT_TEMPLATES ${VKLLM_TEST_DATA_DIR}/chat-templates)
+  if(Python3_FOUND)
     add_test(NAME Tool.TemplateRendersEveryPairAsJinja2
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_template_cli.py
                      $<TARGET_FILE:vkllm_cli> ${VKLLM_CHAT_TEMPLATES})
   endif()
-  if(EXISTS ${VKLLM_SHARED_DATA_DIR}/models/stories260K-plctlab.gguf)
-    add_test(NAME Tool.InfoDescribesARealModel
-             COMMAND vkllm_cli info -m ${VKLLM_SHARED_DATA_DIR}/models/stories260K-plctlab.gguf)
-    set_tests_properties(Tool.InfoDescribesARealModel PROPERTIES PASS_REGULAR_EXPRESSION
-                         "architecture +llama.*layers +5.*blk.4.ffn_up.weight +F32 +64 x 172")
-  endif()
-  if(EXISTS ${VKLLM_SHARED_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-llama-spm.gguf)
-    add_test(NAME Tool.TokenizePrintsIdsLikeLlamaTokenize
-             COMMAND vkllm_cli tokenize -m
-                     ${VKLLM_SHARED_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-llama-spm.gguf
-                     "Hello world")
-    set_tests_properties(Tool.TokenizePrintsIdsLikeLlamaTokenize PROPERTIES
-                         PASS_REGULAR_EXPRESSION "^\\[1, 15043, 3186\\]")
-    add_test(NAME Tool.TokenizeJsonWithPiecesWithoutBos
-             COMMAND vkllm_cli tokenize --json --pieces --no-bos -m
-                     ${VKLLM_SHARED_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-llama-spm.gguf
-                     "Hello world")
-    set_tests_properties(Tool.TokenizeJsonWithPiecesWithoutBos PROPERTIES PASS_REGULAR_EXPRESSION
-                         "^{\"ids\": \\[15043, 3186\\], \"pieces\": \\[\" Hello\", \" world\"\\]}")
-  endif()
-  if(EXISTS ${VKLLM_SHARED_DATA_DIR}/models/llama-2-tiny-random.gguf)
-    # A real Llama 2 file (random weights): text streams after the prompt; statistics go to stderr.
-    add_test(NAME Tool.RunStreamsTextFromLlama2TinyRandom
-             COMMAND vkllm_cli run -m ${VKLLM_SHARED_DATA_DIR}/models/llama-2-tiny-random.gguf
-                     -p "Hello world" -n 8 --temp 0 --validate)
-    set_tests_properties(Tool.RunStreamsTextFromLlama2TinyRandom PROPERTIES PASS_REGULAR_EXPRESSION
-                         "^Hello world [^\n]+\n.*decode 8 tokens .*command buffers recorded 2")
-    add_test(NAME Tool.RunPrintsGeneratedIdsForScripts
-             COMMAND vkllm_cli run -m ${VKLLM_SHARED_DATA_DIR}/models/stories260K-plctlab.gguf
-                     --prompt-ids 1 -n 8 --temp 0 --kv-f32 --print-ids)
-    # llama2.c's run.c greedy ids from BOS (reference-stories260K-plctlab.json).
-    set_tests_properties(Tool.RunPrintsGeneratedIdsForScripts PROPERTIES PASS_REGULAR_EXPRESSION
-                         "461,461,401,401,401,461,378,455\n")
-    add_test(NAME Tool.ChatReusesTheCacheBetweenTurns
-             COMMAND sh -c "printf 'hello there\\nand again\\n' | $<TARGET_FILE:vkllm_cli> chat -m ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf --template chatml -n 8 --temp 0")
-    set_tests_properties(Tool.ChatReusesTheCacheBetweenTurns PROPERTIES PASS_REGULAR_EXPRESSION
-                         "prefilled 20 new tokens of 20;.*prefilled [0-9] new tokens of [0-9][0-9];")
-  endif()
-  if(EXISTS ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-    set(VKLLM_RUN_QWEN2
-        "$<TARGET_FILE:vkllm_cli> run -m ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf --temp 0")
-    # The tiny model's greedy continuation of token 89 ends at <|im_end|> (318) after a few
-    # tokens; with --ignore-eos the same tokens come, then 318, then more, up to -n.
-    add_test(NAME Tool.RunIgnoreEosGeneratesThroughTheEndToken
-             COMMAND sh -c "a=$(${VKLLM_RUN_QWEN2} --print-ids --prompt-ids 89 -n 8 2>/dev/null) && b=$(${VKLLM_RUN_QWEN2} --print-ids --prompt-ids 89 -n 8 --ignore-eos 2>/dev/null) && echo \"stopped $a\" && echo \"through $b\" && case $b in $a,318,*) echo 'the same tokens, then the end token' ;; esac")
-    set_tests_properties(Tool.RunIgnoreEosGeneratesThroughTheEndToken PROPERTIES
-                         PASS_REGULAR_EXPRESSION
-                         "stopped [0-9,]+\nthrough [0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+\nthe same tokens, then the end token")
-    # -f FILE: the file's text but its final newline is the prompt, as llama.cpp reads it.
-    set(VKLLM_PROMPT_FILE ${CMAKE_CURRENT_BINARY_DIR}/prompt.txt)
-    add_test(NAME Tool.RunReadsThePromptFromAFileLikeLlamaCpp
-             COMMAND sh -c "printf 'Hello world\\n' > ${VKLLM_PROMPT_FILE} && a=$(${VKLLM_RUN_QWEN2} -f ${VKLLM_PROMPT_FILE} -n 4 2>/dev/null) && b=$(${VKLLM_RUN_QWEN2} -p 'Hello world' -n 4 2>/dev/null) && rm -f ${VKLLM_PROMPT_FILE} && [ \"$a\" = \"$b\" ] && echo \"the same as -p: $a\"")
-    set_tests_properties(Tool.RunReadsThePromptFromAFileLikeLlamaCpp PROPERTIES
-                         PASS_REGULAR_EXPRESSION "^the same as -p: Hello world.")
-    # --pipeline-cache, listed for every device command, works with run (the file is written).
-    set(VKLLM_RUN_CACHE ${CMAKE_CURRENT_BINARY_DIR}/run-pipeline-cache.bin)
-    add_test(NAME Tool.RunKeepsPipelinesInTheCacheFile
-             COMMAND sh -c "rm -f ${VKLLM_RUN_CACHE}; ${VKLLM_RUN_QWEN2} -p hi -n 2 --pipeline-cache ${VKLLM_RUN_CACHE} > /dev/null 2>&1; echo \"exit $?\"; [ -s ${VKLLM_RUN_CACHE} ] && echo 'cache written'; rm -f ${VKLLM_RUN_CACHE}")
-    set_tests_properties(Tool.RunKeepsPipelinesInTheCacheFile PROPERTIES PASS_REGULAR_EXPRESSION
-                         "^exit 0\ncache written\n$")
-    add_test(NAME Tool.RunNamesAMissingPromptFile
-             COMMAND sh -c "${VKLLM_RUN_QWEN2} -f ${CMAKE_CURRENT_BINARY_DIR}/missing-prompt.txt; echo \"exit $?\"")
-    set_tests_properties(Tool.RunNamesAMissingPromptFile PROPERTIES PASS_REGULAR_EXPRESSION
-                         "vkllm: run: -f: cannot open .*missing-prompt.txt: No such file.*exit 2")
-    # A context beyond the model's is refused naming the flag, not the API's field.
-    add_test(NAME Tool.RunRefusesAContextBeyondTheModelsNamingTheFlag
-             COMMAND sh -c "${VKLLM_RUN_QWEN2} -p hi -c 100000; echo \"exit $?\"")
-    set_tests_properties(Tool.RunRefusesAContextBeyondTheModelsNamingTheFlag PROPERTIES
-                         PASS_REGULAR_EXPRESSION
-                         "vkllm: -c 100000 is more than the 256 positions the model was trained for\nexit 1\n$")
-    # A full context ends the text: a final newline, the statistics, a note, exit status 0.
-    set(VKLLM_RUN_FULL ${CMAKE_CURRENT_BINARY_DIR}/run-full-context)
-    add_test(NAME Tool.RunEndsCleanlyWhenTheContextFills
-             COMMAND sh -c "${VKLLM_RUN_QWEN2} -p hi -c 16 -n 100 --ignore-eos > ${VKLLM_RUN_FULL}.out 2> ${VKLLM_RUN_FULL}.err; echo \"exit $?\"; tail -c 1 ${VKLLM_RUN_FULL}.out | od -An -c; cat ${VKLLM_RUN_FULL}.err; rm -f ${VKLLM_RUN_FULL}.out ${VKLLM_RUN_FULL}.err")
-    set_tests_properties(Tool.RunEndsCleanlyWhenTheContextFills PROPERTIES PASS_REGULAR_EXPRESSION
-                         "^exit 0\n +\\\\n\n.*prefill 2 tokens [^\n]*decode 15 tokens [^\n]*\nvkllm: run: the context of 16 tokens is full; the answer ends after 15 tokens")
-    # ^C during an answer, a full context, /reset, /exit, multi-line input, ^C at the prompt,
-    # ^D and --context-shift, typed into a pseudo-terminal; line editing where built.
-    if(Python3_FOUND)
-      add_test(NAME Tool.RunOptionsOfLlamaCppWork
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_options.py
-                       $<TARGET_FILE:vkllm_cli> ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-      add_test(NAME Tool.RunFollowsGrammarsAndJsonSchemasAndNamesTheirErrors
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_grammar_cli.py
-                       $<TARGET_FILE:vkllm_cli> ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-      add_test(NAME Tool.RunUnderAGrammarPrintsACompleteAnswerOrExits3
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_unfinished_grammar.py
-                       $<TARGET_FILE:vkllm_cli> ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-      add_test(NAME Tool.RunSeedsRandomlyChecksSamplingRangesAndBenchTakesLists
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_surprises.py
-                       $<TARGET_FILE:vkllm_cli> ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-      add_test(NAME Tool.RunJsonlPrintsEachTokensLogprobsAsJsonLines
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_logprobs_json.py
-                       $<TARGET_FILE:vkllm_cli> ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-      # Template and --tools problems at startup, the chatml fallback (the tiny model and
-      # Gemma 3 270M have no template), -n unlimited unless given.
-      add_test(NAME Tool.ChatChecksItsTemplateAndToolsAtStartupAndAnswersToTheEnd
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/chat_template_cli.py
-                       $<TARGET_FILE:vkllm_cli> ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-      set_tests_properties(Tool.ChatChecksItsTemplateAndToolsAtStartupAndAnswersToTheEnd
-                           PROPERTIES PASS_REGULAR_EXPRESSION "chat templates at startup: 0 failures")
-      add_test(NAME Tool.ChatSurvivesCtrlCAndAFullContextInATerminal
-               COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/chat_pty.py
-                       $<TARGET_FILE:vkllm_cli> ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-    endif()
+  add_test(NAME Tool.InfoDescribesARealModel
+           COMMAND vkllm_cli info -m ${VKLLM_TEST_DATA_DIR}/models/stories260K-plctlab.gguf)
+  set_tests_properties(Tool.InfoDescribesARealModel PROPERTIES PASS_REGULAR_EXPRESSION
+                       "architecture +llama.*layers +5.*blk.4.ffn_up.weight +F32 +64 x 172")
+  add_test(NAME Tool.TokenizePrintsIdsLikeLlamaTokenize
+           COMMAND vkllm_cli tokenize -m
+                   ${VKLLM_TEST_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-llama-spm.gguf
+                   "Hello world")
+  set_tests_properties(Tool.TokenizePrintsIdsLikeLlamaTokenize PROPERTIES
+                       PASS_REGULAR_EXPRESSION "^\\[1, 15043, 3186\\]")
+  add_test(NAME Tool.TokenizeJsonWithPiecesWithoutBos
+           COMMAND vkllm_cli tokenize --json --pieces --no-bos -m
+                   ${VKLLM_TEST_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-llama-spm.gguf
+                   "Hello world")
+  set_tests_properties(Tool.TokenizeJsonWithPiecesWithoutBos PROPERTIES PASS_REGULAR_EXPRESSION
+                       "^{\"ids\": \\[15043, 3186\\], \"pieces\": \\[\" Hello\", \" world\"\\]}")
+  # A real Llama 2 file (random weights): text streams after the prompt; statistics go to stderr.
+  add_test(NAME Tool.RunStreamsTextFromLlama2TinyRandom
+           COMMAND vkllm_cli run -m ${VKLLM_TEST_DATA_DIR}/models/llama-2-tiny-random.gguf
+                   -p "Hello world" -n 8 --temp 0 --validate)
+  set_tests_properties(Tool.RunStreamsTextFromLlama2TinyRandom PROPERTIES PASS_REGULAR_EXPRESSION
+                       "^Hello world [^\n]+\n.*decode 8 tokens .*command buffers recorded 2")
+  add_test(NAME Tool.RunPrintsGeneratedIdsForScripts
+           COMMAND vkllm_cli run -m ${VKLLM_TEST_DATA_DIR}/models/stories260K-plctlab.gguf
+                   --prompt-ids 1 -n 8 --temp 0 --kv-f32 --print-ids)
+  # llama2.c's run.c greedy ids from BOS (reference-stories260K-plctlab.json).
+  set_tests_properties(Tool.RunPrintsGeneratedIdsForScripts PROPERTIES PASS_REGULAR_EXPRESSION
+                       "461,461,401,401,401,461,378,455\n")
+  add_test(NAME Tool.ChatReusesTheCacheBetweenTurns
+           COMMAND sh -c "printf 'hello there\\nand again\\n' | $<TARGET_FILE:vkllm_cli> chat -m ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf --template chatml -n 8 --temp 0")
+  set_tests_properties(Tool.ChatReusesTheCacheBetweenTurns PROPERTIES PASS_REGULAR_EXPRESSION
+                       "prefilled 20 new tokens of 20;.*prefilled [0-9] new tokens of [0-9][0-9];")
+  set(VKLLM_RUN_QWEN2
+      "$<TARGET_FILE:vkllm_cli> run -m ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf --temp 0")
+  # The tiny model's greedy continuation of token 89 ends at <|im_end|> (318) after a few
+  # tokens; with --ignore-eos the same tokens come, then 318, then more, up to -n.
+  add_test(NAME Tool.RunIgnoreEosGeneratesThroughTheEndToken
+           COMMAND sh -c "a=$(${VKLLM_RUN_QWEN2} --print-ids --prompt-ids 89 -n 8 2>/dev/null) && b=$(${VKLLM_RUN_QWEN2} --print-ids --prompt-ids 89 -n 8 --ignore-eos 2>/dev/null) && echo \"stopped $a\" && echo \"through $b\" && case $b in $a,318,*) echo 'the same tokens, then the end token' ;; esac")
+  set_tests_properties(Tool.RunIgnoreEosGeneratesThroughTheEndToken PROPERTIES
+                       PASS_REGULAR_EXPRESSION
+                       "stopped [0-9,]+\nthrough [0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+\nthe same tokens, then the end token")
+  # -f FILE: the file's text but its final newline is the prompt, as llama.cpp reads it.
+  set(VKLLM_PROMPT_FILE ${CMAKE_CURRENT_BINARY_DIR}/prompt.txt)
+  add_test(NAME Tool.RunReadsThePromptFromAFileLikeLlamaCpp
+           COMMAND sh -c "printf 'Hello world\\n' > ${VKLLM_PROMPT_FILE} && a=$(${VKLLM_RUN_QWEN2} -f ${VKLLM_PROMPT_FILE} -n 4 2>/dev/null) && b=$(${VKLLM_RUN_QWEN2} -p 'Hello world' -n 4 2>/dev/null) && rm -f ${VKLLM_PROMPT_FILE} && [ \"$a\" = \"$b\" ] && echo \"the same as -p: $a\"")
+  set_tests_properties(Tool.RunReadsThePromptFromAFileLikeLlamaCpp PROPERTIES
+                       PASS_REGULAR_EXPRESSION "^the same as -p: Hello world.")
+  # --pipeline-cache, listed for every device command, works with run (the file is written).
+  set(VKLLM_RUN_CACHE ${CMAKE_CURRENT_BINARY_DIR}/run-pipeline-cache.bin)
+  add_test(NAME Tool.RunKeepsPipelinesInTheCacheFile
+           COMMAND sh -c "rm -f ${VKLLM_RUN_CACHE}; ${VKLLM_RUN_QWEN2} -p hi -n 2 --pipeline-cache ${VKLLM_RUN_CACHE} > /dev/null 2>&1; echo \"exit $?\"; [ -s ${VKLLM_RUN_CACHE} ] && echo 'cache written'; rm -f ${VKLLM_RUN_CACHE}")
+  set_tests_properties(Tool.RunKeepsPipelinesInTheCacheFile PROPERTIES PASS_REGULAR_EXPRESSION
+                       "^exit 0\ncache written\n$")
+  add_test(NAME Tool.RunNamesAMissingPromptFile
+           COMMAND sh -c "${VKLLM_RUN_QWEN2} -f ${CMAKE_CURRENT_BINARY_DIR}/missing-prompt.txt; echo \"exit $?\"")
+  set_tests_properties(Tool.RunNamesAMissingPromptFile PROPERTIES PASS_REGULAR_EXPRESSION
+                       "vkllm: run: -f: cannot open .*missing-prompt.txt: No such file.*exit 2")
+  # A context beyond the model's is refused naming the flag, not the API's field.
+  add_test(NAME Tool.RunRefusesAContextBeyondTheModelsNamingTheFlag
+           COMMAND sh -c "${VKLLM_RUN_QWEN2} -p hi -c 100000; echo \"exit $?\"")
+  set_tests_properties(Tool.RunRefusesAContextBeyondTheModelsNamingTheFlag PROPERTIES
+                       PASS_REGULAR_EXPRESSION
+                       "vkllm: -c 100000 is more than the 256 positions the model was trained for\nexit 1\n$")
+  # A full context ends the text: a final newline, the statistics, a note, exit status 0.
+  set(VKLLM_RUN_FULL ${CMAKE_CURRENT_BINARY_DIR}/run-full-context)
+  add_test(NAME Tool.RunEndsCleanlyWhenTheContextFills
+           COMMAND sh -c "${VKLLM_RUN_QWEN2} -p hi -c 16 -n 100 --ignore-eos > ${VKLLM_RUN_FULL}.out 2> ${VKLLM_RUN_FULL}.err; echo \"exit $?\"; tail -c 1 ${VKLLM_RUN_FULL}.out | od -An -c; cat ${VKLLM_RUN_FULL}.err; rm -f ${VKLLM_RUN_FULL}.out ${VKLLM_RUN_FULL}.err")
+  set_tests_properties(Tool.RunEndsCleanlyWhenTheContextFills PROPERTIES PASS_REGULAR_EXPRESSION
+                       "^exit 0\n +\\\\n\n.*prefill 2 tokens [^\n]*decode 15 tokens [^\n]*\nvkllm: run: the context of 16 tokens is full; the answer ends after 15 tokens")
+  # ^C during an answer, a full context, /reset, /exit, multi-line input, ^C at the prompt,
+  # ^D and --context-shift, typed into a pseudo-terminal; line editing where built.
+  if(Python3_FOUND)
+    add_test(NAME Tool.RunOptionsOfLlamaCppWork
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_options.py
+                     $<TARGET_FILE:vkllm_cli> ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+    add_test(NAME Tool.RunFollowsGrammarsAndJsonSchemasAndNamesTheirErrors
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_grammar_cli.py
+                     $<TARGET_FILE:vkllm_cli> ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+    add_test(NAME Tool.RunUnderAGrammarPrintsACompleteAnswerOrExits3
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_unfinished_grammar.py
+                     $<TARGET_FILE:vkllm_cli> ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+    add_test(NAME Tool.RunSeedsRandomlyChecksSamplingRangesAndBenchTakesLists
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_run_surprises.py
+                     $<TARGET_FILE:vkllm_cli> ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+    add_test(NAME Tool.RunJsonlPrintsEachTokensLogprobsAsJsonLines
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/cli_logprobs_json.py
+                     $<TARGET_FILE:vkllm_cli> ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+    # Template and --tools problems at startup, the chatml fallback (the tiny model and
+    # Gemma 3 270M have no template), -n unlimited unless given.
+    add_test(NAME Tool.ChatChecksItsTemplateAndToolsAtStartupAndAnswersToTheEnd
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/chat_template_cli.py
+                     $<TARGET_FILE:vkllm_cli> ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+    set_tests_properties(Tool.ChatChecksItsTemplateAndToolsAtStartupAndAnswersToTheEnd
+                         PROPERTIES PASS_REGULAR_EXPRESSION "chat templates at startup: 0 failures")
+    add_test(NAME Tool.ChatSurvivesCtrlCAndAFullContextInATerminal
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/chat_pty.py
+                     $<TARGET_FILE:vkllm_cli> ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
   endif()
   vkllm_gtest(test_quantize_tool test_quantize_tool.cpp)
   target_compile_definitions(test_quantize_tool PRIVATE VKLLM_CLI="$<TARGET_FILE:vkllm_cli>")
   add_dependencies(test_quantize_tool vkllm_cli)
-  if(EXISTS ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-    add_test(NAME Tool.QuantizePrintsEachTensorAndASummary
-             COMMAND vkllm_cli quantize ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf
-                     ${CMAKE_CURRENT_BINARY_DIR}/tiny-qwen2-q4_k_m.gguf Q4_K_M)
-    set_tests_properties(Tool.QuantizePrintsEachTensorAndASummary PROPERTIES
-                         PASS_REGULAR_EXPRESSION
-                         "blk.1.attn_v.weight +256 x 128 +F32 +-> Q6_K\n.*blk.1.ffn_down.weight .*-> Q8_0 .*output.weight +256 x 320 +F32 +-> Q6_K\nquantized 16 of 27 tensors to Q4_K_M: 4604288 bytes .* -> [0-9]+ bytes .* in [0-9.]+ s")
-  endif()
-  if(EXISTS ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f16.gguf)
-    # tune prints the tuner's log (each shape's candidates with their times, the default marked,
-    # and its pick) and a summary, and keeps the winners in the tune file beside
-    # --pipeline-cache; bench with the same --pipeline-cache runs them and says so. The tiny
-    # model's decode multiplies by 5 shapes of matrix.
-    set(VKLLM_TUNE_MODEL ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f16.gguf)
-    set(VKLLM_TUNE_CACHE ${CMAKE_CURRENT_BINARY_DIR}/tune-pipelines.bin)
-    add_test(NAME Tool.TuneKeepsTheWinnersBesideThePipelineCacheAndBenchRunsThem
-             COMMAND sh -c "rm -f ${VKLLM_TUNE_CACHE} ${VKLLM_TUNE_CACHE}.tune; $<TARGET_FILE:vkllm_cli> tune -m ${VKLLM_TUNE_MODEL} --pipeline-cache ${VKLLM_TUNE_CACHE} --validate; echo \"exit $?\"; test -s ${VKLLM_TUNE_CACHE}.tune && echo 'the tune file is there'; $<TARGET_FILE:vkllm_cli> bench -m ${VKLLM_TUNE_MODEL} --pipeline-cache ${VKLLM_TUNE_CACHE} -p 4 -n 2 -r 1; echo \"exit $?\"; rm -f ${VKLLM_TUNE_CACHE} ${VKLLM_TUNE_CACHE}.tune")
-    set_tests_properties(Tool.TuneKeepsTheWinnersBesideThePipelineCacheAndBenchRunsThem PROPERTIES
-                         PASS_REGULAR_EXPRESSION
-                         "tuning [^\n]*tiny-qwen2-f16.gguf on device [0-9]+: [^\n]+\n(tune: [^\n]+\n)*tune: matvec F16 256x384 \\(2 per step\\):   wg=[0-9]+ rows=[0-9]+ (subgroup|shared) +[0-9.]+ us  \\(default\\)\n(tune: [^\n]+\n)*tune: matvec F16 512x256 \\(2 per step\\): picked wg=[0-9]+ rows=[0-9]+ (subgroup|shared): [0-9.]+ us \\(default [0-9.]+ us\\)\ntuned 5 shapes: [1-9][0-9]* candidates timed, 0 rejected, [0-9]+ shapes changed\ndecode matrix-vector time per token: [0-9.]+ us -> [0-9.]+ us \\([0-9.]+x as fast\\), tuning took [0-9]+ ms\ntune file: [^\n]*tune-pipelines.bin.tune \\(read by run, chat and bench [^\n]*\nvalidation: 0 errors, [0-9]+ warnings\nexit 0\nthe tune file is there\n.*\\| [^|\n]*, tuned [1-9][0-9]* shapes +\\| pp4 .*\\| tg2 .*\nexit 0\n$")
-    add_test(NAME Tool.TuneNeedsAModel COMMAND sh -c "$<TARGET_FILE:vkllm_cli> tune; echo \"exit $?\"")
-    set_tests_properties(Tool.TuneNeedsAModel PROPERTIES PASS_REGULAR_EXPRESSION
-                         "vkllm: tune: -m FILE is required\nusage: vkllm tune -m FILE .*exit 2\n$")
-  endif()
+  add_test(NAME Tool.QuantizePrintsEachTensorAndASummary
+           COMMAND vkllm_cli quantize ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf
+                   ${CMAKE_CURRENT_BINARY_DIR}/tiny-qwen2-q4_k_m.gguf Q4_K_M)
+  set_tests_properties(Tool.QuantizePrintsEachTensorAndASummary PROPERTIES
+                       PASS_REGULAR_EXPRESSION
+                       "blk.1.attn_v.weight +256 x 128 +F32 +-> Q6_K\n.*blk.1.ffn_down.weight .*-> Q8_0 .*output.weight +256 x 320 +F32 +-> Q6_K\nquantized 16 of 27 tensors to Q4_K_M: 4604288 bytes .* -> [0-9]+ bytes .* in [0-9.]+ s")
+  # tune prints the tuner's log (each shape's candidates with their times, the default marked,
+  # and its pick) and a summary, and keeps the winners in the tune file beside
+  # --pipeline-cache; bench with the same --pipeline-cache runs them and says so. The tiny
+  # model's decode multiplies by 5 shapes of matrix.
+  set(VKLLM_TUNE_MODEL ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f16.gguf)
+  set(VKLLM_TUNE_CACHE ${CMAKE_CURRENT_BINARY_DIR}/tune-pipelines.bin)
+  add_test(NAME Tool.TuneKeepsTheWinnersBesideThePipelineCacheAndBenchRunsThem
+           COMMAND sh -c "rm -f ${VKLLM_TUNE_CACHE} ${VKLLM_TUNE_CACHE}.tune; $<TARGET_FILE:vkllm_cli> tune -m ${VKLLM_TUNE_MODEL} --pipeline-cache ${VKLLM_TUNE_CACHE} --validate; echo \"exit $?\"; test -s ${VKLLM_TUNE_CACHE}.tune && echo 'the tune file is there'; $<TARGET_FILE:vkllm_cli> bench -m ${VKLLM_TUNE_MODEL} --pipeline-cache ${VKLLM_TUNE_CACHE} -p 4 -n 2 -r 1; echo \"exit $?\"; rm -f ${VKLLM_TUNE_CACHE} ${VKLLM_TUNE_CACHE}.tune")
+  set_tests_properties(Tool.TuneKeepsTheWinnersBesideThePipelineCacheAndBenchRunsThem PROPERTIES
+                       PASS_REGULAR_EXPRESSION
+                       "tuning [^\n]*tiny-qwen2-f16.gguf on device [0-9]+: [^\n]+\n(tune: [^\n]+\n)*tune: matvec F16 256x384 \\(2 per step\\):   wg=[0-9]+ rows=[0-9]+ (subgroup|shared) +[0-9.]+ us  \\(default\\)\n(tune: [^\n]+\n)*tune: matvec F16 512x256 \\(2 per step\\): picked wg=[0-9]+ rows=[0-9]+ (subgroup|shared): [0-9.]+ us \\(default [0-9.]+ us\\)\ntuned 5 shapes: [1-9][0-9]* candidates timed, 0 rejected, [0-9]+ shapes changed\ndecode matrix-vector time per token: [0-9.]+ us -> [0-9.]+ us \\([0-9.]+x as fast\\), tuning took [0-9]+ ms\ntune file: [^\n]*tune-pipelines.bin.tune \\(read by run, chat and bench [^\n]*\nvalidation: 0 errors, [0-9]+ warnings\nexit 0\nthe tune file is there\n.*\\| [^|\n]*, tuned [1-9][0-9]* shapes +\\| pp4 .*\\| tg2 .*\nexit 0\n$")
+  add_test(NAME Tool.TuneNeedsAModel COMMAND sh -c "$<TARGET_FILE:vkllm_cli> tune; echo \"exit $?\"")
+  set_tests_properties(Tool.TuneNeedsAModel PROPERTIES PASS_REGULAR_EXPRESSION
+                       "vkllm: tune: -m FILE is required\nusage: vkllm tune -m FILE .*exit 2\n$")
   # make-model and bench. One layer and a few tokens keep each test short on lavapipe; the
   # embeddings keep their real size. A test that ends with `echo "exit $?"` checks the exit
   # status too (with PASS_REGULAR_EXPRESSION ctest ignores it).
@@ -308,20 +294,16 @@ if(TARGET vkllm_cli)
   add_test(NAME Tool.MakeModelListsPresetsAndTypes COMMAND vkllm_cli make-model --help)
   set_tests_properties(Tool.MakeModelListsPresetsAndTypes PROPERTIES PASS_REGULAR_EXPRESSION
                        "NAME: gpt2-124m .*gpt-oss-20b qwen2moe-a2.7b qwen3-30b-a3b smollm3-3b granite-3.3-2b gpt-oss-20b-dense phi-4-mini gemma2-2b gemma3-270m gemma3-1b olmo2-1b\nTYPE: .* MXFP4\n")
-  if(EXISTS ${VKLLM_SHARED_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-gpt-2.gguf)
-    # --vocab copies the real tokenizer: "Hello world" is GPT-2's [15496, 995].
-    set(out ${CMAKE_CURRENT_BINARY_DIR}/made-gpt2-vocab.gguf)
-    add_test(NAME Tool.MakeModelCopiesARealVocabulary
-             COMMAND sh -c "$<TARGET_FILE:vkllm_cli> make-model --preset gpt2-124m --layers 1 --vocab ${VKLLM_SHARED_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-gpt-2.gguf ${out} && $<TARGET_FILE:vkllm_cli> tokenize -m ${out} 'Hello world'; rc=$?; rm -f ${out}; echo \"exit $rc\"")
-    set_tests_properties(Tool.MakeModelCopiesARealVocabulary PROPERTIES PASS_REGULAR_EXPRESSION
-                         "vocabulary of 50257 tokens.*\n\\[15496, 995\\]\nexit 0")
-  endif()
-  if(EXISTS ${VKLLM_SHARED_DATA_DIR}/tokenizer/generated-vocab/ggml-vocab-qwen2.5.gguf)
-    add_test(NAME Tool.MakeModelRefusesAVocabularyLargerThanTheEmbedding
-             COMMAND sh -c "$<TARGET_FILE:vkllm_cli> make-model --preset gpt2-124m --layers 1 --vocab ${VKLLM_SHARED_DATA_DIR}/tokenizer/generated-vocab/ggml-vocab-qwen2.5.gguf ${CMAKE_CURRENT_BINARY_DIR}/made-refused.gguf; echo \"exit $?\"")
-    set_tests_properties(Tool.MakeModelRefusesAVocabularyLargerThanTheEmbedding PROPERTIES
-                         PASS_REGULAR_EXPRESSION "has 151936 tokens, more than the 50257 rows.*exit 1")
-  endif()
+  # --vocab copies the real tokenizer: "Hello world" is GPT-2's [15496, 995].
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/made-gpt2-vocab.gguf)
+  add_test(NAME Tool.MakeModelCopiesARealVocabulary
+           COMMAND sh -c "$<TARGET_FILE:vkllm_cli> make-model --preset gpt2-124m --layers 1 --vocab ${VKLLM_TEST_DATA_DIR}/tokenizer/llama.cpp-vocab/ggml-vocab-gpt-2.gguf ${out} && $<TARGET_FILE:vkllm_cli> tokenize -m ${out} 'Hello world'; rc=$?; rm -f ${out}; echo \"exit $rc\"")
+  set_tests_properties(Tool.MakeModelCopiesARealVocabulary PROPERTIES PASS_REGULAR_EXPRESSION
+                       "vocabulary of 50257 tokens.*\n\\[15496, 995\\]\nexit 0")
+  add_test(NAME Tool.MakeModelRefusesAVocabularyLargerThanTheEmbedding
+           COMMAND sh -c "$<TARGET_FILE:vkllm_cli> make-model --preset gpt2-124m --layers 1 --vocab ${VKLLM_TEST_DATA_DIR}/tokenizer/generated-vocab/ggml-vocab-qwen2.5.gguf ${CMAKE_CURRENT_BINARY_DIR}/made-refused.gguf; echo \"exit $?\"")
+  set_tests_properties(Tool.MakeModelRefusesAVocabularyLargerThanTheEmbedding PROPERTIES
+                       PASS_REGULAR_EXPRESSION "has 151936 tokens, more than the 50257 rows.*exit 1")
   add_test(NAME Tool.ListsDevices COMMAND vkllm_cli devices)
   set_tests_properties(Tool.ListsDevices PROPERTIES PASS_REGULAR_EXPRESSION "0: ")
   # Each device's cooperative matrices: used (with the kernels' shape), none, or why not; the

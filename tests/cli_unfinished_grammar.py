@@ -4,7 +4,7 @@
     python3 tests/cli_unfinished_grammar.py path/to/vkllm path/to/tiny-qwen2-f32.gguf
     python3 tests/cli_unfinished_grammar.py path/to/vkllm --smollm2
 
-on a tiny model of the test data (VKLLM_SHARED_DATA_DIR):
+on a tiny model of the test data (tests/data):
   - without -n the answer runs to the grammar's end, past the 128 tokens -n gives otherwise
     (a grammar of 200 digits: 200 tokens, exit status 0);
   - -n cutting the grammar: the text printed so far, a message naming -n and the grammar on

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "api/runtime.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "validation.h"
 #include "vkllm.h"
 
@@ -145,14 +145,12 @@ inline double top1_margin(const std::vector<float> &v) {
     return double(s[0]) - double(s[1]);
 }
 
-// An engine test on the models of the shared test data (VKLLM_SHARED_DATA_DIR), skipped,
-// saying so, where it is absent.
+// An engine test on the tiny models of tests/data (tests/data/README.md: who made them, and the
+// float64 references made with them).
 class SharedModelTest : public EngineTest {
   protected:
     void SetUp() override {
-        dir_ = shared_data_dir();
-        if (dir_.empty())
-            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+        dir_ = test_data_dir();
         EngineTest::SetUp();
     }
     std::string model_path(const char *name) const { return dir_ + "/models/" + name + ".gguf"; }

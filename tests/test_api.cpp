@@ -246,10 +246,9 @@ TEST(Runtime, PipelineCacheFileIsWrittenAtDestroyAndLoadedAtCreate) {
 // keep their own parse state (ThreadSanitizer runs this in scripts/test).
 TEST(GrammarThreads, OneGrammarServesSamplersOnSeveralThreads) {
     std::string path =
-        std::string(VKLLM_SHARED_DATA_DIR) + "/tokenizer/llama.cpp-vocab/ggml-vocab-gpt-2.gguf";
+        std::string(VKLLM_TEST_DATA_DIR) + "/tokenizer/llama.cpp-vocab/ggml-vocab-gpt-2.gguf";
     vkllm_gguf *gguf = nullptr;
-    if (vkllm_gguf_open(path.c_str(), &gguf) != VKLLM_OK)
-        GTEST_SKIP() << path << " is absent: " << vkllm_last_error();
+    ASSERT_EQ(vkllm_gguf_open(path.c_str(), &gguf), VKLLM_OK) << vkllm_last_error();
     vkllm_tokenizer *tok = nullptr;
     ASSERT_EQ(vkllm_tokenizer_create(gguf, &tok), VKLLM_OK) << vkllm_last_error();
     vkllm_gguf_destroy(gguf);

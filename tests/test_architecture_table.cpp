@@ -19,7 +19,7 @@
 #include "models/architecture.h"
 #include "models/config.h"
 #include "reference/tiny_archs.h"
-#include "shared_data.h"
+#include "test_data.h"
 
 using vkllm::models::Arch;
 using vkllm::models::Architecture;
@@ -109,9 +109,7 @@ TEST(ArchitectureTable, EveryArchitectureOfTheTestModelsHasARow) {
         EXPECT_EQ(c.arch_name, t.spec.arch) << t.name;
         covered.insert(t.spec.arch);
     }
-    const std::string shared = shared_data_dir();
-    if (shared.empty()) GTEST_SKIP() << "no shared test data: only the tiny specs were checked";
-    for (const auto &e : std::filesystem::directory_iterator(shared + "/models")) {
+    for (const auto &e : std::filesystem::directory_iterator(test_data_dir() + "/models")) {
         if (e.path().extension() != ".gguf") continue;
         vkllm::format::GgufFile f(e.path().string());
         std::string name(f.get_string("general.architecture").value_or(""));

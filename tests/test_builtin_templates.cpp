@@ -1,4 +1,4 @@
-// Each built-in chat template renders the conversations of $VKLLM_SHARED_DATA_DIR/chat-templates as
+// Each built-in chat template renders the conversations of tests/data/chat-templates as
 // jinja2 renders the real template it stands for (expected/<template>/<conversation>.txt), byte
 // for byte, through vkllm_chat_render_json with template_name; where jinja2 raised on the real
 // template, the built-in refuses the conversation too. Each check names the conversations it
@@ -16,7 +16,7 @@
 
 #include "chat/builtin_templates.h"
 #include "chat/json_value.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "vkllm.h"
 
 using namespace vkllm::chat;
@@ -31,8 +31,7 @@ std::string read_file(const std::string &path) {
 }
 
 std::string data_dir() {
-    std::string dir = shared_data_dir();
-    return dir.empty() ? dir : dir + "/chat-templates";
+    return test_data_dir() + "/chat-templates";
 }
 
 const Value *member(const Value &dict, const char *key) {
@@ -56,7 +55,7 @@ const Filter kEvery = [](const Value &) { return true; };
 
 struct Check {
     const char *builtin;
-    const char *real;  // the template in $VKLLM_SHARED_DATA_DIR/chat-templates/templates
+    const char *real;  // the template in tests/data/chat-templates/templates
     Filter compared;   // the conversations compared
     const char *why;   // why others are left out
 };
@@ -182,8 +181,6 @@ Result check(const Check &k) {
 class BuiltinTemplates : public ::testing::TestWithParam<Check> {};
 
 TEST_P(BuiltinTemplates, RenderAsJinja2RendersTheRealTemplate) {
-    if (data_dir().empty())
-        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is absent";
     const Check &k = GetParam();
     Result r = check(k);
     EXPECT_EQ(r.failures, "") << k.builtin << " as " << k.real;

@@ -8,7 +8,7 @@
 
 #include "json.h"
 #include "model_cache.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "vkllm.h"
 
 namespace {
@@ -32,11 +32,11 @@ std::string read_file(const std::string &path) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Renders through the public API each conversation of $VKLLM_SHARED_DATA_DIR/chat-templates that
+// Renders through the public API each conversation of tests/data/chat-templates that
 // has only roles and contents (no tools, no extra variables), and compares it with jinja2's render
 // of `template_name` there. Returns the number of conversations compared.
 int expect_jinja2_renders(const std::string &jinja, const std::string &template_name) {
-    std::string dir = shared_data_dir() + "/chat-templates";
+    std::string dir = test_data_dir() + "/chat-templates";
     Json conversations = Json::load(dir + "/conversations.json");
     int compared = 0;
     for (const Json &c : conversations.arr) {
@@ -116,12 +116,10 @@ TEST(ChatTemplateApi, BuiltInHarmonyPutsTheSystemPromptInTheDeveloperTurnWithTod
 // Templates that read only roles and contents render every plain conversation as jinja2 does;
 // those that write bos_token render without it (the tokenizer adds it).
 TEST(ChatTemplateApi, ModelTemplatesRunAsJinja2RunsThem) {
-    if (shared_data_dir().empty())
-        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     for (const char *name : {"Qwen-Qwen2-7B-Instruct", "Qwen-Qwen2.5-7B-Instruct",
                              "Qwen-Qwen3-0.6B", "google-gemma-2-2b-it"}) {
         std::string jinja =
-            read_file(shared_data_dir() + "/chat-templates/templates/" + name + ".jinja");
+            read_file(test_data_dir() + "/chat-templates/templates/" + name + ".jinja");
         ASSERT_FALSE(jinja.empty()) << name;
         if (jinja.find("bos_token") != std::string::npos) {
             vkllm_status s;
@@ -164,8 +162,7 @@ TEST(ChatTemplateApi, ErrorsNameTheTemplateOrTheProblem) {
 }
 
 TEST(ChatTemplateApi, RenderedChatTokenizesIntoControlTokens) {
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+    std::string dir = test_data_dir();
     vkllm_chat_message msgs[] = {{"user", "Hi!"}};
     char buf[512];
     size_t len = 0;
@@ -192,12 +189,10 @@ TEST(ChatTemplateApi, RenderedChatTokenizesIntoControlTokens) {
 // Qwen2 and SmolLM2 write their default system turn as a string literal with a real line break
 // after "system" (Qwen2.5 writes the escape \n): every form renders as jinja2 renders it.
 TEST(ChatTemplateApi, ChatMlTemplatesRenderAsJinja2DoesWithTheirDefaultSystemTurn) {
-    if (shared_data_dir().empty())
-        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     for (const char *name : {"Qwen-Qwen2-7B-Instruct", "Qwen-Qwen2.5-7B-Instruct",
                              "HuggingFaceTB-SmolLM2-135M-Instruct"}) {
         std::string jinja =
-            read_file(shared_data_dir() + "/chat-templates/templates/" + name + ".jinja");
+            read_file(test_data_dir() + "/chat-templates/templates/" + name + ".jinja");
         ASSERT_FALSE(jinja.empty()) << name;
         EXPECT_GE(expect_jinja2_renders(jinja, name), 10) << name;
     }
@@ -207,10 +202,6 @@ TEST(ChatTemplateApi, ChatMlTemplatesRenderAsJinja2DoesWithTheirDefaultSystemTur
 // model), as vkllm run --chat reads it.
 TEST(ChatTemplateApi, SmolLM2FilesOwnTemplateRendersAsJinja2Does) {
     std::string path = cached_model("SmolLM2-135M-Instruct.Q4_1.gguf");
-    if (path.empty())
-        GTEST_SKIP() << "SmolLM2-135M-Instruct is not cached: run scripts/fetch-models";
-    if (shared_data_dir().empty())
-        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
     vkllm_gguf *g = nullptr;
     ASSERT_EQ(vkllm_gguf_open(path.c_str(), &g), VKLLM_OK) << vkllm_last_error();
     size_t len = 0;

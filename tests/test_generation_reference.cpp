@@ -9,7 +9,7 @@
 #include "engine_fixture.h"
 #include "json.h"
 #include "shader_names.h"
-#include "shared_data.h"
+#include "test_data.h"
 
 namespace {
 
@@ -82,10 +82,7 @@ Compared compare_sequence(EngineTest &t, vkllm_model *m, vkllm_session *s, const
 class SharedReference : public EngineTest {
   protected:
     void SetUp() override {
-        dir_ = shared_data_dir();
-        if (dir_.empty())
-            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; reference "
-                            "checks skipped";
+        dir_ = test_data_dir();
         EngineTest::SetUp();
     }
 
@@ -206,7 +203,7 @@ TEST_F(SharedReference, TinyGptOssYarnMatchesFloat64Reference) {
 }
 
 // llama.cpp's CPU backend computes GELU through an F16 lookup table, which moves its gpt2
-// logits by up to 0.011 from exact math ($VKLLM_SHARED_DATA_DIR/reference/README.md); ours are
+// logits by up to 0.011 from exact math (tests/data/reference/README.md); ours are
 // exact math (the numpy tests above hold them to 1e-4), so the bound here is that table's error
 // with margin, and greedy ids must agree wherever llama.cpp's top-1 margin exceeds twice it.
 TEST_F(SharedReference, TinyGpt2MatchesLlamaCppLogitsWithinItsGeluTable) {

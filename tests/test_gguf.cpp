@@ -14,7 +14,7 @@
 #include "format/gguf_writer.h"
 #include "format/summary.h"
 #include "gguf_builder.h"
-#include "shared_data.h"
+#include "test_data.h"
 
 using vkllm::format::GgufFile;
 using vkllm::format::ValueType;
@@ -281,10 +281,7 @@ TEST(Gguf, RandomCorruptionNeverCrashes) {
 }
 
 TEST(Gguf, RealModelFilesAreSummarised) {
-    std::string dir = shared_data_dir();
-    if (dir.empty())
-        GTEST_SKIP()
-            << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; real-file checks skipped";
+    std::string dir = test_data_dir();
     GgufFile stories(dir + "/models/stories260K-plctlab.gguf");
     vkllm_model_summary s = vkllm::format::summarize(stories);
     EXPECT_STREQ(s.architecture, "llama");

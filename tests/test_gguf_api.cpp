@@ -1,10 +1,10 @@
-// GGUF metadata through the C ABI, on the real model files of $VKLLM_SHARED_DATA_DIR.
+// GGUF metadata through the C ABI, on the real model files of tests/data.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "shared_data.h"
+#include "test_data.h"
 #include "vkllm.h"
 
 namespace {
@@ -12,10 +12,7 @@ namespace {
 class GgufApiTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        std::string dir = shared_data_dir();
-        if (dir.empty())
-            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; real-file "
-                            "checks skipped";
+        std::string dir = test_data_dir();
         path_ = dir + "/models/tiny-qwen2-f16.gguf";
         ASSERT_EQ(vkllm_gguf_open(path_.c_str(), &g_), VKLLM_OK) << vkllm_last_error();
     }

@@ -3,7 +3,7 @@ reader (gguf-py).
 
 gguf-py parses the files, and its numpy dequantizers (independent of vkllm's C++ code) must
 give back the original F32 weights within each type's error bound. Run by ctest with
-VKLLM_CLI (the vkllm tool), VKLLM_SHARED_DATA_DIR and PYTHONPATH (where scripts/test
+VKLLM_CLI (the vkllm tool) and PYTHONPATH (where scripts/test
 installed gguf) set. Without gguf this fails: it is a test of interoperability, not optional.
 """
 
@@ -25,8 +25,8 @@ except ImportError as e:
     )
 
 CLI = os.environ.get("VKLLM_CLI", "")
-DATA = os.environ.get("VKLLM_SHARED_DATA_DIR", "")
-MODEL = os.path.join(DATA, "models", "tiny-qwen2-f32.gguf")
+MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "models",
+                     "tiny-qwen2-f32.gguf")
 
 # Relative RMS error bounds, as in tests/test_quant.cpp (the tiny model's weights are
 # Gaussian).
@@ -58,7 +58,6 @@ def field_value(field):
     return part.tolist()[0]
 
 
-@unittest.skipUnless(os.path.exists(MODEL), "the shared test data (VKLLM_SHARED_DATA_DIR) is not there")
 class GgufInterop(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -1,6 +1,6 @@
 // The grammar engine over vocabularies: the token trie, the mask (every token the state can take
 // next, from one walk of the trie) against a check of each token alone, and the real
-// vocabularies of $VKLLM_SHARED_DATA_DIR (GPT-2, Llama SentencePiece, Llama 3, Qwen2.5, GPT-OSS):
+// vocabularies of tests/data (GPT-2, Llama SentencePiece, Llama 3, Qwen2.5, GPT-OSS):
 // texts fed token by token as their tokenizers split them, and random sampling under a grammar,
 // which must always end in a sentence of the grammar.
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@
 #include "grammar_test_util.h"
 #include "model_cache.h"
 #include "realistic_grammars.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "tokenizer/tokenizer.h"
 
 namespace vkllm::grammar {
@@ -148,7 +148,7 @@ TEST(TokenMask, AChoiceAllowsOnlyTheTokensThatSpellIt) {
 
 struct Vocabulary {
     const char *name;
-    const char *path;  // under $VKLLM_SHARED_DATA_DIR, or a model of the cache (model_cache.h)
+    const char *path;  // under tests/data, or a model of the cache (model_cache.h)
     bool cached_model = false;
 };
 
@@ -159,7 +159,7 @@ const Vocabulary kVocabularies[] = {
     {"qwen2_5", "tokenizer/generated-vocab/ggml-vocab-qwen2.5.gguf"},
     {"gpt_oss", "tokenizer/generated-vocab/ggml-vocab-gpt-oss.gguf"},
     // Gemma 3's SentencePiece vocabulary (262,144 pieces, byte fallback) has no vocab-only
-    // file in $VKLLM_SHARED_DATA_DIR: it is read from the real model scripts/fetch-models caches.
+    // file in tests/data: it is read from the real model scripts/fetch-models caches.
     {"gemma3", "gemma-3-270m-q4_k_m.gguf", true},
 };
 
@@ -176,8 +176,8 @@ const Loaded *load(const Vocabulary &v) {
     std::string path;
     if (v.cached_model) {
         path = cached_model(v.path);
-    } else if (std::string dir = shared_data_dir(); !dir.empty()) {
-        path = dir + "/" + v.path;
+    } else {
+        path = test_data_dir() + "/" + v.path;
     }
     if (path.empty()) return nullptr;
     format::GgufFile f(path);
@@ -193,10 +193,9 @@ class RealVocabulary : public ::testing::TestWithParam<Vocabulary> {
     void SetUp() override {
         loaded_ = load(GetParam());
         if (!loaded_)
-            GTEST_SKIP()
-                << GetParam().path
-                << " is absent ($VKLLM_SHARED_DATA_DIR, or the model cache scripts/fetch-models "
-                   "fills): this vocabulary is not checked";
+            GTEST_SKIP() << GetParam().path
+                         << " is absent (tests/data, or the model cache scripts/fetch-models "
+                            "fills): this vocabulary is not checked";
     }
     const Loaded *loaded_ = nullptr;
 };

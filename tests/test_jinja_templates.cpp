@@ -1,4 +1,4 @@
-// The 45 real chat templates of $VKLLM_SHARED_DATA_DIR/chat-templates, each with its 16
+// The 45 real chat templates of tests/data/chat-templates, each with its 16
 // conversations, rendered by src/chat and compared byte for byte with jinja2's renders
 // (expected/<template>/<conversation>.txt), or expected to fail where jinja2 raised
 // (expected/index.json). The render arguments are render.py's: tools None when the
@@ -15,7 +15,7 @@
 #include "chat/jinja.h"
 #include "chat/json_value.h"
 #include "common/error.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "vkllm.h"
 
 using namespace vkllm::chat;
@@ -30,8 +30,7 @@ std::string read_file(const std::string &path) {
 }
 
 std::string data_dir() {
-    std::string dir = shared_data_dir();
-    return dir.empty() ? dir : dir + "/chat-templates";
+    return test_data_dir() + "/chat-templates";
 }
 
 const Value *member(const Value &dict, const char *key) {
@@ -75,8 +74,6 @@ class JinjaTemplates : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(JinjaTemplates, RendersEveryConversationAsJinja2Does) {
     const std::string name = GetParam();
-    if (data_dir().empty())
-        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is absent";
     const Corpus &c = corpus();
     std::string source = read_file(data_dir() + "/templates/" + name + ".jinja");
     const Value &tokens = *member(*member(c.index, "special_tokens"), name.c_str());
@@ -113,8 +110,6 @@ TEST_P(JinjaTemplates, RendersEveryConversationAsJinja2Does) {
 // time as params (a None token passed as NULL: with no model, undefined).
 TEST_P(JinjaTemplates, TheCApiRendersEveryConversationAsJinja2Does) {
     const std::string name = GetParam();
-    if (data_dir().empty())
-        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is absent";
     const Corpus &c = corpus();
     std::string source = read_file(data_dir() + "/templates/" + name + ".jinja");
     const Value &tokens = *member(*member(c.index, "special_tokens"), name.c_str());
@@ -161,7 +156,6 @@ TEST_P(JinjaTemplates, TheCApiRendersEveryConversationAsJinja2Does) {
 
 std::vector<std::string> template_names() {
     std::vector<std::string> names;
-    if (data_dir().empty()) return {"(no shared data)"};
     Value index = parse_json(read_file(data_dir() + "/expected/index.json"));
     for (const auto &kv : member(index, "results")->dict().items)
         names.push_back(kv.first.str());

@@ -18,7 +18,7 @@
 
 #include "format/gguf.h"
 #include "format/quant.h"
-#include "shared_data.h"
+#include "test_data.h"
 
 using vkllm::format::GgufFile;
 using vkllm::format::KeyValue;
@@ -110,8 +110,7 @@ class QuantizeTool : public ::testing::TestWithParam<Case> {};
 
 TEST_P(QuantizeTool, WritesTheExpectedTypesWithinTheErrorBounds) {
     const Case &c = GetParam();
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not there";
+    std::string dir = test_data_dir();
     std::string in_path = dir + "/models/" + c.model;
     std::string out = out_path(std::string(c.type) + "_" + c.model);
     ASSERT_EQ(run_tool(in_path + " " + out + " " + c.type), 0);
@@ -168,20 +167,17 @@ TEST(QuantizeToolErrors, BadArgumentsAndFilesFailWithoutOutput) {
     EXPECT_NE(::stat(out.c_str(), &st), 0);
     EXPECT_NE(run_tool("a b NOT_A_TYPE 2> /dev/null"), 0);
     EXPECT_NE(run_tool("a b 2> /dev/null"), 0);
-    std::string dir = shared_data_dir();
-    if (!dir.empty()) {
-        // Not a directory: the temporary file cannot be created.
-        std::string bad = "/nonexistent_dir/out.gguf";
-        EXPECT_NE(run_tool(dir + "/models/tiny-qwen2-f32.gguf " + bad + " Q8_0 2> /dev/null"), 0);
-    }
+    // Not a directory: the temporary file cannot be created.
+    std::string bad = "/nonexistent_dir/out.gguf";
+    EXPECT_NE(
+        run_tool(test_data_dir() + "/models/tiny-qwen2-f32.gguf " + bad + " Q8_0 2> /dev/null"), 0);
 }
 
 // Matrices already quantized are converted again only when asked (--allow-requantize, as
 // llama-quantize): without it the tool names the flag, the tensor and its type, exits with 1
 // and writes nothing.
 TEST(QuantizeToolErrors, RequantizingAQuantizedFileNeedsAllowRequantize) {
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not there";
+    std::string dir = test_data_dir();
     std::string q8 = out_path("requant_from_q8_0"), out = out_path("requant_to_q4_0");
     std::string err = out_path("requant_stderr") + ".txt";
     ASSERT_EQ(run_tool(dir + "/models/tiny-qwen2-f32.gguf " + q8 + " Q8_0"), 0);

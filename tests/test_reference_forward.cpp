@@ -17,7 +17,7 @@
 #include "json.h"
 #include "reference/forward.h"
 #include "reference/tiny_model.h"
-#include "shared_data.h"
+#include "test_data.h"
 
 namespace {
 
@@ -46,8 +46,7 @@ class NumpyReference : public ::testing::TestWithParam<const char *> {};
 // 1/(1 + 0.1 ln 32) instead of 1 16.8, 0.99 0.66, unrounded corr dims (7.93, 17.4 instead of
 // ggml's floor/ceil 8, 18) 0.024.
 TEST_P(NumpyReference, LogitsAndGreedyIdsMatchFloat64Numpy) {
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+    std::string dir = test_data_dir();
     std::string name = GetParam();
     auto model = ref::load_model_ref(dir + "/models/" + name + ".gguf");
     Json expected = Json::load(dir + "/reference/numpy-f64/" + name + ".json");
@@ -125,8 +124,7 @@ TEST(Route, FollowsEachArchitecturesOrder) {
 // latest keys is every layer with an 8-key window; one of the 32 latest leaves the even
 // layers at their 16 and gives the odd (full-attention) layers a 32-key window.
 TEST(SlidingWindow, CallersMaskCombinesWithTheWindow) {
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+    std::string dir = test_data_dir();
     auto model = ref::load_model_ref(dir + "/models/tiny-gptoss-f32.gguf");
     ASSERT_EQ(model->layers.size(), 2u);
     EXPECT_EQ(model->layers[0].window, 16u);
@@ -163,8 +161,7 @@ TEST(SlidingWindow, CallersMaskCombinesWithTheWindow) {
 class Stories260K : public ::testing::Test {
   protected:
     void SetUp() override {
-        std::string dir = shared_data_dir();
-        if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+        std::string dir = test_data_dir();
         model_ = ref::load_model_ref(dir + "/models/stories260K-plctlab.gguf");
         expected_ = Json::load(dir + "/models/reference-stories260K-plctlab.json");
     }

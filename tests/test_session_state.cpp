@@ -167,8 +167,7 @@ TEST_F(SessionState, MixtureOfExpertsRestoresBitIdentically) {
 
 // GPT-OSS's sliding-window layers (window 16, chunks of 8: rings of 23 slots) wrapped twice.
 TEST_F(SessionState, GptOssWithWrappedSlidingWindowsRestoresBitIdentically) {
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+    std::string dir = test_data_dir();
     vkllm_model *m = load(dir + "/models/tiny-gptoss-f32.gguf");
     ASSERT_NE(m, nullptr);
     Config c;
@@ -196,7 +195,6 @@ TEST_F(SessionState, GptOssWithWrappedSlidingWindowsRestoresBitIdentically) {
 
 TEST_F(SessionState, SmolLM2RestoresBitIdentically) {
     std::string path = cached_model("SmolLM2-135M-Instruct.Q4_1.gguf");
-    if (path.empty()) GTEST_SKIP() << "SmolLM2-135M-Instruct.Q4_1.gguf is not in the model cache";
     vkllm_model *m = load(path);
     ASSERT_NE(m, nullptr);
     Config c;

@@ -1,5 +1,5 @@
 // Tokenizers against real vocabularies and independent reference encodings: llama.cpp's
-// vocab test vectors and the Hugging Face encodings of $VKLLM_SHARED_DATA_DIR/tokenizer. Every case
+// vocab test vectors and the Hugging Face encodings of tests/data/tokenizer. Every case
 // must match exactly; each test reports how many it checked.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "format/gguf.h"
 #include "json.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "tokenizer/tokenizer.h"
 
 using vkllm::tokenizer::EncodeOptions;
@@ -38,10 +38,7 @@ std::string ids_text(const std::vector<int32_t> &ids) {
 // llama.cpp's test-tokenizer-0 format: strings separated by "\n__ggml_vocab_test__\n", one line
 // of expected ids per string; no BOS, special-token parsing off.
 void check_llama_cpp_vectors(const std::string &vocab, const std::string &vectors) {
-    std::string dir = shared_data_dir();
-    if (dir.empty())
-        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; tokenizer "
-                        "vectors skipped";
+    std::string dir = test_data_dir();
     auto tok = load(dir + "/tokenizer/" + vocab);
     std::string inp = read_file(dir + "/tokenizer/llama.cpp-vocab/" + vectors + ".inp");
     std::string out = read_file(dir + "/tokenizer/llama.cpp-vocab/" + vectors + ".out");
@@ -72,10 +69,7 @@ void check_llama_cpp_vectors(const std::string &vocab, const std::string &vector
 // The Hugging Face encodings of the 107-string corpus: `ids` with added tokens recognised,
 // `ids_no_special` without; decoding round-trips where the reference says it does.
 void check_reference_json(const std::string &vocab, const std::string &reference) {
-    std::string dir = shared_data_dir();
-    if (dir.empty())
-        GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; tokenizer "
-                        "vectors skipped";
+    std::string dir = test_data_dir();
     auto tok = load(dir + "/tokenizer/" + vocab);
     Json ref = Json::load(dir + "/tokenizer/" + reference);
     size_t matched = 0, checked = 0, roundtrips = 0;
@@ -139,8 +133,7 @@ TEST(TokenizerReference, GptOssMatchesHuggingFace) {
 // llama-tokenize's own output for the tiny test models (BOS where the vocab asks, special
 // tokens parsed); these vocabularies are small, so most text falls back to bytes.
 TEST(TokenizerReference, TinyModelsMatchLlamaTokenize) {
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+    std::string dir = test_data_dir();
     Json ref = Json::load(dir + "/reference/tokenize-tiny.json");
     size_t checked = 0;
     for (const auto &model : ref["models"].obj) {

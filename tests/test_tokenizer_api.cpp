@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "gguf_builder.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "vkllm.h"
 
 namespace {
@@ -19,10 +19,7 @@ namespace {
 class TokenizerApiTest : public ::testing::Test {
   protected:
     void open(const std::string &relative) {
-        std::string dir = shared_data_dir();
-        if (dir.empty())
-            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here; tokenizer "
-                            "checks skipped";
+        std::string dir = test_data_dir();
         vkllm_gguf *g = nullptr;
         ASSERT_EQ(vkllm_gguf_open((dir + "/" + relative).c_str(), &g), VKLLM_OK)
             << vkllm_last_error();

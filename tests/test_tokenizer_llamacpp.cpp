@@ -1,5 +1,5 @@
 // vkllm's tokenizer against llama.cpp's on the whole tokenizer corpus (the 107 strings of
-// $VKLLM_SHARED_DATA_DIR/tokenizer/reference-corpus.json and those of
+// tests/data/tokenizer/reference-corpus.json and those of
 // tests/data/tokenizer_corpus.json): the ids llama.cpp (node-llama-cpp 3.22.1) gives for the real
 // SmolLM2 and Gemma 3 vocabularies, special-token parsing off and on, and for every
 // tokenizer.ggml.pre name with two real BPE vocabularies. The data files come from
@@ -20,7 +20,7 @@
 #include "format/gguf.h"
 #include "json.h"
 #include "model_cache.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
 
@@ -224,9 +224,7 @@ const Vocab *reference_vocab(const std::string &label, std::string &missing) {
         path = cached_model("SmolLM2-135M-Instruct.Q4_1.gguf");
         if (path.empty()) missing = "SmolLM2-135M-Instruct.Q4_1.gguf (scripts/fetch-models)";
     } else if (label == "llama3") {
-        std::string dir = shared_data_dir();
-        if (!dir.empty()) path = dir + "/tokenizer/generated-vocab/ggml-vocab-llama3.gguf";
-        if (path.empty()) missing = "the shared test data (VKLLM_SHARED_DATA_DIR)";
+        path = test_data_dir() + "/tokenizer/generated-vocab/ggml-vocab-llama3.gguf";
     } else {
         missing = "an unknown vocabulary label " + label;
     }
@@ -326,8 +324,7 @@ std::string difference(const std::vector<std::string> &data,
 // The data files were written from the corpus as it is now: a string added to (or changed in)
 // tokenizer_corpus.json needs tokenize.mjs to be run again.
 TEST(TokenizerLlamaCpp, ReferenceDataIsForTheCurrentCorpus) {
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+    std::string dir = test_data_dir();
     Json shared = Json::load(dir + "/tokenizer/reference-corpus.json");
     Json ours = Json::load(kData + "/tokenizer_corpus.json");
     std::vector<std::string> corpus;

@@ -10,7 +10,7 @@
 
 #include "format/gguf.h"
 #include "model_cache.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "tokenizer/tokenizer.h"
 
 using vkllm::tokenizer::EncodeOptions;
@@ -157,8 +157,7 @@ TEST(GemmaSpmLoad, VocabularyOf262144TokensLoadsQuickly) {
 
 // Llama 2 adds a dummy prefix: its first word is "▁Hello", and decoding drops that space again.
 TEST(LlamaSpm, DummyPrefixIsAddedAndRemovedAgain) {
-    std::string dir = shared_data_dir();
-    if (dir.empty()) GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+    std::string dir = test_data_dir();
     auto tok = load(dir + "/tokenizer/llama.cpp-vocab/ggml-vocab-llama-spm.gguf");
     ASSERT_TRUE(tok->vocab().add_space_prefix);
     Ids ids = tok->encode("Hello world", kPlain);

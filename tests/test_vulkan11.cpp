@@ -16,7 +16,7 @@
 #include "gpu/device.h"
 #include "gpu/device_info.h"
 #include "gpu/instance.h"
-#include "shared_data.h"
+#include "test_data.h"
 #include "validation.h"
 #include "vkllm.h"
 
@@ -206,7 +206,7 @@ TEST(Vulkan11, AnInstanceAfterOneCappedAt10StillReadsItsFeatures) {
 
 namespace {
 
-// The tiny models of $VKLLM_SHARED_DATA_DIR, one per architecture and weight layout.
+// The tiny models of tests/data, one per architecture and weight layout.
 const char *const kModels[] = {"tiny-llama-f16",      "tiny-qwen2-f32",     "tiny-qwen2-tied-f16",
                                "tiny-gpt2-f16",       "tiny-qwen2moe-f16",  "tiny-gptoss-mxfp4",
                                "stories260K-plctlab", "llama-2-tiny-random"};
@@ -318,9 +318,7 @@ bool any_subgroup_kernel(const std::set<std::string> &kernels) {
 class Vulkan11Generation : public ::testing::Test {
   protected:
     void SetUp() override {
-        dir_ = shared_data_dir();
-        if (dir_.empty())
-            GTEST_SKIP() << "the shared test data (VKLLM_SHARED_DATA_DIR) is not here";
+        dir_ = test_data_dir();
         cache_ = ::testing::TempDir() + "vkllm_vulkan11_" + std::to_string(::getpid()) + ".cache";
         base_ = generate(dir_, cache_, nullptr, nullptr);
         ASSERT_EQ(base_.status, VKLLM_OK) << base_.error;

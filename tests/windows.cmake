@@ -33,15 +33,11 @@ vkllm_gtest(test_generation test_generation.cpp test_generation_loop.cpp
 vkllm_gtest(test_tokenizer test_tokenizer.cpp test_chat_template.cpp)
 vkllm_gtest(test_tokenizer_spm test_tokenizer_spm.cpp)
 vkllm_gtest(test_tokenizer_text test_unicode.cpp test_pretokenize.cpp test_regex.cpp)
-target_compile_definitions(test_tokenizer_text
-                           PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
 vkllm_gtest(test_chat test_jinja.cpp test_jinja_json.cpp test_jinja_hostile.cpp
             test_jinja_templates.cpp test_builtin_templates.cpp test_reply_parser.cpp)
 vkllm_gtest(test_grammar test_grammar.cpp test_grammar_state.cpp test_grammar_vocab.cpp
             test_grammar_sampling.cpp)
-target_compile_definitions(test_grammar PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
 vkllm_gtest(test_json_schema test_json_schema.cpp test_json_schema_errors.cpp)
-target_compile_definitions(test_json_schema PRIVATE VKLLM_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data")
 # GCC 12's false -Wmaybe-uninitialized inside libstdc++'s std::regex (tests/CMakeLists.txt).
 set_source_files_properties(test_json_schema.cpp PROPERTIES
   COMPILE_OPTIONS "$<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>")
@@ -50,7 +46,7 @@ set_source_files_properties(test_json_schema.cpp PROPERTIES
 add_executable(test_api test_api.cpp)
 target_link_libraries(test_api PRIVATE vkllm GTest::gtest_main)
 target_compile_options(test_api PRIVATE ${VKLLM_TEST_WARNINGS})
-target_compile_definitions(test_api PRIVATE VKLLM_SHARED_DATA_DIR="${VKLLM_SHARED_DATA_DIR}")
+target_compile_definitions(test_api PRIVATE VKLLM_TEST_DATA_DIR="${VKLLM_TEST_DATA_DIR}")
 gtest_discover_tests(test_api DISCOVERY_MODE PRE_TEST ${VKLLM_GTEST_PROPERTIES})
 foreach(name test_gguf_api test_tokenizer_api)
   add_executable(${name} ${name}.cpp)
@@ -73,7 +69,7 @@ target_link_libraries(test_abi_compat PRIVATE vkllm)
 set_target_properties(test_abi_compat PROPERTIES C_STANDARD 99 C_EXTENSIONS OFF)
 target_compile_options(test_abi_compat PRIVATE -std=c99 -pedantic -Wall -Wextra -Werror)
 add_test(NAME Abi.OlderSmallerParamsStructsKeepWorking
-         COMMAND test_abi_compat ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+         COMMAND test_abi_compat ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
 
 # vkllm.dll exports vkllm_* and nothing else (its export table, read with objdump).
 find_program(VKLLM_OBJDUMP NAMES ${CMAKE_CXX_COMPILER_TARGET}-objdump x86_64-w64-mingw32-objdump
@@ -85,7 +81,7 @@ add_test(NAME SharedLibrary.DllExportsOnlyVkllmSymbols
 # The example an application starts from, linked with vkllm.dll.
 if(TARGET vkllm_example_generate)
   add_test(NAME Examples.GenerateStreamsText
-           COMMAND vkllm_example_generate ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf
+           COMMAND vkllm_example_generate ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf
                    "Hello world" 8)
   set_tests_properties(Examples.GenerateStreamsText PROPERTIES PASS_REGULAR_EXPRESSION
                        "^Hello world[^\n]+\n.*8 generated in ")
@@ -113,8 +109,8 @@ add_test(NAME Install.MingwConsumersBuildWithPkgConfigAndFindPackage
 # The tool, given a model under a folder named "Zoë": its arguments are read as UTF-16 and
 # passed on as UTF-8 (tools/os.h), and the library opens the file through the wide calls. Wine
 # turns the UTF-8 bytes of the host's command line into UTF-16 by the host's locale: UTF-8.
-set(VKLLM_TINY_QWEN2 ${VKLLM_SHARED_DATA_DIR}/models/tiny-qwen2-f32.gguf)
-if(TARGET vkllm_cli AND EXISTS ${VKLLM_TINY_QWEN2})
+set(VKLLM_TINY_QWEN2 ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+if(TARGET vkllm_cli)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}/Zoë")
   file(COPY ${VKLLM_TINY_QWEN2} DESTINATION ${dir})
   add_test(NAME Tool.InfoReadsAModelUnderANonAsciiPath

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Writes tests/data/tokenizer_corpus.json: vkllm's own tokenizer test strings, which go with
-the 107 of $VKLLM_SHARED_DATA_DIR/tokenizer/reference-corpus.json (none repeated from there) to make the
+the 107 of tests/data/tokenizer/reference-corpus.json (none repeated from there) to make the
 corpus tokenize.mjs runs through llama.cpp. Runs of digits, spaces and repeats are built here so
 that every length is covered; the rest is written out.
 
-    python3 tools/llamacpp_reference/make_corpus.py [--shared $VKLLM_SHARED_DATA_DIR/tokenizer/reference-corpus.json] [OUT]
+    python3 tools/llamacpp_reference/make_corpus.py [--shared tests/data/tokenizer/reference-corpus.json] [OUT]
 """
 
 import argparse
@@ -245,9 +245,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(os.path.dirname(here))
     ap = argparse.ArgumentParser()
-    # The shared test data, where the build finds it (VKLLM_SHARED_DATA_DIR).
-    ap.add_argument("--shared", default=os.path.join(os.environ.get("VKLLM_SHARED_DATA_DIR", ""),
-                                                     "tokenizer", "reference-corpus.json"))
+    ap.add_argument("--shared", default=os.path.join(root, "tests", "data", "tokenizer",
+                                                     "reference-corpus.json"))
     ap.add_argument("out", nargs="?", default=os.path.join(root, "tests", "data",
                                                           "tokenizer_corpus.json"))
     args = ap.parse_args()
@@ -266,7 +265,7 @@ def main():
                        "digit runs of length 1..12, separators, whitespace runs of 2..40, emoji, "
                        "contractions, punctuation, markdown, JSON, URLs, chat text with special-token "
                        "text, long repeats. Used together with (and never repeating) the 107 strings "
-                       "of $VKLLM_SHARED_DATA_DIR/tokenizer/reference-corpus.json.",
+                       "of tests/data/tokenizer/reference-corpus.json.",
         "generated_by": "python3 tools/llamacpp_reference/make_corpus.py",
         "strings": unique,
     }

@@ -1,5 +1,5 @@
 // llama.cpp's tokenization of vkllm's tokenizer corpus (the 107 strings of
-// $VKLLM_SHARED_DATA_DIR/tokenizer/reference-corpus.json, then the strings of tests/data/tokenizer_corpus.json),
+// tests/data/tokenizer/reference-corpus.json, then the strings of tests/data/tokenizer_corpus.json),
 // through node-llama-cpp's prebuilt CPU binaries: the reference tests/test_tokenizer_llamacpp.cpp
 // holds vkllm to. It writes
 //   tests/data/llamacpp_tokenize_smollm2.json, tests/data/llamacpp_tokenize_gemma3.json:
@@ -20,7 +20,7 @@
 //   node tools/llamacpp_reference/tokenize.mjs [models|pretokenizers]   (both when omitted)
 // NODE_LLAMA_CPP_DIR names the directory holding node_modules (default ~/.cache/vkllm/node); the
 // models are found as scripts/fetch-models caches them ($VKLLM_MODEL_CACHE, else
-// ~/.cache/vkllm/models); the Llama 3 vocab and the shared corpus come from $VKLLM_SHARED_DATA_DIR.
+// ~/.cache/vkllm/models); the Llama 3 vocab and the shared corpus come from tests/data.
 import {execFileSync, spawnSync} from "node:child_process";
 import {createHash} from "node:crypto";
 import {appendFileSync, createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync} from "node:fs";
@@ -31,7 +31,7 @@ import {fileURLToPath, pathToFileURL} from "node:url";
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..", "..");
 const DATA = join(ROOT, "tests", "data");
-const SHARED = join(process.env.VKLLM_SHARED_DATA_DIR || "", "tokenizer");  // the shared test data
+const SHARED = join(DATA, "tokenizer");
 const NODE_DIR = process.env.NODE_LLAMA_CPP_DIR || join(homedir(), ".cache", "vkllm", "node");
 const MODELS = process.env.VKLLM_MODEL_CACHE ||
     join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "vkllm", "models");
@@ -93,7 +93,7 @@ const sharedStrings = JSON.parse(readFileSync(join(SHARED, "reference-corpus.jso
 const ourStrings = JSON.parse(readFileSync(join(DATA, "tokenizer_corpus.json"), "utf8")).strings;
 const corpus = [...sharedStrings, ...ourStrings];
 const corpusInfo = {
-    files: ["$VKLLM_SHARED_DATA_DIR/tokenizer/reference-corpus.json", "tests/data/tokenizer_corpus.json"],
+    files: ["tests/data/tokenizer/reference-corpus.json", "tests/data/tokenizer_corpus.json"],
     counts: [sharedStrings.length, ourStrings.length],
 };
 const command = (part) => "node tools/llamacpp_reference/tokenize.mjs" + (part ? " " + part : "");
@@ -195,7 +195,7 @@ async function pretokenizerReference(part) {
     };
     const shownPath = {
         smollm2: "SmolLM2-135M-Instruct.Q4_1.gguf (scripts/fetch-models)",
-        llama3: "$VKLLM_SHARED_DATA_DIR/tokenizer/generated-vocab/ggml-vocab-llama3.gguf",
+        llama3: "tests/data/tokenizer/generated-vocab/ggml-vocab-llama3.gguf",
     };
     const nfc = JSON.parse(execFileSync("python3", [join(HERE, "nfc.py")],
                                         {input: JSON.stringify(corpus), encoding: "utf8"}));
