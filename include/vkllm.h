@@ -301,7 +301,7 @@ typedef struct vkllm_device_info {
     int32_t shader_int8;    /* int8 arithmetic in shaders */
     int32_t storage_16bit;  /* 16-bit types in storage buffers */
     int32_t timestamps;     /* compute queue supports timestamp queries */
-    /* Appended (issue 38): cooperative matrices. A caller built against an older header
+    /* Appended in 0.2: cooperative matrices. A caller built against an older header
      * passes its shorter struct and gets the fields it knows. */
     /* Whether prefill runs on cooperative matrices here (VKLLM_COOPMAT_USED) or why not. As a
      * runtime would choose at this moment (VKLLM_COOPMAT and VKLLM_VULKAN_MASK_FEATURES
@@ -400,11 +400,11 @@ typedef struct vkllm_runtime_stats {
     uint64_t pipeline_cache_bytes_loaded; /* size of the cache file accepted at create, or 0 */
     uint64_t device_memory_allocated;     /* bytes in live VkDeviceMemory allocations */
     uint64_t submits;                     /* queue submissions */
-    /* Appended (issue 37): milliseconds spent compiling shader modules and pipelines. They are
+    /* Appended in 0.2: milliseconds spent compiling shader modules and pipelines. They are
      * compiled on first use, inside the first prefill or decode that needs them, so a caller
      * timing a first call can take the difference of two readings out of it. */
     double pipeline_compile_ms;
-    /* Appended (issue 39): weight shapes whose kernels run a tuned variant, from the tune file
+    /* Appended in 0.2: weight shapes whose kernels run a tuned variant, from the tune file
      * read at create or from vkllm_runtime_tune. */
     uint64_t tuned_shapes;
 } vkllm_runtime_stats;
@@ -1025,7 +1025,7 @@ typedef struct vkllm_generate_result {
     double prefill_ms;
     double decode_ms;
     uint64_t seed; /* the sampling seed used (a random one for VKLLM_SEED_RANDOM) */
-    /* Appended (issue 37). Whether the text on_token received is a whole string of the
+    /* Appended in 0.2. Whether the text on_token received is a whole string of the
      * sampling grammar: VKLLM_GRAMMAR_INCOMPLETE means the answer was cut before the grammar
      * was done (by max_tokens, a full context, a stop string or a cancel) and an app must not
      * parse it as the grammar's language (JSON, say); COMPLETE or FINISHED: the grammar
@@ -1110,7 +1110,7 @@ VKLLM_API vkllm_status vkllm_session_cancel(vkllm_session *session);
  * rings, the streaming sinks). It is saved to a buffer or a file and restored into the same or
  * another sequence of any session of the same model; restoring and continuing gives logits
  * bit-identical to never having saved. The bytes are versioned and carry a fingerprint of the
- * model file (docs/ARCHITECTURE.md, "Session state"), the session settings they depend on and a
+ * model file (docs/STATE.md, "Session state and fork"), the session settings they depend on and a
  * checksum. Loading checks all of it before it changes anything: VKLLM_ERR_FORMAT for bytes
  * that are not a whole, intact state of this version (truncated, corrupted, another kind of
  * file); VKLLM_ERR_INVALID_ARGUMENT for a state of another model file or KV cache type, more
@@ -1194,13 +1194,13 @@ typedef struct vkllm_sampling_params {
                               off); -1: every token accepted */
     uint64_t seed;         /* default 0; the same seed gives the same tokens. VKLLM_SEED_RANDOM:
                               a random one */
-    /* Appended (issue 26): callers built before them get the defaults. */
+    /* Appended in 0.1: callers built before them get the defaults. */
     float presence_penalty;             /* default 0 (off) */
     float frequency_penalty;            /* default 0 (off) */
     float typical_p;                    /* default 1; >= 1: off */
     const vkllm_logit_bias *logit_bias; /* NULL when n_logit_bias is 0; copied at creation */
     size_t n_logit_bias;
-    /* Appended (issue 27). NULL (default): none. A compiled grammar (see "Grammars") the
+    /* Appended in 0.2. NULL (default): none. A compiled grammar (see "Grammars") the
      * generated text must follow; the sampler keeps its own reference and parse state, so the
      * handle may be destroyed once the sampler (or vkllm_session_generate) has started, and one
      * grammar serves any number of samplers. */
@@ -1631,7 +1631,7 @@ typedef struct vkllm_conversation_result {
     double prefill_ms;
     double decode_ms;
     uint64_t seed; /* the sampling seed used */
-    /* Appended (issue 37). Whether the reply's raw text (markers included, as the grammar saw
+    /* Appended in 0.2. Whether the reply's raw text (markers included, as the grammar saw
      * it) is a whole string of the sampling grammar, as vkllm_generate_result.grammar_progress:
      * VKLLM_GRAMMAR_INCOMPLETE when max_tokens, the context's end, a stop string or a cancel cut
      * it before the grammar was done, and an app must not parse it as the grammar's language;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layers of src/ depend one way, downwards (docs/ARCHITECTURE.md, DESIGN.md):
+"""The layers of src/ depend one way, downwards (docs/ARCHITECTURE.md):
 
     api -> engine -> grammar -> models, tokenizer, chat -> gpu, format -> common
 

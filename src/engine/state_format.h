@@ -1,4 +1,4 @@
-// The bytes of a saved sequence state (docs/ARCHITECTURE.md, "Session state"): a header naming
+// The bytes of a saved sequence state (docs/STATE.md, "Session state and fork"): a header naming
 // the model and the session settings the state depends on, the sequence's token ids, each
 // layer's K and V rows in position order, and a checksum. This file knows the layout and the
 // rings' arithmetic; engine/session_state.cpp moves the rows between it and a session.
