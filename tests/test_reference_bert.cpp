@@ -24,9 +24,14 @@ namespace {
 using vkllm::format::GgufFile;
 using vkllm::format::TensorInfo;
 
-// llama.cpp runs F32 weights in F32 with a tanh GELU read from a table of F16 inputs (and K, V
-// cast to F16 where its CPU flash attention runs): directions agree far inside this.
+// The bound, for every GELU form. llama.cpp runs F32 weights in F32 (flash attention off,
+// see tiny_embed.mjs) with a tanh GELU read from a table of F16 inputs and outputs: directions
+// agree far inside it.
 constexpr double kMinCosine = 0.99999;
+// With that table's GELU (Gelu::tanh_f16_table) what is left is F32 summation and the table's
+// rounding of rows the reference does not round alike: 2.3e-4 at most on these vectors, whose
+// entries reach ~2.5 (the erf and the exact tanh GELU leave 1.1e-3 and 8.6e-4).
+constexpr double kMaxTableDifference = 5e-4;
 
 class TempFile {
   public:
@@ -211,10 +216,13 @@ TEST(ReferenceBert, BadSpecsAndInputsAreRefused) {
 
 // llama.cpp's embedding context on the same files: per pooling type, per sequence, the
 // reference's vector points the same way as llama.cpp's (llama.cpp returns unnormalized vectors;
-// pooling none gives the last token's hidden state).
+// pooling none gives the last token's hidden state), with any GELU; with llama.cpp's own (the tanh
+// form from an F16 table), element by element too, and closer than with BERT's erf form.
 TEST(ReferenceBert, EmbeddingsMatchLlamaCppForEveryPoolingType) {
     const Json ref_json =
         Json::load(std::string(VKLLM_TEST_DATA_DIR) + "/llamacpp_embed_tiny.json");
+    const ref::Gelu forms[3] = {ref::Gelu::erf, ref::Gelu::tanh, ref::Gelu::tanh_f16_table};
+    const char *form_names[3] = {"erf", "tanh", "tanh F16 table"};
     std::set<std::string> seen;
     for (const Json &entry : ref_json["models"].arr) {
         const std::string name = entry["name"].str;
@@ -227,27 +235,30 @@ TEST(ReferenceBert, EmbeddingsMatchLlamaCppForEveryPoolingType) {
         std::unique_ptr<ref::ModelRef> m = ref::load_model_ref(tmp.path());
         ASSERT_EQ(m->pooling_type, uint32_t(entry["pooling_type"].num));
         auto pooling = ref::Pooling(m->pooling_type);
-        double worst[2] = {1, 1}, worst_diff[2] = {0, 0};  // erf, tanh GELU
+        double worst[3] = {1, 1, 1}, worst_diff[3] = {0, 0, 0};
         for (const Json &s : entry["sequences"].arr) {
             std::vector<int32_t> ids = s["ids"].ints();
             std::vector<double> expected;
             for (const Json &v : s["embedding"].arr)
                 expected.push_back(v.num);
             ASSERT_EQ(expected.size(), m->n_embd);
-            for (int g = 0; g < 2; ++g) {
-                ref::Rows rows = ref::bert_embed(*m, {ids}, pooling, false,
-                                                 g ? ref::Gelu::tanh : ref::Gelu::erf)[0];
+            for (int g = 0; g < 3; ++g) {
+                ref::Rows rows = ref::bert_embed(*m, {ids}, pooling, false, forms[g])[0];
                 double c = ref::cosine(rows.back(), expected);
+                double diff = max_abs_diff({rows.back()}, {expected});
                 worst[g] = std::min(worst[g], c);
-                worst_diff[g] = std::max(worst_diff[g], max_abs_diff({rows.back()}, {expected}));
+                worst_diff[g] = std::max(worst_diff[g], diff);
                 EXPECT_GE(c, kMinCosine)
-                    << name << " ids of " << ids.size() << (g ? " (tanh GELU)" : " (erf GELU)");
+                    << name << " ids of " << ids.size() << ", GELU " << form_names[g];
+                if (forms[g] == ref::Gelu::tanh_f16_table) {
+                    EXPECT_LE(diff, kMaxTableDifference) << name << " ids of " << ids.size();
+                }
             }
         }
-        std::printf(
-            "%s: lowest cosine with llama.cpp, erf GELU %.9f, tanh GELU %.9f; largest "
-            "difference %.2e, %.2e\n",
-            name.c_str(), worst[0], worst[1], worst_diff[0], worst_diff[1]);
+        for (int g = 0; g < 3; ++g)
+            std::printf("%s, GELU %s: lowest cosine with llama.cpp %.9f, largest difference %.2e\n",
+                        name.c_str(), form_names[g], worst[g], worst_diff[g]);
+        EXPECT_LT(worst_diff[2], worst_diff[0]) << name << ": llama.cpp's GELU is its table's";
         seen.insert(name);
     }
     EXPECT_EQ(seen.size(), tiny_embed_archs().size()) << "a tiny model with no llama.cpp reference";

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/half.h"
+
 namespace ref {
 
 namespace {
@@ -35,8 +37,17 @@ void layer_norm(Vec &x, const Vec &w, const Vec &b, double eps) {
         x[i] = (x[i] - mean) * inv * w[i] + b[i];
 }
 
+double to_f16(double v) {
+    return double(vkllm::half_to_float(vkllm::float_to_half(float(v))));
+}
+
 double gelu(double v, Gelu form) {
     if (form == Gelu::erf) return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    if (form == Gelu::tanh_f16_table) {
+        if (v <= -10.0) return 0.0;
+        if (v >= 10.0) return v;
+        return to_f16(gelu(to_f16(v), Gelu::tanh));
+    }
     const double k = std::sqrt(2.0 / 3.14159265358979323846);
     return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
 }

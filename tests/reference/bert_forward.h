@@ -23,8 +23,10 @@ namespace ref {
 enum class Pooling : uint32_t { none = 0, mean = 1, cls = 2, last = 3 };
 
 // BERT's GELU is the erf form (Hugging Face's "gelu"); llama.cpp computes the tanh approximation
-// for it (ggml_gelu), on the CPU through a table of F16 inputs. The two differ by up to ~1e-3.
-enum class Gelu { erf, tanh };
+// for it (ggml_gelu; the two differ by up to ~1e-3), and on the CPU reads it from a table: the
+// input rounded to F16, the output stored as F16, 0 at -10 and below, x at 10 and above
+// (tanh_f16_table, to hold llama.cpp's own output to a tighter bound).
+enum class Gelu { erf, tanh, tanh_f16_table };
 
 using Rows = std::vector<std::vector<double>>;
 

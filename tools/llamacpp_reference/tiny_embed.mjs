@@ -7,7 +7,8 @@
 // For each model: id sequences ([CLS] ... [SEP]) of several lengths, and a few texts that
 // llama.cpp's WordPiece tokenizer splits into the tiny vocabulary's letters, each with the vector
 // llama.cpp returns, unnormalized. With pooling none, node-llama-cpp returns the hidden state of
-// the last token (llama_get_embeddings_ith(ctx, -1)).
+// the last token (llama_get_embeddings_ith(ctx, -1)). llama.cpp computes BERT's GELU in the tanh
+// form, on the CPU from a table of F16 inputs and outputs.
 //
 // node-llama-cpp is a reference tool, never a dependency of vkllm (install: see greedy.mjs).
 //
@@ -57,7 +58,9 @@ const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
 const models = [];
 for (const file of readdirSync(dir).filter((f) => f.endsWith(".gguf")).sort()) {
     const path = join(dir, file);
-    const model = await llama.loadModel({modelPath: path});
+    // Flash attention off: llama.cpp's CPU flash attention casts K and V to F16 and sums in F16,
+    // which moves these vectors by up to ~3e-3; without it everything but the GELU table is F32.
+    const model = await llama.loadModel({modelPath: path, defaultContextFlashAttention: false});
     const context = await model.createEmbeddingContext({contextSize: 64, threads: 1});
     const nVocab = model.tokens.length ?? model.fileInfo.metadata.tokenizer.ggml.tokens.length;
     const sequences = [];
@@ -91,6 +94,7 @@ const out = {
     llama_cpp_release: llamaCppBuild(),
     node_llama_cpp: JSON.parse(readFileSync(
         join(nodeDir, "node_modules/node-llama-cpp/package.json"), "utf8")).version,
+    flash_attention: false,
     note: "embedding: llama.cpp's vector for ids ([CLS] ... [SEP]), unnormalized; pooling none " +
         "gives the last token's hidden state",
 };
