@@ -141,8 +141,8 @@ std::vector<TinyArch> make() {
     return a;
 }
 
-// Three layers of four heads of 16, an FFN of 128, LayerNorm eps of 1e-12 as BERT's, a WordPiece
-// vocabulary of 96, 64 positions.
+// Three layers of three heads of 32 (all-MiniLM-L6-v2's head size), an FFN of 160, LayerNorm eps
+// of 1e-12 as BERT's, a WordPiece vocabulary of 96, 64 positions.
 std::vector<TinyArch> make_embed() {
     std::vector<TinyArch> a;
     const char *names[] = {"bert-none", "bert-mean", "bert-cls", "bert-last"};
@@ -150,7 +150,7 @@ std::vector<TinyArch> make_embed() {
         TinyModelSpec s;
         s.arch = "bert";
         s.n_vocab = 96;
-        s.n_embd = 64, s.n_head = 4, s.n_head_kv = 4, s.n_ff = 128;
+        s.n_embd = 96, s.n_head = 3, s.n_head_kv = 3, s.n_ff = 160;
         s.n_layer = 3;
         s.n_ctx = 64;
         s.pooling_type = pooling;
