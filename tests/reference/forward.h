@@ -55,6 +55,9 @@ struct LayerRef {
     // gemma3: RMSNorm weights of the attention's and the FFN's outputs, applied before each is
     // added to the residual stream (empty otherwise).
     std::vector<double> post_attn_norm, post_ffn_norm;
+    // bert: the LayerNorm biases of attn_output_norm and layer_output_norm (post_attn_norm,
+    // post_ffn_norm), which BERT applies after each residual add rather than before it.
+    std::vector<double> post_attn_norm_b, post_ffn_norm_b;
     // gpt-oss: attn_sinks.weight, one logit per query head that joins each softmax's
     // denominator and contributes no value. Empty otherwise.
     std::vector<double> sinks;
@@ -151,8 +154,17 @@ struct ModelRef {
     // logits_scaling (logit_scale); adjacent-pair RoPE on the converter's permuted q/k.
     // (attn_scale is gemma2's, above.)
     double residual_scale = 1.0, logit_scale = 1.0;
-    Matrix token_embd;     // row t: the embedding of token t
-    Matrix position_embd;  // gpt2: row p is added at position p
+    // bert (BertModel; llama.cpp's bert): an encoder, run by reference/bert_forward.h, not by
+    // forward_logits. Token, position (position_embd) and token-type embeddings summed, then
+    // LayerNorm (embd_norm) with norm_eps (attention.layer_norm_epsilon); attention and FFN
+    // with biases (LayerRef's bq, bk, bv, bo, b_up, b_down), each followed by a residual add and
+    // a LayerNorm (post_attn_norm, post_ffn_norm with their biases).
+    bool bert = false;
+    Matrix token_types;  // token_types.weight: row t is added for token type t
+    std::vector<double> embd_norm, embd_norm_b;
+    uint32_t pooling_type = 0;  // <arch>.pooling_type, llama.cpp's enum; 0 (none) when absent
+    Matrix token_embd;          // row t: the embedding of token t
+    Matrix position_embd;       // gpt2: row p is added at position p
     std::vector<double> output_norm_b;
     std::vector<double> output_norm;
     Matrix output;
@@ -160,7 +172,7 @@ struct ModelRef {
 };
 
 // Loads architecture "llama", "qwen2", "qwen3", "gpt2", "qwen2moe", "gpt-oss", "gemma2", "gemma3",
-// "olmo2", "phi3", "qwen3moe", "smollm3" or "granite" with tensors of any type
+// "olmo2", "phi3", "qwen3moe", "smollm3", "granite" or "bert" with tensors of any type
 // format::can_dequantize() reads (MXFP4 experts included). Throws std::runtime_error naming what is
 // missing or malformed (vkllm::Error for an unreadable file).
 std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path);

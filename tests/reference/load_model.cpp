@@ -128,13 +128,71 @@ void read_gpt2_layer(const GgufFile &f, const ModelRef &m, const std::string &b,
         *biases[i] = Vec(bqkv.begin() + size_t(i) * d, bqkv.begin() + size_t(i + 1) * d);
     }
     L.wo = read_matrix(f, b + "attn_output.weight", d, d);
-    L.bo = read_vector(f, b + "attn_output.bias", d);
+    L.bo = read_optional_vector(f, b + "attn_output.bias", d);
     L.ffn_norm = read_vector(f, b + "ffn_norm.weight", d);
     L.ffn_norm_b = read_vector(f, b + "ffn_norm.bias", d);
     L.up = read_matrix(f, b + "ffn_up.weight", d, m.n_ff);
     L.b_up = read_vector(f, b + "ffn_up.bias", m.n_ff);
     L.down = read_matrix(f, b + "ffn_down.weight", m.n_ff, d);
-    L.b_down = read_vector(f, b + "ffn_down.bias", d);
+    L.b_down = read_optional_vector(f, b + "ffn_down.bias", d);
+}
+
+// llama.cpp's LLM_ARCH_BERT: no head_count_kv (all heads are key/value heads), learned
+// positions of context_length rows, token_type_count rows of token types, biases (those of
+// attn_output, ffn_up and ffn_down optional, as there).
+std::unique_ptr<ModelRef> load_bert(const GgufFile &f) {
+    auto m = std::make_unique<ModelRef>();
+    m->arch = "bert";
+    m->bert = true;
+    m->n_embd = key_u32(f, "bert.embedding_length", std::nullopt);
+    m->n_layer = key_u32(f, "bert.block_count", std::nullopt);
+    m->n_head = key_u32(f, "bert.attention.head_count", std::nullopt);
+    m->n_head_kv = key_u32(f, "bert.attention.head_count_kv", m->n_head);
+    if (m->n_head_kv != m->n_head || m->n_embd % m->n_head != 0)
+        bad(f, "heads that do not divide embedding_length evenly into key/value heads");
+    m->head_dim = m->n_embd / m->n_head;
+    m->n_ff = key_u32(f, "bert.feed_forward_length", std::nullopt);
+    m->n_ctx_train = key_u32(f, "bert.context_length", std::nullopt);
+    std::optional<double> eps = f.get_float("bert.attention.layer_norm_epsilon");
+    if (!eps) bad(f, "no key bert.attention.layer_norm_epsilon");
+    m->norm_eps = *eps;
+    if (f.get_bool("bert.attention.causal").value_or(false)) bad(f, "a causal bert");
+    std::optional<int64_t> pooling = f.get_int("bert.pooling_type");
+    if (pooling && (*pooling < 0 || *pooling > 4))
+        bad(f, "pooling_type " + std::to_string(*pooling));
+    m->pooling_type = uint32_t(pooling.value_or(0));
+    uint32_t n_types = key_u32(f, "tokenizer.ggml.token_type_count", std::nullopt);
+    const uint32_t d = m->n_embd;
+    const TensorInfo &embd = tensor(f, "token_embd.weight");
+    if (embd.n_dims != 2) bad(f, "token_embd.weight is " + shape(embd));
+    m->n_vocab = uint32_t(embd.dims[1]);
+    m->token_embd = read_matrix(f, "token_embd.weight", d, m->n_vocab);
+    m->token_types = read_matrix(f, "token_types.weight", d, n_types);
+    m->position_embd = read_matrix(f, "position_embd.weight", d, m->n_ctx_train);
+    m->embd_norm = read_vector(f, "token_embd_norm.weight", d);
+    m->embd_norm_b = read_vector(f, "token_embd_norm.bias", d);
+    for (uint32_t i = 0; i < m->n_layer; ++i) {
+        const std::string b = "blk." + std::to_string(i) + ".";
+        LayerRef L;
+        L.wq = read_matrix(f, b + "attn_q.weight", d, d);
+        L.wk = read_matrix(f, b + "attn_k.weight", d, d);
+        L.wv = read_matrix(f, b + "attn_v.weight", d, d);
+        L.wo = read_matrix(f, b + "attn_output.weight", d, d);
+        L.bq = read_vector(f, b + "attn_q.bias", d);
+        L.bk = read_vector(f, b + "attn_k.bias", d);
+        L.bv = read_vector(f, b + "attn_v.bias", d);
+        L.bo = read_optional_vector(f, b + "attn_output.bias", d);
+        L.post_attn_norm = read_vector(f, b + "attn_output_norm.weight", d);
+        L.post_attn_norm_b = read_vector(f, b + "attn_output_norm.bias", d);
+        L.up = read_matrix(f, b + "ffn_up.weight", d, m->n_ff);
+        L.b_up = read_optional_vector(f, b + "ffn_up.bias", m->n_ff);
+        L.down = read_matrix(f, b + "ffn_down.weight", m->n_ff, d);
+        L.b_down = read_optional_vector(f, b + "ffn_down.bias", d);
+        L.post_ffn_norm = read_vector(f, b + "layer_output_norm.weight", d);
+        L.post_ffn_norm_b = read_vector(f, b + "layer_output_norm.bias", d);
+        m->layers.push_back(std::move(L));
+    }
+    return m;
 }
 
 }  // namespace
@@ -143,13 +201,14 @@ std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path) {
     GgufFile f(gguf_path);
     auto m = std::make_unique<ModelRef>();
     m->arch = std::string(f.get_string("general.architecture").value_or(""));
+    if (m->arch == "bert") return load_bert(f);
     const std::vector<std::string> known = {"llama",    "qwen2",   "qwen3",  "gpt2",  "qwen2moe",
                                             "gpt-oss",  "gemma2",  "gemma3", "olmo2", "phi3",
                                             "qwen3moe", "smollm3", "granite"};
     if (std::find(known.begin(), known.end(), m->arch) == known.end())
         bad(f, "architecture \"" + m->arch +
                    "\" (llama, qwen2, qwen3, gpt2, qwen2moe, gpt-oss, gemma2, gemma3, olmo2, phi3, "
-                   "qwen3moe, smollm3 and granite are supported)");
+                   "qwen3moe, smollm3, granite and bert are supported)");
     m->gpt2 = m->arch == "gpt2";
     m->gemma2 = m->arch == "gemma2";
     m->gemma3 = m->arch == "gemma3";

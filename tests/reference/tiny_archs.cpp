@@ -141,7 +141,31 @@ std::vector<TinyArch> make() {
     return a;
 }
 
+// Three layers of three heads of 32 (all-MiniLM-L6-v2's head size), an FFN of 160, LayerNorm eps
+// of 1e-12 as BERT's, a WordPiece vocabulary of 96, 64 positions.
+std::vector<TinyArch> make_embed() {
+    std::vector<TinyArch> a;
+    const char *names[] = {"bert-none", "bert-mean", "bert-cls", "bert-last"};
+    for (uint32_t pooling = 0; pooling < 4; ++pooling) {
+        TinyModelSpec s;
+        s.arch = "bert";
+        s.n_vocab = 96;
+        s.n_embd = 96, s.n_head = 3, s.n_head_kv = 3, s.n_ff = 160;
+        s.n_layer = 3;
+        s.n_ctx = 64;
+        s.pooling_type = pooling;
+        s.seed = 21;
+        a.push_back({names[pooling], s});
+    }
+    return a;
+}
+
 }  // namespace
+
+const std::vector<TinyArch> &tiny_embed_archs() {
+    static const std::vector<TinyArch> archs = make_embed();
+    return archs;
+}
 
 const std::vector<TinyArch> &tiny_archs() {
     static const std::vector<TinyArch> archs = make();

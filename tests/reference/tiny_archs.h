@@ -16,3 +16,10 @@ struct TinyArch {
 };
 
 const std::vector<TinyArch> &tiny_archs();
+
+// The tiny encoder (embedding) models: one bert model written once per pooling type ("bert-none",
+// "bert-mean", "bert-cls", "bert-last"; the same weights, only bert.pooling_type differs, since
+// llama.cpp's context takes its pooling from the file). `vkllm_write_tiny_models` writes them
+// into DIR/embed, the files tools/llamacpp_reference/tiny_embed.mjs runs llama.cpp's embedding
+// context on.
+const std::vector<TinyArch> &tiny_embed_archs();

@@ -106,10 +106,100 @@ class TensorWriter {
     Random rng_;
 };
 
+void save(const GgufBuilder &b, const std::string &path) {
+    std::vector<uint8_t> bytes = b.finish();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+    if (!out) throw std::runtime_error("write_tiny_model: cannot write " + path);
+}
+
+// The keys and tensors convert_hf_to_gguf.py's BertModel writes and llama.cpp's LLM_ARCH_BERT
+// reads (no head_count_kv: BERT's heads are all key/value heads).
+void write_tiny_bert(const std::string &path, const TinyModelSpec &spec) {
+    const uint32_t d = spec.n_embd;
+    if (spec.n_vocab < 57 || (spec.n_tokens && spec.n_tokens != spec.n_vocab) || spec.n_head == 0 ||
+        spec.n_head_kv != spec.n_head || d % spec.n_head != 0 ||
+        (spec.head_dim && spec.head_dim != d / spec.n_head) || spec.pooling_type > 4 ||
+        spec.tied_output || spec.rope_freqs || spec.n_expert || spec.byte_tokens)
+        throw std::runtime_error("write_tiny_model: inconsistent bert shape or options");
+    GgufBuilder b;
+    b.kv_string("general.architecture", "bert");
+    b.kv_string("general.name", "tiny-bert-seed" + std::to_string(spec.seed));
+    b.kv_u32("bert.context_length", spec.n_ctx);
+    b.kv_u32("bert.embedding_length", d);
+    b.kv_u32("bert.feed_forward_length", spec.n_ff);
+    b.kv_u32("bert.block_count", spec.n_layer);
+    b.kv_u32("bert.attention.head_count", spec.n_head);
+    b.kv_f32("bert.attention.layer_norm_epsilon", spec.layer_norm_eps);
+    b.kv_bool("bert.attention.causal", false);
+    b.kv_u32("bert.pooling_type", spec.pooling_type);
+
+    // BertModel.set_vocab: control tokens keep their text, the others get the phantom space.
+    std::vector<std::string> tokens = tiny_wordpiece_vocab(spec.n_vocab);
+    std::vector<int32_t> types(tokens.size(), 1);  // NORMAL
+    for (int32_t i = kBertPad; i <= kBertMask; ++i)
+        types[size_t(i)] = 3;  // CONTROL
+    b.kv_string("tokenizer.ggml.model", "bert");
+    b.kv_u32("tokenizer.ggml.token_type_count", 2);
+    b.kv_strings("tokenizer.ggml.tokens", tokens);
+    b.kv_i32s("tokenizer.ggml.token_type", types);
+    // gguf-py's SpecialVocab writes [CLS] as bos too (llama.cpp's WPM vocabulary prepends bos and
+    // ignores cls_token_id).
+    b.kv_u32("tokenizer.ggml.bos_token_id", kBertCls);
+    b.kv_u32("tokenizer.ggml.unknown_token_id", kBertUnk);
+    b.kv_u32("tokenizer.ggml.seperator_token_id", kBertSep);  // llama.cpp's spelling
+    b.kv_u32("tokenizer.ggml.padding_token_id", kBertPad);
+    b.kv_u32("tokenizer.ggml.cls_token_id", kBertCls);
+    b.kv_u32("tokenizer.ggml.mask_token_id", kBertMask);
+
+    TensorWriter w(b, spec);
+    w.matrix("token_embd.weight", d, spec.n_vocab);
+    w.matrix("token_types.weight", d, 2);
+    w.matrix("position_embd.weight", d, spec.n_ctx);
+    w.norm("token_embd_norm.weight", d);
+    w.bias("token_embd_norm.bias", d);
+    for (uint32_t i = 0; i < spec.n_layer; ++i) {
+        const std::string p = "blk." + std::to_string(i) + ".";
+        for (const char *m : {"attn_q", "attn_k", "attn_v", "attn_output"}) {
+            w.matrix(p + m + ".weight", d, d);
+            w.bias(p + m + ".bias", d);
+        }
+        w.norm(p + "attn_output_norm.weight", d);
+        w.bias(p + "attn_output_norm.bias", d);
+        w.matrix(p + "ffn_up.weight", d, spec.n_ff);
+        w.bias(p + "ffn_up.bias", spec.n_ff);
+        w.matrix(p + "ffn_down.weight", spec.n_ff, d);
+        w.bias(p + "ffn_down.bias", d);
+        w.norm(p + "layer_output_norm.weight", d);
+        w.bias(p + "layer_output_norm.bias", d);
+    }
+    save(b, path);
+}
+
 }  // namespace
+
+std::vector<std::string> tiny_wordpiece_vocab(uint32_t n) {
+    if (n < 57) throw std::runtime_error("tiny_wordpiece_vocab: fewer than 57 tokens");
+    std::vector<std::string> v = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
+    const std::string phantom = "\xe2\x96\x81";  // U+2581
+    for (char c = 'a'; c <= 'z'; ++c)
+        v.push_back(phantom + c);
+    for (char c = 'a'; c <= 'z'; ++c)
+        v.push_back(std::string(1, c));
+    while (v.size() < n)
+        v.push_back(phantom + "w" + std::to_string(v.size()));
+    return v;
+}
 
 void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
     const std::string &arch = spec.arch;
+    if (arch == "bert") {
+        if (!vkllm::format::can_quantize(spec.weight_type))
+            throw std::runtime_error("write_tiny_model: weight type " +
+                                     std::to_string(spec.weight_type) + " cannot be written");
+        write_tiny_bert(path, spec);
+        return;
+    }
     const bool moe = arch == "qwen3moe";
     if (arch != "llama" && arch != "qwen2" && arch != "qwen3" && arch != "gemma2" &&
         arch != "gemma3" && arch != "olmo2" && arch != "phi3" && arch != "smollm3" &&
@@ -267,8 +357,5 @@ void write_tiny_model(const std::string &path, const TinyModelSpec &spec) {
         b.tensor("rope_factors_long.weight", 0, {longf.size()}, encode(longf, 0));
         b.tensor("rope_factors_short.weight", 0, {shortf.size()}, encode(shortf, 0));
     }
-    std::vector<uint8_t> bytes = b.finish();
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
-    if (!out) throw std::runtime_error("write_tiny_model: cannot write " + path);
+    save(b, path);
 }

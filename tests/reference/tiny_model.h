@@ -1,10 +1,11 @@
-// Writes small random-weight Llama / Qwen2 / Qwen3 GGUF files, so that engine tests can use
+// Writes small random-weight Llama / Qwen2 / Qwen3 / BERT GGUF files, so that engine tests can use
 // shapes, weight types and options that the shared test models do not have, and compare the
 // engine with the CPU reference (reference/forward.h) on them.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 struct TinyModelSpec {
     // "llama", "qwen2" (q/k/v biases), "qwen3" (q/k norms), "gemma3" (q/k norms, post-norms,
@@ -12,7 +13,9 @@ struct TinyModelSpec {
     // even layers local with sliding_window, soft caps), "olmo2" (no pre-norms, post-norms,
     // q/k norms over whole rows), "phi3" (below), "qwen3moe" (q/k norms, n_expert routed experts
     // instead of the dense FFN), "smollm3" (llama's tensors; every fourth layer without RoPE) or
-    // "granite" (llama's tensors and the four multipliers below)
+    // "granite" (llama's tensors and the four multipliers below); "bert" (an encoder: llama.cpp's
+    // LLM_ARCH_BERT tensors and keys with biases everywhere, learned positions, two token types,
+    // post-LayerNorms of layer_norm_eps, a WordPiece vocabulary; n_head_kv must equal n_head)
     std::string arch = "llama";
     uint32_t n_vocab = 64, n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2;
     // Tokens of the vocabulary; 0: n_vocab. Fewer pads the embedding past the vocabulary, as
@@ -50,14 +53,31 @@ struct TinyModelSpec {
     // granite: granite.embedding_scale, residual_scale, attention.scale and logit_scale, each
     // written where it is not 0 (llama.cpp requires logit_scale).
     float embedding_scale = 0, residual_scale = 0, attention_scale = 0, logit_scale = 0;
+    // bert: attention.layer_norm_epsilon (BERT's 1e-12) and pooling_type, llama.cpp's enum
+    // (0 none, 1 mean, 2 cls, 3 last, 4 rank).
+    float layer_norm_eps = 1e-12f;
+    uint32_t pooling_type = 1;
     uint32_t seed = 1;
 };
 
 // Writes the model to `path` with a minimal SentencePiece-style vocabulary ("t0".."tN", no byte
-// tokens; unk 0, bos 1, eos 2) so that loaders requiring a tokenizer accept it. The weights
-// are a deterministic function of the spec. Throws std::runtime_error on a spec it cannot
+// tokens; unk 0, bos 1, eos 2) so that loaders requiring a tokenizer accept it; bert gets the
+// WordPiece vocabulary of tiny_wordpiece_vocab(). The weights are a deterministic function of
+// the spec. Throws std::runtime_error on a spec it cannot
 // write or a file it cannot create.
 void write_tiny_model(const std::string &path, const TinyModelSpec &spec);
+
+// The tiny bert models' vocabulary of n tokens (57 or more) in llama.cpp's GGUF form: [PAD] 0,
+// [UNK] 1, [CLS] 2, [SEP] 3, [MASK] 4, then word-start pieces (a leading U+2581) for "a".."z",
+// continuation pieces (no "##") for "a".."z", then whole words ("\u2581w57", ...).
+std::vector<std::string> tiny_wordpiece_vocab(uint32_t n);
+enum TinyBertToken : int32_t {
+    kBertPad = 0,
+    kBertUnk = 1,
+    kBertCls = 2,
+    kBertSep = 3,
+    kBertMask = 4
+};
 
 // Float to BF16 bits, rounding to nearest even; NaN stays NaN.
 uint16_t float_to_bf16(float f);

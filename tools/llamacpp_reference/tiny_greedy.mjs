@@ -10,7 +10,7 @@
 //   mkdir -p /tmp/tiny && build/tests/vkllm_write_tiny_models /tmp/tiny &&
 //   node tools/llamacpp_reference/tiny_greedy.mjs /tmp/tiny [OUT]
 // OUT defaults to tests/data/llamacpp_greedy_tiny.json. Every .gguf in the directory is run, in
-// name order; each is recorded with its size and FNV-1a 64 hash, which the test checks against
+// name order (not DIR/embed's encoders: tiny_embed.mjs runs those); each is recorded with its size and FNV-1a 64 hash, which the test checks against
 // the file the tiny model writer writes today.
 import {execFileSync} from "node:child_process";
 import {readdirSync, readFileSync, writeFileSync} from "node:fs";
