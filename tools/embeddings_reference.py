@@ -65,6 +65,32 @@ def write(name, data):
         f.write("\n")
 
 
+# sentence-transformers' own documentation (its quickstart) prints this similarity matrix for
+# these three sentences under all-MiniLM-L6-v2, to four decimals: the float64 reference must
+# reproduce it before it writes anything.
+PUBLISHED = (["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."],
+             [[1.0, 0.6660, 0.1046], [0.6660, 1.0, 0.1411], [0.1046, 0.1411, 1.0]])
+
+
+def check_against_sentence_transformers(model):
+    texts, published = PUBLISHED
+    together = model.embed(texts)
+    alone = np.concatenate([model.embed([t]) for t in texts])
+    similarity = together @ together.T
+    problems = []
+    if np.abs(similarity.round(4) - np.array(published)).max() > 0:
+        problems.append(f"similarities {similarity.round(4).tolist()} are not {published}")
+    if np.abs(np.linalg.norm(together, axis=1) - 1).max() > 1e-12:
+        problems.append("vectors are not unit length")
+    if np.abs(together - alone).max() > 1e-12:
+        problems.append("a batch padded on the right differs from one text at a time")
+    if problems:
+        sys.exit("bert_f64 disagrees with sentence-transformers: " + "; ".join(problems))
+    print(f"bert_f64 reproduces sentence-transformers' published similarities "
+          f"{[round(float(similarity[i, j]), 4) for i, j in ((0, 1), (0, 2), (1, 2))]}; unit "
+          f"vectors; batched = one at a time (max difference {np.abs(together - alone).max():.1e})")
+
+
 def reference(model, model_dir):
     import tokenizers
     texts = load("sentences.json")["texts"]
@@ -144,6 +170,7 @@ def main():
     p.add_argument("--llamacpp", metavar="GGUF", help="also run llama.cpp on this converted file")
     args = p.parse_args()
     model = BertF64(args.model_dir)
+    check_against_sentence_transformers(model)
     texts, ids, vectors = reference(model, args.model_dir)
     if args.llamacpp:
         llamacpp(args.llamacpp, texts, ids, vectors, model.max_seq_length)
