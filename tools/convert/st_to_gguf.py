@@ -32,6 +32,7 @@ except ImportError as e:
     sys.exit(f"st_to_gguf: cannot import {e.name} ({e}); gguf-py goes into build/pydeps with "
              "`. scripts/deps.sh; vkllm_install_pydeps`, then PYTHONPATH=build/pydeps")
 
+MAX_VOCAB = 1 << 21
 POOLING = {"none": 0, "mean": 1, "cls": 2, "last": 3, "rank": 4}  # llama.cpp's enum
 BLOCK_TENSORS = ("attn_q", "attn_k", "attn_v", "attn_output", "attn_output_norm",
                  "ffn_up", "ffn_down", "layer_output_norm")
@@ -111,13 +112,15 @@ def read_vocab(model_dir, n_vocab):
                f"{path}: each added token needs an integer id and a string content")
     by_id = {}
     for text, i in list(vocab.items()) + [(a["content"], a["id"]) for a in added]:
-        expect(type(i) is int and 0 <= i < 1 << 24, f"{path}: token {text[:40]!r} has id {i!r}")
+        expect(type(i) is int and 0 <= i < MAX_VOCAB, f"{path}: token {text[:40]!r} has id {i!r}")
         expect(by_id.get(i, text) == text, f"{path}: id {i} names two tokens")
         expect(text != "", f"{path}: id {i} is the empty string")
         by_id[i] = text
     if n_vocab is None:
         n_vocab = max(by_id) + 1
-    expect(type(n_vocab) is int and max(by_id) < n_vocab <= 1 << 24,
+    # The cap bounds what a hostile vocab_size makes this list of names cost before the
+    # embedding's row count is checked against it; the largest real vocabularies hold ~262k.
+    expect(type(n_vocab) is int and max(by_id) < n_vocab <= MAX_VOCAB,
            f"config.json: vocab_size {n_vocab!r} does not hold the tokenizer's ids "
            f"(up to {max(by_id)})")
     special = {a["content"]: a.get("special") is True for a in added}
@@ -185,7 +188,7 @@ def read_pooling(model_dir, override):
 
 
 def gguf_tensors(model_dir, h, outtype):
-    """(gguf name, array, ggml type) in the checkpoint's (sorted) order, shapes checked."""
+    """(gguf name, array to write) in the checkpoint's (sorted) order, shapes checked."""
     raw = read_safetensors(os.path.join(model_dir, "model.safetensors"))
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, h["n_layer"])
     out = {}
@@ -226,7 +229,7 @@ def gguf_tensors(model_dir, h, outtype):
         keep32 = outtype == "f32" or a.ndim <= 1 or n.endswith("_norm.weight") or \
             n.startswith(("position_embd.", "token_types."))
         dtype = np.float32 if keep32 else np.float16
-        yield n, np.ascontiguousarray(a, dtype=dtype), None
+        yield n, np.ascontiguousarray(a, dtype=dtype)
 
 
 def convert(model_dir, out_path, outtype, pooling_override, name):
@@ -262,7 +265,7 @@ def convert(model_dir, out_path, outtype, pooling_override, name):
         w.add_token_types(types)
         special.add_to_gguf(w, quiet=True)
         w.add_quantization_version(gguf.GGML_QUANT_VERSION)
-        for n, a, _ in tensors:
+        for n, a in tensors:
             w.add_tensor(n, a)
         w.write_header_to_file()
         w.write_kv_data_to_file()
