@@ -252,6 +252,13 @@ class RejectsBadInput(unittest.TestCase):
                 for i, bad in enumerate(json_mutations(data, rng)):
                     self.check(f"{name} mutation {i}", {name: bad})
 
+    def test_a_token_that_is_not_utf8(self):
+        tok = json.loads(self.good["tokenizer.json"])
+        tok["model"]["vocab"]["\ud800"] = tok["model"]["vocab"].pop("cat")
+        self.check("lone surrogate", {"tokenizer.json": json.dumps(tok).encode()})
+        self.assertEqual(convert(os.path.join(self.tmp.name, f"case{self.cases}"),
+                                 os.path.join(self.tmp.name, "o.gguf"))[0], 1)
+
     def test_truncated_and_garbled_files(self):
         rng = random.Random(4141)
         for name, data in self.good.items():

@@ -115,6 +115,10 @@ def read_vocab(model_dir, n_vocab):
         expect(type(i) is int and 0 <= i < MAX_VOCAB, f"{path}: token {text[:40]!r} has id {i!r}")
         expect(by_id.get(i, text) == text, f"{path}: id {i} names two tokens")
         expect(text != "", f"{path}: id {i} is the empty string")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConvertError(f"{path}: token {i} holds a lone surrogate, not UTF-8") from None
         by_id[i] = text
     if n_vocab is None:
         n_vocab = max(by_id) + 1
