@@ -64,14 +64,18 @@ vkllm_install_coopmat_toolchain() {
 # Also the JSON-Schema-Test-Suite (below).
 vkllm_install_pydeps() {
     vkllm_install_json_schema_suite
-    [ -d build/pydeps/gguf ] && [ -d build/pydeps/jsonschema ] && return 0
+    [ -d build/pydeps/gguf ] && [ -d build/pydeps/jsonschema ] && [ -d build/pydeps/tokenizers ] &&
+        return 0
     # jsonschema validates the JSON Schema corpus and sampled outputs
-    # (tests/check_json_schema_samples.py); its dependencies are pinned with it.
-    echo "vkllm: installing gguf==0.19.0 and jsonschema==4.26.0 into build/pydeps"
+    # (tests/check_json_schema_samples.py); its dependencies are pinned with it. Hugging Face's
+    # tokenizers tokenizes for the float64 embedding reference (tests/reference/bert_f64.py);
+    # reading a tokenizer.json needs none of its dependencies.
+    echo "vkllm: installing gguf==0.19.0, jsonschema==4.26.0 and tokenizers==0.23.3 into build/pydeps"
     /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
         --target build/pydeps --upgrade \
         --no-deps gguf==0.19.0 jsonschema==4.26.0 jsonschema-specifications==2025.9.1 \
-        referencing==0.37.0 rpds-py==2026.9.1 attrs==26.1.0 typing-extensions==4.16.0
+        referencing==0.37.0 rpds-py==2026.9.1 attrs==26.1.0 typing-extensions==4.16.0 \
+        tokenizers==0.23.3
 }
 
 # The official JSON-Schema-Test-Suite (draft 2020-12, MIT) for tests/test_json_schema_suite.cpp,
