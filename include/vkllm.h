@@ -719,6 +719,18 @@ VKLLM_API void vkllm_model_destroy(vkllm_model *model);
 /* The model's tokenizer, owned by the model (do not destroy it); NULL for a NULL model. */
 VKLLM_API const vkllm_tokenizer *vkllm_model_get_tokenizer(const vkllm_model *model);
 
+/* How the rows of an input become its embedding (see "Session: embeddings"): llama.cpp's enum
+ * llama_pooling_type, as GGUF's <arch>.pooling_type stores it. */
+typedef enum vkllm_pooling {
+    VKLLM_POOLING_MODEL = -1, /* the model's own (vkllm_model_info.pooling; NONE where the
+                                 file states none) */
+    VKLLM_POOLING_NONE = 0,   /* one vector per token (vkllm_session_embed_tokens only) */
+    VKLLM_POOLING_MEAN = 1,   /* the mean of every token's vector, [CLS] and [SEP] included */
+    VKLLM_POOLING_CLS = 2,    /* the first token's */
+    VKLLM_POOLING_LAST = 3,   /* the last token's (decoder embedding models: Qwen3-Embedding) */
+    VKLLM_POOLING_FORCE32 = 0x7FFFFFFF
+} vkllm_pooling;
+
 typedef struct vkllm_model_info {
     size_t struct_size;
     char architecture[64];
@@ -738,6 +750,9 @@ typedef struct vkllm_model_info {
                               F32 */
     uint64_t file_bytes;
     uint64_t tensor_bytes; /* bytes of tensor data in the file */
+    /* Appended in 0.3: the model's own pooling for embeddings, <arch>.pooling_type;
+     * VKLLM_POOLING_NONE where the file states none. */
+    vkllm_pooling pooling;
 } vkllm_model_info;
 
 VKLLM_API vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_model_info *out);
@@ -1101,6 +1116,67 @@ VKLLM_API vkllm_status vkllm_session_generate_batch(vkllm_session *session,
  * one that races with a call's start: it stops the call that is running when it is made, never a
  * later one. VKLLM_ERR_INVALID_ARGUMENT only for a NULL session. */
 VKLLM_API vkllm_status vkllm_session_cancel(vkllm_session *session);
+
+/* ---------------------------------------------------------------------------------------
+ * Session: embeddings
+ *
+ * An embedding is a model's final hidden states (after its last norm, before any output
+ * head), one vector of vkllm_model_info.n_embd floats per token, or pooled into one vector per
+ * input as llama.cpp's pooling types define them. Encoders (bert: all-MiniLM-L6-v2) attend both
+ * ways over each whole input; decoders (Qwen3-Embedding, with last-token pooling) causally. A
+ * call runs its inputs on the session's sequences, which it empties first and leaves empty, so
+ * a session used for embeddings needs no more context than its longest input. The inputs of a
+ * call are batched on the device; each input's vectors are those it gets alone.
+ * ------------------------------------------------------------------------------------- */
+
+/* vkllm_embed_params flags. Each vector scaled to unit L2 norm (a zero vector stays zero): */
+#define VKLLM_EMBED_NORMALIZE (1u << 0)
+/* An input longer than max_tokens is cut: the text's end is dropped and the model's end token
+ * (BERT's [SEP]) kept, as sentence-transformers does. Without it such an input is
+ * VKLLM_ERR_CONTEXT_FULL, as in llama.cpp. */
+#define VKLLM_EMBED_TRUNCATE (1u << 1)
+
+typedef struct vkllm_embed_params {
+    size_t struct_size;
+    vkllm_pooling pooling; /* default VKLLM_POOLING_MODEL */
+    uint32_t flags;        /* VKLLM_EMBED_*; default 0 */
+    /* The most tokens of one input, special tokens included; 0 (default): the session's context
+     * and the model's positions (vkllm_model_info.n_ctx_train), whichever is smaller. Larger
+     * than those it limits nothing more. all-MiniLM-L6-v2's sentence-transformers setting is
+     * 256. */
+    uint32_t max_tokens;
+} vkllm_embed_params;
+
+VKLLM_API void vkllm_embed_params_init(vkllm_embed_params *params);
+
+/* Embeds `n` texts (UTF-8, NUL-terminated), each tokenized with the model's own special tokens
+ * (BERT's [CLS] ... [SEP]; a decoder's BOS and EOS where its vocabulary asks for them), and
+ * writes n x vkllm_model_info.n_embd floats to `out`, input by input. `out_len` is the number
+ * of floats `out` holds. An empty text is valid where the model's special tokens remain (BERT
+ * embeds [CLS][SEP]); where nothing remains it is refused. Special-token text in a text
+ * ("[SEP]") is plain text. `params` may be NULL (the model's pooling, no flags).
+ * Errors, each before anything runs and writing nothing: VKLLM_ERR_INVALID_ARGUMENT for a NULL
+ * session, texts, texts[i] or out, n == 0, a bad struct_size, an unknown pooling or flag,
+ * VKLLM_POOLING_NONE (asked for or the model's own: per-token vectors come from
+ * vkllm_session_embed_tokens), a text that tokenizes to nothing, or out_len below n x n_embd;
+ * VKLLM_ERR_CONTEXT_FULL for a text longer than max_tokens (or the session's context, or the
+ * model's positions) without VKLLM_EMBED_TRUNCATE. Any of these leave the session as it was. */
+VKLLM_API vkllm_status vkllm_session_embed(vkllm_session *session, const char *const *texts,
+                                           size_t n, const vkllm_embed_params *params, float *out,
+                                           size_t out_len);
+
+/* The same from token ids: input i is inputs[i], n_tokens[i] ids (used as given: add the
+ * model's special tokens yourself, vkllm_tokenizer_encode with VKLLM_TOKENIZE_ADD_SPECIAL).
+ * With VKLLM_POOLING_NONE `out` receives sum(n_tokens) x n_embd floats, token by token, input
+ * by input; else n x n_embd. VKLLM_EMBED_TRUNCATE keeps an input's first max_tokens ids, the
+ * last of them replaced by the input's own last id where that is the model's end token (BERT's
+ * [SEP], EOS). Errors as vkllm_session_embed's, and VKLLM_ERR_INVALID_ARGUMENT for a NULL
+ * inputs, n_tokens or inputs[i], an empty input or an id outside the embedding. */
+VKLLM_API vkllm_status vkllm_session_embed_tokens(vkllm_session *session,
+                                                  const int32_t *const *inputs,
+                                                  const size_t *n_tokens, size_t n,
+                                                  const vkllm_embed_params *params, float *out,
+                                                  size_t out_len);
 
 /* ---------------------------------------------------------------------------------------
  * Session: state: save, restore and fork a sequence

@@ -161,7 +161,7 @@ int main(void) {
     PIN_OFFSET(vkllm_model_params, progress_user_data, 16);
     /* 0.3 took the test counter rope_table_builds out (vkllm_model_get_rope_table_builds, an
      * experimental call, has it): tensor_bytes moved from 128 to 120. */
-    PIN_SIZE(vkllm_model_info, 128);
+    PIN_SIZE(vkllm_model_info, 136); /* 128 before pooling was appended */
     PIN_OFFSET(vkllm_model_info, struct_size, 0);
     PIN_OFFSET(vkllm_model_info, architecture, 8);
     PIN_OFFSET(vkllm_model_info, n_vocab, 72);
@@ -174,6 +174,7 @@ int main(void) {
     PIN_OFFSET(vkllm_model_info, device_bytes, 104);
     PIN_OFFSET(vkllm_model_info, file_bytes, 112);
     PIN_OFFSET(vkllm_model_info, tensor_bytes, 120);
+    PIN_OFFSET(vkllm_model_info, pooling, 128);
     PIN_SIZE(vkllm_session_params, 32);
     PIN_OFFSET(vkllm_session_params, struct_size, 0);
     PIN_OFFSET(vkllm_session_params, n_ctx, 8);
@@ -233,6 +234,11 @@ int main(void) {
     PIN_OFFSET(vkllm_eval_params, kind, 8);
     PIN_OFFSET(vkllm_eval_params, positions, 16);
     PIN_OFFSET(vkllm_eval_params, n_positions, 24);
+    PIN_SIZE(vkllm_embed_params, 24);
+    PIN_OFFSET(vkllm_embed_params, struct_size, 0);
+    PIN_OFFSET(vkllm_embed_params, pooling, 8);
+    PIN_OFFSET(vkllm_embed_params, flags, 12);
+    PIN_OFFSET(vkllm_embed_params, max_tokens, 16);
     PIN_SIZE(vkllm_token_logprob, 8);
     PIN_OFFSET(vkllm_token_logprob, token, 0);
     PIN_OFFSET(vkllm_token_logprob, logprob, 4);
@@ -321,6 +327,7 @@ int main(void) {
     PIN_SIZE(vkllm_kv_type, 4);
     PIN_SIZE(vkllm_reply_format, 4);
     PIN_SIZE(vkllm_chat_piece_kind, 4);
+    PIN_SIZE(vkllm_pooling, 4);
 
     printf("ABI layout: %d checks, %d failure(s)\n", checks, failures);
     return failures == 0 ? 0 : 1;

@@ -48,13 +48,11 @@ func DefaultSessionOptions() SessionOptions {
 		KVType: int32(p.kv_type)}
 }
 
-func modelNVocab(h *C.vkllm_model) (int, error) {
+func modelInfo(h *C.vkllm_model) (C.vkllm_model_info, error) {
 	var info C.vkllm_model_info
 	info.struct_size = C.size_t(unsafe.Sizeof(info))
-	if err := check(C.vkllm_model_get_info(h, &info)); err != nil {
-		return 0, err
-	}
-	return int(info.n_vocab), nil
+	err := check(C.vkllm_model_get_info(h, &info))
+	return info, err
 }
 
 // NewSessionWith creates a session with options (start from DefaultSessionOptions). The
@@ -67,7 +65,7 @@ func NewSessionWith(m *Model, opts SessionOptions) (*Session, error) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	nVocab, err := modelNVocab(m.h)
+	info, err := modelInfo(m.h)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +81,8 @@ func NewSessionWith(m *Model, opts SessionOptions) (*Session, error) {
 	if err := check(C.vkllm_session_create(m.h, &p, &out)); err != nil {
 		return nil, err
 	}
-	s := &Session{h: out, nVocab: nVocab}
+	s := &Session{h: out, nVocab: int(info.n_vocab), nEmbd: int(info.n_embd),
+		pooling: poolingOf(info.pooling)}
 	runtime.SetFinalizer(s, (*Session).Close)
 	return s, nil
 }

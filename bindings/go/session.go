@@ -27,6 +27,9 @@ type Session struct {
 	mu     sync.Mutex
 	h      *C.vkllm_session
 	nVocab int // logits per row
+	nEmbd  int // floats per embedding
+	// The model's own pooling, which Embed and EmbedTokens size their output by.
+	pooling Pooling
 	// Cancel reaches h without mu, which a running call holds; Close takes both.
 	cancelMu sync.Mutex
 }

@@ -6,6 +6,7 @@
 #include "api/objects.h"
 #include "api/out.h"
 #include "api/runtime.h"
+#include "engine/embed.h"
 
 using vkllm::fail;
 using vkllm::api::guard;
@@ -88,6 +89,7 @@ vkllm_status vkllm_model_get_info(const vkllm_model *model, vkllm_model_info *ou
         info.device_bytes = m.weights().device_bytes;
         info.file_bytes = m.file_bytes();
         info.tensor_bytes = m.tensor_bytes();
+        info.pooling = static_cast<vkllm_pooling>(vkllm::engine::model_pooling(m));
         vkllm::api::copy_struct(info, out);
     });
 }

@@ -304,6 +304,15 @@ class vkllm_model_params(ctypes.Structure):
     ]
 
 
+vkllm_pooling = ctypes.c_int  # an enum
+VKLLM_POOLING_MODEL = -1
+VKLLM_POOLING_NONE = 0
+VKLLM_POOLING_MEAN = 1
+VKLLM_POOLING_CLS = 2
+VKLLM_POOLING_LAST = 3
+VKLLM_POOLING_FORCE32 = 0x7fffffff
+
+
 class vkllm_model_info(ctypes.Structure):
     _fields_ = [
         ('struct_size', ctypes.c_size_t),
@@ -318,6 +327,7 @@ class vkllm_model_info(ctypes.Structure):
         ('device_bytes', ctypes.c_uint64),
         ('file_bytes', ctypes.c_uint64),
         ('tensor_bytes', ctypes.c_uint64),
+        ('pooling', vkllm_pooling),
     ]
 
 
@@ -481,6 +491,19 @@ class vkllm_batch_sequence(ctypes.Structure):
         ('tokens', ctypes.POINTER(ctypes.c_int32)),
         ('n_generated', ctypes.c_size_t),
         ('stop_reason', vkllm_stop_reason),
+    ]
+
+
+VKLLM_EMBED_NORMALIZE = 1
+VKLLM_EMBED_TRUNCATE = 2
+
+
+class vkllm_embed_params(ctypes.Structure):
+    _fields_ = [
+        ('struct_size', ctypes.c_size_t),
+        ('pooling', vkllm_pooling),
+        ('flags', ctypes.c_uint32),
+        ('max_tokens', ctypes.c_uint32),
     ]
 
 
@@ -680,6 +703,7 @@ STRUCTS = (
     vkllm_generate_params,
     vkllm_generate_result,
     vkllm_batch_sequence,
+    vkllm_embed_params,
     vkllm_logit_bias,
     vkllm_sampling_params,
     vkllm_chat_message,
@@ -1011,6 +1035,30 @@ FUNCTIONS = {
         ],
     ),
     'vkllm_session_cancel': (vkllm_status, [ctypes.c_void_p]),
+    'vkllm_embed_params_init': (None, [ctypes.POINTER(vkllm_embed_params)]),
+    'vkllm_session_embed': (
+        vkllm_status,
+        [
+            ctypes.c_void_p,
+            ctypes.POINTER(ctypes.c_char_p),
+            ctypes.c_size_t,
+            ctypes.POINTER(vkllm_embed_params),
+            ctypes.POINTER(ctypes.c_float),
+            ctypes.c_size_t,
+        ],
+    ),
+    'vkllm_session_embed_tokens': (
+        vkllm_status,
+        [
+            ctypes.c_void_p,
+            ctypes.POINTER(ctypes.POINTER(ctypes.c_int32)),
+            ctypes.POINTER(ctypes.c_size_t),
+            ctypes.c_size_t,
+            ctypes.POINTER(vkllm_embed_params),
+            ctypes.POINTER(ctypes.c_float),
+            ctypes.c_size_t,
+        ],
+    ),
     'vkllm_session_get_state_size': (
         vkllm_status,
         [

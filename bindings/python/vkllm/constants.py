@@ -10,7 +10,7 @@ from . import _ffi
 _PUBLIC = ("VKLLM_OK", "VKLLM_ERR_", "VKLLM_TOKENIZE_", "VKLLM_DETOKENIZE_", "VKLLM_SESSION_",
            "VKLLM_RUNTIME_", "VKLLM_SEED_", "VKLLM_KV_", "VKLLM_REPLY_", "VKLLM_LOGITS_",
            "VKLLM_MAX_TOP_LOGPROBS", "VKLLM_MAX_COOPMAT_SHAPES", "VKLLM_MAX_CHAINED_STEPS",
-           "VKLLM_GGUF_", "VKLLM_CHAT_PIECE_")
+           "VKLLM_GGUF_", "VKLLM_CHAT_PIECE_", "VKLLM_EMBED_")
 
 __all__ = []
 for _name, _value in vars(_ffi).items():
@@ -60,6 +60,16 @@ class ComponentType(enum.IntEnum):
     U64 = _ffi.VKLLM_COMPONENT_U64
 
 
+class Pooling(enum.IntEnum):
+    """How the rows of an input become its embedding (vkllm_pooling: llama.cpp's pooling
+    types)."""
+    MODEL = _ffi.VKLLM_POOLING_MODEL  # the model's own (Model.info().pooling)
+    NONE = _ffi.VKLLM_POOLING_NONE  # one vector per token (Session.embed_tokens only)
+    MEAN = _ffi.VKLLM_POOLING_MEAN  # the mean of every token's vector, [CLS] and [SEP] included
+    CLS = _ffi.VKLLM_POOLING_CLS  # the first token's
+    LAST = _ffi.VKLLM_POOLING_LAST  # the last token's (decoder embedding models)
+
+
 # The older names of the enums' members, equal to them.
 STOP_END_OF_GENERATION = StopReason.END_OF_GENERATION
 STOP_MAX_TOKENS = StopReason.MAX_TOKENS
@@ -68,6 +78,6 @@ STOP_CANCELLED = StopReason.CANCELLED
 GRAMMAR_INCOMPLETE = GrammarProgress.INCOMPLETE
 GRAMMAR_COMPLETE = GrammarProgress.COMPLETE
 GRAMMAR_FINISHED = GrammarProgress.FINISHED
-__all__ += ["StopReason", "GrammarProgress", "CoopmatUse", "ComponentType",
+__all__ += ["StopReason", "GrammarProgress", "CoopmatUse", "ComponentType", "Pooling",
             "STOP_END_OF_GENERATION", "STOP_MAX_TOKENS", "STOP_STRING", "STOP_CANCELLED",
             "GRAMMAR_INCOMPLETE", "GRAMMAR_COMPLETE", "GRAMMAR_FINISHED"]

@@ -5,8 +5,9 @@ import os
 
 from . import _ffi
 from . import gguf as _gguf
-from ._lib import Owned, lib, out_struct, params, text_field
+from ._lib import Owned, enum_field, lib, out_struct, params, text_field
 from .chat import chat_render
+from .constants import Pooling
 from .errors import check, live
 from .tokenizer import Tokenizer
 
@@ -15,6 +16,7 @@ class ModelInfo(_ffi.vkllm_model_info):
     """A loaded model's shape and memory (vkllm_model_info)."""
 
     architecture = text_field(_ffi.vkllm_model_info.architecture)
+    pooling = enum_field(_ffi.vkllm_model_info.pooling, Pooling)
 
 
 class Model(Owned):

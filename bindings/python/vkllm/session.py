@@ -9,7 +9,7 @@ import os
 
 from . import _ffi
 from ._lib import int32s, lib, out_struct, params, uint32s
-from .constants import ERR_BUFFER_TOO_SMALL, ERR_INVALID_ARGUMENT, KV_F16, OK
+from .constants import ERR_BUFFER_TOO_SMALL, ERR_INVALID_ARGUMENT, KV_F16, OK, Pooling
 from .errors import Error, check, live
 from .generation import Generation
 
@@ -217,6 +217,65 @@ class Session(Generation):
         check(lib.vkllm_session_eval_logits(handle, seq, int32s(tokens), len(tokens),
                                             ctypes.byref(p), out))
         return [list(out[r * n_vocab:(r + 1) * n_vocab]) for r in range(rows)]
+
+    def _embed_params(self, pooling, normalize, truncate, max_tokens):
+        p = params(_ffi.vkllm_embed_params, lib.vkllm_embed_params_init)
+        p.pooling = Pooling.MODEL if pooling is None else pooling
+        p.flags = ((_ffi.VKLLM_EMBED_NORMALIZE if normalize else 0) |
+                   (_ffi.VKLLM_EMBED_TRUNCATE if truncate else 0))
+        p.max_tokens = max_tokens
+        return p
+
+    def embed(self, texts, pooling=None, normalize=False, truncate=False, max_tokens=0):
+        """One embedding (a list of vkllm_model_info.n_embd floats) per text of `texts` (a list
+        of str), each tokenized with the model's special tokens. pooling: a Pooling (None: the
+        model's own; NONE is refused here, see embed_tokens); normalize: unit L2 norm;
+        truncate: cut a text over max_tokens (0: the session's context and the model's
+        positions) instead of raising. See vkllm_session_embed."""
+        handle = self._idle()
+        texts = [t.encode() for t in texts]
+        n_embd = self.model.info().n_embd
+        p = self._embed_params(pooling, normalize, truncate, max_tokens)
+        arr = (ctypes.c_char_p * max(len(texts), 1))(*texts)
+        out = (ctypes.c_float * max(len(texts) * n_embd, 1))()
+        check(lib.vkllm_session_embed(handle, arr, len(texts), ctypes.byref(p), out,
+                                      len(texts) * n_embd))
+        return [list(out[i * n_embd:(i + 1) * n_embd]) for i in range(len(texts))]
+
+    def embed_tokens(self, inputs, pooling=None, normalize=False, truncate=False,
+                     max_tokens=0):
+        """embed() from token ids: `inputs` is a list of lists of ids, used as given (add the
+        model's special tokens yourself: Tokenizer.encode(text, add_special=True)). Returns
+        one vector per input, or with Pooling.NONE one list of vectors (one per token) per
+        input. See vkllm_session_embed_tokens."""
+        handle = self._idle()
+        inputs = [list(i) for i in inputs]
+        n_embd = self.model.info().n_embd
+        p = self._embed_params(pooling, normalize, truncate, max_tokens)
+        per_token = p.pooling == Pooling.NONE or (
+            p.pooling == Pooling.MODEL and self.model.info().pooling == Pooling.NONE)
+        arrays = [int32s(i) for i in inputs]
+        ptrs = (ctypes.POINTER(ctypes.c_int32) * max(len(inputs), 1))(
+            *[ctypes.cast(a, ctypes.POINTER(ctypes.c_int32)) for a in arrays])
+        lengths = (ctypes.c_size_t * max(len(inputs), 1))(*[len(i) for i in inputs])
+        rows = [len(i) if per_token else 1 for i in inputs]
+        if per_token and truncate:  # a cut input gives fewer rows: as many as the limit
+            limit = self.info().n_ctx
+            if max_tokens > 0:
+                limit = min(limit, max_tokens)
+            rows = [min(r, limit) for r in rows]
+        out_len = sum(rows) * n_embd
+        out = (ctypes.c_float * max(out_len, 1))()
+        check(lib.vkllm_session_embed_tokens(handle, ptrs, lengths, len(inputs),
+                                             ctypes.byref(p), out, out_len))
+        vectors = [list(out[r * n_embd:(r + 1) * n_embd]) for r in range(sum(rows))]
+        if not per_token:
+            return vectors
+        result, at = [], 0
+        for r in rows:
+            result.append(vectors[at:at + r])
+            at += r
+        return result
 
     # --- Experimental (the header's VKLLM_EXPERIMENTAL): may change in any minor version -----
     def layer_kv_bytes(self, layer):

@@ -23,6 +23,7 @@ mod chat;
 mod control;
 mod conversation;
 mod device;
+mod embed;
 mod error;
 #[cfg(feature = "experimental")]
 mod experimental;
@@ -43,6 +44,7 @@ pub use device::{
     devices, version_string, ComponentType, CoopmatShape, CoopmatUse, DeviceInfo, DeviceType,
     RuntimeStats, SelfCheck, TuneResult,
 };
+pub use embed::{EmbedParams, Pooling};
 pub use error::{Error, Result, Status};
 #[cfg(feature = "experimental")]
 pub use experimental::KernelTime;
