@@ -74,6 +74,15 @@ vkllm_install_pydeps() {
         referencing==0.37.0 rpds-py==2026.9.1 attrs==26.1.0 typing-extensions==4.16.0
 }
 
+# Hugging Face's tokenizers (PyPI, Rust with Python bindings) for tools/gen_wordpiece_reference.py,
+# which writes the WordPiece test data; no test needs it.
+vkllm_install_hf_tokenizers() {
+    [ -d build/pydeps/tokenizers ] && return 0
+    echo "vkllm: installing tokenizers==0.22.1 into build/pydeps"
+    /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        --target build/pydeps --no-deps tokenizers==0.22.1
+}
+
 # The official JSON-Schema-Test-Suite (draft 2020-12, MIT) for tests/test_json_schema_suite.cpp,
 # as the jsonschema sdist ships it (pinned by its sha256), into
 # build/pydeps/json-schema-test-suite. Without network it warns and the test skips.

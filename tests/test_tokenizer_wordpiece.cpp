@@ -274,3 +274,33 @@ TEST(WordPiece, VocabularyWithoutUnknownTokenIsRefused) {
         EXPECT_NE(std::string(e.what()).find("unknown token"), std::string::npos) << e.what();
     }
 }
+
+TEST(WordPiece, ArbitraryBytesGiveVocabularyIdsAndDecodeTheSameStreamed) {
+    // A fixed xorshift stream of bytes, weighted to UTF-8 lead and continuation bytes, spaces
+    // and punctuation, so that marks, Hangul, CJK and broken sequences all occur.
+    uint32_t state = 2463534242u;
+    auto next = [&] {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        return state;
+    };
+    const unsigned char alphabet[] = {' ',  'a',  'Z',  '.',  '#',  0x00, 0x0B, 0xC3, 0xA9,
+                                      0xCC, 0x81, 0xE4, 0xB8, 0xAD, 0xED, 0x95, 0x9C, 0xE2,
+                                      0x80, 0x8B, 0xF0, 0x9F, 0x98, 0x80, 0xFF, 0x80, 0xBF};
+    for (int round = 0; round < 2000; ++round) {
+        std::string text;
+        size_t length = next() % 300;
+        for (size_t i = 0; i < length; ++i)
+            text += char(next() % 4 == 0 ? next() & 0xFF : alphabet[next() % sizeof alphabet]);
+        Ids ids = minilm().encode(text, hf_options(round % 2 == 0));
+        for (int32_t id : ids)
+            ASSERT_TRUE(id >= 0 && id < minilm().vocab().size()) << id;
+        std::string streamed;
+        vkllm::tokenizer::StreamDecoder stream(minilm(), true);
+        for (int32_t id : ids)
+            streamed += stream.push(id);
+        streamed += stream.flush();
+        ASSERT_EQ(streamed, minilm().decode(ids, true)) << round;
+    }
+}

@@ -1,5 +1,6 @@
 // The Unicode layer: UTF-8 decoding of bad input, general categories and White_Space of chosen
-// code points from Unicode 14.0, and NFC on the cases that exercise each step of it.
+// code points from Unicode 14.0, NFC on the cases that exercise each step of it, NFD, the
+// lowercase mapping and the control/format ranges BERT's normalizer uses.
 #include <gtest/gtest.h>
 
 #include <vector>

