@@ -68,8 +68,9 @@ class Tokenizer {
 // an incomplete character are held until the tokens that complete it arrive.
 class StreamDecoder {
   public:
-    // `at_text_start`: the stream begins a text, so SentencePiece's dummy space before the
-    // first word is dropped; a continuation (generated after a prompt) keeps it.
+    // `at_text_start`: the stream begins a text, so the space SentencePiece's dummy prefix or
+    // WordPiece puts before the first word is dropped; a continuation (generated after a
+    // prompt) keeps it.
     StreamDecoder(const Tokenizer &tokenizer, bool special, bool at_text_start = true)
         : tokenizer_(tokenizer),
           special_(special),
