@@ -1,9 +1,9 @@
 // The tokenizers on arbitrary bytes: the first byte picks a vocabulary (real ones, listed in
-// VKLLM_FUZZ_VOCABS, colon-separated GGUF paths) and the flags (special-token parsing on or
-// off, BOS/EOS on or off); the rest is the text. The ids are then turned back into text three
-// ways (pieces, whole, streamed). For byte-level BPE without special tokens, the text of the
-// ids is the input itself whenever the input is valid UTF-8 (after NFC for Qwen2, whose
-// tokenizer normalises).
+// VKLLM_FUZZ_VOCABS, colon-separated GGUF paths: BPE, SentencePiece and WordPiece) and the
+// flags (special-token parsing on or off, BOS/EOS on or off); the rest is the text. The ids are
+// then turned back into text three ways (pieces, whole, streamed). For byte-level BPE without
+// special tokens, the text of the ids is the input itself whenever the input is valid UTF-8 (after
+// NFC for Qwen2, whose tokenizer normalises).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -68,8 +68,9 @@ vkllm_install_pydeps() {
         return 0
     # jsonschema validates the JSON Schema corpus and sampled outputs
     # (tests/check_json_schema_samples.py); its dependencies are pinned with it. Hugging Face's
-    # tokenizers tokenizes for the float64 embedding reference (tests/reference/bert_f64.py);
-    # reading a tokenizer.json needs none of its dependencies.
+    # tokenizers tokenizes for the float64 embedding reference (tests/reference/bert_f64.py) and
+    # writes the WordPiece test data (tools/gen_wordpiece_reference.py); reading a tokenizer.json
+    # needs none of its dependencies.
     echo "vkllm: installing gguf==0.19.0, jsonschema==4.26.0 and tokenizers==0.23.3 into build/pydeps"
     /usr/bin/python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
         --target build/pydeps --upgrade \

@@ -25,6 +25,7 @@ vkllm_arm64_gtest(test_architecture_table test_architecture_table.cpp)
 vkllm_arm64_gtest(test_quant test_quant.cpp test_gguf_writer.cpp)
 vkllm_arm64_gtest(test_tokenizer test_tokenizer.cpp test_chat_template.cpp)
 vkllm_arm64_gtest(test_tokenizer_spm test_tokenizer_spm.cpp)
+vkllm_arm64_gtest(test_tokenizer_wordpiece test_tokenizer_wordpiece.cpp)
 vkllm_arm64_gtest(test_tokenizer_text test_unicode.cpp test_pretokenize.cpp test_regex.cpp)
 vkllm_arm64_gtest(test_tokenizer_llamacpp test_tokenizer_llamacpp.cpp)
 vkllm_arm64_gtest(test_chat test_jinja.cpp test_jinja_json.cpp test_jinja_hostile.cpp

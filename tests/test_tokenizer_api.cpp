@@ -193,11 +193,18 @@ TEST(TokenizerApi, MissingOrUnknownTokenizersAreRefusedByName) {
     EXPECT_EQ(create_from(none, &msg), VKLLM_ERR_FORMAT);
     EXPECT_NE(msg.find("tokenizer.ggml.model"), std::string::npos) << msg;
 
+    GgufBuilder t5;
+    t5.kv_string("tokenizer.ggml.model", "t5");
+    t5.kv_strings("tokenizer.ggml.tokens", {"a"});
+    EXPECT_EQ(create_from(t5, &msg), VKLLM_ERR_UNSUPPORTED);
+    EXPECT_NE(msg.find("\"t5\""), std::string::npos) << msg;
+
+    // WordPiece turns what it cannot cover into [UNK]: a vocabulary without one is refused.
     GgufBuilder bert;
     bert.kv_string("tokenizer.ggml.model", "bert");
     bert.kv_strings("tokenizer.ggml.tokens", {"a"});
-    EXPECT_EQ(create_from(bert, &msg), VKLLM_ERR_UNSUPPORTED);
-    EXPECT_NE(msg.find("\"bert\""), std::string::npos) << msg;
+    EXPECT_EQ(create_from(bert, &msg), VKLLM_ERR_FORMAT);
+    EXPECT_NE(msg.find("unknown token"), std::string::npos) << msg;
 
     GgufBuilder pre;
     pre.kv_string("tokenizer.ggml.model", "gpt2");

@@ -1,6 +1,9 @@
 // The Unicode layer: UTF-8 decoding of bad input, general categories and White_Space of chosen
-// code points from Unicode 14.0, and NFC on the cases that exercise each step of it.
+// code points from Unicode 14.0, NFC on the cases that exercise each step of it, NFD, the
+// lowercase mapping and the control/format ranges BERT's normalizer uses.
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "tokenizer/unicode.h"
 
@@ -201,4 +204,40 @@ TEST(Nfc, AsciiAndAlreadyComposedTextIsUnchanged) {
     EXPECT_EQ(nfc("Hello, world!\r\n"), "Hello, world!\r\n");
     std::string composed = "caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80";
     EXPECT_EQ(nfc(composed), composed);
+}
+
+// Expected values from Python's unicodedata.normalize("NFD", ...) and str.lower(), Unicode 14.
+TEST(Nfd, DecomposesRecursivelyAndOrdersMarks) {
+    using V = std::vector<uint32_t>;
+    EXPECT_EQ(nfd({0xE9}), (V{0x65, 0x301}));                       // é
+    EXPECT_EQ(nfd({0x1E69}), (V{0x73, 0x323, 0x307}));              // ṩ: two steps
+    EXPECT_EQ(nfd({0x61, 0x301, 0x327}), (V{0x61, 0x327, 0x301}));  // cedilla (202) first
+    EXPECT_EQ(nfd({0xD55C}), (V{0x1112, 0x1161, 0x11AB}));          // 한: L V T
+    EXPECT_EQ(nfd({0xAC00}), (V{0x1100, 0x1161}));                  // 가: L V
+    EXPECT_EQ(nfd({0xF900}), (V{0x8C48}));                          // compatibility ideograph
+    EXPECT_EQ(nfd({0x41, 0xFB01}), (V{0x41, 0xFB01}));              // ﬁ is a compatibility form
+}
+
+TEST(Lowercase, FullMappingOneCharacterAtATime) {
+    auto lower = [](uint32_t cp) {
+        std::vector<uint32_t> out;
+        append_lowercase(cp, out);
+        return out;
+    };
+    using V = std::vector<uint32_t>;
+    EXPECT_EQ(lower('A'), V{'a'});
+    EXPECT_EQ(lower('a'), V{'a'});
+    EXPECT_EQ(lower(0x130), (V{0x69, 0x307}));  // İ
+    EXPECT_EQ(lower(0x3A3), V{0x3C3});          // Σ: σ, never the final ς
+    EXPECT_EQ(lower(0x1E9E), V{0xDF});          // ẞ
+    EXPECT_EQ(lower(0x1C5), V{0x1C6});          // ǅ (titlecase)
+    EXPECT_EQ(lower(0x10400), V{0x10428});      // Deseret
+    EXPECT_EQ(lower(0x4E2D), V{0x4E2D});
+}
+
+TEST(Categories, ControlOrFormatIsCcCfCoCsNotUnassigned) {
+    for (uint32_t cp : {0x0u, 0x7u, 0x85u, 0xADu, 0x200Bu, 0xFEFFu, 0xE000u, 0xE0001u, 0x10FFFDu})
+        EXPECT_TRUE(is_control_or_format(cp)) << cp;
+    for (uint32_t cp : {0x20u, 0x41u, 0x378u, 0x2028u, 0x3000u, 0x1F600u})
+        EXPECT_FALSE(is_control_or_format(cp)) << cp;
 }

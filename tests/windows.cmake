@@ -32,6 +32,7 @@ vkllm_gtest(test_generation test_generation.cpp test_generation_loop.cpp
             test_generation_reference.cpp)
 vkllm_gtest(test_tokenizer test_tokenizer.cpp test_chat_template.cpp)
 vkllm_gtest(test_tokenizer_spm test_tokenizer_spm.cpp)
+vkllm_gtest(test_tokenizer_wordpiece test_tokenizer_wordpiece.cpp)
 vkllm_gtest(test_tokenizer_text test_unicode.cpp test_pretokenize.cpp test_regex.cpp)
 vkllm_gtest(test_chat test_jinja.cpp test_jinja_json.cpp test_jinja_hostile.cpp
             test_jinja_templates.cpp test_builtin_templates.cpp test_reply_parser.cpp)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes src/tokenizer/unicode_tables.cpp from Python's unicodedata (the committed file is
-Unicode 14.0.0, from Python 3.11). Deterministic: the same Python and `regex` give the same file.
-The Han script (\\p{Han}, which unicodedata does not expose) comes from the `regex` module
+"""Writes src/tokenizer/unicode_tables.cpp from Python's unicodedata and str.lower() (the
+committed file is Unicode 14.0.0, from Python 3.11). Deterministic: the same Python and `regex`
+give the same file. The Han script (\\p{Han}, which unicodedata does not expose) comes from the `regex` module
 (pip install regex), restricted to the code points assigned in unicodedata's version.
 
     python3 tools/gen_unicode_tables.py [output.cpp]
@@ -60,6 +60,35 @@ def combining_ranges():
         else:
             ranges.append((cp, cp, ccc))
     return ranges
+
+
+def control_ranges():
+    """Cc, Cf, Co and Cs: the Other categories without the unassigned Cn (what BERT's text
+    cleaning drops, as Hugging Face tokenizers' `is_other` classifies)."""
+    ranges = []
+    for cp in range(MAX_CP + 1):
+        if unicodedata.category(chr(cp)) not in ("Cc", "Cf", "Co", "Cs"):
+            continue
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    return ranges
+
+
+def lowercase_mappings():
+    """Each code point's full lowercase mapping, one character at a time (no Final_Sigma
+    context): (cp, first, second or 0). The longest mapping is two characters (U+0130)."""
+    out = []
+    for cp in range(MAX_CP + 1):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        lower = chr(cp).lower()
+        if lower == chr(cp):
+            continue
+        assert len(lower) <= 2, hex(cp)
+        out.append((cp, ord(lower[0]), ord(lower[1]) if len(lower) == 2 else 0))
+    return out
 
 
 def canonical_decompositions():
@@ -123,6 +152,10 @@ def main():
               lambda r: f"{{0x{r[0]:X}, 0x{r[1]:X}}},"),
         table("Range", "kHan", "kHanCount", han_ranges(),
               lambda r: f"{{0x{r[0]:X}, 0x{r[1]:X}}},"),
+        table("Range", "kControl", "kControlCount", control_ranges(),
+              lambda r: f"{{0x{r[0]:X}, 0x{r[1]:X}}},"),
+        table("Decomposition", "kLowercase", "kLowercaseCount", lowercase_mappings(),
+              lambda d: f"{{0x{d[0]:X}, 0x{d[1]:X}, 0x{d[2]:X}}},"),
         "// clang-format on\n",
         "}  // namespace vkllm::tokenizer::tables\n",
     ]

@@ -40,8 +40,10 @@ Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
         pre_ = std::make_unique<PreTokenizer>(*rules);
         bpe_ =
             std::make_unique<BpeEncoder>(vocab_, rules->has(kIgnoreMerges), !rules->has(kRawUtf8));
-    } else {
+    } else if (vocab_.model == VocabModel::Spm) {
         spm_ = std::make_unique<SpmEncoder>(vocab_);
+    } else {
+        wpm_ = std::make_unique<WordPieceEncoder>(vocab_);
     }
     // Added tokens are matched leftmost-longest, as Hugging Face tokenizers and SentencePiece's
     // user-defined symbols are. <unk> is one of them, as in llama.cpp.
@@ -61,6 +63,10 @@ Tokenizer::Tokenizer(Vocab vocab) : vocab_(std::move(vocab)) {
 void Tokenizer::encode_text(std::string_view text, bool first, std::vector<int32_t> &out) const {
     if (spm_) {
         spm_->encode(escape_spaces(text, vocab_.add_space_prefix && first), out);
+        return;
+    }
+    if (wpm_) {
+        wpm_->encode(text, out);
         return;
     }
     const PreTokenizerRules &rules = pre_->rules();
@@ -117,6 +123,22 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, EncodeOptions opti
     return out;
 }
 
+std::vector<int32_t> Tokenizer::encode_pair(std::string_view first, std::string_view second,
+                                            EncodeOptions options) const {
+    EncodeOptions inner = options;
+    inner.add_special = false;
+    std::vector<int32_t> out = encode(first, inner);
+    std::vector<int32_t> tail = encode(second, inner);
+    if (options.add_special) {
+        if (vocab_.add_bos && vocab_.bos >= 0) out.insert(out.begin(), vocab_.bos);
+        int32_t between = vocab_.sep >= 0 ? vocab_.sep : vocab_.eos;
+        if (between >= 0) out.push_back(between);
+        if (vocab_.add_eos && vocab_.eos >= 0) tail.push_back(vocab_.eos);
+    }
+    out.insert(out.end(), tail.begin(), tail.end());
+    return out;
+}
+
 std::string Tokenizer::piece(int32_t id, bool special) const {
     // Every path from an id to text passes here: an id without a token (negative, or a padded
     // embedding row past the vocabulary) is refused, never used as an index.
@@ -127,14 +149,15 @@ std::string Tokenizer::piece(int32_t id, bool special) const {
     if (t == TokenType::Control || t == TokenType::Unknown || t == TokenType::Unused)
         return special ? vocab_.tokens[size_t(id)] : std::string();
     if (t == TokenType::UserDefined) return vocab_.tokens[size_t(id)];
-    return bpe_ ? bpe_->decode(id) : spm_->decode(id);
+    if (bpe_) return bpe_->decode(id);
+    return spm_ ? spm_->decode(id) : wpm_->decode(id);
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t> &ids, bool special) const {
     std::string out;
     for (int32_t id : ids)
         out += piece(id, special);
-    if (spm_ && vocab_.add_space_prefix && !out.empty() && out[0] == ' ') out.erase(0, 1);
+    if (!bpe_ && vocab_.add_space_prefix && !out.empty() && out[0] == ' ') out.erase(0, 1);
     return out;
 }
 
@@ -147,7 +170,7 @@ std::string StreamDecoder::push(int32_t id) {
     std::string p = tokenizer_.piece(id, special_);
     const Vocab &v = tokenizer_.vocab();
     if (first_ && !p.empty()) {
-        if (v.model == VocabModel::Spm && v.add_space_prefix && p[0] == ' ') p.erase(0, 1);
+        if (v.model != VocabModel::Bpe && v.add_space_prefix && p[0] == ' ') p.erase(0, 1);
         first_ = false;
     }
     pending_ += p;

@@ -1,5 +1,5 @@
-// Text <-> token ids for a model: special-token recognition, the pre-tokenizer and BPE or
-// SentencePiece encoding, and decoding that can stream.
+// Text <-> token ids for a model: special-token recognition, the pre-tokenizer and BPE,
+// SentencePiece or WordPiece encoding, and decoding that can stream.
 #pragma once
 
 #include <memory>
@@ -12,6 +12,7 @@
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/vocab.h"
+#include "tokenizer/wordpiece.h"
 
 namespace vkllm::tokenizer {
 
@@ -34,12 +35,18 @@ class Tokenizer {
 
     const Vocab &vocab() const { return vocab_; }
     std::vector<int32_t> encode(std::string_view text, EncodeOptions options) const;
+    // Two texts as one input (a query and a document for a reranker). With add_special, BOS
+    // and EOS as the vocabulary adds them and SEP (else EOS) between: BERT's
+    // [CLS] a [SEP] b [SEP]. Without, the ids of one after the other.
+    std::vector<int32_t> encode_pair(std::string_view first, std::string_view second,
+                                     EncodeOptions options) const;
 
     // The bytes of one token. Control and unknown tokens (BOS, <|im_end|>) are empty unless
     // `special` asks for their text. VKLLM_ERR_INVALID_ARGUMENT for an id outside the
     // vocabulary (here and in decode and StreamDecoder::push).
     std::string piece(int32_t id, bool special) const;
-    // The text of a sequence; for SentencePiece the dummy-prefix space is removed again.
+    // The text of a sequence; the space SentencePiece's dummy prefix or WordPiece's first word
+    // put in front is removed again.
     std::string decode(const std::vector<int32_t> &ids, bool special) const;
     bool is_end_of_generation(int32_t id) const;
 
@@ -53,6 +60,7 @@ class Tokenizer {
     std::string warning_;
     std::unique_ptr<BpeEncoder> bpe_;
     std::unique_ptr<SpmEncoder> spm_;
+    std::unique_ptr<WordPieceEncoder> wpm_;
     std::vector<int32_t> specials_[256];  // by first byte, longest first
 };
 
@@ -60,8 +68,9 @@ class Tokenizer {
 // an incomplete character are held until the tokens that complete it arrive.
 class StreamDecoder {
   public:
-    // `at_text_start`: the stream begins a text, so SentencePiece's dummy space before the
-    // first word is dropped; a continuation (generated after a prompt) keeps it.
+    // `at_text_start`: the stream begins a text, so the space SentencePiece's dummy prefix or
+    // WordPiece puts before the first word is dropped; a continuation (generated after a
+    // prompt) keeps it.
     StreamDecoder(const Tokenizer &tokenizer, bool special, bool at_text_start = true)
         : tokenizer_(tokenizer),
           special_(special),

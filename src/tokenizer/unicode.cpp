@@ -84,6 +84,28 @@ bool is_whitespace(uint32_t cp) {
     return false;
 }
 
+bool is_control_or_format(uint32_t cp) {
+    const tables::Range *end = tables::kControl + tables::kControlCount;
+    const tables::Range *r =
+        std::lower_bound(tables::kControl, end, cp,
+                         [](const tables::Range &range, uint32_t c) { return range.last < c; });
+    return r != end && cp >= r->first;
+}
+
+void append_lowercase(uint32_t cp, std::vector<uint32_t> &out) {
+    using tables::Decomposition;
+    const Decomposition *end = tables::kLowercase + tables::kLowercaseCount;
+    const Decomposition *d =
+        std::lower_bound(tables::kLowercase, end, cp,
+                         [](const Decomposition &map, uint32_t c) { return map.cp < c; });
+    if (d == end || d->cp != cp) {
+        out.push_back(cp);
+        return;
+    }
+    out.push_back(d->first);
+    if (d->second != 0) out.push_back(d->second);
+}
+
 uint8_t combining_class(uint32_t cp) {
     using tables::CombiningRange;
     if (cp < 0x300) return 0;  // below the first combining mark
@@ -177,6 +199,15 @@ static void compose(std::vector<uint32_t> &cps) {
         cps[out++] = cp;
     }
     cps.resize(out);
+}
+
+std::vector<uint32_t> nfd(const std::vector<uint32_t> &cps) {
+    std::vector<uint32_t> out;
+    out.reserve(cps.size());
+    for (uint32_t cp : cps)
+        decompose(cp, out);
+    canonical_order(out);
+    return out;
 }
 
 std::string nfc(std::string_view utf8) {

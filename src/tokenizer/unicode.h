@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vkllm::tokenizer {
 
@@ -88,6 +89,14 @@ inline bool is_number(uint32_t cp) {
     return c >= Category::Nd && c <= Category::No;
 }
 
+// The general categories Cc, Cf, Co and Cs (controls, format characters such as U+200B,
+// private use, surrogates): the Other categories but unassigned code points.
+bool is_control_or_format(uint32_t cp);
+
+// The full lowercase mapping of one code point (U+0130 gives two), appended to out; no
+// context-dependent rule (Final_Sigma), as Rust's char::to_lowercase.
+void append_lowercase(uint32_t cp, std::vector<uint32_t> &out);
+
 // The Han script (\p{Han}).
 bool is_han(uint32_t cp);
 
@@ -96,6 +105,10 @@ bool is_whitespace(uint32_t cp);
 
 // Canonical combining class (0 for starters).
 uint8_t combining_class(uint32_t cp);
+
+// Canonical decomposition (NFD) of a sequence of code points: each decomposed, Hangul
+// syllables by formula, then the marks put in canonical order.
+std::vector<uint32_t> nfd(const std::vector<uint32_t> &cps);
 
 // NFC. Bytes that are not valid UTF-8 pass through unchanged and block composition across
 // them, like any starter that composes with nothing.

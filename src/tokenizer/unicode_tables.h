@@ -44,6 +44,10 @@ extern const Range kWhitespace[];
 extern const size_t kWhitespaceCount;
 extern const Range kHan[];  // sorted, disjoint
 extern const size_t kHanCount;
+extern const Range kControl[];  // Cc, Cf, Co, Cs; sorted, disjoint
+extern const size_t kControlCount;
+extern const Decomposition kLowercase[];  // cp -> its full lowercase mapping; sorted by cp
+extern const size_t kLowercaseCount;
 
 }  // namespace tables
 

@@ -43,9 +43,12 @@ Vocab load_vocab(const format::GgufFile &f) {
         v.model = VocabModel::Bpe;
     else if (v.model_name == "llama")
         v.model = VocabModel::Spm;
+    else if (v.model_name == "bert")
+        v.model = VocabModel::Wpm;
     else
-        fail(VKLLM_ERR_UNSUPPORTED, "%s: tokenizer model \"%s\" is not supported (gpt2, llama are)",
-             path, v.model_name.c_str());
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "%s: tokenizer model \"%s\" is not supported (gpt2, llama, bert are)", path,
+             v.model_name.c_str());
     v.pre = std::string(f.get_string("tokenizer.ggml.pre").value_or(""));
 
     std::vector<std::string_view> texts = f.get_string_array("tokenizer.ggml.tokens");
@@ -88,16 +91,23 @@ Vocab load_vocab(const format::GgufFile &f) {
     special("tokenizer.ggml.unknown_token_id", v.unk);
     special("tokenizer.ggml.padding_token_id", v.pad);
     special("tokenizer.ggml.seperator_token_id", v.sep);  // sic: llama.cpp's key
+    special("tokenizer.ggml.cls_token_id", v.cls);
+    bool wpm = v.model == VocabModel::Wpm;
+    if (wpm && v.bos < 0) v.bos = v.cls;
+    if (wpm && v.eos < 0) v.eos = v.sep;
     // SentencePiece models add BOS unless told otherwise; BPE models when told, or when their
     // pre-tokenizer's family always did (Llama 3, Tekken, Chameleon), as llama.cpp assumes.
-    bool bos_by_default = v.model == VocabModel::Spm;
+    // WordPiece models frame a text as [CLS] ... [SEP].
+    bool bos_by_default = v.model == VocabModel::Spm || wpm;
     if (v.model == VocabModel::Bpe)
         if (const PreTokenizerRules *rules = find_pretokenizer(v.pre))
             bos_by_default = rules->has(kAddBosByDefault);
     v.add_bos = f.get_bool("tokenizer.ggml.add_bos_token").value_or(bos_by_default);
-    v.add_eos = f.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
+    v.add_eos = f.get_bool("tokenizer.ggml.add_eos_token").value_or(wpm);
+    // Older converters said "add [SEP]" with add_sep_token alone.
+    if (wpm && f.get_bool("tokenizer.ggml.add_sep_token").value_or(false)) v.add_eos = true;
     v.add_space_prefix =
-        f.get_bool("tokenizer.ggml.add_space_prefix").value_or(v.model == VocabModel::Spm);
+        wpm || f.get_bool("tokenizer.ggml.add_space_prefix").value_or(v.model == VocabModel::Spm);
     v.chat_template = std::string(f.get_string("tokenizer.chat_template").value_or(""));
 
     for (int32_t id : {v.eos, v.eot, v.eom})

@@ -21,7 +21,7 @@ enum class TokenType : int32_t {
     Byte = 6,
 };
 
-enum class VocabModel { Bpe, Spm };  // tokenizer.ggml.model "gpt2" / "llama"
+enum class VocabModel { Bpe, Spm, Wpm };  // tokenizer.ggml.model "gpt2" / "llama" / "bert"
 
 // Token text -> id: an open-addressing table of ids into the token list, so a 262,144-token
 // vocabulary is indexed without a second copy of every string (which a map keyed by
@@ -45,10 +45,12 @@ struct Vocab {
     std::vector<TokenType> types;
     std::vector<std::string> merges;  // "left right", highest priority first
     TokenIndex index;                 // token text -> id
-    int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1, sep = -1;
+    // A WordPiece vocabulary's BOS is its [CLS] and its EOS its [SEP] when the file names only
+    // those.
+    int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1, sep = -1, cls = -1;
     bool add_bos = false;
     bool add_eos = false;
-    bool add_space_prefix = true;  // SPM: the "dummy prefix" space
+    bool add_space_prefix = true;  // SPM: the "dummy prefix" space; WPM: the space before words
     std::string chat_template;
 
     int32_t size() const { return int32_t(tokens.size()); }

@@ -4,6 +4,8 @@
 // holds vkllm to. It writes
 //   tests/data/llamacpp_tokenize_smollm2.json, tests/data/llamacpp_tokenize_gemma3.json:
 //     the ids of every string for the real models, special-token parsing off and on;
+//   tests/data/llamacpp_tokenize_bert_minilm.json: the ids (parsing off) for the WordPiece
+//     vocabulary of all-MiniLM-L6-v2, on the strings of tokenizer/reference-wordpiece.json;
 //   tests/data/llamacpp_pretokenizers.json: for every tokenizer.ggml.pre name, the ids (parsing
 //     off) with two real BPE vocabularies, SmolLM2's and Llama 3's, under that name. The
 //     vocab-only variants are written by vocab_variant.py into a temporary directory; names
@@ -17,7 +19,7 @@
 // Python needs gguf-py: pip install gguf==0.19.0
 //
 // Usage (from the repository root):
-//   node tools/llamacpp_reference/tokenize.mjs [models|pretokenizers]   (both when omitted)
+//   node tools/llamacpp_reference/tokenize.mjs [models|pretokenizers|wordpiece]   (all when omitted)
 // NODE_LLAMA_CPP_DIR names the directory holding node_modules (default ~/.cache/vkllm/node); the
 // models are found as scripts/fetch-models caches them ($VKLLM_MODEL_CACHE, else
 // ~/.cache/vkllm/models); the Llama 3 vocab and the shared corpus come from tests/data.
@@ -127,6 +129,27 @@ async function modelReference(label, file, part) {
         corpus: corpusInfo,
         call: "model.tokenize(text, false) -> ids, model.tokenize(text, true) -> ids_special: " +
               "llama.cpp common_tokenize(vocab, text, add_special=false, parse_special); no BOS/EOS added",
+    }, {cases: cases.map((c) => JSON.stringify(c))});
+}
+
+// The WordPiece vocabulary of all-MiniLM-L6-v2 in llama.cpp's form, on the strings of
+// tests/data/tokenizer/reference-wordpiece.json (the corpus and WordPiece's edge cases, in its
+// order), both from tools/gen_wordpiece_reference.py. llama.cpp refuses to load a model without
+// tensors but keeps its vocabulary, which is all tokenize needs.
+async function wordpieceReference(part) {
+    const file = join(SHARED, "generated-vocab", "ggml-vocab-bert-minilm.gguf");
+    const strings = JSON.parse(readFileSync(join(SHARED, "reference-wordpiece.json"), "utf8"))
+        .cases.map((c) => c.text);
+    const model = await llama.loadModel({modelPath: file, vocabOnly: true});
+    const cases = strings.map((text) => ({text, ids: model.tokenize(text, false)}));
+    await model.dispose();
+    writeJson(join(DATA, "llamacpp_tokenize_bert_minilm.json"), {
+        generated_by: command(part),
+        llama_cpp: llamaCppBuild(),
+        model: {file: relative(ROOT, file), sha256: await sha256(file)},
+        corpus: {files: ["tests/data/tokenizer/reference-wordpiece.json"], counts: [strings.length]},
+        call: "model.tokenize(text, false) -> ids: llama.cpp common_tokenize(vocab, text, " +
+              "add_special=false, parse_special=false)",
     }, {cases: cases.map((c) => JSON.stringify(c))});
 }
 
@@ -268,12 +291,13 @@ const part = process.argv[2];
 if (part === "--worker") {
     await worker(...process.argv.slice(3, 6));
 } else {
-    if (part && part !== "models" && part !== "pretokenizers")
-        throw new Error("usage: tokenize.mjs [models|pretokenizers]");
+    if (part && part !== "models" && part !== "pretokenizers" && part !== "wordpiece")
+        throw new Error("usage: tokenize.mjs [models|pretokenizers|wordpiece]");
     if (!part || part === "models") {
         await modelReference("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", part);
         await modelReference("gemma3", "gemma-3-270m-q4_k_m.gguf", part);
     }
     if (!part || part === "pretokenizers") await pretokenizerReference(part);
+    if (!part || part === "wordpiece") await wordpieceReference(part);
 }
 await llama.dispose();
