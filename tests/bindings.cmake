@@ -6,13 +6,15 @@
 # alignment and field offsets as the C compiler gave them) and the experimental calls.
 
 set(VKLLM_BINDINGS_TEST_MODEL ${VKLLM_TEST_DATA_DIR}/models/tiny-qwen2-f32.gguf)
+# The encoder the embedding tests run on.
+set(VKLLM_BINDINGS_TEST_BERT ${VKLLM_TEST_DATA_DIR}/models/tiny-bert-mean-f32.gguf)
 
 find_program(VKLLM_CARGO cargo)
 if(VKLLM_CARGO)
   add_test(NAME Rust.Bindings COMMAND ${VKLLM_CARGO} test --offline -j1 --all-features
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/rust)
   set_tests_properties(Rust.Bindings PROPERTIES
-    ENVIRONMENT "VKLLM_LIB_DIR=$<TARGET_FILE_DIR:vkllm>;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL};CARGO_TARGET_DIR=${CMAKE_BINARY_DIR}/cargo-target"
+    ENVIRONMENT "VKLLM_LIB_DIR=$<TARGET_FILE_DIR:vkllm>;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL};VKLLM_TEST_BERT=${VKLLM_BINDINGS_TEST_BERT};CARGO_TARGET_DIR=${CMAKE_BINARY_DIR}/cargo-target"
     TIMEOUT 600)
 endif()
 
@@ -27,7 +29,7 @@ if(VKLLM_GO)
   add_test(NAME Go.Bindings COMMAND ${VKLLM_GO} test -p 1 -count=1 ./...
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/bindings/go)
   set_tests_properties(Go.Bindings PROPERTIES FIXTURES_REQUIRED vkllm_go_prefix
-    ENVIRONMENT "PKG_CONFIG_PATH=${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig;CGO_LDFLAGS=-Wl,-rpath,${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR};GOFLAGS=-mod=mod;GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL}"
+    ENVIRONMENT "PKG_CONFIG_PATH=${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig;CGO_LDFLAGS=-Wl,-rpath,${VKLLM_GO_PREFIX}/${CMAKE_INSTALL_LIBDIR};GOFLAGS=-mod=mod;GOCACHE=${CMAKE_BINARY_DIR}/go-cache;GOPATH=${CMAKE_BINARY_DIR}/go-path;VKLLM_TEST_MODEL=${VKLLM_BINDINGS_TEST_MODEL};VKLLM_TEST_BERT=${VKLLM_BINDINGS_TEST_BERT}"
     TIMEOUT 600)
 endif()
 
