@@ -20,6 +20,11 @@ int cmd_bench(int argc, char **argv);
 // vkllm bench-grammar: a grammar constraint's cost per token on a real vocabulary. argv[0] is
 // "bench-grammar".
 int cmd_bench_grammar(int argc, char **argv);
+// vkllm embed: the embeddings of texts as JSON lines. argv[0] is "embed".
+int cmd_embed(int argc, char **argv);
+// vkllm similarity: the lines of a file ranked by cosine similarity with a query. argv[0] is
+// "similarity".
+int cmd_similarity(int argc, char **argv);
 // vkllm tune: vkllm_runtime_tune on the model at model_path, on the runtime params' device,
 // printing the tuner's log and a summary.
 int cmd_tune(const char *model_path, vkllm_runtime_params params);

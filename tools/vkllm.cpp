@@ -29,6 +29,8 @@ int usage(FILE *out) {
         "  run              generate text from a prompt\n"
         "  chat             talk with a chat model through its chat template\n"
         "  template         render a conversation with a chat template, as transformers does\n"
+        "  embed            print the embeddings of texts as JSON, one line per input\n"
+        "  similarity       rank the lines of a file by similarity with a query\n"
         "  devices          list the Vulkan devices vkllm can see\n"
         "  info             describe a GGUF model file: summary, metadata, tensors\n"
         "  tokenize         print the token ids of a text\n"
@@ -478,6 +480,8 @@ int main(int argc, char **argv) {
     if (cmd == "make-model") return cmd_make_model(argc - 1, argv + 1);
     if (cmd == "bench") return cmd_bench(argc - 1, argv + 1);
     if (cmd == "bench-grammar") return cmd_bench_grammar(argc - 1, argv + 1);
+    if (cmd == "embed") return cmd_embed(argc - 1, argv + 1);
+    if (cmd == "similarity") return cmd_similarity(argc - 1, argv + 1);
     const Command *command = find_command(cmd);
     if (!command) {
         std::fprintf(stderr, "vkllm: unknown command %s\n", cmd.c_str());
