@@ -5,7 +5,7 @@ if(TARGET vkllm_cli)
   add_test(NAME Tool.SelfCheckUnderValidation COMMAND vkllm_cli self-check --validate)
   # Every command has its own help; --version and -V print the version.
   foreach(cmd run chat devices info tokenize bench-tokenizer bench-grammar self-check quantize make-model bench
-              version)
+              embed similarity version)
     add_test(NAME Tool.HelpOf.${cmd}
              COMMAND sh -c "$<TARGET_FILE:vkllm_cli> ${cmd} --help; echo \"exit $?\"")
     set_tests_properties(Tool.HelpOf.${cmd} PROPERTIES PASS_REGULAR_EXPRESSION
@@ -76,6 +76,19 @@ if(TARGET vkllm_cli)
     add_test(NAME Tool.ReadmeListsEveryOptionOfEveryCommand
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_cli_readme.py
                      $<TARGET_FILE:vkllm_cli> ${PROJECT_SOURCE_DIR}/README.md)
+  endif()
+  # vkllm embed and similarity: argument errors before anything loads (exit 2, the option named).
+  set(VKLLM_NO_MODEL ${CMAKE_CURRENT_BINARY_DIR}/none.gguf)
+  add_test(NAME Tool.EmbedRefusesBadCommandLines
+           COMMAND sh -c "for a in '-m ${VKLLM_NO_MODEL} --pooling max x' '-m ${VKLLM_NO_MODEL} --max-tokens -1 x' '-m ${VKLLM_NO_MODEL}' 'x' '-m ${VKLLM_NO_MODEL} -f f x'; do out=$($<TARGET_FILE:vkllm_cli> embed $a 2>&1); rc=$?; echo \"$out\" | head -1; echo \"exit $rc\"; done; out=$($<TARGET_FILE:vkllm_cli> similarity -m ${VKLLM_NO_MODEL} --query q -f f --pooling none 2>&1); rc=$?; echo \"$out\" | head -1; echo \"exit $rc\"")
+  set_tests_properties(Tool.EmbedRefusesBadCommandLines PROPERTIES PASS_REGULAR_EXPRESSION
+                       "^vkllm: embed: --pooling expects none, mean, cls or last, not \"max\"\nexit 2\nvkllm: embed: --max-tokens expects a whole number from 0 to 4294967295, not \"-1\"\nexit 2\nvkllm: embed: no input: give TEXT arguments or -f FILE\nexit 2\nvkllm: embed: -m FILE is required\nexit 2\nvkllm: embed: TEXT and -f FILE exclude each other\nexit 2\nvkllm: similarity: --pooling none gives no single vector to compare\nexit 2\n$")
+  # ... and their output on the tiny bert encoder (tests/check_embed_cli.py).
+  if(Python3_FOUND)
+    add_test(NAME Tool.EmbedAndSimilarity
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_embed_cli.py
+                     $<TARGET_FILE:vkllm_cli> ${VKLLM_TEST_DATA_DIR}/models/tiny-bert-mean-f32.gguf
+                     ${CMAKE_CURRENT_BINARY_DIR}/embed_cli)
   endif()
   # vkllm template: the 720 template x conversation pairs as jinja2 renders them, and the
   # template's own message with status 1 when it raises or does not parse.
