@@ -98,7 +98,9 @@ TEST(ArchitectureTable, EveryArchitectureOfTheTestModelsHasARow) {
     std::set<std::string> covered;
     const std::string dir = (std::filesystem::temp_directory_path() / "vkllm_arch_table").string();
     std::filesystem::create_directories(dir);
-    for (const TinyArch &t : tiny_archs()) {
+    std::vector<TinyArch> tiny = tiny_archs();
+    tiny.insert(tiny.end(), tiny_embed_archs().begin(), tiny_embed_archs().end());
+    for (const TinyArch &t : tiny) {
         const std::string path = dir + "/" + t.name + "_" + std::to_string(::getpid()) + ".gguf";
         write_tiny_model(path, t.spec);
         ModelConfig c;
@@ -133,8 +135,9 @@ TEST(ArchitectureTable, EachColumnReachesTheConfiguration) {
         EXPECT_EQ(c.rot_dim, a.positions == Positions::Learned ? 0u : c.head_dim);
         EXPECT_EQ(c.neox, a.positions == Positions::RopeNeox);
         EXPECT_EQ(c.norm, a.norm);
-        EXPECT_EQ(c.pre_norms, a.place != NormPlace::Post);
-        EXPECT_EQ(c.post_norms, a.place != NormPlace::Pre);
+        EXPECT_EQ(c.pre_norms, a.place == NormPlace::Pre || a.place == NormPlace::PrePost);
+        EXPECT_EQ(c.post_norms, a.place == NormPlace::PrePost || a.place == NormPlace::Post);
+        EXPECT_EQ(c.encoder, a.place == NormPlace::Encoder);
         EXPECT_EQ(c.qk_norm, a.qk_norm != QkNorm::NoQk);
         EXPECT_EQ(c.qk_norm_whole, a.qk_norm == QkNorm::WholeRow);
         EXPECT_EQ(c.ffn, a.ffn);

@@ -13,7 +13,16 @@ using models::LogitRows;
 namespace {
 
 // Step arrays, in this order, each one aligned binding in the step buffer.
-enum StepArray { kTokens = 0, kPositions = 1, kSeqIds = 2, kKvBegin = 3, kStepArrays = 4 };
+// The step's per-token arrays. kAttendPositions: the position each token attends up to, an
+// encoder's last of its sequence (attention both ways), read by its Attend ops alone.
+enum StepArray {
+    kTokens = 0,
+    kPositions = 1,
+    kSeqIds = 2,
+    kKvBegin = 3,
+    kAttendPositions = 4,
+    kStepArrays = 5
+};
 
 // The handlers of std::visit as one overload set.
 template <class... Handlers>
@@ -52,6 +61,8 @@ Session::Session(const Model &model, const SessionOptions &options)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "session: n_sink %u must be below n_ctx %u", opt_.n_sink,
              opt_.n_ctx);
     if (opt_.n_batch == 0) opt_.n_batch = 64;
+    // An encoder attends over each whole input in one step.
+    if (c.encoder) opt_.n_batch = opt_.n_ctx;
     // A chunk must not overwrite a slot that one of its own earlier tokens still needs.
     opt_.n_batch = std::min(opt_.n_batch, opt_.n_ctx - opt_.n_sink);
     max_rows_ = std::max(opt_.n_batch, opt_.n_seq);
@@ -101,9 +112,10 @@ Session::Session(const Model &model, const SessionOptions &options)
     alloc.require_budget(total, "the session's KV cache and activations");
 
     for (int a = 0; a < models::kActCount; ++a) {
-        // Logits are read by the host after every step: keep them host-visible.
-        acts_.push_back(alloc.allocate(
-            act_bytes[a], Act(a) == Act::Logits ? gpu::MemoryKind::Host : gpu::MemoryKind::Device));
+        // Logits (and hidden states) are read by the host after a step: keep them host-visible.
+        bool host = Act(a) == Act::Logits || Act(a) == Act::Hidden;
+        acts_.push_back(
+            alloc.allocate(act_bytes[a], host ? gpu::MemoryKind::Host : gpu::MemoryKind::Device));
     }
     step_stride_ = (uint64_t(max_rows_) * 4 + 255) / 256 * 256;
     step_ = alloc.allocate(step_stride_ * kStepArrays, gpu::MemoryKind::Host);
@@ -236,8 +248,11 @@ void Session::record(gpu::Recording &rec, const models::Plan &plan, uint32_t n_t
                        kv_rope(s, rows));
         },
         [&](const op::Attend &at) {
+            gpu::StepView seen = view;
+            if (c.encoder)
+                seen.positions = step_.range(kAttendPositions * step_stride_, uint64_t(rows) * 4);
             k.attention(rec, act(Act::Q, rows), k_cache_[at.layer].range(),
-                        v_cache_[at.layer].range(), act(Act::Attn, rows), view,
+                        v_cache_[at.layer].range(), act(Act::Attn, rows), seen,
                         attention_shape(rows, at.layer, prefill), at.sinks,
                         attn_scratch_.size() ? attn_scratch_.range() : gpu::BufferRange{});
         },
@@ -374,6 +389,7 @@ std::vector<uint32_t> Session::write_step(const Tokens &t) {
         uint32_t s = t.seqs[i];
         uint32_t begin = last[s] + 1 > window ? last[s] + 1 - window : 0;
         at(kKvBegin, i) = int32_t(std::max(begin, opt_.n_sink));
+        at(kAttendPositions, i) = int32_t(last[s]);
     }
     return count;
 }
@@ -424,6 +440,19 @@ void Session::add_profile(const gpu::Recording &rec) {
 }
 
 void Session::check_prefill(uint32_t seq, const int32_t *tokens, size_t n) const {
+    refuse_encoder();
+    check_tokens(seq, tokens, n);
+}
+
+void Session::refuse_encoder() const {
+    if (model_.config().encoder)
+        fail(VKLLM_ERR_UNSUPPORTED,
+             "%s is an encoder: it has no output head to make logits or generate with; it makes "
+             "embeddings (vkllm_session_embed)",
+             model_.config().arch_name.c_str());
+}
+
+void Session::check_tokens(uint32_t seq, const int32_t *tokens, size_t n) const {
     check_fits(seq, n);
     int32_t vocab = int32_t(model_.config().n_vocab);
     for (size_t i = 0; i < n; ++i)
@@ -451,6 +480,7 @@ void Session::prefill(uint32_t seq, const int32_t *tokens, size_t n, float *logi
 
 void Session::check_decode(const uint32_t *seqs, const int32_t *tokens, size_t n,
                            uint32_t steps) const {
+    refuse_encoder();
     if (n == 0 || n > opt_.n_seq)
         fail(VKLLM_ERR_INVALID_ARGUMENT, "decode of %zu sequences in a session of %u", n,
              opt_.n_seq);

@@ -110,6 +110,12 @@ class Session {
     void decode_sampled(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps,
                         const DeviceSamplingStep &sampling, int32_t *out,
                         const LogprobRequest *lp = nullptr);
+    // One step of `n` tokens of any of the session's sequences (each sequence's tokens in
+    // order; at most n_batch in all), writing each token's final hidden state (after the
+    // model's last norm: what embeddings pool) to `out`, n x n_embd floats
+    // (session_hidden.cpp). An encoder's tokens attend to every token of their sequence in the
+    // step, so its sequences must be empty before. Everything is checked before anything runs.
+    void hidden_states(const int32_t *tokens, const uint32_t *seqs, size_t n, float *out);
     // The most steps decode_greedy and decode_sampled chain in one submission.
     static constexpr uint32_t kMaxChainSteps = VKLLM_MAX_CHAINED_STEPS;
 
@@ -164,6 +170,10 @@ class Session {
     void check_decode(const uint32_t *seqs, const int32_t *tokens, size_t n, uint32_t steps) const;
     // Room in the sequence and every id within the embedding.
     void check_prefill(uint32_t seq, const int32_t *tokens, size_t n) const;
+    // The tokens fit sequence `seq` and are rows of the embedding.
+    void check_tokens(uint32_t seq, const int32_t *tokens, size_t n) const;
+    // VKLLM_ERR_UNSUPPORTED for an encoder, which makes no logits.
+    void refuse_encoder() const;
     // Rows of logits (and of their argmax) the session holds: grown on demand for eval_logits,
     // dropping the recordings that bound the smaller buffers.
     void ensure_logit_rows(uint32_t rows);

@@ -19,7 +19,7 @@ enum class Arch {
 // The columns of architectures.def, which says what each value means.
 enum class Positions { RopePairs, RopeNeox, Learned };
 enum class Norm { Rms, Layer };
-enum class NormPlace { Pre, PrePost, Post };
+enum class NormPlace { Pre, PrePost, Post, Encoder };
 enum class QkNorm { NoQk, PerHead, WholeRow };
 enum class Ffn { SwiGlu, GeGlu, Gelu, Experts, SharedExperts, OaiExperts };
 enum class TopK { AsRouted, FileSays, Renormalized };

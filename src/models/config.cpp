@@ -108,8 +108,14 @@ ModelConfig read_config(const format::GgufFile &f) {
     c.attn_softcap = read_cap(a.attn_cap, keys, "attn_logit_softcapping");
     c.final_softcap = read_cap(a.final_cap, keys, "final_logit_softcapping");
     if (a.embd_scale == EmbdScale::SqrtEmbd) c.embd_scale = std::sqrt(float(c.n_embd));
-    c.pre_norms = a.place != NormPlace::Post;
-    c.post_norms = a.place != NormPlace::Pre;
+    c.pre_norms = a.place == NormPlace::Pre || a.place == NormPlace::PrePost;
+    c.post_norms = a.place == NormPlace::PrePost || a.place == NormPlace::Post;
+    c.encoder = a.place == NormPlace::Encoder;
+    int64_t pooling = keys.integer("pooling_type").value_or(0);
+    if (pooling < 0 || pooling > 4)
+        fail(VKLLM_ERR_FORMAT, "%s: pooling_type %lld is none of llama.cpp's (0 to 4)", path,
+             (long long)pooling);
+    c.pooling = uint32_t(pooling);
     c.neox = a.positions == Positions::RopeNeox;
     c.qk_norm = a.qk_norm != QkNorm::NoQk;
     c.qk_norm_whole = a.qk_norm == QkNorm::WholeRow;

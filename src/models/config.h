@@ -81,6 +81,13 @@ struct ModelConfig {
     float rope_attn_factor = 1;
     // OLMo 2: no norm before the attention or the FFN (attn_norm, ffn_norm): only post-norms.
     bool pre_norms = true;
+    // BERT (architectures.def's Encoder place): LayerNorms of the embeddings and of the residual
+    // stream after each add, attention both ways over each whole input, and no output head:
+    // the last norm's output is the model's output (engine/embed.h).
+    bool encoder = false;
+    // <arch>.pooling_type, llama.cpp's enum (0 none, 1 mean, 2 cls, 3 last, 4 rank); 0 where the
+    // file states none. What embeddings pool by default.
+    uint32_t pooling = 0;
 
     bool moe() const { return n_expert > 0; }
     // Whether layer `il` rotates its queries and keys.

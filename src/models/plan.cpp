@@ -34,6 +34,8 @@ uint32_t act_width(const ModelConfig &c, Act a) {
             return c.n_ff_shexp ? c.n_embd : 0;
         case Act::SharedGate:
             return c.n_ff_shexp ? 1 : 0;
+        case Act::Hidden:
+            return c.n_embd;
     }
     return 0;
 }
@@ -76,6 +78,7 @@ class Builder {
     Plan build() {
         add(op::Embed{w_.token_embd, c_.embd_scale});
         if (c_.learned_positions) add(op::AddPositions{w_.position_embd});
+        if (c_.encoder) add(op::LayerNorm{Act::X, Act::X, w_.embd_norm, w_.embd_norm_b});
         for (uint32_t i = 0; i < c_.n_layer; ++i) {
             attention(i);
             switch (c_.ffn) {
@@ -84,7 +87,7 @@ class Builder {
                     swiglu(w_.layers[i]);
                     break;
                 case Ffn::Gelu:
-                    gelu_mlp(w_.layers[i]);
+                    gelu_mlp(w_.layers[i], i + 1 == c_.n_layer);
                     break;
                 case Ffn::Experts:
                 case Ffn::SharedExperts:
@@ -93,7 +96,14 @@ class Builder {
                     break;
             }
         }
-        if (shape_.logits != LogitRows::None) head();
+        if (shape_.logits == LogitRows::Hidden && !c_.encoder) {
+            if (c_.norm == Norm::Layer)
+                add(op::LayerNorm{Act::X, Act::Hidden, w_.output_norm, w_.output_norm_b});
+            else
+                add(op::RmsNorm{Act::X, Act::Hidden, w_.output_norm, c_.n_embd});
+        } else if (shape_.logits != LogitRows::None && shape_.logits != LogitRows::Hidden) {
+            head();
+        }
         return std::move(p_);
     }
 
@@ -105,11 +115,11 @@ class Builder {
     // allows it for all of them.
     NormedInput normed(Act in, const gpu::BufferRange &weight, const gpu::BufferRange &bias,
                        uint32_t rows, const std::vector<const gpu::Matrix *> &readers) {
+        if (!weight.size) return {in, {}};  // OLMo 2 and BERT: no pre-norm
         if (c_.norm == Norm::Layer) {
             add(op::LayerNorm{in, Act::H, weight, bias});
             return {Act::H, {}};
         }
-        if (!weight.size) return {in, {}};  // OLMo 2: no pre-norm
         bool fold = bool(fusions_.norm);
         for (const gpu::Matrix *m : readers)
             fold = fold && fusions_.norm(*m, in, rows, weight);
@@ -144,6 +154,11 @@ class Builder {
         }
         if (!stored) add(store);
         add(op::Attend{i, L.sinks});
+        if (c_.encoder) {
+            add(op::Linear{L.wo, Act::Attn, Act::X, L.bo, Write::Accumulate});
+            add(op::LayerNorm{Act::X, Act::X, L.post_attn_norm, L.post_attn_norm_b});
+            return;
+        }
         residual(L.wo, Act::Attn, L.bo, L.post_attn_norm);
     }
 
@@ -169,12 +184,17 @@ class Builder {
         residual(L.down, Act::Gate, {}, L.post_ffn_norm);
     }
 
-    // X += down(gelu(up(layernorm(X)))), each with its bias.
-    void gelu_mlp(const LayerWeights &L) {
+    // X += down(gelu(up(layernorm(X)))), each with its bias; BERT: X = layernorm(X +
+    // down(gelu(up(X)))), the last layer's norm writing the step's output where it makes
+    // embeddings.
+    void gelu_mlp(const LayerWeights &L, bool last) {
         NormedInput f = normed(Act::X, L.ffn_norm, L.ffn_norm_b, shape_.n_tokens, {&L.up});
         add(op::Linear{L.up, f.in, Act::Up, L.b_up});
         add(op::Gelu{Act::Up});
         add(op::Linear{L.down, Act::Up, Act::X, L.b_down, Write::Accumulate});
+        if (!c_.encoder) return;
+        Act out = last && shape_.logits == LogitRows::Hidden ? Act::Hidden : Act::X;
+        add(op::LayerNorm{Act::X, out, L.post_ffn_norm, L.post_ffn_norm_b});
     }
 
     // X += the routed experts of each token (and Qwen2-MoE's gated shared expert). The experts

@@ -15,7 +15,8 @@ namespace vkllm::models {
 
 // The activations of a step, each [rows][width] F32, owned by the session.
 // Mixture of experts adds the router logits, the per-entry (token x chosen expert) expert
-// activations and outputs, and Qwen2-MoE's shared expert output and gate.
+// activations and outputs, and Qwen2-MoE's shared expert output and gate. Hidden: the final
+// hidden states of a step that makes embeddings (LogitRows::Hidden), read by the host.
 enum class Act {
     X,
     H,
@@ -32,15 +33,19 @@ enum class Act {
     ExpUp,
     ExpOut,
     Shared,
-    SharedGate
+    SharedGate,
+    Hidden
 };
-constexpr int kActCount = 16;
+constexpr int kActCount = 17;
 
 // How many rows of logits (and their argmax) a step produces.
 enum class LogitRows {
     None,  // a prefill chunk that is not the last
     Last,  // the last token only (end of a prefill)
     All,   // every row (decode of several sequences)
+    // No logits: every row's final hidden state (after the model's last norm, before the output
+    // head) into Act::Hidden, for embeddings (engine/embed.h).
+    Hidden,
 };
 
 struct StepShape {

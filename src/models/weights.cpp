@@ -99,25 +99,7 @@ class Loader {
         for (uint32_t k : sizes)
             n += k;
         tensor(name, n / planes, planes);
-        std::vector<float> v(n);
-        const uint8_t *d = f_.tensor_data(*t);
-        for (uint32_t i = 0; i < n; ++i) {
-            if (t->type->id == 0) {
-                std::memcpy(&v[i], d + 4 * i, 4);
-            } else if (t->type->id == 1 || t->type->id == 30) {
-                uint16_t h;
-                std::memcpy(&h, d + 2 * i, 2);
-                if (t->type->id == 1) {
-                    v[i] = half_to_float(h);
-                } else {
-                    uint32_t bits = uint32_t(h) << 16;
-                    std::memcpy(&v[i], &bits, 4);
-                }
-            } else {
-                fail(VKLLM_ERR_UNSUPPORTED, "%s: tensor %s has type %s, expected F32/F16/BF16",
-                     f_.path().c_str(), name.c_str(), t->type->name);
-            }
-        }
+        std::vector<float> v = floats(name, *t, n);
         std::vector<gpu::BufferRange> out;
         uint32_t at = 0;
         for (uint32_t k : sizes) {
@@ -126,6 +108,23 @@ class Loader {
         }
         loaded(t->n_bytes);
         return out;
+    }
+
+    // BERT's learned positions with the first token type's row added to each: llama.cpp's graph
+    // adds token_types' row 0 to every token (it takes no token types as input), so the sum is
+    // one table, F32 whatever the file stores.
+    gpu::Matrix positions_with_type0(uint32_t cols, uint32_t rows) {
+        const format::TensorInfo &pt = tensor("position_embd.weight", cols, rows);
+        const format::TensorInfo *tt = f_.find_tensor("token_types.weight");
+        if (!tt || tt->n_dims != 2 || tt->dims[0] != cols || tt->dims[1] < 1)
+            fail(VKLLM_ERR_FORMAT, "%s: token_types.weight is missing or not [%u, n_types]",
+                 f_.path().c_str(), cols);
+        std::vector<float> table = floats("position_embd.weight", pt, uint64_t(cols) * rows);
+        std::vector<float> type0 = floats("token_types.weight", *tt, cols);
+        for (uint64_t i = 0; i < table.size(); ++i)
+            table[i] += type0[i % cols];
+        loaded(pt.n_bytes + tt->n_bytes);
+        return gpu::Matrix{place(table.data(), table.size() * 4), gpu::WeightType::F32, rows, cols};
     }
 
     // A [n, planes] tensor (one vector per expert) as planes x n F32 values.
@@ -143,6 +142,30 @@ class Loader {
     ModelWeights &weights() { return w_; }
 
   private:
+    // The first n values of an F32, F16 or BF16 tensor, as floats.
+    std::vector<float> floats(const std::string &name, const format::TensorInfo &t, uint64_t n) {
+        std::vector<float> v(n);
+        const uint8_t *d = f_.tensor_data(t);
+        for (uint64_t i = 0; i < n; ++i) {
+            if (t.type->id == 0) {
+                std::memcpy(&v[i], d + 4 * i, 4);
+            } else if (t.type->id == 1 || t.type->id == 30) {
+                uint16_t h;
+                std::memcpy(&h, d + 2 * i, 2);
+                if (t.type->id == 1) {
+                    v[i] = half_to_float(h);
+                } else {
+                    uint32_t bits = uint32_t(h) << 16;
+                    std::memcpy(&v[i], &bits, 4);
+                }
+            } else {
+                fail(VKLLM_ERR_UNSUPPORTED, "%s: tensor %s has type %s, expected F32/F16/BF16",
+                     f_.path().c_str(), name.c_str(), t.type->name);
+            }
+        }
+        return v;
+    }
+
     const format::TensorInfo &tensor(const std::string &name, uint64_t cols, uint64_t rows,
                                      uint64_t planes = 1) {
         const format::TensorInfo *t = f_.find_tensor(name);
@@ -266,6 +289,29 @@ void load_gpt2_layer(Loader &l, const ModelConfig &c, const std::string &b, Laye
     L.b_down = l.vector(b + "ffn_down.bias", d);
 }
 
+// BERT: separate Q, K and V with biases, the attention's output with its bias, then the
+// LayerNorm of the residual stream after the add (attn_output_norm), a GELU MLP with biases and
+// the LayerNorm after its add (layer_output_norm).
+void load_bert_layer(Loader &l, const ModelConfig &c, const std::string &b, LayerWeights &L) {
+    uint32_t d = c.n_embd;
+    L.wq = l.matrix(b + "attn_q.weight", d, c.q_dim());
+    L.wk = l.matrix(b + "attn_k.weight", d, c.kv_dim());
+    L.wv = l.matrix(b + "attn_v.weight", d, c.kv_dim());
+    L.bq = l.vector(b + "attn_q.bias", c.q_dim());
+    L.bk = l.vector(b + "attn_k.bias", c.kv_dim());
+    L.bv = l.vector(b + "attn_v.bias", c.kv_dim());
+    L.wo = l.matrix(b + "attn_output.weight", c.q_dim(), d);
+    L.bo = l.vector(b + "attn_output.bias", d, true);
+    L.post_attn_norm = l.vector(b + "attn_output_norm.weight", d);
+    L.post_attn_norm_b = l.vector(b + "attn_output_norm.bias", d);
+    L.up = l.matrix(b + "ffn_up.weight", d, c.n_ff);
+    L.b_up = l.vector(b + "ffn_up.bias", c.n_ff, true);
+    L.down = l.matrix(b + "ffn_down.weight", c.n_ff, d);
+    L.b_down = l.vector(b + "ffn_down.bias", d, true);
+    L.post_ffn_norm = l.vector(b + "layer_output_norm.weight", d);
+    L.post_ffn_norm_b = l.vector(b + "layer_output_norm.bias", d);
+}
+
 }  // namespace
 
 ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const ModelConfig &c,
@@ -273,11 +319,21 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
     Loader l(ctx, f, progress);
     ModelWeights &w = l.weights();
     w.token_embd = l.matrix("token_embd.weight", c.n_embd, c.n_vocab);
-    if (c.learned_positions)
+    if (c.encoder) {
+        w.position_embd = l.positions_with_type0(c.n_embd, c.n_ctx_train);
+        w.embd_norm = l.vector("token_embd_norm.weight", c.n_embd);
+        w.embd_norm_b = l.vector("token_embd_norm.bias", c.n_embd);
+    } else if (c.learned_positions) {
         w.position_embd = l.matrix("position_embd.weight", c.n_embd, c.n_ctx_train);
+    }
     for (uint32_t i = 0; i < c.n_layer; ++i) {
         std::string b = "blk." + std::to_string(i) + ".";
         LayerWeights L;
+        if (c.encoder) {
+            load_bert_layer(l, c, b, L);
+            w.layers.push_back(L);
+            continue;
+        }
         if (c.ffn == Ffn::Gelu || c.moe()) {
             if (c.moe())
                 load_moe_layer(l, c, b, L);
@@ -332,6 +388,8 @@ ModelWeights load_weights(gpu::Context &ctx, const format::GgufFile &f, const Mo
         L.wqkv = gpu::stack_rows({L.wq, L.wk, L.wv});
         L.bqkv = gpu::stack_ranges({L.bq, L.bk, L.bv});
     }
+    // An encoder's last norm is its last layer's: it has no output head.
+    if (c.encoder) return l.take(arenas);
     w.output_norm = l.vector("output_norm.weight", c.n_embd);
     if (c.norm == Norm::Layer) w.output_norm_b = l.vector("output_norm.bias", c.n_embd);
     w.output = c.tied_output ? w.token_embd : l.matrix("output.weight", c.n_embd, c.n_vocab);

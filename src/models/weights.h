@@ -28,8 +28,11 @@ struct LayerWeights {
     gpu::BufferRange q_norm, k_norm;  // size 0 unless Qwen3, Qwen3-MoE, Gemma 3 (per head) or
                                       // OLMo 2 (rows)
     // Gemma 2 and 3, OLMo 2: norms of the attention's and the FFN's output (size 0 otherwise).
-    // OLMo 2 has no attn_norm or ffn_norm (size 0).
+    // OLMo 2 has no attn_norm or ffn_norm (size 0). BERT: the LayerNorms of the residual stream
+    // after the attention's add and after the FFN's (attn_output_norm, layer_output_norm), with
+    // their biases.
     gpu::BufferRange post_attn_norm, post_ffn_norm;
+    gpu::BufferRange post_attn_norm_b, post_ffn_norm_b;
     gpu::Matrix gate, up, down;  // no gate for GPT-2
     // GPT-2 only (size 0 otherwise): LayerNorm biases, output projection and MLP biases (GPT-OSS
     // has bo too).
@@ -46,7 +49,9 @@ struct LayerWeights {
 
 struct ModelWeights {
     gpu::Matrix token_embd;
-    gpu::Matrix position_embd;  // GPT-2's learned positions: n_ctx_train rows
+    // Learned positions, n_ctx_train rows: GPT-2's; BERT's with the first token type's row added
+    gpu::Matrix position_embd;
+    gpu::BufferRange embd_norm, embd_norm_b;  // BERT: the LayerNorm of the embeddings
     gpu::BufferRange output_norm_b;
     gpu::Matrix output;  // the embedding again when tied
     gpu::BufferRange output_norm;
