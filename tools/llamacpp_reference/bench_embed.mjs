@@ -3,7 +3,7 @@
 // embedding context (one text per call: its API embeds one input at a time), best of R
 // repetitions after a warm-up, on its prebuilt CPU backend or its Vulkan backend.
 //
-//   node tools/llamacpp_reference/bench_embed.mjs MODEL.gguf TEXTS.json cpu|vulkan [REPS]
+//   node tools/llamacpp_reference/bench_embed.mjs MODEL.gguf TEXTS.json cpu|vulkan [REPS] [THREADS]
 //
 // node-llama-cpp is a reference tool, never a dependency of vkllm (install: see embed.mjs).
 import {readFileSync} from "node:fs";
@@ -11,7 +11,8 @@ import {homedir} from "node:os";
 import {join} from "node:path";
 import {pathToFileURL} from "node:url";
 
-const [modelPath, textsPath, backend = "cpu", repsArg = "5"] = process.argv.slice(2);
+const [modelPath, textsPath, backend = "cpu", repsArg = "5", threadsArg = "2"] =
+    process.argv.slice(2);
 const texts = JSON.parse(readFileSync(textsPath, "utf8"));
 const nodeDir = process.env.NODE_LLAMA_CPP_DIR || join(homedir(), ".cache/vkllm/node");
 const {getLlama} = await import(
@@ -19,8 +20,11 @@ const {getLlama} = await import(
 const llama = await getLlama({gpu: backend === "vulkan" ? "vulkan" : false, build: "never",
                               logLevel: "error"});
 const model = await llama.loadModel({modelPath, gpuLayers: backend === "vulkan" ? "max" : 0});
-const context = await model.createEmbeddingContext({contextSize: 512, batchSize: 512});
-for (const n of [1, 16, 128]) {
+// Threads no more than the cores: llama.cpp's workers spin while they wait, and one more than
+// the cores turns every step into seconds.
+const context = await model.createEmbeddingContext({contextSize: 512, batchSize: 512,
+                                                    threads: Number(threadsArg)});
+for (const n of (process.env.SIZES || "1,16,128").split(",").map(Number)) {
     const batch = Array.from({length: n}, (_, i) => texts[i % texts.length]);
     for (const t of batch) await context.getEmbeddingFor(t);  // warm-up
     let best = Infinity;
