@@ -607,8 +607,8 @@ typedef struct vkllm_tokenizer_info {
     int32_t pad;
     int32_t add_bos; /* 1 if VKLLM_TOKENIZE_ADD_SPECIAL adds BOS */
     int32_t add_eos;
-    char model[32]; /* "gpt2" or "llama" */
-    char pre[32];   /* the pre-tokenizer name, "" for SentencePiece */
+    char model[32]; /* "gpt2" (BPE), "llama" (SentencePiece) or "bert" (WordPiece) */
+    char pre[32];   /* the pre-tokenizer name, "" for SentencePiece and WordPiece */
 } vkllm_tokenizer_info;
 
 VKLLM_API vkllm_status vkllm_tokenizer_get_info(const vkllm_tokenizer *tokenizer,
