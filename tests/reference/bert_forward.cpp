@@ -25,18 +25,6 @@ Vec affine(const Matrix &w, const Vec &x, const Vec &b) {
     return y;
 }
 
-void layer_norm(Vec &x, const Vec &w, const Vec &b, double eps) {
-    double mean = 0, var = 0;
-    for (double v : x)
-        mean += v;
-    mean /= double(x.size());
-    for (double v : x)
-        var += (v - mean) * (v - mean);
-    double inv = 1.0 / std::sqrt(var / double(x.size()) + eps);
-    for (size_t i = 0; i < x.size(); ++i)
-        x[i] = (x[i] - mean) * inv * w[i] + b[i];
-}
-
 double to_f16(double v) {
     return double(vkllm::half_to_float(vkllm::float_to_half(float(v))));
 }
@@ -107,7 +95,7 @@ Rows encode(const ModelRef &m, const Packed &p, Gelu form) {
         for (uint32_t c = 0; c < m.n_embd; ++c)
             e[c] = m.token_embd.w[t * m.n_embd + c] + m.position_embd.w[pos * m.n_embd + c] +
                    m.token_types.w[c];
-        layer_norm(e, m.embd_norm, m.embd_norm_b, m.norm_eps);
+        e = layer_normed(e, m.embd_norm, m.embd_norm_b, m.norm_eps);
         x.push_back(std::move(e));
     }
     for (const LayerRef &L : m.layers) {
@@ -115,14 +103,14 @@ Rows encode(const ModelRef &m, const Packed &p, Gelu form) {
         for (size_t i = 0; i < x.size(); ++i) {
             for (uint32_t c = 0; c < m.n_embd; ++c)
                 x[i][c] += a[i][c];
-            layer_norm(x[i], L.post_attn_norm, L.post_attn_norm_b, m.norm_eps);
+            x[i] = layer_normed(x[i], L.post_attn_norm, L.post_attn_norm_b, m.norm_eps);
             Vec u = affine(L.up, x[i], L.b_up);
             for (double &z : u)
                 z = gelu(z, form);
             Vec h = affine(L.down, u, L.b_down);
             for (uint32_t c = 0; c < m.n_embd; ++c)
                 x[i][c] += h[c];
-            layer_norm(x[i], L.post_ffn_norm, L.post_ffn_norm_b, m.norm_eps);
+            x[i] = layer_normed(x[i], L.post_ffn_norm, L.post_ffn_norm_b, m.norm_eps);
         }
     }
     return x;

@@ -42,20 +42,6 @@ Vec rms_normed(Vec x, const Vec &w, double eps) {
     return x;
 }
 
-// (x - mean) / sqrt(var + eps) * w + b.
-Vec layer_normed(Vec x, const Vec &w, const Vec &b, double eps) {
-    double mean = 0, var = 0;
-    for (double v : x)
-        mean += v;
-    mean /= double(x.size());
-    for (double v : x)
-        var += (v - mean) * (v - mean);
-    double inv = 1.0 / std::sqrt(var / double(x.size()) + eps);
-    for (size_t i = 0; i < x.size(); ++i)
-        x[i] = (x[i] - mean) * inv * w[i] + b[i];
-    return x;
-}
-
 // The model's pre-norm: LayerNorm with bias for gpt2, RMSNorm otherwise; none for olmo2 (no
 // weight).
 Vec normed(const ModelRef &m, const Vec &x, const Vec &w, const Vec &b) {
@@ -235,6 +221,20 @@ void feed_forward(const ModelRef &m, const LayerRef &L, std::vector<Vec> &x) {
 }
 
 }  // namespace
+
+std::vector<double> layer_normed(std::vector<double> x, const std::vector<double> &w,
+                                 const std::vector<double> &b, double eps) {
+    double mean = 0, var = 0;
+    for (double v : x)
+        mean += v;
+    mean /= double(x.size());
+    for (double v : x)
+        var += (v - mean) * (v - mean);
+    double inv = 1.0 / std::sqrt(var / double(x.size()) + eps);
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] = (x[i] - mean) * inv * w[i] + b[i];
+    return x;
+}
 
 std::vector<std::vector<double>> forward_logits_f64(const ModelRef &m,
                                                     const std::vector<int32_t> &tokens) {

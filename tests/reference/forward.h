@@ -177,6 +177,10 @@ struct ModelRef {
 // missing or malformed (vkllm::Error for an unreadable file).
 std::unique_ptr<ModelRef> load_model_ref(const std::string &gguf_path);
 
+// LayerNorm in double: (x - mean) / sqrt(var + eps) * w + b.
+std::vector<double> layer_normed(std::vector<double> x, const std::vector<double> &w,
+                                 const std::vector<double> &b, double eps);
+
 // result[i]: the n_vocab logits after tokens[0..i] at positions 0..i, predicting token i+1.
 std::vector<std::vector<float>> forward_logits(const ModelRef &m,
                                                const std::vector<int32_t> &tokens);
