@@ -401,6 +401,30 @@ TEST_F(ServeEngine, CancelAndADroppedHandleFreeTheirSlots) {
     EXPECT_EQ(e->stats().slots_busy, 0u);
 }
 
+TEST_F(ServeEngine, ACancelDuringAPrefillStopsItBetweenChunksAndKeepsWhatWasDone) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 1, 256, /*n_batch=*/1);  // a chunk per prompt token
+    ASSERT_TRUE(e);
+    std::string text;
+    while (encode(model, text + kStoryPrompts[2]).size() < 250)
+        text += kStoryPrompts[2];
+    const auto prompt = encode(model, text);
+    auto h = submit(*e, greedy(prompt, 1));
+    ASSERT_TRUE(
+        wait_for_stats(*e, [](const serve::EngineStats &s) { return s.prefilled_tokens >= 8; }));
+    h->cancel();
+    ASSERT_TRUE(wait_for_stats(*e, [](const serve::EngineStats &s) {
+        return s.requests_cancelled == 1 && s.slots_busy == 0;
+    }));
+    const uint64_t done = e->stats().prefilled_tokens;
+    EXPECT_LT(done, prompt.size());
+    // The chunks done stay in the slot: the same prompt again starts from them.
+    Outcome o = collect(submit(*e, greedy(prompt, 1)), 1);
+    EXPECT_EQ(o.usage.cached_tokens, done);
+    EXPECT_EQ(e->stats().prefilled_tokens, prompt.size());
+}
+
 TEST_F(ServeEngine, SubmitRefusesAFullQueueAndRequestsThatCannotRun) {
     vkllm_model *model = load(kTiny);
     ASSERT_TRUE(model);
