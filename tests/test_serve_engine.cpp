@@ -297,7 +297,7 @@ TEST_F(ServeEngine, ChoicesForkFromOnePrefillDifferAndRepeatWithTheirSeed) {
     GenerationRequest r;
     r.prompt = encode(model, kStoryPrompts[0]);
     r.n_choices = 3;
-    r.max_tokens = 24;
+    r.max_tokens = 16;
     r.ignore_eog = true;
     r.sampling.temperature = 1.0f;
     r.sampling.has_seed = true;
@@ -311,7 +311,7 @@ TEST_F(ServeEngine, ChoicesForkFromOnePrefillDifferAndRepeatWithTheirSeed) {
     EXPECT_NE(first.text[0], first.text[1]);
     EXPECT_NE(first.text[0], first.text[2]);
     EXPECT_NE(first.text[1], first.text[2]);
-    EXPECT_EQ(first.usage.completion_tokens, 3u * 24u);
+    EXPECT_EQ(first.usage.completion_tokens, 3u * 16u);
     // Choice i draws from seed + i: a single choice with that seed gives the same text.
     GenerationRequest single = r;
     single.n_choices = 1;
@@ -328,7 +328,7 @@ TEST_F(ServeEngine, SmolLM2StopStringEndsTheTextBeforeIt) {
     auto e = engine(model, 2, 256, 64);
     ASSERT_TRUE(e);
     const auto prompt = encode(model, "Once upon a time, in a small village by the sea,");
-    GenerationRequest r = greedy(prompt, 40);
+    GenerationRequest r = greedy(prompt, 28);
     r.ignore_eog = true;
     Outcome full = collect(submit(*e, r), 1);
     ASSERT_GT(full.text[0].size(), 30u) << full.text[0];
@@ -346,7 +346,7 @@ TEST_F(ServeEngine, SmolLM2StopStringEndsTheTextBeforeIt) {
 TEST_F(ServeEngine, MaxTokensEndsTheChoiceWithLength) {
     vkllm_model *model = load(kTiny);
     ASSERT_TRUE(model);
-    auto e = engine(model, 2, 128, 32);
+    auto e = engine(model, 2, 48, 32);
     ASSERT_TRUE(e);
     GenerationRequest r = greedy(encode(model, "The dog"), 5);
     r.ignore_eog = true;
