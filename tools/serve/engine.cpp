@@ -206,6 +206,8 @@ SubmitResult EngineImpl::submit(GenerationRequest request, std::shared_ptr<Reque
     const Sampling &s = request.sampling;
     vkllm_sampling_params sp;
     vkllm_sampling_params_init(&sp);
+    // OpenAI's chain: temperature and top_p only (no top-k, no min-p). The penalties read the
+    // library's default window (the last 64 tokens, prompt included), as llama-server's do.
     sp.temperature = s.temperature;
     sp.top_k = 0;
     sp.top_p = s.top_p;
@@ -470,9 +472,10 @@ void EngineImpl::decode_step() {
     }
     for (size_t r = 0; r < rows.size(); ++r) {
         auto [job, choice] = rows[r];
+        if (job->done) continue;  // failed on an earlier row: its slots were emptied
         slots_[choice->slot].cache.push_back(choice->next_token);
         choice->next_token = -1;
-        if (!job->done) sample(*job, *choice, &logits_[r * n_vocab_model_]);
+        sample(*job, *choice, &logits_[r * n_vocab_model_]);
     }
 }
 
