@@ -103,10 +103,11 @@ void configure_server(httplib::Server &server, ServerContext &ctx) {
         }
         return httplib::Server::HandlerResponse::Unhandled;
     });
-    server.set_error_handler([&ctx](const httplib::Request &req, httplib::Response &res) {
-        if (res.body.empty()) fill_error(ctx, req, res);
-        return httplib::Server::HandlerResponse::Handled;
-    });
+    server.set_error_handler(httplib::Server::HandlerWithResponse(
+        [&ctx](const httplib::Request &req, httplib::Response &res) {
+            if (res.body.empty()) fill_error(ctx, req, res);
+            return httplib::Server::HandlerResponse::Handled;
+        }));
     server.set_exception_handler(
         [](const httplib::Request &, httplib::Response &res, std::exception_ptr ep) {
             std::string what = "unknown";

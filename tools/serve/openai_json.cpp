@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "logprobs.h"
 #include "utf8.h"
 
 namespace serve {
@@ -62,17 +63,6 @@ json usage_json(const Usage &u) {
             {"completion_tokens", u.completion_tokens},
             {"total_tokens", u.prompt_tokens + u.completion_tokens},
             {"prompt_tokens_details", {{"cached_tokens", u.cached_tokens}}}};
-}
-
-std::string token_piece(const vkllm_tokenizer *tokenizer, int32_t token) {
-    size_t len = 0;
-    vkllm_status s = vkllm_tokenizer_get_piece(tokenizer, token, 0, nullptr, 0, &len);
-    if (s != VKLLM_OK && s != VKLLM_ERR_BUFFER_TOO_SMALL) return "";
-    std::string buf(len + 1, '\0');
-    if (vkllm_tokenizer_get_piece(tokenizer, token, 0, buf.data(), buf.size(), &len) != VKLLM_OK)
-        return "";
-    buf.resize(len);
-    return buf;
 }
 
 json chat_logprobs(const vkllm_tokenizer *tokenizer, const std::vector<TokenLogprob> &tokens) {

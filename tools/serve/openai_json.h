@@ -28,9 +28,6 @@ long long unix_time();
 
 nlohmann::json usage_json(const Usage &usage);
 
-// The bytes of one token (vkllm_tokenizer_get_piece; "" for an id outside the vocabulary).
-std::string token_piece(const vkllm_tokenizer *tokenizer, int32_t token);
-
 // Chat's logprobs.content entries: token, logprob, bytes, top_logprobs.
 nlohmann::json chat_logprobs(const vkllm_tokenizer *tokenizer,
                              const std::vector<TokenLogprob> &tokens);

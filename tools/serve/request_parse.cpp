@@ -280,15 +280,11 @@ json parse_body(const std::string &body) {
         throw RequestError("the body nests arrays and objects deeper than " +
                                std::to_string(kMaxJsonDepth) + " levels",
                            "");
-    json j = json::parse(body, nullptr, false);
-    if (j.is_discarded()) {
-        std::string why;
-        try {
-            (void)json::parse(body);
-        } catch (const json::parse_error &e) {
-            why = e.what();
-        }
-        throw RequestError("the body is not valid JSON: " + why, "");
+    json j;
+    try {
+        j = json::parse(body);
+    } catch (const json::exception &e) {
+        throw RequestError(std::string("the body is not valid JSON: ") + e.what(), "");
     }
     if (!j.is_object()) throw RequestError("the body must be a JSON object", "");
     return j;

@@ -4,6 +4,7 @@
 
 #include "consume.h"
 #include "http_reply.h"
+#include "logprobs.h"
 #include "openai_json.h"
 #include "prompt.h"
 #include "routes.h"

@@ -1,6 +1,7 @@
 // The small routes: /v1/models, /health, /metrics, llama-server's /tokenize and /detokenize,
 // and the chat page at /.
 #include "http_reply.h"
+#include "logprobs.h"
 #include "openai_json.h"
 #include "page_html.h"
 #include "prompt.h"
