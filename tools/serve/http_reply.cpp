@@ -12,10 +12,14 @@ const char *error_type(int status) {
         case 404:
         case 405:
         case 413:
-        case 431: return status == 404 ? "not_found_error" : "invalid_request_error";
-        case 401: return "authentication_error";
-        case 429: return "rate_limit_error";
-        default: return "server_error";
+        case 431:
+            return status == 404 ? "not_found_error" : "invalid_request_error";
+        case 401:
+            return "authentication_error";
+        case 429:
+            return "rate_limit_error";
+        default:
+            return "server_error";
     }
 }
 
@@ -40,7 +44,8 @@ std::shared_ptr<RequestHandle> submit(Engine &engine, GenerationRequest request,
     std::shared_ptr<RequestHandle> handle;
     std::string message;
     switch (engine.submit(std::move(request), &handle, &message)) {
-        case SubmitResult::Accepted: return handle;
+        case SubmitResult::Accepted:
+            return handle;
         case SubmitResult::QueueFull:
             res.set_header("Retry-After", "1");
             send_error(res, 429, "the server is busy: " + message, "", "server_busy");
@@ -48,7 +53,9 @@ std::shared_ptr<RequestHandle> submit(Engine &engine, GenerationRequest request,
         case SubmitResult::TooLong:
             send_error(res, 400, message, prompt_param, "context_length_exceeded");
             return nullptr;
-        case SubmitResult::Invalid: send_error(res, 400, message); return nullptr;
+        case SubmitResult::Invalid:
+            send_error(res, 400, message);
+            return nullptr;
     }
     send_error(res, 500, "the engine refused the request: " + message);
     return nullptr;

@@ -46,9 +46,9 @@ ChatPrompt chat_prompt(const ServerContext &ctx, const ChatRequest &request) {
         text.resize(len);
     }
     if (s != VKLLM_OK)
-        throw RequestError(std::string("the chat template fails on these messages: ") +
-                               vkllm_last_error(),
-                           "messages");
+        throw RequestError(
+            std::string("the chat template fails on these messages: ") + vkllm_last_error(),
+            "messages");
     // As `vkllm run --chat` (tools/generation.cpp's chat_ids): special tokens parsed, BOS put in
     // front where the model asks for one and the template did not write it.
     ChatPrompt out;
@@ -80,8 +80,7 @@ std::shared_ptr<const vkllm_grammar> schema_grammar(const ServerContext &ctx,
                                                     const std::string &schema) {
     vkllm_grammar *g = nullptr;
     if (vkllm_grammar_create_from_json_schema(ctx.tokenizer, schema.c_str(), &g) != VKLLM_OK)
-        throw RequestError(std::string("the JSON schema cannot be enforced: ") +
-                               vkllm_last_error(),
+        throw RequestError(std::string("the JSON schema cannot be enforced: ") + vkllm_last_error(),
                            "response_format.json_schema.schema");
     return std::shared_ptr<const vkllm_grammar>(
         g, [](const vkllm_grammar *p) { vkllm_grammar_destroy(const_cast<vkllm_grammar *>(p)); });

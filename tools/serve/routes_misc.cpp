@@ -32,8 +32,7 @@ void models(const ServerContext &ctx, httplib::Response &res) {
                                       {"meta", meta}}})}});
 }
 
-void tokenize_route(const ServerContext &ctx, const httplib::Request &req,
-                    httplib::Response &res) {
+void tokenize_route(const ServerContext &ctx, const httplib::Request &req, httplib::Response &res) {
     TokenizeRequest r;
     try {
         r = parse_tokenize_request(parse_body(req.body));
@@ -55,7 +54,8 @@ void tokenize_route(const ServerContext &ctx, const httplib::Request &req,
         if (invalid_utf8_at(piece) == std::string::npos)
             p = piece;
         else
-            for (unsigned char c : piece) p.push_back(int(c));
+            for (unsigned char c : piece)
+                p.push_back(int(c));
         tokens.push_back({{"id", id}, {"piece", p}});
     }
     send_json(res, 200, {{"tokens", tokens}});
