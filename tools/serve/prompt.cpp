@@ -29,12 +29,15 @@ std::string detokenize(const vkllm_tokenizer *tokenizer, const std::vector<int32
     return buf;
 }
 
-ChatPrompt chat_prompt(const ServerContext &ctx, const ChatRequest &request) {
+namespace {
+
+// The template's text for the messages, with or without the tools.
+std::string render(const ServerContext &ctx, const ChatRequest &request, bool with_tools) {
     vkllm_chat_params p;
     vkllm_chat_params_init(&p);
     p.model = ctx.model;
     p.template_name = ctx.chat_template.empty() ? nullptr : ctx.chat_template.c_str();
-    p.tools = request.tools_json.empty() ? nullptr : request.tools_json.c_str();
+    p.tools = with_tools && !request.tools_json.empty() ? request.tools_json.c_str() : nullptr;
     p.add_generation_prompt = 1;
     size_t len = 0;
     vkllm_status s = vkllm_chat_render_json(&p, request.messages_json.c_str(), nullptr, 0, &len);
@@ -49,6 +52,19 @@ ChatPrompt chat_prompt(const ServerContext &ctx, const ChatRequest &request) {
         throw RequestError(
             std::string("the chat template fails on these messages: ") + vkllm_last_error(),
             "messages");
+    return text;
+}
+
+}  // namespace
+
+ChatPrompt chat_prompt(const ServerContext &ctx, const ChatRequest &request) {
+    const std::string text = render(ctx, request, true);
+    // As `vkllm chat --tools`: tools the template does not write would never reach the model.
+    if (!request.tools_json.empty() && render(ctx, request, false) == text)
+        throw RequestError(
+            "the model's chat template does not write tools into the prompt, so "
+            "the model would never see them",
+            "tools", "unsupported_value");
     // As `vkllm run --chat` (tools/generation.cpp's chat_ids): special tokens parsed, BOS put in
     // front where the model asks for one and the template did not write it.
     ChatPrompt out;
