@@ -1,5 +1,7 @@
 #include "http_reply.h"
 
+#include <chrono>
+
 #include "openai_json.h"
 
 namespace serve {
@@ -76,6 +78,32 @@ void stream_events(httplib::Response &res, std::function<void(EventSink &)> prod
             sink.done();
             return true;
         });
+}
+
+void post_with_deadline(httplib::Server &server, const std::string &path, int timeout_s,
+                        BodyHandler handler) {
+    server.Post(path, [timeout_s, handler](const httplib::Request &, httplib::Response &res,
+                                           const httplib::ContentReader &reader) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+        std::string body;
+        bool late = false;
+        const bool whole = reader([&](const char *data, size_t length) {
+            body.append(data, length);
+            late = std::chrono::steady_clock::now() > deadline;
+            return !late;
+        });
+        if (whole) {
+            handler(body, res);
+            return;
+        }
+        res.set_header("Connection", "close");
+        if (late)
+            send_error(res, 408,
+                       "the body did not arrive within " + std::to_string(timeout_s) +
+                           " seconds (--timeout)");
+        else if (res.status != 413)  // a 413's message is the error handler's
+            send_error(res, 400, "the body ended before its Content-Length");
+    });
 }
 
 }  // namespace serve

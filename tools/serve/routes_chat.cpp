@@ -171,11 +171,11 @@ struct ChatAnswer {
     }
 };
 
-void chat(const ServerContext &ctx, const httplib::Request &req, httplib::Response &res) {
+void chat(const ServerContext &ctx, const std::string &body, httplib::Response &res) {
     ChatRequest request;
     ChatPrompt prompt;
     try {
-        request = parse_chat_request(parse_body(req.body), ctx.limits());
+        request = parse_chat_request(parse_body(body), ctx.limits());
         prompt = chat_prompt(ctx, request);
         request.common.generation.prompt = prompt.tokens;
         if (request.format != ResponseFormat::Text)
@@ -205,8 +205,9 @@ void chat(const ServerContext &ctx, const httplib::Request &req, httplib::Respon
 }  // namespace
 
 void add_chat_route(httplib::Server &server, ServerContext &ctx) {
-    server.Post("/v1/chat/completions", [&ctx](const httplib::Request &req,
-                                               httplib::Response &res) { chat(ctx, req, res); });
+    post_with_deadline(
+        server, "/v1/chat/completions", ctx.options.timeout_s,
+        [&ctx](const std::string &body, httplib::Response &res) { chat(ctx, body, res); });
 }
 
 }  // namespace serve

@@ -160,11 +160,11 @@ struct CompletionAnswer {
     }
 };
 
-void complete(const ServerContext &ctx, const httplib::Request &req, httplib::Response &res) {
+void complete(const ServerContext &ctx, const std::string &body, httplib::Response &res) {
     CompletionRequest request;
     auto answer = std::make_shared<CompletionAnswer>();
     try {
-        request = parse_completion_request(parse_body(req.body), ctx.limits());
+        request = parse_completion_request(parse_body(body), ctx.limits());
         request.common.generation.prompt = completion_prompt(ctx, request, &answer->prompt_text);
         fit_to_context(ctx, request.common, "prompt");
     } catch (const RequestError &e) {
@@ -188,9 +188,9 @@ void complete(const ServerContext &ctx, const httplib::Request &req, httplib::Re
 }  // namespace
 
 void add_completions_route(httplib::Server &server, ServerContext &ctx) {
-    server.Post("/v1/completions", [&ctx](const httplib::Request &req, httplib::Response &res) {
-        complete(ctx, req, res);
-    });
+    post_with_deadline(
+        server, "/v1/completions", ctx.options.timeout_s,
+        [&ctx](const std::string &body, httplib::Response &res) { complete(ctx, body, res); });
 }
 
 }  // namespace serve
