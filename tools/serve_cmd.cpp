@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "serve/serve_usage.h"
 
+#ifndef _WIN32
 namespace {
 
 // The directory of the running vkllm: /proc/self/exe where there is one, else argv[0]'s.
@@ -29,6 +30,7 @@ std::string own_directory(const char *argv0) {
 }
 
 }  // namespace
+#endif
 
 int cmd_serve(int argc, char **argv, const char *program) {
     for (int i = 1; i < argc; ++i)
