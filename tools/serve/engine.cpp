@@ -1,139 +1,16 @@
 // The engine thread: admits queued requests into free slots (reusing a slot's cached prefix or
 // forking another slot's), prefills one chunk per step, then decodes one token for every
 // decoding slot in a single vkllm_session_decode and samples each row with its choice's sampler.
-#include "engine.h"
-
 #include <algorithm>
-#include <deque>
-#include <mutex>
-#include <thread>
 #include <utility>
 
+#include "engine_impl.h"
 #include "histogram.h"
 #include "logprobs.h"
 #include "prefix_plan.h"
-#include "request_state.h"
-#include "stop_strings.h"
 
 namespace serve {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-struct SamplerDeleter {
-    void operator()(vkllm_sampler *s) const { vkllm_sampler_destroy(s); }
-};
-struct DetokenizerDeleter {
-    void operator()(vkllm_detokenizer *d) const { vkllm_detokenizer_destroy(d); }
-};
-
-std::string describe(vkllm_status status) {
-    std::string message = vkllm_last_error();
-    return message.empty() ? std::string(vkllm_status_string(status)) : message;
-}
-
-struct Choice {
-    uint32_t index = 0;
-    uint32_t slot = 0;
-    std::unique_ptr<vkllm_sampler, SamplerDeleter> sampler;
-    std::unique_ptr<vkllm_detokenizer, DetokenizerDeleter> detokenizer;
-    StopStrings stops;
-    int32_t next_token = -1;  // sampled, not yet in the cache: the next decode step's input
-    size_t n_generated = 0;
-    bool finished = false;
-    Clock::time_point last_token;
-
-    explicit Choice(std::vector<std::string> stop) : stops(std::move(stop)) {}
-};
-
-struct Job {
-    GenerationRequest request;
-    std::weak_ptr<RequestState> state;
-    std::shared_ptr<const std::atomic<bool>> cancel;
-    Clock::time_point submitted;
-    std::vector<Choice> choices;
-    size_t prefilled = 0;  // prompt tokens in the first choice's slot
-    size_t cached = 0;
-    bool prefilling = true;
-    bool first_token_seen = false;
-    bool done = false;  // finished, failed or cancelled: its slots are free
-    std::string error;  // why it failed, told to the consumer at the end of the step
-    std::vector<TokenLogprob> prompt_logprobs;
-    std::vector<ChoiceDelta> deltas;  // this step's news
-
-    ChoiceDelta &delta(uint32_t index) {
-        for (auto &d : deltas)
-            if (d.index == index) return d;
-        deltas.emplace_back();
-        deltas.back().index = index;
-        return deltas.back();
-    }
-    bool gone() const { return state.expired() || cancel->load(std::memory_order_relaxed); }
-    Usage usage() const {
-        Usage u;
-        u.prompt_tokens = request.prompt.size();
-        u.cached_tokens = cached;
-        for (const auto &c : choices)
-            u.completion_tokens += c.n_generated;
-        return u;
-    }
-};
-
-struct Slot {
-    std::vector<int32_t> cache;  // the token ids in the slot's sequence, as the session has them
-    Job *job = nullptr;
-};
-
-class EngineImpl final : public Engine {
-  public:
-    EngineImpl(vkllm_model *model, vkllm_session *session, const EngineOptions &options);
-    ~EngineImpl() override;
-
-    SubmitResult submit(GenerationRequest request, std::shared_ptr<RequestHandle> *handle,
-                        std::string *message) override;
-    EngineStats stats() const override;
-    uint32_t context_size() const override { return n_ctx_; }
-    void shutdown() override;
-
-  private:
-    void run();
-    void start(Job &job);
-    void drop_cancelled();
-    void prefill_one();
-    void finish_prefill(Job &job);
-    void decode_step();
-    void sample(Job &job, Choice &choice, const float *row);
-    void finish(Job &job, Choice &choice, const char *reason, bool flush);
-    void fail(Job &job, const std::string &message);
-    void publish();
-    uint32_t free_slots() const;
-
-    vkllm_session *session_;
-    const vkllm_tokenizer *tokenizer_;
-    size_t n_vocab_ = 0;        // the tokenizer's ids
-    size_t n_vocab_model_ = 0;  // entries of a logits row
-    uint32_t n_ctx_ = 0;
-    uint32_t n_batch_ = 0;
-    uint32_t parallel_ = 0;
-    uint32_t queue_limit_ = 0;
-
-    std::shared_ptr<Wakeup> wakeup_ = std::make_shared<Wakeup>();
-    // Under wakeup_->mutex().
-    std::deque<std::unique_ptr<Job>> queue_;
-    bool stopping_ = false;
-
-    // The engine thread's own.
-    std::vector<Slot> slots_;
-    std::vector<std::unique_ptr<Job>> active_;  // admission order
-    std::vector<float> logits_;
-
-    mutable std::mutex stats_mutex_;
-    EngineStats stats_;
-
-    std::mutex shutdown_mutex_;
-    std::thread thread_;
-};
-
+namespace engine_detail {
 EngineImpl::EngineImpl(vkllm_model *model, vkllm_session *session, const EngineOptions &options)
     : session_(session), tokenizer_(vkllm_model_get_tokenizer(model)) {
     vkllm_tokenizer_info tinfo{};
@@ -479,146 +356,7 @@ void EngineImpl::decode_step() {
     }
 }
 
-void EngineImpl::sample(Job &job, Choice &choice, const float *row) {
-    int32_t token = -1;
-    vkllm_status st = vkllm_sampler_sample(choice.sampler.get(), row, n_vocab_model_, &token);
-    if (st == VKLLM_OK) st = vkllm_sampler_accept(choice.sampler.get(), token);
-    if (st != VKLLM_OK) {
-        fail(job, describe(st));
-        return;
-    }
-    const auto now = Clock::now();
-    {
-        std::lock_guard<std::mutex> lock(stats_mutex_);
-        if (!job.first_token_seen)
-            observe(stats_.time_to_first_token,
-                    std::chrono::duration<double>(now - job.submitted).count());
-        else if (choice.n_generated > 0)
-            observe(stats_.time_per_token,
-                    std::chrono::duration<double>(now - choice.last_token).count());
-    }
-    job.first_token_seen = true;
-    choice.last_token = now;
-
-    int32_t end = 0;
-    if (!job.request.ignore_eog) vkllm_tokenizer_is_end_of_generation(tokenizer_, token, &end);
-    if (end) {
-        finish(job, choice, "stop", true);
-        return;
-    }
-    ++choice.n_generated;
-    {
-        std::lock_guard<std::mutex> lock(stats_mutex_);
-        ++stats_.generated_tokens;
-    }
-    std::string text(64, '\0');
-    size_t length = 0;
-    st = vkllm_detokenizer_push(choice.detokenizer.get(), token, text.data(), text.size(), &length);
-    if (st == VKLLM_ERR_BUFFER_TOO_SMALL) {
-        text.resize(length + 1);
-        st = vkllm_detokenizer_push(choice.detokenizer.get(), token, text.data(), text.size(),
-                                    &length);
-    }
-    if (st != VKLLM_OK) {
-        fail(job, describe(st));
-        return;
-    }
-    text.resize(length);
-    StopStrings::Result r = choice.stops.push(text);
-    ChoiceDelta &delta = job.delta(choice.index);
-    delta.text += r.text;
-    if (r.stopped) {
-        finish(job, choice, "stop", false);
-        return;
-    }
-    if (job.request.top_logprobs >= 0)
-        delta.logprobs.push_back(
-            token_logprob(tokenizer_, row, n_vocab_, token, job.request.top_logprobs));
-
-    vkllm_grammar_progress progress = VKLLM_GRAMMAR_COMPLETE;
-    vkllm_sampler_get_grammar_progress(choice.sampler.get(), &progress);
-    if (progress == VKLLM_GRAMMAR_FINISHED)
-        finish(job, choice, "stop", true);
-    else if (job.request.max_tokens && choice.n_generated >= job.request.max_tokens)
-        finish(job, choice, "length", true);
-    else if (slots_[choice.slot].cache.size() + 1 >= n_ctx_)  // the context is full with it
-        finish(job, choice, "length", true);
-    else
-        choice.next_token = token;
-}
-
-void EngineImpl::finish(Job &job, Choice &choice, const char *reason, bool flush) {
-    ChoiceDelta &delta = job.delta(choice.index);
-    if (flush) {
-        // What the detokenizer still holds (an incomplete character) and the tail held for a
-        // stop string that never came.
-        std::string rest(64, '\0');
-        size_t length = 0;
-        vkllm_status st =
-            vkllm_detokenizer_flush(choice.detokenizer.get(), rest.data(), rest.size(), &length);
-        if (st == VKLLM_ERR_BUFFER_TOO_SMALL) {
-            rest.resize(length + 1);
-            st = vkllm_detokenizer_flush(choice.detokenizer.get(), rest.data(), rest.size(),
-                                         &length);
-        }
-        rest.resize(st == VKLLM_OK ? length : 0);
-        StopStrings::Result r = choice.stops.push(rest);
-        delta.text += r.text;
-        if (!r.stopped) delta.text += choice.stops.flush();
-    }
-    delta.finished = true;
-    delta.finish_reason = reason;
-    choice.finished = true;
-    choice.next_token = -1;
-    if (slots_[choice.slot].job == &job) slots_[choice.slot].job = nullptr;
-}
-
-void EngineImpl::fail(Job &job, const std::string &message) {
-    // The slots' caches are in an unknown state after a failed call: empty them.
-    for (auto &c : job.choices) {
-        if (slots_[c.slot].job != &job) continue;
-        slots_[c.slot].job = nullptr;
-        slots_[c.slot].cache.clear();
-        vkllm_session_reset(session_, int32_t(c.slot));
-    }
-    job.done = true;
-    job.deltas.clear();
-    job.error = message.empty() ? "generation failed" : message;
-    std::lock_guard<std::mutex> lock(stats_mutex_);
-    ++stats_.requests_finished;
-}
-
-void EngineImpl::publish() {
-    // The stats first: a consumer that has read its last delta finds its slots free there.
-    std::vector<Job *> news, failed;
-    uint64_t finished = 0;
-    for (auto &job : active_) {
-        if (!job->error.empty()) failed.push_back(job.get());
-        if (job->done) continue;
-        if (!job->deltas.empty()) news.push_back(job.get());
-        if (std::all_of(job->choices.begin(), job->choices.end(),
-                        [](const Choice &c) { return c.finished; })) {
-            job->done = true;
-            ++finished;
-        }
-    }
-    {
-        std::lock_guard<std::mutex> lock(stats_mutex_);
-        stats_.requests_finished += finished;
-        stats_.slots_busy = parallel_ - free_slots();
-    }
-    for (Job *job : news) {
-        if (auto state = job->state.lock()) state->deliver(std::move(job->deltas), job->usage());
-        job->deltas.clear();
-    }
-    for (Job *job : failed)
-        if (auto state = job->state.lock()) state->fail(job->error);
-    active_.erase(
-        std::remove_if(active_.begin(), active_.end(), [](const auto &j) { return j->done; }),
-        active_.end());
-}
-
-}  // namespace
+}  // namespace engine_detail
 
 std::unique_ptr<Engine> Engine::create(vkllm_model *model, const EngineOptions &options,
                                        std::string *error) {
@@ -634,10 +372,10 @@ std::unique_ptr<Engine> Engine::create(vkllm_model *model, const EngineOptions &
     vkllm_session *session = nullptr;
     vkllm_status st = vkllm_session_create(model, &sp, &session);
     if (st != VKLLM_OK) {
-        if (error) *error = describe(st);
+        if (error) *error = engine_detail::describe(st);
         return nullptr;
     }
-    return std::make_unique<EngineImpl>(model, session, options);
+    return std::make_unique<engine_detail::EngineImpl>(model, session, options);
 }
 
 }  // namespace serve

@@ -1,0 +1,420 @@
+// The engine's choices (tools/serve/engine.h): n choices forked from one prefill with their
+// seeds, stop strings, max_tokens, cancel and the queue's bound, failures, prefix reuse,
+// logprobs against a host log-softmax of vkllm_session_eval's logits, prompt logprobs against
+// vkllm_session_eval_logits and a JSON-schema grammar.
+#include "serve_engine_test.h"
+
+namespace {
+
+using namespace serve_test;
+
+TEST_F(ServeEngine, ChoicesForkFromOnePrefillDifferAndRepeatWithTheirSeed) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 4, 256, 32);
+    ASSERT_TRUE(e);
+    GenerationRequest r;
+    r.prompt = encode(model, kStoryPrompts[0]);
+    r.n_choices = 3;
+    r.max_tokens = 16;
+    r.ignore_eog = true;
+    r.sampling.temperature = 1.0f;
+    r.sampling.has_seed = true;
+    r.sampling.seed = 1234;
+    Outcome first = collect(submit(*e, r), 3);
+    Outcome again = collect(submit(*e, r), 3);
+    for (uint32_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(first.reason[i], "length");
+        EXPECT_EQ(first.text[i], again.text[i]) << "choice " << i;
+    }
+    EXPECT_NE(first.text[0], first.text[1]);
+    EXPECT_NE(first.text[0], first.text[2]);
+    EXPECT_NE(first.text[1], first.text[2]);
+    EXPECT_EQ(first.usage.completion_tokens, 3u * 16u);
+    // Choice i draws from seed + i: a single choice with that seed gives the same text.
+    GenerationRequest single = r;
+    single.n_choices = 1;
+    single.sampling.seed = 1234 + 2;
+    Outcome third = collect(submit(*e, single), 1);
+    EXPECT_EQ(third.text[0], first.text[2]);
+}
+
+TEST_F(ServeEngine, SmolLM2StopStringEndsTheTextBeforeIt) {
+    const std::string path = cached_model(kSmolLM2);
+    if (path.empty()) GTEST_SKIP() << kSmolLM2 << " not cached (scripts/fetch-models)";
+    vkllm_model *model = load(path);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 2, 256, 64);
+    ASSERT_TRUE(e);
+    const auto prompt = encode(model, "Once upon a time, in a small village by the sea,");
+    GenerationRequest r = greedy(prompt, 28);
+    r.ignore_eog = true;
+    Outcome full = collect(submit(*e, r), 1);
+    ASSERT_GT(full.text[0].size(), 30u) << full.text[0];
+    // A stop string from the middle of the text, spanning tokens: the text ends where it
+    // first occurs, and none of it is handed out.
+    const std::string stop = full.text[0].substr(full.text[0].size() / 2, 5);
+    const std::string want = full.text[0].substr(0, full.text[0].find(stop));
+    r.stop = {"never appears \x01", stop};
+    Outcome stopped = collect(submit(*e, r), 1);
+    EXPECT_EQ(stopped.text[0], want);
+    EXPECT_EQ(stopped.reason[0], "stop");
+    EXPECT_LT(stopped.usage.completion_tokens, full.usage.completion_tokens);
+}
+
+TEST_F(ServeEngine, MaxTokensEndsTheChoiceWithLength) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 2, 48, 32);
+    ASSERT_TRUE(e);
+    GenerationRequest r = greedy(encode(model, "The dog"), 5);
+    r.ignore_eog = true;
+    Outcome o = collect(submit(*e, r), 1);
+    EXPECT_EQ(o.reason[0], "length");
+    EXPECT_EQ(o.usage.completion_tokens, 5u);
+    EXPECT_EQ(o.tokens[0].size(), 5u);
+    // max_tokens 0: until the context is full.
+    r.max_tokens = 0;
+    o = collect(submit(*e, r), 1);
+    EXPECT_EQ(o.reason[0], "length");
+    EXPECT_EQ(o.usage.prompt_tokens + o.usage.completion_tokens, e->context_size());
+}
+
+TEST_F(ServeEngine, CancelAndADroppedHandleFreeTheirSlots) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 2, 256, 32);
+    ASSERT_TRUE(e);
+    GenerationRequest endless = greedy(encode(model, kStoryPrompts[1]), 0);
+    endless.ignore_eog = true;
+    auto a = submit(*e, endless);
+    std::vector<ChoiceDelta> out;
+    while (out.empty())
+        ASSERT_TRUE(a->next(out, 1s));
+    EXPECT_TRUE(wait_for_stats(*e, [](const serve::EngineStats &s) { return s.slots_busy == 1; }));
+    a->cancel();
+    out.clear();
+    EXPECT_FALSE(a->next(out, 1s)) << "a cancelled request has nothing more to say";
+    EXPECT_TRUE(wait_for_stats(*e, [](const serve::EngineStats &s) {
+        return s.slots_busy == 0 && s.requests_cancelled == 1;
+    }));
+    // A consumer that goes away without a word cancels too.
+    {
+        auto b = submit(*e, endless);
+        out.clear();
+        while (out.empty())
+            ASSERT_TRUE(b->next(out, 1s));
+    }
+    EXPECT_TRUE(wait_for_stats(*e, [](const serve::EngineStats &s) {
+        return s.slots_busy == 0 && s.requests_cancelled == 2;
+    }));
+    // The next request is served, and both slots are there for it.
+    GenerationRequest two = greedy(encode(model, kStoryPrompts[3]), 6);
+    two.n_choices = 2;
+    two.ignore_eog = true;
+    Outcome o = collect(submit(*e, two), 2);
+    EXPECT_EQ(o.error, "");
+    EXPECT_EQ(o.reason[0], "length");
+    EXPECT_EQ(o.reason[1], "length");
+    EXPECT_EQ(o.text[0], o.text[1]) << "greedy choices agree";
+    EXPECT_EQ(e->stats().slots_busy, 0u);
+}
+
+TEST_F(ServeEngine, ACancelDuringAPrefillStopsItBetweenChunksAndKeepsWhatWasDone) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 1, 256, /*n_batch=*/1);  // a chunk per prompt token
+    ASSERT_TRUE(e);
+    std::string text;
+    while (encode(model, text + kStoryPrompts[2]).size() < 250)
+        text += kStoryPrompts[2];
+    const auto prompt = encode(model, text);
+    auto h = submit(*e, greedy(prompt, 1));
+    ASSERT_TRUE(
+        wait_for_stats(*e, [](const serve::EngineStats &s) { return s.prefilled_tokens >= 8; }));
+    h->cancel();
+    ASSERT_TRUE(wait_for_stats(*e, [](const serve::EngineStats &s) {
+        return s.requests_cancelled == 1 && s.slots_busy == 0;
+    }));
+    const uint64_t done = e->stats().prefilled_tokens;
+    EXPECT_LT(done, prompt.size());
+    // The chunks done stay in the slot: the same prompt again starts from them.
+    Outcome o = collect(submit(*e, greedy(prompt, 1)), 1);
+    EXPECT_EQ(o.usage.cached_tokens, done);
+    EXPECT_EQ(e->stats().prefilled_tokens, prompt.size());
+}
+
+TEST_F(ServeEngine, SubmitRefusesAFullQueueAndRequestsThatCannotRun) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 1, 64, 32, /*queue_limit=*/2);
+    ASSERT_TRUE(e);
+    ASSERT_EQ(e->context_size(), 64u);
+    GenerationRequest endless = greedy(encode(model, "The dog"), 0);
+    endless.ignore_eog = true;
+    auto running = submit(*e, endless);
+    ASSERT_TRUE(wait_for_stats(*e, [](const serve::EngineStats &s) { return s.slots_busy == 1; }));
+    auto q1 = submit(*e, endless);
+    auto q2 = submit(*e, endless);
+    EXPECT_EQ(e->stats().queue_length, 2u);
+    std::shared_ptr<RequestHandle> none;
+    std::string message;
+    EXPECT_EQ(e->submit(endless, &none, &message), SubmitResult::QueueFull);
+    EXPECT_FALSE(none);
+    EXPECT_NE(message, "");
+
+    GenerationRequest bad = greedy(encode(model, "The dog"), 64);  // prompt + 64 > 64
+    EXPECT_EQ(e->submit(bad, &none, &message), SubmitResult::TooLong) << message;
+    bad = greedy(encode(model, "The dog"), 4);
+    bad.n_choices = 2;  // one slot
+    EXPECT_EQ(e->submit(bad, &none, &message), SubmitResult::TooLong) << message;
+    bad = greedy({1, 320}, 4);  // tiny-qwen2 has 320 ids
+    EXPECT_EQ(e->submit(bad, &none, &message), SubmitResult::Invalid) << message;
+    bad = greedy({}, 4);
+    EXPECT_EQ(e->submit(bad, &none, &message), SubmitResult::Invalid) << message;
+    bad = greedy({1}, 4);
+    bad.sampling.temperature = std::nanf("");
+    EXPECT_EQ(e->submit(bad, &none, &message), SubmitResult::Invalid) << message;
+    bad = greedy({1}, 4);
+    bad.top_logprobs = VKLLM_MAX_TOP_LOGPROBS + 1;
+    EXPECT_EQ(e->submit(bad, &none, &message), SubmitResult::Invalid) << message;
+    EXPECT_FALSE(none);
+
+    // Queued requests that are cancelled leave the queue without running.
+    q1->cancel();
+    q2.reset();
+    running->cancel();
+    EXPECT_TRUE(wait_for_stats(*e, [](const serve::EngineStats &s) {
+        return s.queue_length == 0 && s.slots_busy == 0 && s.requests_cancelled == 3;
+    }));
+    EXPECT_EQ(e->stats().requests_started, 1u);
+}
+
+TEST_F(ServeEngine, ARequestThatFailsLeavesTheOthersServed) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 2, 256, 16);
+    ASSERT_TRUE(e);
+    // A logit bias that bans every id: the sampler refuses the row once the prefill is done.
+    // (Sampled: greedy sampling takes the highest of the banned logits instead.)
+    GenerationRequest doomed = greedy(encode(model, kStoryPrompts[0]), 8);
+    doomed.sampling.temperature = 1.0f;
+    for (int32_t id = 0; id < 320; ++id)
+        doomed.sampling.logit_bias.push_back({id, -std::numeric_limits<float>::infinity()});
+    const auto prompt = encode(model, kStoryPrompts[2]);
+    auto bad = submit(*e, doomed);
+    auto good = submit(*e, greedy(prompt, 12));
+    Outcome ob = collect(bad, 1);
+    EXPECT_NE(ob.error, "");
+    EXPECT_EQ(ob.reason[0], "");
+    Outcome og = collect(good, 1);
+    EXPECT_EQ(og.error, "");
+    EXPECT_EQ(og.tokens[0], generate_alone(model, prompt, 12, 16).tokens);
+    EXPECT_TRUE(wait_for_stats(*e, [](const serve::EngineStats &s) {
+        return s.slots_busy == 0 && s.requests_finished == 2;
+    }));
+}
+
+TEST_F(ServeEngine, ASharedPrefixIsReusedAndTheOutputIsUnchanged) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    const uint32_t n_batch = 16;
+    auto e = engine(model, 2, 256, n_batch);
+    ASSERT_TRUE(e);
+    const std::string system =
+        "Once upon a time, there was a little girl named Lily. She liked to play with her toys "
+        "in the garden.";
+    const auto shared = encode(model, system);
+    const std::string asks[] = {" One day she found a ball.", " Her dog was sad.",
+                                " The sky was blue."};
+    // The first fills a slot; the second comes while the first is still decoding and forks
+    // its slot; the third comes when both are free and rewinds the slot that shares most.
+    GenerationRequest first = greedy(encode(model, system + asks[0]), 30);
+    first.ignore_eog = true;
+    auto a = submit(*e, first);
+    std::vector<ChoiceDelta> out;
+    while (out.empty())
+        ASSERT_TRUE(a->next(out, 1s));
+    auto b = submit(*e, greedy(encode(model, system + asks[1]), 12));
+    Outcome ob = collect(b, 1);
+    collect(a, 1);
+    Outcome oc = collect(submit(*e, greedy(encode(model, system + asks[2]), 12)), 1);
+    for (const auto &[o, ask] : {std::pair{&ob, asks[1]}, std::pair{&oc, asks[2]}}) {
+        SCOPED_TRACE(ask);
+        const auto prompt = encode(model, system + ask);
+        EXPECT_GE(o->usage.cached_tokens, shared.size() - 2);  // a word may tokenize across
+        EXPECT_LT(o->usage.cached_tokens, prompt.size());
+        Generated ref = generate_alone(model, prompt, 12, n_batch);
+        EXPECT_EQ(o->tokens[0], ref.tokens);
+        EXPECT_EQ(o->text[0], ref.text);
+    }
+    const auto stats = e->stats();
+    EXPECT_LT(stats.prefilled_tokens, stats.prompt_tokens);
+}
+
+// Logprobs of each generated token equal a host log-softmax (float64) of the logits
+// vkllm_session_eval writes for the same tokens; under greedy the chosen token is the top one.
+void check_logprobs_against_eval(vkllm_model *model, const std::vector<int32_t> &prompt,
+                                 const Outcome &o, size_t n_tokens, uint32_t n_batch) {
+    const vkllm_tokenizer *tok = vkllm_model_get_tokenizer(model);
+    vkllm_tokenizer_info ti;
+    ti.struct_size = sizeof ti;
+    ASSERT_EQ(vkllm_tokenizer_get_info(tok, &ti), VKLLM_OK);
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    ASSERT_EQ(vkllm_model_get_info(model, &mi), VKLLM_OK);
+    vkllm_session_params sp;
+    vkllm_session_params_init(&sp);
+    sp.n_batch = n_batch;
+    sp.n_ctx = 256;
+    vkllm_session *session = nullptr;
+    ASSERT_EQ(vkllm_session_create(model, &sp, &session), VKLLM_OK);
+    std::vector<float> logits(mi.n_vocab);
+    ASSERT_EQ(vkllm_session_eval(session, 0, prompt.data(), prompt.size(), logits.data()),
+              VKLLM_OK);
+    ASSERT_GE(o.logprobs[0].size(), n_tokens);
+    for (size_t t = 0; t < n_tokens; ++t) {
+        SCOPED_TRACE("token " + std::to_string(t));
+        const auto &got = o.logprobs[0][t];
+        const auto ref = log_softmax(logits.data(), ti.n_vocab);
+        const auto top = top_ids(ref, got.top.size());
+        EXPECT_EQ(got.token, top[0]) << "greedy takes the most likely token";
+        EXPECT_NEAR(got.logprob, ref[size_t(got.token)], 1e-4);
+        ASSERT_EQ(got.top.size(), 5u);
+        for (size_t k = 0; k < got.top.size(); ++k) {
+            EXPECT_EQ(got.top[k].token, top[k]);
+            EXPECT_NEAR(got.top[k].logprob, ref[size_t(top[k])], 1e-4);
+        }
+        EXPECT_EQ(got.bytes.empty(), false);
+        ASSERT_EQ(vkllm_session_eval(session, 0, &got.token, 1, logits.data()), VKLLM_OK);
+    }
+    vkllm_session_destroy(session);
+}
+
+TEST_F(ServeEngine, LogprobsAreTheLogSoftmaxOfTheLogits) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 2, 256, 32);
+    ASSERT_TRUE(e);
+    const auto prompt = encode(model, kStoryPrompts[0]);
+    GenerationRequest r = greedy(prompt, 6);
+    r.ignore_eog = true;
+    r.top_logprobs = 5;
+    Outcome o = collect(submit(*e, r), 1);
+    check_logprobs_against_eval(model, prompt, o, 6, 32);
+}
+
+TEST_F(ServeEngine, SmolLM2LogprobsOfTheFirstTokenAreTheLogSoftmaxOfTheLogits) {
+    const std::string path = cached_model(kSmolLM2);
+    if (path.empty()) GTEST_SKIP() << kSmolLM2 << " not cached (scripts/fetch-models)";
+    vkllm_model *model = load(path);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 2, 256, 64);
+    ASSERT_TRUE(e);
+    const auto prompt = encode(model, "The capital of France is");
+    GenerationRequest r = greedy(prompt, 3);
+    r.top_logprobs = 5;
+    Outcome o = collect(submit(*e, r), 1);
+    // The first token's row comes from the same prefill as vkllm_session_eval's; later rows come
+    // from decode steps, which round differently (vkllm.h: up to 7e-4 on SmolLM2).
+    check_logprobs_against_eval(model, prompt, o, 1, 64);
+    for (const auto &lp : o.logprobs[0])
+        EXPECT_EQ(lp.token, lp.top[0].token);
+}
+
+TEST_F(ServeEngine, PromptLogprobsAreEvalLogitsLogSoftmaxRows) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    const uint32_t n_batch = 16;
+    auto e = engine(model, 2, 256, n_batch);
+    ASSERT_TRUE(e);
+    const auto prompt = encode(model, kStoryPrompts[2]);  // several chunks
+    ASSERT_GT(prompt.size(), 2 * n_batch);
+    // A first request leaves the prompt in a slot: prompt logprobs must not reuse it.
+    collect(submit(*e, greedy(prompt, 2)), 1);
+    GenerationRequest r = greedy(prompt, 2);
+    r.prompt_logprobs = true;
+    r.top_logprobs = 3;
+    Outcome o = collect(submit(*e, r), 1);
+    EXPECT_EQ(o.usage.cached_tokens, 0u);
+    ASSERT_EQ(o.prompt_logprobs.size(), prompt.size() - 1) << "filled before the first delta";
+
+    vkllm_model_info mi;
+    mi.struct_size = sizeof mi;
+    ASSERT_EQ(vkllm_model_get_info(model, &mi), VKLLM_OK);
+    vkllm_session_params sp;
+    vkllm_session_params_init(&sp);
+    sp.n_batch = n_batch;
+    sp.n_ctx = 256;
+    vkllm_session *session = nullptr;
+    ASSERT_EQ(vkllm_session_create(model, &sp, &session), VKLLM_OK);
+    vkllm_eval_params ep;
+    vkllm_eval_params_init(&ep);
+    ep.kind = VKLLM_LOGITS_LOG_SOFTMAX;
+    std::vector<float> rows(prompt.size() * mi.n_vocab);
+    ASSERT_EQ(vkllm_session_eval_logits(session, 0, prompt.data(), prompt.size(), &ep, rows.data()),
+              VKLLM_OK);
+    vkllm_session_destroy(session);
+    for (size_t i = 0; i + 1 < prompt.size(); ++i) {
+        SCOPED_TRACE("prompt token " + std::to_string(i + 1));
+        const float *row = &rows[i * mi.n_vocab];
+        const auto &got = o.prompt_logprobs[i];
+        EXPECT_EQ(got.token, prompt[i + 1]);
+        EXPECT_NEAR(got.logprob, row[prompt[i + 1]], 1e-4);
+        std::vector<double> as_double(row, row + mi.n_vocab);
+        const auto top = top_ids(as_double, 3);
+        ASSERT_EQ(got.top.size(), 3u);
+        for (size_t k = 0; k < 3; ++k) {
+            EXPECT_EQ(got.top[k].token, top[k]);
+            EXPECT_NEAR(got.top[k].logprob, row[top[k]], 1e-4);
+        }
+    }
+    // The generated tokens are those of a request without prompt logprobs.
+    Outcome plain = collect(submit(*e, greedy(prompt, 2)), 1);
+    EXPECT_EQ(o.tokens[0], plain.tokens[0]);
+}
+
+TEST_F(ServeEngine, SmolLM2UnderAJsonSchemaWritesJsonThatParses) {
+#ifndef HAVE_NLOHMANN_JSON
+    GTEST_SKIP() << "nlohmann/json.hpp not installed (nlohmann-json3-dev)";
+#else
+    const std::string path = cached_model(kSmolLM2);
+    if (path.empty()) GTEST_SKIP() << kSmolLM2 << " not cached (scripts/fetch-models)";
+    vkllm_model *model = load(path);
+    ASSERT_TRUE(model);
+    auto e = engine(model, 2, 512, 64);
+    ASSERT_TRUE(e);
+    vkllm_grammar *grammar = nullptr;
+    ASSERT_EQ(vkllm_grammar_create_from_json_schema(
+                  vkllm_model_get_tokenizer(model),
+                  R"({"type":"object","properties":{"name":{"type":"string","maxLength":12},)"
+                  R"("age":{"type":"integer","minimum":0,"maximum":150}},)"
+                  R"("required":["name","age"],"additionalProperties":false})",
+                  &grammar),
+              VKLLM_OK)
+        << vkllm_last_error();
+    GenerationRequest r;
+    r.prompt = encode(model,
+                      "<|im_start|>user\nDescribe a person as JSON with a name and an "
+                      "age.<|im_end|>\n<|im_start|>assistant\n",
+                      VKLLM_TOKENIZE_PARSE_SPECIAL);
+    r.max_tokens = 48;
+    r.n_choices = 2;
+    r.sampling.temperature = 0.7f;
+    r.sampling.has_seed = true;
+    r.sampling.seed = 7;
+    r.sampling.grammar.reset(grammar, vkllm_grammar_destroy);
+    Outcome o = collect(submit(*e, r), 2);
+    for (uint32_t i = 0; i < 2; ++i) {
+        SCOPED_TRACE(o.text[i]);
+        EXPECT_EQ(o.reason[i], "stop") << "the grammar finished the object";
+        auto json = nlohmann::json::parse(o.text[i], nullptr, false);
+        ASSERT_FALSE(json.is_discarded());
+        ASSERT_TRUE(json.is_object());
+        EXPECT_TRUE(json["name"].is_string());
+        EXPECT_TRUE(json["age"].is_number_integer());
+    }
+#endif
+}
+
+}  // namespace
