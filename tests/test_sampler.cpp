@@ -265,6 +265,11 @@ TEST(Sampler, LogitBiasOfMinusInfinityBansATokenAndBanningAllIsAnError) {
     EXPECT_EQ(vkllm_sampler_sample(s.s, l.data(), l.size(), &t), VKLLM_ERR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(vkllm_last_error()).find("bans every token"), std::string::npos);
     EXPECT_EQ(t, 77) << "a failed call writes nothing";
+    q.temperature = 0.0f;
+    Sampler g(q);
+    EXPECT_EQ(vkllm_sampler_sample(g.s, l.data(), l.size(), &t), VKLLM_ERR_INVALID_ARGUMENT)
+        << "greedy too: no banned token is the highest";
+    EXPECT_EQ(t, 77);
 }
 
 TEST(Sampler, TheSameSeedReproducesAndAnotherDiffers) {

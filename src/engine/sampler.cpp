@@ -178,7 +178,12 @@ int32_t Sampler::choose(float *logits, size_t n_ids, int32_t argmax) {
         l = l <= 0 ? l * opt_.repeat_penalty : l / opt_.repeat_penalty;
         l -= float(count) * opt_.frequency_penalty + opt_.presence_penalty;
     }
-    if (greedy_) return int32_t(std::max_element(logits, logits + n_ids) - logits);
+    if (greedy_) {
+        const float *best = std::max_element(logits, logits + n_ids);
+        if (*best == -INFINITY)
+            fail(VKLLM_ERR_INVALID_ARGUMENT, "sampling: the logit bias bans every token");
+        return int32_t(best - logits);
+    }
 
     std::vector<Candidate> c;
     c.reserve(n_ids);
