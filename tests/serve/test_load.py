@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Serve.Load: `vkllm serve --parallel 8` on SmolLM2 under 32 concurrent streaming clients of 4
+requests each, of mixed prompt and answer lengths, all greedy:
+
+  - every server-sent event stream is well formed and complete ([DONE] last), and no request
+    is lost (128 answers, each 200);
+  - every answer equals the same request run alone before the load (continuous batching
+    changes nothing in a greedy answer);
+  - the server's resident memory after the load is within 10% of before (measured after a
+    warm-up: the same requests run alone);
+  - clients that disconnect mid-stream free their slots: /metrics shows no busy slot within a
+    deadline, and the next request is answered.
+
+    python3 tests/serve/test_load.py SERVE_BINARY CLI_BINARY OUTPUT_DIR
+"""
+import os
+import socket
+import sys
+import threading
+import time
+import json
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_harness import (Args, Checks, Server, SseError, deadline, metrics,  # noqa: E402
+                           stream_chat)
+
+CLIENTS, PER_CLIENT, PARALLEL = 32, 4, 8
+# Mixed lengths: prompts of a few words to a paragraph, answers of 4 to 16 tokens.
+PARAGRAPH = ("The river runs past the old mill, under the stone bridge and through the town, "
+             "where children play on its banks in summer and skate on it in winter. ")
+REQUESTS = [
+    ("Hi", 4),
+    ("What is two plus two?", 8),
+    ("Name a colour.", 12),
+    ("Summarise: " + PARAGRAPH, 16),
+    ("Write a word that rhymes with cat.", 6),
+    ("Describe this place: " + PARAGRAPH * 2, 10),
+    ("Count from one to five.", 16),
+    ("Say hello in French.", 8),
+]
+
+# SmolLM2's greedy answer to it runs past 600 tokens.
+LONG = "Write a very long essay about the history of Rome."
+
+args = Args()
+args.require_model()
+checks = Checks("Serve.Load")
+check = checks.check
+deadline(240, checks)
+
+
+def body(i):
+    prompt, max_tokens = REQUESTS[i]
+    return {"model": "x", "messages": [{"role": "user", "content": prompt}],
+            "temperature": 0, "max_tokens": max_tokens}
+
+
+def busy_slots(server):
+    """Busy slots as /metrics counts them: the sample whose name says slots and busy."""
+    samples = metrics(server)
+    busy = [v for k, v in samples.items() if "slots" in k and ("busy" in k or "processing" in k)]
+    if len(busy) != 1:
+        raise RuntimeError(f"/metrics has no single busy-slots sample: {sorted(samples)}")
+    return busy[0]
+
+
+def load(server, alone):
+    results, lock = {}, threading.Lock()
+
+    def client(c):
+        for j in range(PER_CLIENT):
+            i = (c * PER_CLIENT + j) % len(REQUESTS)
+            try:
+                _, texts, finish = stream_chat(server, body(i), timeout=180)
+                outcome = (texts.get(0), finish.get(0))
+            except (SseError, OSError) as e:
+                outcome = (None, f"{type(e).__name__}: {e}")
+            with lock:
+                results[(c, j)] = (i, outcome)
+
+    threads = [threading.Thread(target=client, args=(c,), daemon=True) for c in range(CLIENTS)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=max(1.0, start + 180 - time.monotonic()))
+    seconds = time.monotonic() - start
+    check(all(not t.is_alive() for t in threads), "every client finished within 180 s")
+    check(len(results) == CLIENTS * PER_CLIENT,
+          f"no request lost: {CLIENTS * PER_CLIENT} answers", f"{len(results)} answers")
+    broken = [f"{k}: {o[1]}" for k, (i, o) in results.items() if o[0] is None]
+    check(not broken, "every stream is well formed and ends with [DONE]", "\n  ".join(broken[:5]))
+    differ = [f"request {i}: {o} under load, {alone[i]} alone"
+              for k, (i, o) in results.items() if o[0] is not None and o != alone[i]]
+    check(not differ, "every greedy answer under load equals the same request run alone",
+          "\n  ".join(differ[:5]))
+    print(f"load: {len(results)} streams in {seconds:.1f} s")
+
+
+def disconnects(server):
+    """Streams of long answers (450 tokens: a minute on lavapipe) whose clients vanish after
+    their first event."""
+    socks = []
+    for _ in range(PARALLEL):
+        s = socket.create_connection((server.host, server.port), timeout=60)
+        payload = json.dumps({"messages": [{"role": "user", "content": LONG}],
+                              "temperature": 0, "max_tokens": 450, "stream": True}).encode()
+        s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                  b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(payload)
+                  + payload)
+        socks.append(s)
+    first = 0
+    for s in socks:
+        data = b""
+        while b"data: " not in data and len(data) < 65536:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        first += b"data: " in data
+    check(first == PARALLEL, f"{PARALLEL} long streams started", f"{first} started")
+    busy = busy_slots(server)
+    check(busy > 0, "their slots are busy while they stream", f"busy {busy}")
+    for s in socks:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.close()  # a reset, as a killed client leaves
+    end = time.monotonic() + 10
+    while time.monotonic() < end and busy_slots(server) != 0:
+        time.sleep(0.2)
+    busy = busy_slots(server)
+    check(busy == 0, "the disconnected clients' slots are free again within 10 s", f"busy {busy}")
+    try:
+        _, texts, finish = stream_chat(server, body(0), timeout=60)
+        check(texts[0] != "" and finish[0] in ("stop", "length"),
+              "a request after the disconnects is answered", str(texts))
+    except (SseError, OSError) as e:
+        check(False, "a request after the disconnects is answered", str(e))
+
+
+server = Server(args, "load", extra=["--parallel", str(PARALLEL), "--queue", str(CLIENTS),
+                                     "--ctx-size", "512"])
+try:
+    alone = {}
+    for i in range(len(REQUESTS)):
+        _, texts, finish = stream_chat(server, body(i))
+        alone[i] = (texts[0], finish[0])
+    check(all(t for t, _ in alone.values()), "each request alone has an answer", str(alone))
+    rss_before = server.rss_kib()
+    load(server, alone)
+    rss_after = server.rss_kib()
+    check(abs(rss_after - rss_before) <= 0.1 * rss_before,
+          "resident memory after the load is within 10% of before",
+          f"{rss_before} KiB before, {rss_after} KiB after")
+    print(f"VmRSS: {rss_before} KiB before, {rss_after} KiB after")
+    disconnects(server)
+    check(server.alive(), "the server is still running")
+finally:
+    server.stop(checks)
+checks.finish()
