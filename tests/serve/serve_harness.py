@@ -128,7 +128,8 @@ class Server:
         return self.proc.pid
 
     def stderr(self):
-        self._stderr.flush()
+        if not self._stderr.closed:
+            self._stderr.flush()
         with open(self.stderr_path, "rb") as f:
             return f.read().decode(errors="replace")
 
