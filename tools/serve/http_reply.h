@@ -1,0 +1,40 @@
+// Writing answers: JSON bodies, OpenAI's error objects with their status, the engine's
+// refusals as HTTP statuses, and the event stream of a streamed answer.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "engine.h"
+#include "request_parse.h"
+
+namespace serve {
+
+void send_json(httplib::Response &res, int status, const nlohmann::json &body);
+
+// OpenAI's error object; the type follows from the status (invalid_request_error for 400, ...).
+void send_error(httplib::Response &res, int status, const std::string &message,
+                const std::string &param = "", const std::string &code = "");
+
+void send_request_error(httplib::Response &res, const RequestError &e);
+
+// Submits to the engine; on a refusal writes the answer (429 with Retry-After for a full queue,
+// 400 for a request that cannot fit or run) and returns null.
+// prompt_param names the prompt's field ("messages", "prompt") in a too-long refusal.
+std::shared_ptr<RequestHandle> submit(Engine &engine, GenerationRequest request,
+                                      httplib::Response &res, const char *prompt_param);
+
+// Answers with server-sent events written by `produce`, which runs on the connection's thread
+// after the headers went out. write() returns false once the client is gone; alive() tells the
+// same without writing.
+struct EventSink {
+    std::function<bool(const std::string &)> write;
+    std::function<bool()> alive;
+};
+void stream_events(httplib::Response &res, std::function<void(EventSink &)> produce);
+
+}  // namespace serve

@@ -1,0 +1,146 @@
+#include "options.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "auth.h"
+
+namespace serve {
+
+namespace {
+
+const char kUsage[] =
+    "usage: vkllm serve -m MODEL [options]\n"
+    "An OpenAI-compatible HTTP server (docs/SERVER.md): /v1/chat/completions, /v1/completions,\n"
+    "/v1/models, /health, /metrics, /tokenize, /detokenize and a chat page at /.\n"
+    "  -m, --model FILE        the GGUF model (required)\n"
+    "  --host ADDR             address to bind (default 127.0.0.1: this machine only)\n"
+    "  --port N                port (default 8080; 0 picks a free one)\n"
+    "  --parallel N            sequences decoded together, and the most n a request may ask\n"
+    "                          (default 4)\n"
+    "  -c, --ctx-size N        context per sequence (default: the model's, at most 4096)\n"
+    "  --queue N               requests waiting beyond the busy slots before 429 (default\n"
+    "                          4 x --parallel)\n"
+    "  --api-key KEY           require 'Authorization: Bearer KEY' (all routes but / and\n"
+    "                          /health)\n"
+    "  --api-key-file F        the same, the key read from F's first line\n"
+    "  --alias NAME            the model's id in /v1/models and answers (default: the file's\n"
+    "                          name without .gguf)\n"
+    "  --max-tokens-limit N    the most max_tokens a request may ask (default 4096)\n"
+    "  --body-limit BYTES      the largest request body (default 4194304; larger: 413)\n"
+    "  --timeout S             seconds a client may take to send or read (default 30)\n"
+    "  --n-batch N             prompt tokens prefilled between decode steps (default 256)\n"
+    "  --device N|NAME         device index or name substring (default: VKLLM_DEVICE, else\n"
+    "                          the best device)\n"
+    "  --validate              enable the Vulkan validation layer\n"
+    "  --chat-template NAME    a built-in chat template instead of the model's own\n"
+    "  -h, --help              this help\n"
+    "When ready it prints 'vkllm serve: listening on http://HOST:PORT'. SIGINT or SIGTERM\n"
+    "stops it: requests in flight are cancelled, exit status 0.\n";
+
+bool read_uint(const std::string &text, uint64_t lo, uint64_t hi, uint64_t *out) {
+    if (text.empty() || text[0] == '-' || text[0] == '+') return false;
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (*end != '\0' || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+}  // namespace
+
+int parse_options(int argc, char **argv, Options *o) {
+    std::string key_file;
+    bool key_given = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-h" || a == "--help") {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        if (a == "--validate") {
+            o->validate = true;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "vkllm serve: %s: %s (vkllm serve --help lists the options)\n",
+                         a.c_str(), a.rfind("-", 0) == 0 ? "needs a value" : "unknown option");
+            return 2;
+        }
+        const std::string v = argv[++i];
+        uint64_t n = 0;
+        auto number = [&](uint64_t lo, uint64_t hi) {
+            if (read_uint(v, lo, hi, &n)) return true;
+            std::fprintf(stderr, "vkllm serve: %s %s: expected a whole number from %llu to %llu\n",
+                         a.c_str(), v.c_str(), (unsigned long long)lo, (unsigned long long)hi);
+            return false;
+        };
+        if (a == "-m" || a == "--model") {
+            o->model = v;
+        } else if (a == "--host") {
+            o->host = v;
+        } else if (a == "--port") {
+            if (!number(0, 65535)) return 2;
+            o->port = int(n);
+        } else if (a == "--parallel") {
+            if (!number(1, 256)) return 2;
+            o->parallel = uint32_t(n);
+        } else if (a == "-c" || a == "--ctx-size") {
+            if (!number(0, 1u << 20)) return 2;
+            o->ctx = uint32_t(n);
+        } else if (a == "--queue") {
+            if (!number(0, 1u << 16)) return 2;
+            o->queue = uint32_t(n);
+        } else if (a == "--api-key") {
+            o->api_key = v;
+            key_given = true;
+        } else if (a == "--api-key-file") {
+            key_file = v;
+        } else if (a == "--alias") {
+            o->alias = v;
+        } else if (a == "--max-tokens-limit") {
+            if (!number(1, 1u << 20)) return 2;
+            o->max_tokens_limit = uint32_t(n);
+        } else if (a == "--body-limit") {
+            if (!number(1024, uint64_t(1) << 32)) return 2;
+            o->body_limit = size_t(n);
+        } else if (a == "--timeout") {
+            if (!number(1, 3600)) return 2;
+            o->timeout_s = int(n);
+        } else if (a == "--n-batch") {
+            if (!number(1, 1u << 16)) return 2;
+            o->n_batch = uint32_t(n);
+        } else if (a == "--device") {
+            o->device = v;
+        } else if (a == "--chat-template") {
+            o->chat_template = v;
+        } else {
+            std::fprintf(stderr, "vkllm serve: %s: unknown option (vkllm serve --help lists them)\n",
+                         a.c_str());
+            return 2;
+        }
+    }
+    if (o->model.empty()) {
+        std::fprintf(stderr, "vkllm serve: -m MODEL is required (vkllm serve --help)\n");
+        return 2;
+    }
+    if (key_given && !key_file.empty()) {
+        std::fprintf(stderr, "vkllm serve: --api-key and --api-key-file: give one of them\n");
+        return 2;
+    }
+    if (key_given && o->api_key.empty()) {
+        std::fprintf(stderr, "vkllm serve: --api-key: the key is empty\n");
+        return 2;
+    }
+    if (!key_file.empty()) {
+        std::string error;
+        if (!read_key_file(key_file, &o->api_key, &error)) {
+            std::fprintf(stderr, "vkllm serve: --api-key-file: %s\n", error.c_str());
+            return 2;
+        }
+    }
+    return -1;
+}
+
+}  // namespace serve
