@@ -533,7 +533,7 @@ void EngineImpl::sample(Job &job, Choice &choice, const float *row) {
         finish(job, choice, "stop", true);
     else if (job.request.max_tokens && choice.n_generated >= job.request.max_tokens)
         finish(job, choice, "length", true);
-    else if (slots_[choice.slot].cache.size() >= n_ctx_)  // no room to decode it
+    else if (slots_[choice.slot].cache.size() + 1 >= n_ctx_)  // the context is full with it
         finish(job, choice, "length", true);
     else
         choice.next_token = token;

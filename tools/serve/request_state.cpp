@@ -20,19 +20,26 @@ RequestState::~RequestState() {
 
 bool RequestState::next(std::vector<ChoiceDelta> &out, std::chrono::milliseconds wait) {
     std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait_for(lock, wait,
-                 [&] { return !pending_.empty() || unfinished_ == 0 || !error_.empty(); });
+    auto over = [&] {
+        return unfinished_ == 0 || !error_.empty() || cancelled_->load(std::memory_order_relaxed);
+    };
+    cv_.wait_for(lock, wait, [&] { return !pending_.empty() || over(); });
     // The call that hands out the last deltas still returns true, so that both a loop that
     // reads `out` only while next() is true and one that reads it before testing see them.
     const bool handed_out = !pending_.empty();
     for (auto &d : pending_)
         out.push_back(std::move(d));
     pending_.clear();
+    if (cancelled_->load(std::memory_order_relaxed)) return false;  // nothing more is coming
     return error_.empty() && (handed_out || unfinished_ > 0);
 }
 
 void RequestState::cancel() {
-    cancelled_->store(true, std::memory_order_relaxed);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        cancelled_->store(true, std::memory_order_relaxed);
+    }
+    cv_.notify_all();
     wakeup_->notify();
 }
 
