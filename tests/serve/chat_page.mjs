@@ -25,14 +25,20 @@ try {
   page.setDefaultTimeout(90000);
   page.on('console', (m) => { if (m.type() === 'error') out.console.push(m.text()); });
   page.on('pageerror', (e) => out.pageErrors.push(String(e)));
+  // The page samples (OpenAI's default temperature); its requests are made greedy on their
+  // way, so that its answer can be compared with the API's. The body it sent is kept.
   const requests = [];
-  page.on('request', (r) => {
-    if (r.method() === 'POST' && r.url().endsWith('/v1/chat/completions'))
-      requests.push(r.postData());
+  await page.route('**/v1/chat/completions', async (route) => {
+    const body = JSON.parse(route.request().postData());
+    requests.push(body);
+    await route.continue({ postData: JSON.stringify({ ...body, temperature: 0 }) });
   });
   await page.goto(url, { waitUntil: 'load' });
-  // The page fills in the model's name from /v1/models.
-  await page.waitForFunction(() => document.querySelector('#model')?.textContent.trim() !== '');
+  // The page fills in the model's name from /v1/models (an ellipsis until then).
+  await page.waitForFunction(() => {
+    const text = document.querySelector('#model')?.textContent.trim() ?? '';
+    return text !== '' && text !== '\u2026';
+  });
   out.model = (await page.textContent('#model')).trim();
 
   const assistants = page.locator('.assistant');
