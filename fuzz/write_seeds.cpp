@@ -4,9 +4,10 @@
 // reply parser, small Jinja templates with their variables for the interpreter, GBNF grammars
 // with a text to run through them, the JSON Schema corpus of the converter's test
 // (tests/data/json_schema, read from the source tree), regular expressions for `pattern`, tune
-// files (fuzz_tune_file's identity, and one stale).
+// files (fuzz_tune_file's identity, and one stale), request bodies of vkllm-serve's routes.
 //   write_seeds OUT_DIR   (writes OUT_DIR/{gguf,model_load,tokenizer,pretokenize,chat_template,
-//                         reply_parser,jinja,gbnf,json_schema,json_schema_pattern,tune_file}/)
+//                         reply_parser,jinja,gbnf,json_schema,json_schema_pattern,tune_file,
+//                         serve_request}/)
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -40,9 +41,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     std::string out = argv[1];
-    for (const char *d :
-         {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize", "/chat_template",
-          "/reply_parser", "/jinja", "/gbnf", "/json_schema", "/json_schema_pattern", "/tune_file"})
+    for (const char *d : {"", "/gguf", "/model_load", "/tokenizer", "/pretokenize",
+                          "/chat_template", "/reply_parser", "/jinja", "/gbnf", "/json_schema",
+                          "/json_schema_pattern", "/tune_file", "/serve_request"})
         mkdir((out + d).c_str(), 0755);
 
     struct Model {
@@ -256,5 +257,43 @@ int main(int argc, char **argv) {
     vkllm::engine::TuneIdentity stale = id;
     stale.vkllm = "0.1.0";
     write(out + "/tune_file/stale", vkllm::engine::format_tune_file(stale, tuned));
+
+    // vkllm-serve's request bodies: the first byte picks the route (fuzz_serve_request.cpp).
+    const char *bodies[][2] = {
+        {"c", R"({"model": "m", "messages": [{"role": "system", "content": "Be brief."},)"
+              R"( {"role": "user", "content": [{"type": "text", "text": "Hi "},)"
+              R"( {"type": "text", "text": "there"}]}], "temperature": 0.7, "top_p": 0.9,)"
+              R"( "n": 2, "seed": 42, "stop": ["
+
+", "END"], "max_tokens": 64,)"
+              R"( "logit_bias": {"5": -100, "7": 3.5}, "logprobs": true, "top_logprobs": 3,)"
+              R"( "stream": true, "stream_options": {"include_usage": true}})"},
+        {"c", R"({"messages": [{"role": "user", "content": "weather?"}, {"role": "assistant",)"
+              R"( "content": null, "tool_calls": [{"id": "c1", "type": "function", "function":)"
+              R"( {"name": "get", "arguments": "{"city": "Paris"}"}}]}, {"role": "tool",)"
+              R"( "tool_call_id": "c1", "content": "sunny"}], "tools": [{"type": "function",)"
+              R"( "function": {"name": "get", "parameters": {"type": "object", "properties":)"
+              R"( {"city": {"type": "string"}}}}}], "tool_choice": "auto",)"
+              R"( "presence_penalty": -1.5, "frequency_penalty": 2, "max_completion_tokens": 9})"},
+        {"c", R"({"messages": [{"role": "user", "content": "a person"}], "response_format":)"
+              R"( {"type": "json_schema", "json_schema": {"name": "p", "strict": true, "schema":)"
+              R"( {"type": "object", "properties": {"age": {"type": "integer"}}}}}})"},
+        {"c", R"({"messages": [{"role": "user", "content": "x"}], "response_format":)"
+              R"( {"type": "json_object"}, "tool_choice": "required", "tools": [{"function":)"
+              R"( {"name": "f"}}], "temperature": "hot", "n": 99})"},
+        {"p", R"({"prompt": "Once upon a time", "echo": true, "logprobs": 5, "max_tokens": 8,)"
+              R"( "stop": "
+", "temperature": 0})"},
+        {"p", R"({"prompt": [[1, 2, 3]], "stream": true, "n": 1, "logit_bias": {"2": 100}})"},
+        {"t", R"({"content": "Hello <|im_start|>", "add_special": true, "with_pieces": true,)"
+              R"( "parse_special": false})"},
+        {"d", R"({"tokens": [1, 2, 3, 15]})"},
+        {"c",
+         "{\"messages\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+         "[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}"},
+    };
+    i = 0;
+    for (const auto &b : bodies)
+        write(out + "/serve_request/" + std::to_string(i++), std::string(b[0]) + b[1]);
     return 0;
 }

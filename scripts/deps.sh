@@ -3,7 +3,8 @@
 # Python package, once, for the interoperability test, and fetches the JSON-Schema-Test-Suite).
 VKLLM_PACKAGES="cmake ninja-build g++ libgtest-dev libvulkan-dev libvulkan-volk-dev glslc \
 glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
-clang-format pkg-config libedit-dev python3 python3-numpy python3-yaml python3-requests python3-pip"
+clang-format pkg-config libedit-dev python3 python3-numpy python3-yaml python3-requests python3-pip \
+libcpp-httplib-dev nlohmann-json3-dev chromium"
 
 # The Rust and Go bindings' tests need their toolchains: Debian's when none is on the PATH
 # (a rustup or golang.org install is used as it is).

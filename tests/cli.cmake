@@ -77,6 +77,15 @@ if(TARGET vkllm_cli)
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_cli_readme.py
                      $<TARGET_FILE:vkllm_cli> ${PROJECT_SOURCE_DIR}/README.md)
   endif()
+  # vkllm serve runs vkllm-serve from beside it, whose argument errors come before anything
+  # loads (exit 2, the option named).
+  if(TARGET vkllm_serve)
+    add_test(NAME Tool.ServeRunsTheServerBesideItAndRefusesBadCommandLines
+             COMMAND sh -c "for a in '-m x --parallel 0' '--port 8080' '-m x --port 65536' '-m x --api-key a --api-key-file f' '-m x --api-key-file ${CMAKE_CURRENT_BINARY_DIR}/no-key' '-m x --bogus 1'; do $<TARGET_FILE:vkllm_cli> serve $a 2>&1; echo \"exit $?\"; done")
+    set_tests_properties(Tool.ServeRunsTheServerBesideItAndRefusesBadCommandLines PROPERTIES
+                         PASS_REGULAR_EXPRESSION
+                         "^vkllm serve: --parallel 0: expected a whole number from 1 to 256\nexit 2\nvkllm serve: -m MODEL is required \\(vkllm serve --help\\)\nexit 2\nvkllm serve: --port 65536: expected a whole number from 0 to 65535\nexit 2\nvkllm serve: --api-key and --api-key-file: give one of them\nexit 2\nvkllm serve: --api-key-file: cannot read [^\n]*/no-key\nexit 2\nvkllm serve: --bogus: unknown option \\(vkllm serve --help lists them\\)\nexit 2\n$")
+  endif()
   # vkllm embed and similarity: argument errors before anything loads (exit 2, the option named).
   set(VKLLM_NO_MODEL ${CMAKE_CURRENT_BINARY_DIR}/none.gguf)
   add_test(NAME Tool.EmbedRefusesBadCommandLines

@@ -25,6 +25,9 @@ int cmd_embed(int argc, char **argv);
 // vkllm similarity: the lines of a file ranked by cosine similarity with a query. argv[0] is
 // "similarity".
 int cmd_similarity(int argc, char **argv);
+// vkllm serve: runs vkllm-serve from the directory of `program` (vkllm's argv[0]) with these
+// arguments; argv[0] is "serve". Its help is printed here, whether or not the server was built.
+int cmd_serve(int argc, char **argv, const char *program);
 // vkllm tune: vkllm_runtime_tune on the model at model_path, on the runtime params' device,
 // printing the tuner's log and a summary.
 int cmd_tune(const char *model_path, vkllm_runtime_params params);

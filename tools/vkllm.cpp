@@ -42,6 +42,7 @@ int usage(FILE *out) {
         "  quantize         rewrite a model with its matrices in another type\n"
         "  make-model       write a random-weight model of a real model's shape\n"
         "  bench            prompt processing and generation speed, like llama-bench\n"
+        "  serve            an OpenAI-compatible HTTP server with continuous batching\n"
         "  version          print the library version (also --version, -V)\n"
         "\n"
         "options of the commands that use a device (run, chat, bench, self-check, tune):\n"
@@ -482,6 +483,7 @@ int main(int argc, char **argv) {
     if (cmd == "bench-grammar") return cmd_bench_grammar(argc - 1, argv + 1);
     if (cmd == "embed") return cmd_embed(argc - 1, argv + 1);
     if (cmd == "similarity") return cmd_similarity(argc - 1, argv + 1);
+    if (cmd == "serve") return cmd_serve(argc - 1, argv + 1, argv[0]);
     const Command *command = find_command(cmd);
     if (!command) {
         std::fprintf(stderr, "vkllm: unknown command %s\n", cmd.c_str());

@@ -57,6 +57,7 @@ struct Job {
     bool prefilling = true;
     bool first_token_seen = false;
     bool done = false;  // finished, failed or cancelled: its slots are free
+    std::string error;  // why it failed, told to the consumer at the end of the step
     std::vector<TokenLogprob> prompt_logprobs;
     std::vector<ChoiceDelta> deltas;  // this step's news
 
@@ -205,6 +206,8 @@ SubmitResult EngineImpl::submit(GenerationRequest request, std::shared_ptr<Reque
     const Sampling &s = request.sampling;
     vkllm_sampling_params sp;
     vkllm_sampling_params_init(&sp);
+    // OpenAI's chain: temperature and top_p only (no top-k, no min-p). The penalties read the
+    // library's default window (the last 64 tokens, prompt included), as llama-server's do.
     sp.temperature = s.temperature;
     sp.top_k = 0;
     sp.top_p = s.top_p;
@@ -377,7 +380,11 @@ void EngineImpl::prefill_one() {
     Job &job = **it;
     const auto &prompt = job.request.prompt;
     const uint32_t seq = job.choices[0].slot;
-    const size_t n = std::min<size_t>(n_batch_, prompt.size() - job.prefilled);
+    // A row per position for prompt logprobs: smaller chunks keep that buffer near 16 MiB.
+    const size_t chunk = job.request.prompt_logprobs
+                             ? std::clamp<size_t>((size_t(4) << 20) / n_vocab_model_, 1, n_batch_)
+                             : n_batch_;
+    const size_t n = std::min(chunk, prompt.size() - job.prefilled);
     const bool last = job.prefilled + n == prompt.size();
     const int32_t *tokens = prompt.data() + job.prefilled;
     vkllm_status st;
@@ -465,9 +472,10 @@ void EngineImpl::decode_step() {
     }
     for (size_t r = 0; r < rows.size(); ++r) {
         auto [job, choice] = rows[r];
+        if (job->done) continue;  // failed on an earlier row: its slots were emptied
         slots_[choice->slot].cache.push_back(choice->next_token);
         choice->next_token = -1;
-        if (!job->done) sample(*job, *choice, &logits_[r * n_vocab_model_]);
+        sample(*job, *choice, &logits_[r * n_vocab_model_]);
     }
 }
 
@@ -575,33 +583,39 @@ void EngineImpl::fail(Job &job, const std::string &message) {
     }
     job.done = true;
     job.deltas.clear();
-    if (auto state = job.state.lock()) state->fail(message);
+    job.error = message.empty() ? "generation failed" : message;
     std::lock_guard<std::mutex> lock(stats_mutex_);
     ++stats_.requests_finished;
 }
 
 void EngineImpl::publish() {
+    // The stats first: a consumer that has read its last delta finds its slots free there.
+    std::vector<Job *> news, failed;
+    uint64_t finished = 0;
     for (auto &job : active_) {
+        if (!job->error.empty()) failed.push_back(job.get());
         if (job->done) continue;
-        const bool all_finished = std::all_of(job->choices.begin(), job->choices.end(),
-                                              [](const Choice &c) { return c.finished; });
-        if (!job->deltas.empty()) {
-            if (auto state = job->state.lock())
-                state->deliver(std::move(job->deltas), job->usage());
-            job->deltas.clear();
-        }
-        if (all_finished) {
+        if (!job->deltas.empty()) news.push_back(job.get());
+        if (std::all_of(job->choices.begin(), job->choices.end(),
+                        [](const Choice &c) { return c.finished; })) {
             job->done = true;
-            std::lock_guard<std::mutex> lock(stats_mutex_);
-            ++stats_.requests_finished;
+            ++finished;
         }
     }
+    {
+        std::lock_guard<std::mutex> lock(stats_mutex_);
+        stats_.requests_finished += finished;
+        stats_.slots_busy = parallel_ - free_slots();
+    }
+    for (Job *job : news) {
+        if (auto state = job->state.lock()) state->deliver(std::move(job->deltas), job->usage());
+        job->deltas.clear();
+    }
+    for (Job *job : failed)
+        if (auto state = job->state.lock()) state->fail(job->error);
     active_.erase(
         std::remove_if(active_.begin(), active_.end(), [](const auto &j) { return j->done; }),
         active_.end());
-    const uint32_t busy = parallel_ - free_slots();
-    std::lock_guard<std::mutex> lock(stats_mutex_);
-    stats_.slots_busy = busy;
 }
 
 }  // namespace

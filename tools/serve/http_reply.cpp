@@ -1,5 +1,7 @@
 #include "http_reply.h"
 
+#include <chrono>
+
 #include "openai_json.h"
 
 namespace serve {
@@ -12,10 +14,14 @@ const char *error_type(int status) {
         case 404:
         case 405:
         case 413:
-        case 431: return status == 404 ? "not_found_error" : "invalid_request_error";
-        case 401: return "authentication_error";
-        case 429: return "rate_limit_error";
-        default: return "server_error";
+        case 431:
+            return status == 404 ? "not_found_error" : "invalid_request_error";
+        case 401:
+            return "authentication_error";
+        case 429:
+            return "rate_limit_error";
+        default:
+            return "server_error";
     }
 }
 
@@ -40,7 +46,8 @@ std::shared_ptr<RequestHandle> submit(Engine &engine, GenerationRequest request,
     std::shared_ptr<RequestHandle> handle;
     std::string message;
     switch (engine.submit(std::move(request), &handle, &message)) {
-        case SubmitResult::Accepted: return handle;
+        case SubmitResult::Accepted:
+            return handle;
         case SubmitResult::QueueFull:
             res.set_header("Retry-After", "1");
             send_error(res, 429, "the server is busy: " + message, "", "server_busy");
@@ -48,7 +55,9 @@ std::shared_ptr<RequestHandle> submit(Engine &engine, GenerationRequest request,
         case SubmitResult::TooLong:
             send_error(res, 400, message, prompt_param, "context_length_exceeded");
             return nullptr;
-        case SubmitResult::Invalid: send_error(res, 400, message); return nullptr;
+        case SubmitResult::Invalid:
+            send_error(res, 400, message);
+            return nullptr;
     }
     send_error(res, 500, "the engine refused the request: " + message);
     return nullptr;
@@ -69,6 +78,32 @@ void stream_events(httplib::Response &res, std::function<void(EventSink &)> prod
             sink.done();
             return true;
         });
+}
+
+void post_with_deadline(httplib::Server &server, const std::string &path, int timeout_s,
+                        BodyHandler handler) {
+    server.Post(path, [timeout_s, handler](const httplib::Request &, httplib::Response &res,
+                                           const httplib::ContentReader &reader) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+        std::string body;
+        bool late = false;
+        const bool whole = reader([&](const char *data, size_t length) {
+            body.append(data, length);
+            late = std::chrono::steady_clock::now() > deadline;
+            return !late;
+        });
+        if (whole) {
+            handler(body, res);
+            return;
+        }
+        res.set_header("Connection", "close");
+        if (late)
+            send_error(res, 408,
+                       "the body did not arrive within " + std::to_string(timeout_s) +
+                           " seconds (--timeout)");
+        else if (res.status != 413)  // a 413's message is the error handler's
+            send_error(res, 400, "the body ended before its Content-Length");
+    });
 }
 
 }  // namespace serve

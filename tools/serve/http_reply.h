@@ -37,4 +37,12 @@ struct EventSink {
 };
 void stream_events(httplib::Response &res, std::function<void(EventSink &)> produce);
 
+// A POST route whose body must arrive whole within `timeout_s` of its headers: httplib's read
+// timeout bounds each wait for bytes, so a client dribbling a byte at a time would hold a
+// thread for ever. Past the deadline: 408; a body cut short: 400; over the body limit: 413
+// (httplib's); each closes the connection. The handler gets the whole body.
+using BodyHandler = std::function<void(const std::string &body, httplib::Response &res)>;
+void post_with_deadline(httplib::Server &server, const std::string &path, int timeout_s,
+                        BodyHandler handler);
+
 }  // namespace serve

@@ -18,9 +18,14 @@ struct Route {
 };
 
 const Route kRoutes[] = {
-    {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"}, {"/tokenize", "POST"},
-    {"/detokenize", "POST"},          {"/v1/models", "GET"},       {"/health", "GET"},
-    {"/metrics", "GET"},              {"/", "GET"},
+    {"/v1/chat/completions", "POST"},
+    {"/v1/completions", "POST"},
+    {"/tokenize", "POST"},
+    {"/detokenize", "POST"},
+    {"/v1/models", "GET"},
+    {"/health", "GET"},
+    {"/metrics", "GET"},
+    {"/", "GET"},
 };
 
 // The route a request counts under: its path when it is a route, else "other", so /metrics
@@ -38,14 +43,27 @@ bool is_public(const std::string &path) {
 // The body of a refusal httplib made itself (it leaves the body empty).
 void fill_error(const ServerContext &ctx, const httplib::Request &req, httplib::Response &res) {
     switch (res.status) {
-        case 404: send_error(res, 404, "no route " + req.path); break;
-        case 413:
-            send_error(res, 413,
-                       "the body is larger than " + std::to_string(ctx.options.body_limit) +
-                           " bytes (--body-limit)");
+        case 404:
+            send_error(res, 404, "no route " + req.path);
             break;
-        case 414: send_error(res, 414, "the request's URI is too long"); break;
-        case 431: send_error(res, 431, "too many or too large headers"); break;
+        case 413:
+            // httplib keeps form-encoded bodies (curl -d's default type) to 8 KiB.
+            if (req.get_header_value("Content-Type")
+                    .rfind("application/x-www-form-urlencoded", 0) == 0)
+                send_error(res, 413,
+                           "a form-encoded body is limited to 8192 bytes: send the JSON with "
+                           "'Content-Type: application/json'");
+            else
+                send_error(res, 413,
+                           "the body is larger than " + std::to_string(ctx.options.body_limit) +
+                               " bytes (--body-limit)");
+            break;
+        case 414:
+            send_error(res, 414, "the request's URI is too long");
+            break;
+        case 431:
+            send_error(res, 431, "too many or too large headers");
+            break;
         default:
             send_error(res, res.status,
                        res.status < 500 ? "the request is malformed" : "the server failed");

@@ -126,8 +126,7 @@ int main(int argc, char **argv) {
     else if (!server.bind_to_port(o.host, port))
         port = -1;
     if (port <= 0) {
-        std::fprintf(stderr, "vkllm serve: cannot listen on %s port %d\n", o.host.c_str(),
-                     o.port);
+        std::fprintf(stderr, "vkllm serve: cannot listen on %s port %d\n", o.host.c_str(), o.port);
         return 1;
     }
 

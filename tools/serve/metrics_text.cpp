@@ -12,8 +12,7 @@ std::string number(double v) {
     return buf;
 }
 
-void metric(std::string &out, const char *name, const char *type, const char *help,
-            double value) {
+void metric(std::string &out, const char *name, const char *type, const char *help, double value) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
            name + " " + number(value) + "\n";
 }

@@ -20,7 +20,8 @@ json logprob_value(float v) {
 
 json byte_list(const std::string &s) {
     json out = json::array();
-    for (unsigned char c : s) out.push_back(int(c));
+    for (unsigned char c : s)
+        out.push_back(int(c));
     return out;
 }
 
@@ -48,7 +49,8 @@ std::string new_id(const char *prefix) {
     static thread_local std::mt19937_64 rng{std::random_device{}()};
     static const char hex[] = "0123456789abcdef";
     std::string id = prefix;
-    for (int i = 0; i < 24; ++i) id += hex[rng() & 15];
+    for (int i = 0; i < 24; ++i)
+        id += hex[rng() & 15];
     return id;
 }
 

@@ -29,26 +29,46 @@ std::string detokenize(const vkllm_tokenizer *tokenizer, const std::vector<int32
     return buf;
 }
 
-ChatPrompt chat_prompt(const ServerContext &ctx, const ChatRequest &request) {
+namespace {
+
+// The template's text for the messages, with or without the tools.
+std::string render(const ServerContext &ctx, const std::string &messages_json,
+                   const std::string &tools_json) {
     vkllm_chat_params p;
     vkllm_chat_params_init(&p);
     p.model = ctx.model;
     p.template_name = ctx.chat_template.empty() ? nullptr : ctx.chat_template.c_str();
-    p.tools = request.tools_json.empty() ? nullptr : request.tools_json.c_str();
+    p.tools = tools_json.empty() ? nullptr : tools_json.c_str();
     p.add_generation_prompt = 1;
     size_t len = 0;
-    vkllm_status s = vkllm_chat_render_json(&p, request.messages_json.c_str(), nullptr, 0, &len);
+    vkllm_status s = vkllm_chat_render_json(&p, messages_json.c_str(), nullptr, 0, &len);
     std::string text;
     if (s == VKLLM_ERR_BUFFER_TOO_SMALL) {
         text.assign(len + 1, '\0');
-        s = vkllm_chat_render_json(&p, request.messages_json.c_str(), text.data(), text.size(),
-                                   &len);
+        s = vkllm_chat_render_json(&p, messages_json.c_str(), text.data(), text.size(), &len);
         text.resize(len);
     }
     if (s != VKLLM_OK)
-        throw RequestError(std::string("the chat template fails on these messages: ") +
-                               vkllm_last_error(),
-                           "messages");
+        throw RequestError(
+            std::string("the chat template fails on these messages: ") + vkllm_last_error(),
+            "messages");
+    return text;
+}
+
+}  // namespace
+
+ChatPrompt chat_prompt(const ServerContext &ctx, const ChatRequest &request) {
+    const std::string text = render(ctx, request.messages_json, request.tools_json);
+    // As `vkllm chat --tools` checks it, on a first turn (a template may write the tools only
+    // there): tools the template does not write would never reach the model.
+    if (!request.tools_json.empty()) {
+        const std::string first = R"([{"role": "user", "content": "Hello"}])";
+        if (render(ctx, first, request.tools_json) == render(ctx, first, ""))
+            throw RequestError(
+                "the model's chat template does not write tools into the prompt, "
+                "so the model would never see them",
+                "tools", "unsupported_value");
+    }
     // As `vkllm run --chat` (tools/generation.cpp's chat_ids): special tokens parsed, BOS put in
     // front where the model asks for one and the template did not write it.
     ChatPrompt out;
@@ -80,8 +100,7 @@ std::shared_ptr<const vkllm_grammar> schema_grammar(const ServerContext &ctx,
                                                     const std::string &schema) {
     vkllm_grammar *g = nullptr;
     if (vkllm_grammar_create_from_json_schema(ctx.tokenizer, schema.c_str(), &g) != VKLLM_OK)
-        throw RequestError(std::string("the JSON schema cannot be enforced: ") +
-                               vkllm_last_error(),
+        throw RequestError(std::string("the JSON schema cannot be enforced: ") + vkllm_last_error(),
                            "response_format.json_schema.schema");
     return std::shared_ptr<const vkllm_grammar>(
         g, [](const vkllm_grammar *p) { vkllm_grammar_destroy(const_cast<vkllm_grammar *>(p)); });

@@ -170,8 +170,10 @@ json joined_content(const json &content, const std::string &param) {
         const json *type = field(part, "type");
         if (!type) throw RequestError("'" + where + ".type' is missing", where + ".type");
         if (get_string(*type, where + ".type") != "text")
-            throw RequestError("'" + where + ".type': only \"text\" content parts are supported, "
-                               "not \"" + type->get<std::string>() + "\"",
+            throw RequestError("'" + where +
+                                   ".type': only \"text\" content parts are supported, "
+                                   "not \"" +
+                                   type->get<std::string>() + "\"",
                                where + ".type");
         const json *t = field(part, "text");
         if (!t) throw RequestError("'" + where + ".text' is missing", where + ".text");
@@ -255,15 +257,18 @@ void parse_response_format(const json &body, ChatRequest &r) {
         return;
     }
     if (t != "json_schema")
-        throw RequestError("'response_format.type' must be \"text\", \"json_object\" or "
-                           "\"json_schema\"",
-                           "response_format.type");
+        throw RequestError(
+            "'response_format.type' must be \"text\", \"json_object\" or "
+            "\"json_schema\"",
+            "response_format.type");
     r.format = ResponseFormat::JsonSchema;
     const json *js = field(*f, "json_schema");
-    if (!js) throw RequestError("'response_format.json_schema' is missing",
-                                "response_format.json_schema");
+    if (!js)
+        throw RequestError("'response_format.json_schema' is missing",
+                           "response_format.json_schema");
     if (!js->is_object()) wrong_type("response_format.json_schema", "an object");
-    if (const json *strict = field(*js, "strict")) get_bool(*strict, "response_format.json_schema.strict");
+    if (const json *strict = field(*js, "strict"))
+        get_bool(*strict, "response_format.json_schema.strict");
     const json *schema = field(*js, "schema");
     if (schema && !schema->is_object())
         wrong_type("response_format.json_schema.schema", "an object");
@@ -331,7 +336,8 @@ CompletionRequest parse_completion_request(const json &body, const Limits &limit
     // OpenAI's default for this endpoint.
     r.common = parse_common(body, limits, std::min<uint32_t>(16, limits.max_tokens));
     if (const json *v = field(body, "echo")) r.echo = get_bool(*v, "echo");
-    if (const json *v = field(body, "logprobs")) r.logprobs = int32_t(get_int(*v, "logprobs", 0, 5));
+    if (const json *v = field(body, "logprobs"))
+        r.logprobs = int32_t(get_int(*v, "logprobs", 0, 5));
     r.common.generation.top_logprobs = r.logprobs;
     r.common.generation.prompt_logprobs = r.echo && r.logprobs >= 0;
     return r;

@@ -92,8 +92,7 @@ struct ChatAnswer {
                 if (!piece.reasoning.empty()) delta["reasoning_content"] = piece.reasoning;
                 if (!piece.calls.empty())
                     delta["tool_calls"] = tool_calls(piece.calls, calls_before, true);
-                if (!sink.write(sse_event(choice_chunk(d.index, delta, lp, nullptr))))
-                    return false;
+                if (!sink.write(sse_event(choice_chunk(d.index, delta, lp, nullptr)))) return false;
             }
             if (d.finished &&
                 !sink.write(sse_event(choice_chunk(d.index, json::object(), nullptr,
@@ -105,8 +104,8 @@ struct ChatAnswer {
 
     void stream(EventSink &sink) {
         for (uint32_t i = 0; i < replies.size(); ++i)
-            if (!sink.write(sse_event(choice_chunk(
-                    i, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr)))) {
+            if (!sink.write(sse_event(
+                    choice_chunk(i, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr)))) {
                 handle->cancel();
                 return;
             }
@@ -127,19 +126,21 @@ struct ChatAnswer {
     }
 
     void whole(httplib::Response &res) {
-        Outcome o = consume(*handle, [] { return true; }, [&](std::vector<ChoiceDelta> &deltas) {
-            for (ChoiceDelta &d : deltas) {
-                replies.at(d.index).push(d.text);
-                if (d.finished) {
-                    replies[d.index].finish();
-                    finish[d.index] = d.finish_reason;
+        Outcome o = consume(
+            *handle, [] { return true; },
+            [&](std::vector<ChoiceDelta> &deltas) {
+                for (ChoiceDelta &d : deltas) {
+                    replies.at(d.index).push(d.text);
+                    if (d.finished) {
+                        replies[d.index].finish();
+                        finish[d.index] = d.finish_reason;
+                    }
+                    if (logprobs)
+                        for (const json &t : chat_logprobs(ctx->tokenizer, d.logprobs))
+                            logprob_lists[d.index].push_back(t);
                 }
-                if (logprobs)
-                    for (const json &t : chat_logprobs(ctx->tokenizer, d.logprobs))
-                        logprob_lists[d.index].push_back(t);
-            }
-            return true;
-        });
+                return true;
+            });
         if (o != Outcome::Done) {
             send_error(res, 500, "generation failed: " + handle->error());
             return;
@@ -147,10 +148,10 @@ struct ChatAnswer {
         json choices = json::array();
         for (uint32_t i = 0; i < replies.size(); ++i) {
             const ChoiceReply &r = replies[i];
-            json message = {{"role", "assistant"},
-                            {"content", r.content().empty() && !r.calls().empty()
-                                            ? json()
-                                            : json(r.content())}};
+            json message = {
+                {"role", "assistant"},
+                {"content",
+                 r.content().empty() && !r.calls().empty() ? json() : json(r.content())}};
             if (!r.reasoning().empty()) message["reasoning_content"] = r.reasoning();
             if (!r.calls().empty()) message["tool_calls"] = tool_calls(r.calls(), 0, false);
             choices.push_back(
@@ -170,11 +171,11 @@ struct ChatAnswer {
     }
 };
 
-void chat(const ServerContext &ctx, const httplib::Request &req, httplib::Response &res) {
+void chat(const ServerContext &ctx, const std::string &body, httplib::Response &res) {
     ChatRequest request;
     ChatPrompt prompt;
     try {
-        request = parse_chat_request(parse_body(req.body), ctx.limits());
+        request = parse_chat_request(parse_body(body), ctx.limits());
         prompt = chat_prompt(ctx, request);
         request.common.generation.prompt = prompt.tokens;
         if (request.format != ResponseFormat::Text)
@@ -189,7 +190,8 @@ void chat(const ServerContext &ctx, const httplib::Request &req, httplib::Respon
     answer->ctx = &ctx;
     answer->logprobs = request.logprobs;
     answer->include_usage = request.common.include_usage;
-    for (uint32_t i = 0; i < n; ++i) answer->replies.emplace_back(ctx.reply_format, prompt.opens_reasoning);
+    for (uint32_t i = 0; i < n; ++i)
+        answer->replies.emplace_back(ctx.reply_format, prompt.opens_reasoning);
     answer->finish.resize(n);
     answer->logprob_lists.assign(n, json::array());
     answer->handle = submit(*ctx.engine, std::move(request.common.generation), res, "messages");
@@ -203,8 +205,9 @@ void chat(const ServerContext &ctx, const httplib::Request &req, httplib::Respon
 }  // namespace
 
 void add_chat_route(httplib::Server &server, ServerContext &ctx) {
-    server.Post("/v1/chat/completions",
-                [&ctx](const httplib::Request &req, httplib::Response &res) { chat(ctx, req, res); });
+    post_with_deadline(
+        server, "/v1/chat/completions", ctx.options.timeout_s,
+        [&ctx](const std::string &body, httplib::Response &res) { chat(ctx, body, res); });
 }
 
 }  // namespace serve

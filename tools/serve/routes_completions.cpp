@@ -67,7 +67,8 @@ struct CompletionAnswer {
 
     void add_delta(const ChoiceDelta &d) {
         text[d.index] += d.text;
-        if (logprobs >= 0) append_legacy_logprobs(lp[d.index], ctx->tokenizer, d.logprobs, offset[d.index]);
+        if (logprobs >= 0)
+            append_legacy_logprobs(lp[d.index], ctx->tokenizer, d.logprobs, offset[d.index]);
         if (d.finished) finish[d.index] = d.finish_reason.empty() ? "stop" : d.finish_reason;
     }
 
@@ -82,7 +83,8 @@ struct CompletionAnswer {
     bool flush(EventSink &sink, const std::vector<ChoiceDelta> *deltas) {
         std::vector<bool> touched(text.size(), deltas == nullptr);
         if (deltas)
-            for (const ChoiceDelta &d : *deltas) touched[d.index] = true;
+            for (const ChoiceDelta &d : *deltas)
+                touched[d.index] = true;
         for (uint32_t i = 0; i < text.size(); ++i) {
             if (!touched[i]) continue;
             json reason = finish[i].empty() ? json() : json(finish[i]);
@@ -99,14 +101,16 @@ struct CompletionAnswer {
         auto echo_once = [&] {
             if (echoed || !echo) return;
             echoed = true;
-            for (uint32_t i = 0; i < text.size(); ++i) add_echo(i);
+            for (uint32_t i = 0; i < text.size(); ++i)
+                add_echo(i);
         };
         Outcome o = consume(*handle, sink.alive, [&](std::vector<ChoiceDelta> &deltas) {
             if (echo && !echoed) {
                 echo_once();
                 if (!flush(sink, nullptr)) return false;
             }
-            for (const ChoiceDelta &d : deltas) add_delta(d);
+            for (const ChoiceDelta &d : deltas)
+                add_delta(d);
             return flush(sink, &deltas);
         });
         if (o == Outcome::ClientGone) return;
@@ -128,19 +132,24 @@ struct CompletionAnswer {
 
     void whole(httplib::Response &res) {
         bool started = false;
-        Outcome o = consume(*handle, [] { return true; }, [&](std::vector<ChoiceDelta> &deltas) {
-            if (!started && echo)
-                for (uint32_t i = 0; i < text.size(); ++i) add_echo(i);
-            started = true;
-            for (const ChoiceDelta &d : deltas) add_delta(d);
-            return true;
-        });
+        Outcome o = consume(
+            *handle, [] { return true; },
+            [&](std::vector<ChoiceDelta> &deltas) {
+                if (!started && echo)
+                    for (uint32_t i = 0; i < text.size(); ++i)
+                        add_echo(i);
+                started = true;
+                for (const ChoiceDelta &d : deltas)
+                    add_delta(d);
+                return true;
+            });
         if (o != Outcome::Done) {
             send_error(res, 500, "generation failed: " + handle->error());
             return;
         }
         if (!started && echo)
-            for (uint32_t i = 0; i < text.size(); ++i) add_echo(i);
+            for (uint32_t i = 0; i < text.size(); ++i)
+                add_echo(i);
         json choices = json::array();
         for (uint32_t i = 0; i < text.size(); ++i)
             choices.push_back(choice(i, finish[i].empty() ? "stop" : finish[i]));
@@ -151,11 +160,11 @@ struct CompletionAnswer {
     }
 };
 
-void complete(const ServerContext &ctx, const httplib::Request &req, httplib::Response &res) {
+void complete(const ServerContext &ctx, const std::string &body, httplib::Response &res) {
     CompletionRequest request;
     auto answer = std::make_shared<CompletionAnswer>();
     try {
-        request = parse_completion_request(parse_body(req.body), ctx.limits());
+        request = parse_completion_request(parse_body(body), ctx.limits());
         request.common.generation.prompt = completion_prompt(ctx, request, &answer->prompt_text);
         fit_to_context(ctx, request.common, "prompt");
     } catch (const RequestError &e) {
@@ -179,9 +188,9 @@ void complete(const ServerContext &ctx, const httplib::Request &req, httplib::Re
 }  // namespace
 
 void add_completions_route(httplib::Server &server, ServerContext &ctx) {
-    server.Post("/v1/completions", [&ctx](const httplib::Request &req, httplib::Response &res) {
-        complete(ctx, req, res);
-    });
+    post_with_deadline(
+        server, "/v1/completions", ctx.options.timeout_s,
+        [&ctx](const std::string &body, httplib::Response &res) { complete(ctx, body, res); });
 }
 
 }  // namespace serve

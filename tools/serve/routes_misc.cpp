@@ -32,11 +32,10 @@ void models(const ServerContext &ctx, httplib::Response &res) {
                                       {"meta", meta}}})}});
 }
 
-void tokenize_route(const ServerContext &ctx, const httplib::Request &req,
-                    httplib::Response &res) {
+void tokenize_route(const ServerContext &ctx, const std::string &body, httplib::Response &res) {
     TokenizeRequest r;
     try {
-        r = parse_tokenize_request(parse_body(req.body));
+        r = parse_tokenize_request(parse_body(body));
     } catch (const RequestError &e) {
         send_request_error(res, e);
         return;
@@ -55,17 +54,17 @@ void tokenize_route(const ServerContext &ctx, const httplib::Request &req,
         if (invalid_utf8_at(piece) == std::string::npos)
             p = piece;
         else
-            for (unsigned char c : piece) p.push_back(int(c));
+            for (unsigned char c : piece)
+                p.push_back(int(c));
         tokens.push_back({{"id", id}, {"piece", p}});
     }
     send_json(res, 200, {{"tokens", tokens}});
 }
 
-void detokenize_route(const ServerContext &ctx, const httplib::Request &req,
-                      httplib::Response &res) {
+void detokenize_route(const ServerContext &ctx, const std::string &body, httplib::Response &res) {
     std::vector<int32_t> tokens;
     try {
-        tokens = parse_detokenize_request(parse_body(req.body), ctx.limits());
+        tokens = parse_detokenize_request(parse_body(body), ctx.limits());
     } catch (const RequestError &e) {
         send_request_error(res, e);
         return;
@@ -85,12 +84,14 @@ void add_misc_routes(httplib::Server &server, ServerContext &ctx) {
         res.set_content(metrics_text(ctx.engine->stats(), ctx.counters),
                         "text/plain; version=0.0.4");
     });
-    server.Post("/tokenize", [&ctx](const httplib::Request &req, httplib::Response &res) {
-        tokenize_route(ctx, req, res);
-    });
-    server.Post("/detokenize", [&ctx](const httplib::Request &req, httplib::Response &res) {
-        detokenize_route(ctx, req, res);
-    });
+    post_with_deadline(server, "/tokenize", ctx.options.timeout_s,
+                       [&ctx](const std::string &body, httplib::Response &res) {
+                           tokenize_route(ctx, body, res);
+                       });
+    post_with_deadline(server, "/detokenize", ctx.options.timeout_s,
+                       [&ctx](const std::string &body, httplib::Response &res) {
+                           detokenize_route(ctx, body, res);
+                       });
     server.Get("/", [](const httplib::Request &, httplib::Response &res) {
         // The page's script and style are inline: nothing else may run in it.
         res.set_header("Content-Security-Policy",

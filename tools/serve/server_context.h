@@ -16,8 +16,8 @@ struct ServerContext {
     vkllm_model *model = nullptr;
     const vkllm_tokenizer *tokenizer = nullptr;
     Engine *engine = nullptr;
-    std::string model_id;                             // --alias, else the file's name
-    std::string chat_template;                        // a built-in's name; "": the model's own
+    std::string model_id;                                 // --alias, else the file's name
+    std::string chat_template;                            // a built-in's name; "": the model's own
     vkllm_reply_format reply_format = VKLLM_REPLY_PLAIN;  // of that template
     uint32_t n_vocab = 0;
     HttpCounters counters;
