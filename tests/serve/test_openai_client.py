@@ -154,7 +154,8 @@ def n_with_seed(c):
     ask = dict(model=MODEL_ID, messages=[{"role": "user", "content": "Tell me a story."}],
                temperature=1.0, max_tokens=12)
     # The prompt in a slot's cache first: a prompt prefilled whole and one read from the cache
-    # give logits that differ in the last bits (docs/SERVER.md), and a sampled token can follow.
+    # give logits that differ in the last bits (about 1e-4 on lavapipe), and a sampled token
+    # can follow them; so can the number of sequences decoded together.
     c.chat.completions.create(n=1, **{**ask, "max_tokens": 1})
     a = c.chat.completions.create(n=3, seed=42, **ask)
     b = c.chat.completions.create(n=3, seed=42, **ask)
