@@ -2,9 +2,9 @@
 """Serve.HostileHttp: `vkllm serve --api-key K --body-limit 65536 --timeout 2` on SmolLM2 fed
 bad HTTP on raw sockets: malformed and truncated JSON, invalid UTF-8, JSON nested too deep, a
 body over the limit, a header line over 8 KiB and 10,000 headers, wrong methods, a body cut
-short, a slow sender dribbling bytes past the timeout, a missing or wrong API key. Each gets
-its 4xx (or, for the slow sender, its connection closed), and after each the server answers a
-good request; at the end it exits 0 on SIGTERM with the validation layer silent.
+short, slow senders dribbling a body or headers past the timeout, a missing or wrong API key.
+Each gets its 4xx (or, for a slow sender, its connection closed), and after each the server
+answers a good request; at the end it exits 0 on SIGTERM with the validation layer silent.
 
     python3 tests/serve/test_hostile_http.py SERVE_BINARY CLI_BINARY OUTPUT_DIR
 """
@@ -95,18 +95,17 @@ def expect(server, what, raw, statuses, param=None):
     answered(server, what)
 
 
-def slow_sender(server):
-    """Headers whole, then the body one byte every half second: the server closes the
-    connection once --timeout has passed, while it goes on answering others."""
-    body = json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}).encode()
-    head = post(b"/v1/chat/completions", body)[:-len(body)]
+def slow_sender(server, what, whole, dribbled):
+    """`whole` at once, then `dribbled` one byte every half second: the server closes the
+    connection once --timeout has passed (each byte comes well within it), while it goes on
+    answering others."""
     s = socket.create_connection((server.host, server.port), timeout=30)
     s.settimeout(0.5)
-    s.sendall(head)
+    s.sendall(whole)
     start, closed, sent = time.monotonic(), False, 0
-    while not closed and sent < len(body) and time.monotonic() - start < TIMEOUT + 8:
+    while not closed and sent < len(dribbled) and time.monotonic() - start < TIMEOUT + 8:
         try:
-            s.sendall(body[sent:sent + 1])
+            s.sendall(dribbled[sent:sent + 1])
             sent += 1
             data = s.recv(4096)
             closed = data == b"" or data.startswith(b"HTTP/1.1 4")
@@ -115,13 +114,13 @@ def slow_sender(server):
         except (BrokenPipeError, ConnectionResetError):
             closed = True
         if sent == 3:
-            answered(server, "the slow sender's first bytes (while it dribbles)")
+            answered(server, f"{what}'s first bytes (while it dribbles)")
     seconds = time.monotonic() - start
     s.close()
     check(closed and seconds < TIMEOUT + 8,
-          f"a slow sender's connection is closed within --timeout {TIMEOUT} s + 8 s",
-          f"closed {closed} after {seconds:.1f} s, {sent} of {len(body)} bytes sent")
-    answered(server, "the slow sender")
+          f"{what}: the connection is closed within --timeout {TIMEOUT} s + 8 s",
+          f"closed {closed} after {seconds:.1f} s, {sent} of {len(dribbled)} bytes sent")
+    answered(server, what)
 
 
 def main(server):
@@ -159,13 +158,16 @@ def main(server):
                method + b" " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + AUTH +
                b"Content-Length: 0\r\n\r\n", {404, 405})
     expect(server, "no API key", post(chat_path, good, auth=b""), {401})
-    expect(server, "a wrong API key", post(chat_path, good, auth=b"Authorization: Bearer sk-no\r\n"),
-           {401})
+    expect(server, "a wrong API key",
+           post(chat_path, good, auth=b"Authorization: Bearer sk-no\r\n"), {401})
     expect(server, "the key under another scheme",
            post(chat_path, good, auth=b"Authorization: Basic " + KEY.encode() + b"\r\n"), {401})
     status, _, _ = request(server, "GET", "/health")
     check(status == 200, "/health needs no API key", f"status {status}")
-    slow_sender(server)
+    head = post(chat_path, good)[:-len(good)]
+    slow_sender(server, "a body dribbled", head, good)
+    slow_sender(server, "headers dribbled", b"",
+                head[:-2] + b"X-Pad: " + b"p" * 64 + b"\r\n\r\n" + good)
     check(server.alive(), "the server is still running")
 
 
