@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Serve.HostileHttp: `vkllm serve --api-key K --body-limit 65536 --timeout 2` on SmolLM2 fed
-bad HTTP on raw sockets: malformed and truncated JSON, invalid UTF-8, JSON nested too deep, a
-body over the limit, a header line over 8 KiB and 10,000 headers, wrong methods, a body cut
-short, slow senders dribbling a body or headers past the timeout, a missing or wrong API key.
-Each gets its 4xx (or, for a slow sender, its connection closed), and after each the server
-answers a good request; at the end it exits 0 on SIGTERM with the validation layer silent.
+"""Serve.HostileHttp: `vkllm serve --api-key K --body-limit 65536 --timeout 2 --parallel 1
+--queue 1` on SmolLM2 fed bad HTTP on raw sockets: malformed and truncated JSON, invalid UTF-8,
+JSON nested too deep, a body over the limit, a header line over 8 KiB and 10,000 headers, wrong
+methods, a body cut short, slow senders dribbling a body or headers past the timeout, a missing
+or wrong API key, a request beyond the slot and the queue (429 with Retry-After). Each gets its
+4xx (or, for a slow sender, its connection closed), and after each the server answers a good
+request; at the end it exits 0 on SIGTERM with the validation layer silent.
 
     python3 tests/serve/test_hostile_http.py SERVE_BINARY CLI_BINARY OUTPUT_DIR
 """
@@ -21,6 +22,8 @@ KEY = "sk-hostile-test"
 AUTH = b"Authorization: Bearer " + KEY.encode() + b"\r\n"
 TIMEOUT = 2
 BODY_LIMIT = 65536
+# SmolLM2's greedy answer to it runs past 600 tokens.
+LONG = "Write a very long essay about the history of Rome."
 
 args = Args()
 args.require_model()
@@ -123,6 +126,39 @@ def slow_sender(server, what, whole, dribbled):
     answered(server, what)
 
 
+def open_stream(server, events):
+    """A long streamed answer on a raw socket, read until `events` events have come."""
+    body = json.dumps({"messages": [{"role": "user", "content": LONG}], "temperature": 0,
+                       "max_tokens": 200, "stream": True}).encode()
+    s = socket.create_connection((server.host, server.port), timeout=60)
+    s.sendall(post(b"/v1/chat/completions", body))
+    data = b""
+    while data.count(b"data: ") < events and len(data) < 65536:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return s, data
+
+
+def queue_full(server):
+    """--parallel 1 --queue 1: one answer streaming, one waiting, the next request gets 429
+    with Retry-After; the two clients gone, the slot serves again."""
+    running, data = open_stream(server, 2)  # its role, then a token: it holds the slot
+    waiting, _ = open_stream(server, 1)
+    status, hdrs, body = request(server, "POST", "/v1/chat/completions",
+                                 {"messages": [{"role": "user", "content": "Hi"}],
+                                  "max_tokens": 1}, {"Authorization": f"Bearer {KEY}"})
+    check(data.startswith(b"HTTP/1.1 200") and status == 429 and
+          hdrs.get("retry-after", "").isdigit() and error_field(body) is not None,
+          "a request beyond the slot and the queue: 429 with Retry-After",
+          f"status {status}, headers {hdrs}, body {body[:200]!r}")
+    for s in (running, waiting):
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        s.close()
+    answered(server, "the busy slot's clients went away")
+
+
 def main(server):
     good = json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 1}).encode()
     chat_path = b"/v1/chat/completions"
@@ -165,6 +201,7 @@ def main(server):
     status, _, _ = request(server, "GET", "/health")
     check(status == 200, "/health needs no API key", f"status {status}")
     head = post(chat_path, good)[:-len(good)]
+    queue_full(server)
     slow_sender(server, "a body dribbled", head, good)
     slow_sender(server, "headers dribbled", b"",
                 head[:-2] + b"X-Pad: " + b"p" * 64 + b"\r\n\r\n" + good)
@@ -172,7 +209,8 @@ def main(server):
 
 
 server = Server(args, "hostile", extra=["--api-key", KEY, "--body-limit", str(BODY_LIMIT),
-                                        "--timeout", str(TIMEOUT), "--ctx-size", "256"])
+                                        "--timeout", str(TIMEOUT), "--ctx-size", "256",
+                                        "--parallel", "1", "--queue", "1"])
 try:
     main(server)
 finally:

@@ -12,6 +12,7 @@ independent reference:
     another seed;
   - tools, on the scripted tool-calling model of tests/chat_tools_cli.py: a tool call with
     finish_reason tool_calls, the answer after the tool's result, reasoning_content apart;
+  - completions: greedy text equals `vkllm run`'s continuation, and echo puts the prompt first;
   - errors as openai exceptions: BadRequestError (400, the field named), AuthenticationError
     (401, a wrong key), NotFoundError (404).
 
@@ -170,6 +171,21 @@ def n_with_seed(c):
           "another seed gives other choices", str(other.choices))
 
 
+def completions(c):
+    prompt = "Once upon a time"
+    r = c.completions.create(model=MODEL_ID, prompt=prompt, temperature=0, max_tokens=16)
+    p = subprocess.run([args.cli, "run", "-m", args.model, "-p", prompt, "--temp", "0", "-n",
+                        "16"], capture_output=True, timeout=300)
+    want = p.stdout.decode(errors="replace")
+    check(p.returncode == 0 and want == prompt + r.choices[0].text + "\n",
+          "completions: greedy text equals vkllm run's continuation of the prompt",
+          f"server {r.choices[0].text!r}, run {want!r}")
+    echoed = c.completions.create(model=MODEL_ID, prompt=prompt, temperature=0, max_tokens=16,
+                                  echo=True)
+    check(echoed.choices[0].text == prompt + r.choices[0].text,
+          "completions: echo puts the prompt before the same text", echoed.choices[0].text)
+
+
 def errors(server, c):
     try:
         c.chat.completions.create(model=MODEL_ID, messages=[{"role": "user", "content": "hi"}],
@@ -252,6 +268,7 @@ try:
     json_schema(c)
     logprobs(c)
     n_with_seed(c)
+    completions(c)
     errors(server, c)
 finally:
     server.stop(checks)
