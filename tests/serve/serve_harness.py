@@ -274,9 +274,9 @@ def chat(server, body, timeout=120, headers=None):
     return status, data
 
 
-def metrics(server):
+def metrics(server, headers=None):
     """/metrics as {name{labels}: value} (samples only, comments skipped)."""
-    status, _, data = request(server, "GET", "/metrics", timeout=30)
+    status, _, data = request(server, "GET", "/metrics", headers=headers, timeout=30)
     if status != 200:
         raise RuntimeError(f"/metrics: status {status}")
     out = {}

@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_harness import Args, Checks, Server, chat, deadline, request  # noqa: E402
+from serve_harness import Args, Checks, Server, chat, deadline, metrics, request  # noqa: E402
 
 KEY = "sk-hostile-test"
 AUTH = b"Authorization: Bearer " + KEY.encode() + b"\r\n"
@@ -156,6 +156,13 @@ def queue_full(server):
     for s in (running, waiting):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         s.close()
+    end, idle = time.monotonic() + 10, False
+    while not idle and time.monotonic() < end:
+        samples = metrics(server, {"Authorization": f"Bearer {KEY}"})
+        idle = samples.get("vkllm_slots_busy") == 0 and samples.get("vkllm_queue_length") == 0
+        time.sleep(0.2)
+    check(idle, "the slot and the queue are free within 10 s of their clients going away",
+          str({k: v for k, v in samples.items() if "slots" in k or "queue" in k}))
     answered(server, "the busy slot's clients went away")
 
 
