@@ -15,7 +15,8 @@ if(NOT VKLLM_BUILD_SERVER STREQUAL "OFF")
   # The request parser needs JSON only: its gtest and fuzz target are built wherever
   # nlohmann-json is, the fuzz build included.
   if(nlohmann_json_FOUND)
-    add_library(vkllm_serve_request STATIC tools/serve/request_parse.cpp tools/serve/utf8.cpp)
+    add_library(vkllm_serve_request STATIC EXCLUDE_FROM_ALL tools/serve/request_parse.cpp
+                                                            tools/serve/utf8.cpp)
     target_include_directories(vkllm_serve_request PUBLIC ${PROJECT_SOURCE_DIR}/include
                                                           ${PROJECT_SOURCE_DIR}/tools/serve)
     target_link_libraries(vkllm_serve_request PUBLIC nlohmann_json::nlohmann_json)

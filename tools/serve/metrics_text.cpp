@@ -1,14 +1,19 @@
 #include "metrics_text.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace serve {
 
 namespace {
 
+// The shortest text that reads back as v (bucket bounds read "0.1", not 0.1's 17 digits).
 std::string number(double v) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
+    for (int digits = 1; digits <= 17; ++digits) {
+        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (std::strtod(buf, nullptr) == v) break;
+    }
     return buf;
 }
 

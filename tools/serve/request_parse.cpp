@@ -1,5 +1,6 @@
 #include "request_parse.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "utf8.h"
