@@ -289,6 +289,64 @@ TEST_F(ServeEngine, GreedyRequestsDecodedTogetherGiveWhatEachGivesAlone) {
     EXPECT_GT(stats.time_per_token.count, 0u);
 }
 
+TEST_F(ServeEngine, ConsumersOnTheirOwnThreadsGetTheirOwnOutputsWhileOthersCancel) {
+    vkllm_model *model = load(kTiny);
+    ASSERT_TRUE(model);
+    const uint32_t n_batch = 16;
+    auto e = engine(model, 4, 256, n_batch);
+    ASSERT_TRUE(e);
+    const uint32_t max_tokens[] = {5, 11, 3, 8, 14};
+    std::vector<Generated> refs;
+    for (size_t i = 0; i < 5; ++i)
+        refs.push_back(
+            generate_alone(model, encode(model, kStoryPrompts[i]), max_tokens[i], n_batch));
+    constexpr int kThreads = 8, kEach = 3;
+    std::vector<std::string> problems(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            for (int k = 0; k < kEach; ++k) {
+                const size_t which = size_t(t * kEach + k) % 5;
+                GenerationRequest r =
+                    greedy(encode(model, kStoryPrompts[which]), max_tokens[which]);
+                std::shared_ptr<RequestHandle> h;
+                std::string message;
+                if (e->submit(r, &h, &message) != SubmitResult::Accepted) {
+                    problems[size_t(t)] += "refused: " + message + "; ";
+                    continue;
+                }
+                if ((t + k) % 3 == 0) {  // gives up after its first news
+                    std::vector<ChoiceDelta> out;
+                    for (int i = 0; i < 600 && out.empty() && h->next(out, 100ms); ++i) {
+                    }
+                    h->cancel();
+                    continue;
+                }
+                std::vector<int32_t> tokens;
+                std::vector<ChoiceDelta> out;
+                for (int i = 0; i < 600; ++i) {
+                    out.clear();
+                    const bool more = h->next(out, 100ms);
+                    for (auto &d : out)
+                        for (auto &lp : d.logprobs)
+                            tokens.push_back(lp.token);
+                    if (!more) break;
+                }
+                if (tokens != refs[which].tokens)
+                    problems[size_t(t)] += "request " + std::to_string(k) + " differs; ";
+            }
+        });
+    }
+    for (auto &th : threads)
+        th.join();
+    for (int t = 0; t < kThreads; ++t)
+        EXPECT_EQ(problems[size_t(t)], "") << "thread " << t;
+    EXPECT_TRUE(wait_for_stats(*e, [&](const serve::EngineStats &s) {
+        return s.slots_busy == 0 && s.queue_length == 0 &&
+               s.requests_finished + s.requests_cancelled == uint64_t(kThreads * kEach);
+    }));
+}
+
 TEST_F(ServeEngine, ChoicesForkFromOnePrefillDifferAndRepeatWithTheirSeed) {
     vkllm_model *model = load(kTiny);
     ASSERT_TRUE(model);
