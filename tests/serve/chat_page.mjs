@@ -1,8 +1,8 @@
-// Drives vkllm serve's chat page in Debian's chromium, headless, through playwright-core (which
-// tests/serve/test_chat_page.py installs nothing for: scripts/deps.sh's vkllm_install_serve_deps
-// puts it under build/node-serve). Prints one JSON line for the Python side to check:
-// the model's name as the page shows it, the question's answer as its DOM text, the request
-// the page sent, and what the stop button did to a long answer.
+// Drives vkllm serve's chat page in Debian's chromium, headless, through playwright-core
+// (scripts/deps.sh's vkllm_install_serve_deps puts it under build/node-serve; it downloads no
+// browser). Prints one JSON line for tests/serve/test_chat_page.py to check: the model's name as
+// the page shows it, the question's answer as its DOM text, the request the page sent, and what
+// the stop button did to a long answer.
 //
 //   node chat_page.mjs NODE_PREFIX URL SCREENSHOT QUESTION LONG_QUESTION
 import { createRequire } from 'node:module';
@@ -13,11 +13,12 @@ const { chromium } = createRequire(path.join(path.resolve(prefix), 'node_modules
   'playwright-core');
 
 const out = { console: [], pageErrors: [] };
-// Chromium runs as root in CI containers, where its sandbox cannot start.
+// Chromium runs as root in CI containers, where its sandbox cannot start and /dev/shm may be
+// small.
 const browser = await chromium.launch({
   executablePath: process.env.VKLLM_CHROMIUM || '/usr/bin/chromium',
   headless: true,
-  args: ['--no-sandbox', '--disable-gpu'],
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
   timeout: 60000,
 });
 try {
