@@ -104,7 +104,7 @@ vkllm_install_serve_deps() {
         grep -q "\"version\": \"${VKLLM_PLAYWRIGHT#*@}\"" \
             build/node-serve/node_modules/playwright-core/package.json && return 0
     if ! command -v npm >/dev/null 2>&1; then
-        echo "vkllm: no npm: playwright-core is not installed; Serve.ChatPageInChromium will fail" >&2
+        echo "vkllm: no npm: no playwright-core, and Serve.ChatPageInChromium fails" >&2
         return 0
     fi
     echo "vkllm: installing $VKLLM_PLAYWRIGHT into build/node-serve"
