@@ -3,13 +3,14 @@
 requests each, of mixed prompt and answer lengths, all greedy:
 
   - every server-sent event stream is well formed and complete ([DONE] last), and no request
-    is lost (128 answers, each 200);
+    is lost (128 answers, each 200; /metrics counts 128 finished and the tokens the usage
+    chunks report);
   - every answer equals the same request run alone before the load (continuous batching
     changes nothing in a greedy answer);
   - the server's resident memory after the load is within 10% of before (measured after a
     warm-up: the requests run alone, then 16 at once);
   - clients that disconnect mid-stream free their slots: /metrics shows no busy slot within a
-    deadline, and the next request is answered.
+    deadline and counts them cancelled, and the next request is answered.
 
     python3 tests/serve/test_load.py SERVE_BINARY CLI_BINARY OUTPUT_DIR
 """
@@ -52,7 +53,7 @@ deadline(240, checks)
 def body(i):
     prompt, max_tokens = REQUESTS[i]
     return {"model": "x", "messages": [{"role": "user", "content": prompt}],
-            "temperature": 0, "max_tokens": max_tokens}
+            "temperature": 0, "max_tokens": max_tokens, "stream_options": {"include_usage": True}}
 
 
 def busy_slots(server):
@@ -65,14 +66,16 @@ def busy_slots(server):
 
 
 def load(server, alone, clients=CLIENTS, per_client=PER_CLIENT):
-    results, lock = {}, threading.Lock()
+    results, tokens, lock = {}, {}, threading.Lock()
+    counted = metrics(server)
 
     def client(c):
         for j in range(per_client):
             i = (c * per_client + j) % len(REQUESTS)
             try:
-                _, texts, finish = stream_chat(server, body(i), timeout=180)
+                events, texts, finish = stream_chat(server, body(i), timeout=180)
                 outcome = (texts.get(0), finish.get(0))
+                tokens[(c, j)] = (events[-1].get("usage") or {}).get("completion_tokens")
             except (SseError, OSError) as e:
                 outcome = (None, f"{type(e).__name__}: {e}")
             with lock:
@@ -95,6 +98,16 @@ def load(server, alone, clients=CLIENTS, per_client=PER_CLIENT):
     check(not differ, "every greedy answer under load equals the same request run alone",
           "\n  ".join(differ[:5]))
     print(f"load: {len(results)} streams in {seconds:.1f} s")
+    # The server's own count agrees: every request finished, every token the usage chunks
+    # reported generated.
+    now = metrics(server)
+    finished = now["vkllm_requests_finished_total"] - counted["vkllm_requests_finished_total"]
+    generated = now["vkllm_generated_tokens_total"] - counted["vkllm_generated_tokens_total"]
+    usage = [t for t in tokens.values() if isinstance(t, int)]
+    check(finished == clients * per_client and len(usage) == len(results) and
+          generated == sum(usage),
+          "/metrics counts every request finished and the tokens the usage chunks report",
+          f"finished {finished}, generated {generated}, usage {sum(usage)} in {len(usage)}")
 
 
 def disconnects(server):
@@ -122,6 +135,7 @@ def disconnects(server):
     check(first == PARALLEL, f"{PARALLEL} long streams started", f"{first} started")
     busy = busy_slots(server)
     check(busy == PARALLEL, "their slots are busy while they stream", f"busy {busy}")
+    cancelled_before = metrics(server)["vkllm_requests_cancelled_total"]
     for s in socks:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         s.close()  # a reset, as a killed client leaves
@@ -130,6 +144,9 @@ def disconnects(server):
         time.sleep(0.2)
     busy = busy_slots(server)
     check(busy == 0, "the disconnected clients' slots are free again within 10 s", f"busy {busy}")
+    cancelled = metrics(server)["vkllm_requests_cancelled_total"] - cancelled_before
+    check(cancelled == PARALLEL, f"/metrics counts the {PARALLEL} disconnects as cancelled",
+          f"{cancelled}")
     try:
         _, texts, finish = stream_chat(server, body(0), timeout=60)
         check(texts[0] != "" and finish[0] in ("stop", "length"),
