@@ -285,12 +285,3 @@ def metrics(server, headers=None):
             name, _, value = line.rpartition(" ")
             out[name] = float(value)
     return out
-
-
-def cli_chat(args, message, max_tokens, *extra):
-    """`vkllm run --chat` on one user message, greedy: its stdout (the answer and a newline)."""
-    p = subprocess.run([args.cli, "run", "-m", args.model, "--chat", "-p", message, "--temp", "0",
-                        "-n", str(max_tokens), *extra], capture_output=True, timeout=300)
-    if p.returncode != 0:
-        raise RuntimeError(f"vkllm run --chat: exit {p.returncode}: {p.stderr.decode()[-500:]}")
-    return p.stdout.decode("utf-8", errors="replace")

@@ -14,12 +14,12 @@ requests each, of mixed prompt and answer lengths, all greedy:
 
     python3 tests/serve/test_load.py SERVE_BINARY CLI_BINARY OUTPUT_DIR
 """
+import json
 import os
 import socket
 import sys
 import threading
 import time
-import json
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_harness import (Args, Checks, Server, SseError, deadline, metrics,  # noqa: E402

@@ -7,7 +7,8 @@ independent reference:
     count equals the tokens run prefilled;
   - streaming: the chunks assembled equal the non-streamed answer, with a final usage chunk;
   - a json_schema response_format (strict): the content validates under `jsonschema`;
-  - logprobs and top_logprobs equal `vkllm run --jsonl --top-logprobs` (1e-4, the same tokens);
+  - logprobs and top_logprobs equal `vkllm run --jsonl --top-logprobs` (1e-4, the same tokens'
+    bytes: OpenAI's entries carry no token id; an "id" the server adds is compared too);
   - n=3 with a seed: three different choices, the same again with the same seed, others with
     another seed;
   - tools, on the scripted tool-calling model of tests/chat_tools_cli.py: a tool call with
@@ -24,7 +25,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from serve_harness import Args, Checks, Server, cli_chat, deadline  # noqa: E402
+from serve_harness import Args, Checks, Server, deadline  # noqa: E402
 
 import chat_tools_cli  # noqa: E402  (the scripted tool-calling model's writer)
 import jsonschema  # noqa: E402
