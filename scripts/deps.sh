@@ -80,6 +80,38 @@ vkllm_install_pydeps() {
         tokenizers==0.23.3
 }
 
+# The end-to-end tests of `vkllm serve` (tests/serve/): the real `openai` client from PyPI with
+# every dependency pinned (no resolver runs: --no-deps), into build/pydeps-serve, for Debian's
+# Python 3.11; and playwright-core from npm, into build/node-serve, which drives Debian's
+# chromium (VKLLM_PACKAGES) headless for the chat page's test (it downloads no browser of its
+# own). Without npm nothing is installed and that test fails, saying what it lacks.
+VKLLM_SERVE_PYDEPS="openai==3.63.0 httpx2==2.17.0 httpcore2==2.17.0 h11==0.16.0 anyio==4.16.0 \
+idna==3.21 sniffio==1.3.1 truststore==0.10.5 jiter==0.19.0 pydantic==2.14.4 pydantic-core==2.50.5 \
+annotated-types==0.8.0 typing-inspection==0.4.5 typing-extensions==4.16.0"
+VKLLM_PLAYWRIGHT=playwright-core@1.65.2
+
+vkllm_install_serve_deps() {
+    if [ ! -f build/pydeps-serve/.vkllm-pins ] ||
+        [ "$(cat build/pydeps-serve/.vkllm-pins)" != "$VKLLM_SERVE_PYDEPS" ]; then
+        echo "vkllm: installing the openai client ($VKLLM_SERVE_PYDEPS) into build/pydeps-serve"
+        rm -rf build/pydeps-serve
+        /usr/bin/python3 -m pip install --quiet --disable-pip-version-check \
+            --root-user-action=ignore --target build/pydeps-serve --no-deps $VKLLM_SERVE_PYDEPS ||
+            return 1
+        echo "$VKLLM_SERVE_PYDEPS" >build/pydeps-serve/.vkllm-pins
+    fi
+    [ -f build/node-serve/node_modules/playwright-core/package.json ] &&
+        grep -q "\"version\": \"${VKLLM_PLAYWRIGHT#*@}\"" \
+            build/node-serve/node_modules/playwright-core/package.json && return 0
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "vkllm: no npm: no playwright-core, and Serve.ChatPageInChromium fails" >&2
+        return 0
+    fi
+    echo "vkllm: installing $VKLLM_PLAYWRIGHT into build/node-serve"
+    mkdir -p build/node-serve
+    npm install --silent --no-audit --no-fund --prefix build/node-serve "$VKLLM_PLAYWRIGHT"
+}
+
 # The official JSON-Schema-Test-Suite (draft 2020-12, MIT) for tests/test_json_schema_suite.cpp,
 # as the jsonschema sdist ships it (pinned by its sha256), into
 # build/pydeps/json-schema-test-suite. Without network it warns and the test skips.

@@ -52,7 +52,9 @@ def byte_units():
     return [table[b] for b in range(256)]
 
 
-def write_model(path):
+def write_model(path, chat_template=None):
+    """The scripted model; with `chat_template` in its tokenizer.chat_template (for a program
+    that takes no template file, as vkllm serve)."""
     tokens = byte_units() + ["<|im_end|>", "<|endoftext|>"]
     n_vocab = len(tokens)
     output = np.zeros((n_vocab, N_EMBD), dtype=np.float32)
@@ -75,6 +77,8 @@ def write_model(path):
     w.add_eos_token_id(END)
     w.add_bos_token_id(END + 1)
     w.add_add_bos_token(False)
+    if chat_template is not None:
+        w.add_chat_template(chat_template)
     z = lambda *shape: np.zeros(shape, dtype=np.float32)
     one = lambda n: np.ones(n, dtype=np.float32)
     w.add_tensor("token_embd.weight", z(n_vocab, N_EMBD))
