@@ -1,6 +1,7 @@
 // vkllm-serve: an OpenAI-compatible HTTP server over the public C API (docs/SERVER.md).
 // `vkllm serve ARGS` runs it.
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -129,6 +130,9 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "vkllm serve: cannot listen on %s port %d\n", o.host.c_str(), o.port);
         return 1;
     }
+
+    serve::HeaderDeadline header_deadline(port, std::chrono::seconds(o.timeout_s));
+    ctx.header_deadline = &header_deadline;
 
     std::atomic<bool> stopping{false};
     std::thread waiter([&] {
