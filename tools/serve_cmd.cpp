@@ -39,6 +39,7 @@ int cmd_serve(int argc, char **argv, const char *program) {
             return 0;
         }
 #ifdef _WIN32
+    (void)program;
     std::fprintf(stderr, "vkllm serve: the server is not built on Windows (docs/SERVER.md)\n");
     return 1;
 #else
