@@ -189,22 +189,32 @@ TEST(ServeRequest, UnknownFieldsAreIgnoredAndNullMeansUnset) {
         3);
 }
 
-TEST(ServeRequest, ToolsAndToolChoice) {
+TEST(ServeRequest, ToolChoiceNoneDropsTheToolsAndRequiredOrANamedToolForcesACall) {
     const std::string tools = R"("tools": [{"type": "function", "function": {"name": "get",
         "parameters": {"type": "object"}}}])";
     EXPECT_FALSE(chat(with_message(tools)).tools_json.empty());
     EXPECT_FALSE(chat(with_message(tools + R"(, "tool_choice": "auto")")).tools_json.empty());
     EXPECT_TRUE(chat(with_message(tools + R"(, "tool_choice": "none")")).tools_json.empty());
-    try {
-        chat(with_message(tools + R"(, "tool_choice": "required")"));
-        FAIL() << "tool_choice required was accepted";
-    } catch (const RequestError &e) {
-        EXPECT_EQ(e.param(), "tool_choice");
-        EXPECT_EQ(e.code(), "unsupported_value");
-    }
+    EXPECT_EQ(chat(with_message(tools)).tool_choice, serve::ToolChoice::Auto);
+    serve::ChatRequest r = chat(with_message(tools + R"(, "tool_choice": "required")"));
+    EXPECT_EQ(r.tool_choice, serve::ToolChoice::Required);
+    EXPECT_FALSE(r.tools_json.empty());
+    r = chat(with_message(tools +
+                          R"(, "tool_choice": {"type": "function", "function": {"name": "get"}})"));
+    EXPECT_EQ(r.tool_choice, serve::ToolChoice::Named);
+    EXPECT_EQ(r.tool_name, "get");
     EXPECT_EQ(chat_error_param(with_message(
-                  tools + R"(, "tool_choice": {"type": "function", "function": {"name": "get"}})")),
+                  tools + R"(, "tool_choice": {"type": "function", "function": {"name": "put"}})")),
+              "tool_choice.function.name")
+        << "a function that is not among the tools";
+    EXPECT_EQ(chat_error_param(with_message(tools + R"(, "tool_choice": {"type": "function"})")),
+              "tool_choice.function.name");
+    EXPECT_EQ(chat_error_param(with_message(tools + R"(, "tool_choice": "always")")),
               "tool_choice");
+    EXPECT_EQ(chat_error_param(with_message(tools + R"(, "tool_choice": "required",
+        "response_format": {"type": "json_object"})")),
+              "tool_choice")
+        << "a forced call and a response format cannot both shape the reply";
     EXPECT_EQ(chat_error_param(with_message(R"("tools": [{"type": "function", "function": {}}])")),
               "tools[0].function.name");
     EXPECT_EQ(chat_error_param(with_message(R"("tools": [{"type": "retrieval"}])")),

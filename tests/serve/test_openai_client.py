@@ -13,6 +13,8 @@ independent reference:
     another seed;
   - tools, on the scripted tool-calling model of tests/chat_tools_cli.py: a tool call with
     finish_reason tool_calls, the answer after the tool's result, reasoning_content apart;
+    tool_choice "required" (the model's own call) and a named function (that call is forced,
+    its arguments valid under its schema);
   - completions: greedy text equals `vkllm run`'s continuation, and echo puts the prompt first;
   - errors as openai exceptions: BadRequestError (400, the field named), AuthenticationError
     (401, a wrong key), NotFoundError (404).
@@ -248,6 +250,30 @@ def tools():
             check(r.choices[0].message.content == chat_tools_cli.ANSWER and
                   r.choices[0].finish_reason == "stop",
                   "the tool's result sent back gives the scripted answer", str(r.choices[0]))
+        # tool_choice forces a call through a grammar: "required" lets the model's own call
+        # through; naming get_time makes the reply that call, with arguments its schema allows,
+        # where the model would have called get_weather.
+        r = c.chat.completions.create(model="scripted", messages=messages[:1], tools=weather,
+                                      tool_choice="required", temperature=0, max_tokens=100)
+        calls = r.choices[0].message.tool_calls or []
+        check(len(calls) == 1 and calls[0].function.name == "get_weather" and
+              json.loads(calls[0].function.arguments) == {"city": "Paris"} and
+              r.choices[0].finish_reason == "tool_calls",
+              "tool_choice required: the model's own call", str(r.choices[0])[:500])
+        zone = {"type": "object", "properties": {"zone": {"enum": ["UTC", "CET"]}},
+                "required": ["zone"]}
+        both = weather + [{"type": "function", "function": {
+            "name": "get_time", "description": "The time in a zone", "parameters": zone}}]
+        r = c.chat.completions.create(
+            model="scripted", messages=messages[:1], tools=both, temperature=0, max_tokens=120,
+            tool_choice={"type": "function", "function": {"name": "get_time"}})
+        calls = r.choices[0].message.tool_calls or []
+        ok = len(calls) == 1 and calls[0].function.name == "get_time"
+        if ok:
+            jsonschema.validate(json.loads(calls[0].function.arguments), zone)
+        check(ok and r.choices[0].finish_reason == "tool_calls",
+              "tool_choice naming get_time forces that call, its arguments valid under its "
+              "schema", str(r.choices[0])[:500])
         # The 160-byte prompt and the reasoned reply fit the model's 256 positions.
         r = c.chat.completions.create(model="scripted", temperature=0, max_tokens=90,
                                       messages=[{"role": "user", "content": "hi"}])

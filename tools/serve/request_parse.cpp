@@ -206,10 +206,13 @@ std::string parse_messages(const json &body) {
     return out.dump();
 }
 
-std::string parse_tools(const json &body) {
+// The tools for the template, and tool_choice: "none" gives the template no tools; "required"
+// or a named function forces a call (docs/SERVER.md).
+std::string parse_tools(const json &body, ChatRequest &r) {
     const json *tools = field(body, "tools");
     if (!tools) return "";
     if (!tools->is_array()) wrong_type("tools", "an array of tools");
+    std::vector<std::string> names;
     for (size_t i = 0; i < tools->size(); ++i) {
         const std::string where = "tools[" + std::to_string(i) + "]";
         const json &t = (*tools)[i];
@@ -223,23 +226,32 @@ std::string parse_tools(const json &body) {
         if (!name || get_string(*name, where + ".function.name").empty())
             throw RequestError("'" + where + ".function.name' is missing",
                                where + ".function.name");
+        names.push_back(name->get<std::string>());
         if (const json *p = field(*f, "parameters"))
             if (!p->is_object()) wrong_type(where + ".function.parameters", "an object");
     }
     if (tools->empty()) return "";
-    // tool_choice "required" and a named function would need a grammar forcing a call in the
-    // template's own call syntax: refused rather than silently ignored (docs/SERVER.md).
     if (const json *choice = field(body, "tool_choice")) {
-        if (choice->is_object())
-            throw RequestError("'tool_choice': naming a function is not supported; use \"auto\"",
-                               "tool_choice", "unsupported_value");
-        const std::string &c = get_string(*choice, "tool_choice");
-        if (c == "none") return "";
-        if (c == "required")
-            throw RequestError("'tool_choice': \"required\" is not supported; use \"auto\"",
-                               "tool_choice", "unsupported_value");
-        if (c != "auto")
-            throw RequestError("'tool_choice' must be \"auto\" or \"none\"", "tool_choice");
+        if (choice->is_object()) {
+            const json *f = field(*choice, "function");
+            const json *name = f && f->is_object() ? field(*f, "name") : nullptr;
+            if (!name) wrong_type("tool_choice.function.name", "a string");
+            const std::string &n = get_string(*name, "tool_choice.function.name");
+            if (std::find(names.begin(), names.end(), n) == names.end())
+                throw RequestError("'tool_choice' names " + n + ", which is not among the tools",
+                                   "tool_choice.function.name");
+            r.tool_choice = ToolChoice::Named;
+            r.tool_name = n;
+        } else {
+            const std::string &c = get_string(*choice, "tool_choice");
+            if (c == "none") return "";
+            if (c == "required")
+                r.tool_choice = ToolChoice::Required;
+            else if (c != "auto")
+                throw RequestError(
+                    "'tool_choice' must be \"auto\", \"none\", \"required\" or a function",
+                    "tool_choice");
+        }
     }
     return tools->dump();
 }
@@ -300,8 +312,13 @@ ChatRequest parse_chat_request(const json &body, const Limits &limits) {
     ChatRequest r;
     r.messages_json = parse_messages(body);
     r.common = parse_common(body, limits, limits.max_tokens);
-    r.tools_json = parse_tools(body);
+    r.tools_json = parse_tools(body, r);
     parse_response_format(body, r);
+    if (r.tool_choice != ToolChoice::Auto && r.format != ResponseFormat::Text)
+        throw RequestError(
+            "a forced 'tool_choice' and 'response_format' cannot both shape the "
+            "reply",
+            "tool_choice");
     if (const json *v = field(body, "logprobs")) r.logprobs = get_bool(*v, "logprobs");
     if (const json *v = field(body, "top_logprobs")) {
         r.top_logprobs = int32_t(get_int(*v, "top_logprobs", 0, VKLLM_MAX_TOP_LOGPROBS));

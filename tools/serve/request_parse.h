@@ -54,12 +54,18 @@ struct CommonFields {
     bool include_usage = false;
 };
 
+// tool_choice: the model decides (auto; "none" gives the template no tools), or a call is
+// forced: any of the tools ("required") or a named one.
+enum class ToolChoice { Auto, Required, Named };
+
 struct ChatRequest {
     CommonFields common;
     // The messages as a JSON array for vkllm_chat_render_json, content-part arrays joined
     // into one string.
     std::string messages_json;
     std::string tools_json;  // "" when no tools reach the template (none given, or "none")
+    ToolChoice tool_choice = ToolChoice::Auto;
+    std::string tool_name;  // ToolChoice::Named's function
     ResponseFormat format = ResponseFormat::Text;
     std::string schema_json;  // json_schema's schema
     bool logprobs = false;

@@ -9,6 +9,7 @@
 #include "reply_state.h"
 #include "routes.h"
 #include "sse.h"
+#include "tool_choice.h"
 
 namespace serve {
 
@@ -180,6 +181,8 @@ void chat(const ServerContext &ctx, const std::string &body, httplib::Response &
         request.common.generation.prompt = prompt.tokens;
         if (request.format != ResponseFormat::Text)
             request.common.generation.sampling.grammar = schema_grammar(ctx, request.schema_json);
+        else if (request.tool_choice != ToolChoice::Auto)
+            request.common.generation.sampling.grammar = tool_call_grammar(ctx, request);
         fit_to_context(ctx, request.common, "messages");
     } catch (const RequestError &e) {
         send_request_error(res, e);
