@@ -9,8 +9,9 @@ requests each, of mixed prompt and answer lengths, all greedy:
     changes nothing in a greedy answer);
   - the server's resident memory after the load is within 10% of before (measured after a
     warm-up: the requests run alone, then 16 at once);
-  - clients that disconnect mid-stream free their slots: /metrics shows no busy slot within a
-    deadline and counts them cancelled, and the next request is answered.
+  - clients that disconnect mid-stream, or while waiting for a whole answer, free their slots:
+    /metrics shows no busy slot within a deadline and counts them cancelled, and the next
+    request is answered.
 
     python3 tests/serve/test_load.py SERVE_BINARY CLI_BINARY OUTPUT_DIR
 """
@@ -110,31 +111,37 @@ def load(server, alone, clients=CLIENTS, per_client=PER_CLIENT):
           f"finished {finished}, generated {generated}, usage {sum(usage)} in {len(usage)}")
 
 
-def disconnects(server):
-    """Streams of long answers (450 tokens: a minute on lavapipe) whose clients vanish after
-    their first event."""
+def disconnects(server, stream):
+    """Long answers (450 tokens: a minute on lavapipe) whose clients vanish: streams after
+    their first event, answers asked whole once their requests hold the slots."""
+    what = "streams" if stream else "whole answers"
     socks = []
     for _ in range(PARALLEL):
         s = socket.create_connection((server.host, server.port), timeout=60)
         payload = json.dumps({"messages": [{"role": "user", "content": LONG}],
-                              "temperature": 0, "max_tokens": 450, "stream": True}).encode()
+                              "temperature": 0, "max_tokens": 450, "stream": stream}).encode()
         s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(payload)
                   + payload)
         socks.append(s)
-    first = 0
-    for s in socks:
-        # The first event (the assistant's role) comes before any token: wait for a second.
-        data = b""
-        while data.count(b"data: ") < 2 and len(data) < 65536:
-            chunk = s.recv(4096)
-            if not chunk:
-                break
-            data += chunk
-        first += data.count(b"data: ") >= 2
-    check(first == PARALLEL, f"{PARALLEL} long streams started", f"{first} started")
+    if stream:
+        first = 0
+        for s in socks:
+            # The first event (the assistant's role) comes before any token: wait for a second.
+            data = b""
+            while data.count(b"data: ") < 2 and len(data) < 65536:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            first += data.count(b"data: ") >= 2
+        check(first == PARALLEL, f"{PARALLEL} long streams started", f"{first} started")
+    else:
+        end = time.monotonic() + 30
+        while time.monotonic() < end and busy_slots(server) != PARALLEL:
+            time.sleep(0.2)
     busy = busy_slots(server)
-    check(busy == PARALLEL, "their slots are busy while they stream", f"busy {busy}")
+    check(busy == PARALLEL, f"their slots are busy while the {what} are made", f"busy {busy}")
     cancelled_before = metrics(server)["vkllm_requests_cancelled_total"]
     for s in socks:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
@@ -143,7 +150,8 @@ def disconnects(server):
     while time.monotonic() < end and busy_slots(server) != 0:
         time.sleep(0.2)
     busy = busy_slots(server)
-    check(busy == 0, "the disconnected clients' slots are free again within 10 s", f"busy {busy}")
+    check(busy == 0, f"the slots of {what} whose clients left are free again within 10 s",
+          f"busy {busy}")
     cancelled = metrics(server)["vkllm_requests_cancelled_total"] - cancelled_before
     check(cancelled == PARALLEL, f"/metrics counts the {PARALLEL} disconnects as cancelled",
           f"{cancelled}")
@@ -173,7 +181,8 @@ try:
           "resident memory after the load is within 10% of before",
           f"{rss_before} KiB before, {rss_after} KiB after")
     print(f"VmRSS: {rss_before} KiB before, {rss_after} KiB after")
-    disconnects(server)
+    disconnects(server, stream=True)
+    disconnects(server, stream=False)
     check(server.alive(), "the server is still running")
 finally:
     server.stop(checks)

@@ -82,7 +82,7 @@ void stream_events(httplib::Response &res, std::function<void(EventSink &)> prod
 
 void post_with_deadline(httplib::Server &server, const std::string &path, int timeout_s,
                         BodyHandler handler) {
-    server.Post(path, [timeout_s, handler](const httplib::Request &, httplib::Response &res,
+    server.Post(path, [timeout_s, handler](const httplib::Request &req, httplib::Response &res,
                                            const httplib::ContentReader &reader) {
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
         std::string body;
@@ -93,7 +93,7 @@ void post_with_deadline(httplib::Server &server, const std::string &path, int ti
             return !late;
         });
         if (whole) {
-            handler(body, res);
+            handler(req, body, res);
             return;
         }
         res.set_header("Connection", "close");
@@ -104,6 +104,13 @@ void post_with_deadline(httplib::Server &server, const std::string &path, int ti
         else if (res.status != 413)  // a 413's message is the error handler's
             send_error(res, 400, "the body ended before its Content-Length");
     });
+}
+
+std::function<bool()> client_alive(const ServerContext &ctx, const httplib::Request &req) {
+    ConnectionWatch *watch = ctx.connections;
+    return [watch, addr = req.remote_addr, port = req.remote_port] {
+        return !watch || !watch->peer_closed(addr, port);
+    };
 }
 
 }  // namespace serve

@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "request_parse.h"
+#include "server_context.h"
 
 namespace serve {
 
@@ -41,8 +42,13 @@ void stream_events(httplib::Response &res, std::function<void(EventSink &)> prod
 // timeout bounds each wait for bytes, so a client dribbling a byte at a time would hold a
 // thread for ever. Past the deadline: 408; a body cut short: 400; over the body limit: 413
 // (httplib's); each closes the connection. The handler gets the whole body.
-using BodyHandler = std::function<void(const std::string &body, httplib::Response &res)>;
+using BodyHandler = std::function<void(const httplib::Request &req, const std::string &body,
+                                       httplib::Response &res)>;
 void post_with_deadline(httplib::Server &server, const std::string &path, int timeout_s,
                         BodyHandler handler);
+
+// Whether the client of a request answered whole is still connected (ConnectionWatch): asked
+// between waits, so that a client that gives up frees its slots as a stream's does.
+std::function<bool()> client_alive(const ServerContext &ctx, const httplib::Request &req);
 
 }  // namespace serve

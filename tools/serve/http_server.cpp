@@ -99,8 +99,7 @@ void configure_server(httplib::Server &server, ServerContext &ctx) {
     server.set_payload_max_length(o.body_limit);
 
     server.set_pre_routing_handler([&ctx](const httplib::Request &req, httplib::Response &res) {
-        if (ctx.header_deadline)
-            ctx.header_deadline->headers_done(req.remote_addr, req.remote_port);
+        if (ctx.connections) ctx.connections->headers_done(req.remote_addr, req.remote_port);
         if (req.headers.size() > kMaxHeaders) {
             res.set_header("Connection", "close");
             send_error(res, 431,
@@ -140,8 +139,7 @@ void configure_server(httplib::Server &server, ServerContext &ctx) {
         });
     server.set_logger([&ctx](const httplib::Request &req, const httplib::Response &res) {
         ctx.counters.count(route_label(req.path), res.status);
-        if (ctx.header_deadline)
-            ctx.header_deadline->response_done(req.remote_addr, req.remote_port);
+        if (ctx.connections) ctx.connections->response_done(req.remote_addr, req.remote_port);
     });
 
     add_chat_route(server, ctx);

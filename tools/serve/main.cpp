@@ -131,8 +131,8 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    serve::HeaderDeadline header_deadline(port, std::chrono::seconds(o.timeout_s));
-    ctx.header_deadline = &header_deadline;
+    serve::ConnectionWatch connections(port, std::chrono::seconds(o.timeout_s));
+    ctx.connections = &connections;
 
     std::atomic<bool> stopping{false};
     std::thread waiter([&] {

@@ -126,22 +126,20 @@ struct ChatAnswer {
         sink.write(kSseDone);
     }
 
-    void whole(httplib::Response &res) {
-        Outcome o = consume(
-            *handle, [] { return true; },
-            [&](std::vector<ChoiceDelta> &deltas) {
-                for (ChoiceDelta &d : deltas) {
-                    replies.at(d.index).push(d.text);
-                    if (d.finished) {
-                        replies[d.index].finish();
-                        finish[d.index] = d.finish_reason;
-                    }
-                    if (logprobs)
-                        for (const json &t : chat_logprobs(ctx->tokenizer, d.logprobs))
-                            logprob_lists[d.index].push_back(t);
+    void whole(httplib::Response &res, const std::function<bool()> &alive) {
+        Outcome o = consume(*handle, alive, [&](std::vector<ChoiceDelta> &deltas) {
+            for (ChoiceDelta &d : deltas) {
+                replies.at(d.index).push(d.text);
+                if (d.finished) {
+                    replies[d.index].finish();
+                    finish[d.index] = d.finish_reason;
                 }
-                return true;
-            });
+                if (logprobs)
+                    for (const json &t : chat_logprobs(ctx->tokenizer, d.logprobs))
+                        logprob_lists[d.index].push_back(t);
+            }
+            return true;
+        });
         if (o != Outcome::Done) {
             send_error(res, 500, "generation failed: " + handle->error());
             return;
@@ -172,7 +170,8 @@ struct ChatAnswer {
     }
 };
 
-void chat(const ServerContext &ctx, const std::string &body, httplib::Response &res) {
+void chat(const ServerContext &ctx, const httplib::Request &req, const std::string &body,
+          httplib::Response &res) {
     ChatRequest request;
     ChatPrompt prompt;
     try {
@@ -202,15 +201,15 @@ void chat(const ServerContext &ctx, const std::string &body, httplib::Response &
     if (request.common.stream)
         stream_events(res, [answer](EventSink &sink) { answer->stream(sink); });
     else
-        answer->whole(res);
+        answer->whole(res, client_alive(ctx, req));
 }
 
 }  // namespace
 
 void add_chat_route(httplib::Server &server, ServerContext &ctx) {
-    post_with_deadline(
-        server, "/v1/chat/completions", ctx.options.timeout_s,
-        [&ctx](const std::string &body, httplib::Response &res) { chat(ctx, body, res); });
+    post_with_deadline(server, "/v1/chat/completions", ctx.options.timeout_s,
+                       [&ctx](const httplib::Request &req, const std::string &body,
+                              httplib::Response &res) { chat(ctx, req, body, res); });
 }
 
 }  // namespace serve

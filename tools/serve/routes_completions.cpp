@@ -130,19 +130,17 @@ struct CompletionAnswer {
         sink.write(kSseDone);
     }
 
-    void whole(httplib::Response &res) {
+    void whole(httplib::Response &res, const std::function<bool()> &alive) {
         bool started = false;
-        Outcome o = consume(
-            *handle, [] { return true; },
-            [&](std::vector<ChoiceDelta> &deltas) {
-                if (!started && echo)
-                    for (uint32_t i = 0; i < text.size(); ++i)
-                        add_echo(i);
-                started = true;
-                for (const ChoiceDelta &d : deltas)
-                    add_delta(d);
-                return true;
-            });
+        Outcome o = consume(*handle, alive, [&](std::vector<ChoiceDelta> &deltas) {
+            if (!started && echo)
+                for (uint32_t i = 0; i < text.size(); ++i)
+                    add_echo(i);
+            started = true;
+            for (const ChoiceDelta &d : deltas)
+                add_delta(d);
+            return true;
+        });
         if (o != Outcome::Done) {
             send_error(res, 500, "generation failed: " + handle->error());
             return;
@@ -160,7 +158,8 @@ struct CompletionAnswer {
     }
 };
 
-void complete(const ServerContext &ctx, const std::string &body, httplib::Response &res) {
+void complete(const ServerContext &ctx, const httplib::Request &req, const std::string &body,
+              httplib::Response &res) {
     CompletionRequest request;
     auto answer = std::make_shared<CompletionAnswer>();
     try {
@@ -182,15 +181,15 @@ void complete(const ServerContext &ctx, const std::string &body, httplib::Respon
     if (request.common.stream)
         stream_events(res, [answer](EventSink &sink) { answer->stream(sink); });
     else
-        answer->whole(res);
+        answer->whole(res, client_alive(ctx, req));
 }
 
 }  // namespace
 
 void add_completions_route(httplib::Server &server, ServerContext &ctx) {
-    post_with_deadline(
-        server, "/v1/completions", ctx.options.timeout_s,
-        [&ctx](const std::string &body, httplib::Response &res) { complete(ctx, body, res); });
+    post_with_deadline(server, "/v1/completions", ctx.options.timeout_s,
+                       [&ctx](const httplib::Request &req, const std::string &body,
+                              httplib::Response &res) { complete(ctx, req, body, res); });
 }
 
 }  // namespace serve

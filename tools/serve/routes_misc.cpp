@@ -85,13 +85,11 @@ void add_misc_routes(httplib::Server &server, ServerContext &ctx) {
                         "text/plain; version=0.0.4");
     });
     post_with_deadline(server, "/tokenize", ctx.options.timeout_s,
-                       [&ctx](const std::string &body, httplib::Response &res) {
-                           tokenize_route(ctx, body, res);
-                       });
+                       [&ctx](const httplib::Request &, const std::string &body,
+                              httplib::Response &res) { tokenize_route(ctx, body, res); });
     post_with_deadline(server, "/detokenize", ctx.options.timeout_s,
-                       [&ctx](const std::string &body, httplib::Response &res) {
-                           detokenize_route(ctx, body, res);
-                       });
+                       [&ctx](const httplib::Request &, const std::string &body,
+                              httplib::Response &res) { detokenize_route(ctx, body, res); });
     server.Get("/", [](const httplib::Request &, httplib::Response &res) {
         // The page's script and style are inline: nothing else may run in it.
         res.set_header("Content-Security-Policy",

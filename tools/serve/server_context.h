@@ -3,8 +3,8 @@
 
 #include <string>
 
+#include "connection_watch.h"
 #include "engine.h"
-#include "header_deadline.h"
 #include "metrics_text.h"
 #include "options.h"
 #include "request_parse.h"
@@ -22,7 +22,7 @@ struct ServerContext {
     vkllm_reply_format reply_format = VKLLM_REPLY_PLAIN;  // of that template
     uint32_t n_vocab = 0;
     HttpCounters counters;
-    HeaderDeadline *header_deadline = nullptr;  // set once the port is bound, before listening
+    ConnectionWatch *connections = nullptr;  // set once the port is bound, before listening
 
     Limits limits() const { return Limits{options.max_tokens_limit, options.parallel, n_vocab}; }
 };
