@@ -4,7 +4,7 @@
 VKLLM_PACKAGES="cmake ninja-build g++ libgtest-dev libvulkan-dev libvulkan-volk-dev glslc \
 glslang-tools spirv-tools mesa-vulkan-drivers vulkan-validationlayers vulkan-tools \
 clang-format pkg-config libedit-dev python3 python3-numpy python3-yaml python3-requests python3-pip \
-libcpp-httplib-dev nlohmann-json3-dev chromium"
+libcpp-httplib-dev nlohmann-json3-dev"
 
 # The Rust and Go bindings' tests need their toolchains: Debian's when none is on the PATH
 # (a rustup or golang.org install is used as it is).
@@ -83,14 +83,19 @@ vkllm_install_pydeps() {
 # The end-to-end tests of `vkllm serve` (tests/serve/): the real `openai` client from PyPI with
 # every dependency pinned (no resolver runs: --no-deps), into build/pydeps-serve, for Debian's
 # Python 3.11; and playwright-core from npm, into build/node-serve, which drives Debian's
-# chromium (VKLLM_PACKAGES) headless for the chat page's test (it downloads no browser of its
-# own). Without npm nothing is installed and that test fails, saying what it lacks.
+# chromium, installed here (the tests alone need it, not scripts/demo), headless for the chat
+# page's test (it downloads no browser of its own). Without npm nothing is installed and that
+# test fails, saying what it lacks.
 VKLLM_SERVE_PYDEPS="openai==3.63.0 httpx2==2.17.0 httpcore2==2.17.0 h11==0.16.0 anyio==4.16.0 \
 idna==3.21 sniffio==1.3.1 truststore==0.10.5 jiter==0.19.0 pydantic==2.14.4 pydantic-core==2.50.5 \
 annotated-types==0.8.0 typing-inspection==0.4.5 typing-extensions==4.16.0"
 VKLLM_PLAYWRIGHT=playwright-core@1.65.2
 
 vkllm_install_serve_deps() {
+    packages=$VKLLM_PACKAGES
+    VKLLM_PACKAGES=chromium
+    vkllm_install_deps
+    VKLLM_PACKAGES=$packages
     if [ ! -f build/pydeps-serve/.vkllm-pins ] ||
         [ "$(cat build/pydeps-serve/.vkllm-pins)" != "$VKLLM_SERVE_PYDEPS" ]; then
         echo "vkllm: installing the openai client ($VKLLM_SERVE_PYDEPS) into build/pydeps-serve"
